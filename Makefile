@@ -1,0 +1,55 @@
+# Railbird — every target sets up what it needs from nothing (venv, pip, npm, mosquitto).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEMO_SECONDS ?= 0
+PORT ?= /dev/ttyUSB0
+PYTEST_ARGS ?=
+
+.PHONY: all setup test demo bench soak firmware flash clean broker-check help
+
+help:
+	@echo "make test      - set up everything and run the whole test suite"
+	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
+	@echo "make bench     - throughput benchmarks with baselines"
+	@echo "make soak      - long-running reliability runs"
+	@echo "make firmware  - build the deployable firmware set into firmware/build"
+	@echo "make flash PORT=/dev/ttyUSB0 - install the firmware on a board with mpremote"
+
+$(VENV)/.stamp-deps: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade "pip>=23"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+node_modules/.stamp-npm: package.json
+	@command -v node >/dev/null || { echo "Node.js 20 is needed: apt-get install -y nodejs npm"; exit 1; }
+	npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+broker-check:
+	@bash tools/ensure-mosquitto.sh
+
+setup: $(VENV)/.stamp-deps node_modules/.stamp-npm broker-check
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+demo: setup
+	$(VENV)/bin/railbird demo --seconds $(DEMO_SECONDS)
+
+bench: setup
+	$(PY) -m railbird.bench
+
+soak: setup
+	$(PY) -m pytest -m slow tests/soak $(PYTEST_ARGS)
+
+firmware: setup
+	$(PY) tools/build_firmware.py
+
+flash: firmware
+	bash tools/flash.sh $(PORT)
+
+clean:
+	rm -rf $(VENV) node_modules firmware/build .pytest_cache .hypothesis

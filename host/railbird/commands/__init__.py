@@ -1,0 +1,1 @@
+"""Sub-commands of `railbird`; one module each, discovered by `railbird.cli`."""
