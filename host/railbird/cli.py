@@ -25,11 +25,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"railbird {railbird.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(railbird.commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"railbird.commands.{info.name}")
+        try:
+            module = importlib.import_module(f"railbird.commands.{info.name}")
+        except Exception as exc:  # one broken command must not take down the others
+            _register_broken(sub, info.name, exc)
+            continue
         register = getattr(module, "register", None)
         if register is not None:
             register(sub)
     return parser
+
+
+def _register_broken(sub, name: str, exc: Exception) -> None:
+    reason = f"{type(exc).__name__}: {exc}"
+    p = sub.add_parser(name, help=f"(unavailable: {reason})", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+
+    def fail(_args) -> int:
+        print(f"railbird {name}: this command cannot load: {reason}", file=sys.stderr)
+        return 1
+
+    p.set_defaults(func=fail)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,252 @@
+"""Pocket beams and the cue-ball detector: edge capture in the IRQ handler, debouncing,
+classification and lost-edge detection in task code.
+
+Interface (stable):
+    Beam(hw, clock, emit, ch, kind="beam", code=None, debounce_us=2000, gap_us=None,
+         jam_us=2000000, settle_us=100000)
+        kind  "beam" (pocket beam ch -> emits K_DROP) or "cue" (emits K_CUE)
+        emit  emit(t, kind_code, ch_code, val) e.g. EventRing.push (task context only)
+        code  channel code put in events (default ch, or ring.CH_CUE for the cue)
+    .poll(now=None)       drain edges, emit drop/cue/jam/lost; call every few ms
+    .configure(debounce_us=None, gap_us=None, jam_us=None, settle_us=None)  live
+    .close()              remove the IRQ handler
+    counters: .events .glitches .jams .lost_edges .ring_overflow .irq_calls (cumulative)
+    EDGES_PER_CHANNEL = 16 edge slots per channel
+
+IRQ path (`_on_edge`, bound once at init): reads ticks_us and the pin level and stores
+them in this channel's preallocated ring (array('I') + bytearray). No allocation, no float,
+only small ints (ticks < 2**30, counters masked to 30 bits) -- ESP32 soft IRQs may still
+run with the heap locked during GC. If the ring is full the edge is counted and dropped.
+
+Debounce (docs/firmware-sensing.md derives the numbers): a "run" starts at a blocked edge;
+a clear gap shorter than gap_us (default = debounce_us = 2 ms) is merged into the run;
+once the beam has been clear for gap_us the run ends, and it becomes one event with
+t = run start, dur = blocked span, unless it was shorter than debounce_us (a glitch,
+counted, dropped). A run blocked for jam_us emits one `jam` (t = run start, dur = blocked
+time at declaration); when it finally clears, the `drop` follows with the full dur.
+
+Lost edges (DESIGN §4: the soft-IRQ queue holds 8; overflowing pin edges vanish): each
+poll compares the hardware counter (PCNT, both edges) with the edges the handler stored.
+In-flight handlers make a transient positive difference, so `lost` (val = n) is emitted
+only when a deficit of at least n persisted for settle_us; then the beam state is resynced
+from the pin level.
+"""
+
+from array import array
+
+from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_JAM, K_LOST
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+_N = const(16)  # edge slots per channel (power of two); a ball makes 2 edges
+_M = const(15)
+_WRAP = const(0x3FFFFFFF)  # keep IRQ counters < 2**30: small ints, no allocation
+
+EDGES_PER_CHANNEL = _N
+
+_CLEAR = const(0)
+_BLOCKED = const(1)
+_GAP = const(2)
+
+
+class LostCheck:
+    """Pulse-counter cross-check shared by beams and rails (task code)."""
+
+    def __init__(self, counter, settle_us):
+        self.counter = counter
+        self.settle_us = settle_us
+        self._last = counter.value() if counter is not None else 0
+        self._counted = 0
+        self._seen = 0
+        self._acc = 0  # deficit already reported (or absorbed)
+        self._since = -1
+        self._dmin = 0
+
+    def start(self, seen_total):
+        self._seen = seen_total
+
+    def check(self, now, seen_total, counter_value):
+        """seen_total: cumulative edges stored (read BEFORE counter_value). Returns the
+        number of edges to report as lost now (0 usually)."""
+        c = self.counter
+        if c is None:
+            return 0
+        self._counted += (counter_value - self._last) % c.modulus
+        self._last = counter_value
+        d = self._counted - seen_total - self._acc
+        if d <= 0:
+            if d < 0:
+                # Seen more than counted: the PCNT glitch filter ate a pulse the GPIO saw.
+                self._acc += d
+            self._since = -1
+            return 0
+        if self._since < 0:
+            self._since = now
+            self._dmin = d
+            return 0
+        if d < self._dmin:
+            self._dmin = d
+        if now - self._since < self.settle_us:
+            return 0
+        n = self._dmin
+        self._acc += n
+        self._since = -1
+        return n
+
+
+class Beam:
+    def __init__(self, hw, clock, emit, ch, kind="beam", code=None, debounce_us=2000,
+                 gap_us=None, jam_us=2000000, settle_us=100000):
+        self._hw = hw
+        self._clock = clock
+        self._emit = emit
+        self.ch = ch
+        self.kind = kind
+        self._kcode = K_CUE if kind == "cue" else K_DROP
+        if code is None:
+            code = CH_CUE if kind == "cue" else ch
+        self.code = code
+        self.glitch_us = debounce_us
+        self.gap_us = debounce_us if gap_us is None else gap_us
+        self.jam_us = jam_us
+        self._blocked = hw.BEAM_BLOCKED
+        self._pin = hw.pin(kind, ch)
+        # IRQ-side state, preallocated.
+        self._et = array("I", bytes(4 * _N))
+        self._el = bytearray(_N)
+        self._w = 0
+        self._r = 0
+        self._calls = 0
+        self._ovf = 0
+        self._ticks = hw.ticks_us  # bound once: the handler does no attribute lookups
+        # Task-side state.
+        self._w_seen = 0
+        self._seen_total = 0
+        self._st = _CLEAR
+        self._start = 0
+        self._gap_t = 0
+        self._jam_sent = False
+        self.events = 0
+        self.glitches = 0
+        self.jams = 0
+        self.lost_edges = 0
+        self._lost = LostCheck(hw.counter(kind, ch), settle_us)
+        if self._pin.value() == self._blocked:  # blocked at boot: a jam if it stays
+            self._st = _BLOCKED
+            self._start = clock.now()
+        self._irq = self._on_edge  # bound method allocated here, not per edge
+        hw.set_irq(kind, ch, self._irq)
+
+    # ---- IRQ context: no allocation ----
+    def _on_edge(self, pin):
+        t = self._ticks()
+        self._calls = (self._calls + 1) & _WRAP
+        w = self._w
+        if ((w - self._r) & _WRAP) >= _N:
+            self._ovf = (self._ovf + 1) & _WRAP
+            return
+        j = w & _M
+        self._et[j] = t
+        self._el[j] = pin.value()
+        self._w = (w + 1) & _WRAP
+
+    # ---- task context ----
+    @property
+    def ring_overflow(self):
+        return self._ovf
+
+    @property
+    def irq_calls(self):
+        return self._calls
+
+    def configure(self, debounce_us=None, gap_us=None, jam_us=None, settle_us=None):
+        if debounce_us is not None:
+            self.glitch_us = debounce_us
+            if gap_us is None:
+                gap_us = debounce_us
+        if gap_us is not None:
+            self.gap_us = gap_us
+        if jam_us is not None:
+            self.jam_us = jam_us
+        if settle_us is not None:
+            self._lost.settle_us = settle_us
+
+    def close(self):
+        self._hw.set_irq(self.kind, self.ch, None)
+
+    def poll(self, now=None):
+        clk = self._clock
+        if now is None:
+            now = clk.now()
+        # Snapshot AFTER `now`: every handler that ran before `now` is in [r, w).
+        w = self._w
+        c = self._lost.counter
+        cv = c.value() if c is not None else 0  # read after w: counted >= stored
+        r = self._r
+        et = self._et
+        el = self._el
+        blk = self._blocked
+        while r != w:
+            j = r & _M
+            t = clk.extend(et[j])
+            b = el[j] == blk
+            r = (r + 1) & _WRAP
+            self._r = r  # free the slot at once
+            self._level(t, b)
+        self._seen_total += (w - self._w_seen) & _WRAP
+        self._w_seen = w
+        self._timers(now)
+        n = self._lost.check(now, self._seen_total, cv)
+        if n:
+            self.lost_edges += n
+            self._emit(now, K_LOST, self.code, n)
+            # Edges are missing, so the level sequence may be wrong: trust the pin now.
+            if self._r == self._w:
+                b = self._pin.value() == blk
+                if b != (self._st == _BLOCKED):
+                    self._level(now, b)
+
+    def _level(self, t, blocked):
+        st = self._st
+        if blocked:
+            if st == _CLEAR:
+                self._begin(t)
+            elif st == _GAP:
+                if t - self._gap_t < self.gap_us:
+                    self._st = _BLOCKED  # short gap: bounce, same ball
+                else:
+                    self._finish()
+                    self._begin(t)
+        elif st == _BLOCKED:
+            self._gap_t = t
+            self._st = _GAP
+
+    def _begin(self, t):
+        self._st = _BLOCKED
+        self._start = t
+        self._jam_sent = False
+
+    def _finish(self):
+        self._st = _CLEAR
+        dur = self._gap_t - self._start
+        if dur < self.glitch_us and not self._jam_sent:
+            self.glitches += 1
+            return
+        self.events += 1
+        self._emit(self._start, self._kcode, self.code, dur)
+
+    def _timers(self, now):
+        st = self._st
+        if st == _GAP:
+            if now - self._gap_t >= self.gap_us:
+                self._finish()
+        elif st == _BLOCKED and not self._jam_sent:
+            dur = now - self._start
+            if dur >= self.jam_us:
+                self._jam_sent = True
+                self.jams += 1
+                self._emit(self._start, K_JAM, self.code, dur)

@@ -1,0 +1,158 @@
+"""Sensing config (SPEC.md `config`): validate against the protocol and the pin map,
+persist, hash.
+
+A config arrives on the retained `node/<node>/config` topic. `check(msg, hw, active)`
+returns the full config (defaults filled in) or raises ConfigError(reason); the node then
+applies it live and `save()`s it; on refusal the old config keeps running and the reason
+goes into `status.config_error`. Refusals:
+- anything the codec refuses (types, ranges, a channel used twice in one list);
+- a channel the pin map lacks (`hw.channels("beam")`, `"rail"`, `"cue"`);
+- two functions on one beam channel: `cue_ch` is a beam-input index like a pocket's `ch`
+  (channels 0..beams-1), or, when the board has a dedicated cue input, the index
+  `beams + i` of that input; a cue_ch equal to a pocket's ch is refused;
+- a `rev` below the active one (a stale retained config). An equal rev with the same
+  content is "unchanged" (the broker re-delivers the retained config on every connect).
+
+Persistence: `<fs_root>/rbconfig.json`, written to a temporary file and renamed, so a
+power cut leaves either the old or the new file. A missing or corrupt file means the
+defaults of firmware/config.json (`sensing`).
+"""
+
+import json
+
+try:
+    from rbproto import codec
+except ImportError:  # pragma: no cover
+    codec = None
+
+FILE = "rbconfig.json"
+
+FIELDS = ("rev", "pockets", "rails", "cue_ch", "debounce_us", "jam_us", "status_period_s",
+          "batch_max", "batch_linger_ms")
+
+
+class ConfigError(Exception):
+    def __init__(self, reason):
+        Exception.__init__(self, reason)
+        self.reason = reason
+
+
+def defaults():
+    d = {"v": 1, "rev": 0, "pockets": [], "rails": []}
+    for k in codec.CONFIG_DEFAULTS:
+        d[k] = codec.CONFIG_DEFAULTS[k]
+    return d
+
+
+def canonical(obj):
+    """Compact JSON with sorted keys (MicroPython's json has no sort_keys): the config
+    hash must be the same on the device and on the host."""
+    if isinstance(obj, dict):
+        keys = sorted(obj.keys())
+        return "{" + ",".join(json.dumps(k) + ":" + canonical(obj[k]) for k in keys) + "}"
+    if isinstance(obj, (list, tuple)):
+        return "[" + ",".join(canonical(x) for x in obj) + "]"
+    return json.dumps(obj)
+
+
+def crc32(data):
+    try:
+        import binascii
+        return binascii.crc32(data) & 0xFFFFFFFF
+    except (ImportError, AttributeError):  # pragma: no cover - port without crc32
+        c = 0xFFFFFFFF
+        for b in data:
+            c ^= b
+            for _ in range(8):
+                c = (c >> 1) ^ (0xEDB88320 & -(c & 1))
+        return c ^ 0xFFFFFFFF
+
+
+def config_hash(cfg):
+    """8 lowercase hex digits: CRC32 of the canonical JSON of the config's own fields."""
+    d = {}
+    for k in FIELDS:
+        if k in cfg:
+            d[k] = cfg[k]
+    return "%08x" % crc32(canonical(d).encode())
+
+
+def check(msg, hw, active=None):
+    """-> the complete config (defaults filled in); ConfigError(reason) when refused."""
+    try:
+        codec.validate("config", msg)
+    except codec.ProtocolError as e:
+        raise ConfigError(e.reason)
+    cfg = defaults()
+    for k in FIELDS:
+        if k in msg:
+            cfg[k] = msg[k]
+    nbeam = hw.channels("beam")
+    nrail = hw.channels("rail")
+    ncue = hw.channels("cue")
+    used = {}
+    i = 0
+    for p in cfg["pockets"]:
+        if p["ch"] >= nbeam:
+            raise ConfigError("bad value: pockets[%d].ch: channel %d not in pin map %s "
+                              "(%d beams)" % (i, p["ch"], hw.pinmap_id, nbeam))
+        if p["pocket"] in used:
+            raise ConfigError("bad value: pockets[%d].pocket: %s mapped twice"
+                              % (i, p["pocket"]))
+        used[p["pocket"]] = p["ch"]
+        i += 1
+    rails = {}
+    i = 0
+    for r in cfg["rails"]:
+        if r["ch"] >= nrail:
+            raise ConfigError("bad value: rails[%d].ch: channel %d not in pin map %s "
+                              "(%d rails)" % (i, r["ch"], hw.pinmap_id, nrail))
+        if r["rail"] in rails:
+            raise ConfigError("bad value: rails[%d].rail: %s mapped twice" % (i, r["rail"]))
+        rails[r["rail"]] = r["ch"]
+        i += 1
+    cue = cfg["cue_ch"]
+    if cue is not None:
+        if cue >= nbeam + ncue:
+            raise ConfigError("bad value: cue_ch: channel %d not in pin map %s"
+                              % (cue, hw.pinmap_id))
+        for p in cfg["pockets"]:
+            if p["ch"] == cue:
+                raise ConfigError("bad value: cue_ch: channel %d is also pocket %s"
+                                  % (cue, p["pocket"]))
+    if active is not None and cfg["rev"] < active.get("rev", 0):
+        raise ConfigError("bad value: rev: %d below the active %d" % (cfg["rev"], active["rev"]))
+    return cfg
+
+
+def path(hw):
+    return hw.fs_root() + "/" + FILE
+
+
+def load(hw, fallback=None):
+    """The persisted config, else `fallback` (checked), else defaults(); never raises."""
+    import os
+    try:
+        with open(path(hw)) as f:
+            return check(json.loads(f.read()), hw)
+    except (OSError, ValueError, ConfigError):
+        pass
+    if fallback is not None:
+        try:
+            return check(fallback, hw)
+        except ConfigError:
+            pass
+    return defaults()
+
+
+def save(hw, cfg):
+    import os
+    p = path(hw)
+    tmp = p + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(canonical(cfg))
+    try:
+        os.remove(p)  # MicroPython's rename does not replace on every port
+    except OSError:
+        pass
+    os.rename(tmp, p)

@@ -1,0 +1,14 @@
+"""Hardware layer. `hal.Hardware` is the interface; `esp32.Esp32Hardware` is the real board
+(imports machine/esp32/network: device only); `sim.SimHardware` simulates it under CPython
+and MicroPython. Pick with `rbnode.hw.load()` (esp32 when `machine` exists, else sim)."""
+
+
+def load(**kw):
+    try:
+        import machine  # noqa: F401  (device only)
+        import esp32  # noqa: F401
+    except ImportError:
+        from rbnode.hw.sim import SimHardware
+        return SimHardware(**kw)
+    from rbnode.hw.esp32 import Esp32Hardware
+    return Esp32Hardware(**kw)

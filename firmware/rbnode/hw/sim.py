@@ -1,0 +1,400 @@
+"""Simulated hardware for tests and the demo (CPython and MicroPython).
+
+Interface (stable; beyond rbnode.hw.hal.Hardware):
+    SimHardware(seed=1, start_ticks=0, beams=6, cue=True, rails=6, rail_counters=True,
+                irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
+                fs_root=None, reset_cause="power", counter_modulus=32000)
+    .now_us                 simulated µs since boot (ground truth, 64-bit)
+    .advance(us)            run time forward: pin edges, counters, queued soft IRQs
+    .run_until(at_us)
+    .busy(us)               the VM is busy for us: handlers queue up (and may overflow)
+    .schedule_edge(kind, ch, at_us, level)
+    .schedule_drop(ch, at_us, dur_us)        beam blocked for dur_us (kind "beam")
+    .schedule_cue(at_us, dur_us)
+    .schedule_bounce(kind, ch, at_us, pulses, width_us, gap_us)   short blocks (chatter)
+    .schedule_rail(ch, at_us, amp, width_us=3000)   comparator pulse + peak-hold amplitude
+    .schedule_random(start_us, end_us, drops=0, rails=0, min_gap_us=60000) -> truth list
+    .truth                  list of (kind, ch, at_us, dur_or_amp) scheduled so far
+    .irq_overflow           soft-IRQ queue overflows (edges whose handler never ran)
+    .irq_delay_us/.irq_jitter_us/.queue_depth   tunable any time
+    .net_up                 what wlan().isconnected() reports
+    .wdt_expired            set when a watchdog from .watchdog() was not fed in time
+
+Model (DESIGN.md §4): an edge changes the pin level at its time and bumps the pin's edge
+counter at once (PCNT is hardware); the pin's handler is queued in ONE global FIFO of
+`queue_depth` (8) entries and runs irq_delay_us (+ uniform jitter) later, or when the VM is
+no longer busy. A full queue drops the handler call silently, like the ESP32 port. The
+handler reads ticks_us() and pin.value() when it RUNS. ticks_us wraps at 2**30 like ESP32.
+Randomness comes from a private xorshift32 so the same seed gives the same run in CPython
+and MicroPython.
+"""
+
+import os
+
+from rbnode.hw import hal
+
+_MASK = hal.TICKS_PERIOD - 1
+
+
+class SimPin:
+    def __init__(self, hw, kind, ch, level):
+        self.hw = hw
+        self.kind = kind
+        self.ch = ch
+        self._level = level
+        self.handler = None
+
+    def value(self, v=None):
+        if v is None:
+            return self._level
+        self._level = v
+        return None
+
+    def irq(self, handler=None, trigger=None):
+        self.handler = handler
+        return None
+
+
+class SimCounter:
+    """Hardware edge counter: counts every level change at edge time, mod `modulus`
+    (the ESP32 PCNT unit is set to wrap at 32000)."""
+
+    def __init__(self, modulus):
+        self.modulus = modulus
+        self._v = 0
+
+    def value(self):
+        return self._v
+
+
+class SimWDT:
+    def __init__(self, hw, timeout_ms):
+        self.hw = hw
+        self.timeout_us = timeout_ms * 1000
+        self.last = hw.now_us
+
+    def feed(self):
+        self.last = self.hw.now_us
+
+
+class SimWLAN:
+    def __init__(self, hw):
+        self.hw = hw
+        self._active = False
+        self.ssid = None
+
+    def active(self, v=None):
+        if v is not None:
+            self._active = bool(v)
+        return self._active
+
+    def connect(self, ssid=None, key=None):
+        self.ssid = ssid
+
+    def disconnect(self):
+        self.hw.net_up = False
+
+    def isconnected(self):
+        return self._active and self.hw.net_up
+
+    def status(self, what=None):
+        if what == "rssi":
+            return self.hw.rssi
+        return 1010 if self.isconnected() else 1000
+
+    def ifconfig(self):
+        return ("127.0.0.1", "255.0.0.0", "127.0.0.1", "127.0.0.1")
+
+
+def _tmpdir(seed):
+    try:
+        import tempfile
+        return tempfile.mkdtemp(prefix="rbnode-sim-")
+    except ImportError:  # MicroPython: its FS root is writable
+        d = "/simfs%d" % seed
+        try:
+            os.mkdir(d)
+        except OSError:
+            pass
+        return d
+
+
+class SimHardware(hal.Hardware):
+    pinmap_id = "sim"
+    BEAM_BLOCKED = 1
+
+    def __init__(self, seed=1, start_ticks=0, beams=6, cue=True, rails=6, rail_counters=True,
+                 irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
+                 fs_root=None, reset_cause="power", counter_modulus=32000):
+        self._rng = (seed * 2654435761 + 12345) & 0xFFFFFFFF or 1
+        self.seed = seed
+        self.now_us = 0
+        self._start = start_ticks & _MASK
+        self._ticks = self._start  # cached: ticks_us() must not allocate (IRQ path)
+        self.irq_delay_us = irq_delay_us
+        self.irq_jitter_us = irq_jitter_us
+        self.queue_depth = queue_depth
+        self.rail_tau_us = rail_tau_us
+        self.irq_overflow = 0
+        self.irq_run = 0
+        self._busy_until = 0
+        self._last_due = 0
+        self._edges = []  # sorted by (at, n): [at, n, pin, level, amp]
+        self._n = 0
+        self._pending = []  # FIFO of [due, pin]
+        idle = 1 - self.BEAM_BLOCKED
+        self._pins = {"beam": [SimPin(self, "beam", c, idle) for c in range(beams)],
+                      "cue": [SimPin(self, "cue", 0, idle)] if cue else [],
+                      "rail": [SimPin(self, "rail", c, 0) for c in range(rails)]}
+        self._counters = {}
+        for kind in ("beam", "cue", "rail"):
+            if kind == "rail" and not rail_counters:
+                self._counters[kind] = [None] * rails
+            else:
+                self._counters[kind] = [SimCounter(counter_modulus)
+                                        for _ in self._pins[kind]]
+        self._held = [0] * rails  # peak-hold amplitude
+        self._held_t = [0] * rails
+        self._root = fs_root or _tmpdir(seed)
+        self._reset_cause = reset_cause
+        self._wdts = []
+        self.wdt_expired = False
+        self.net_up = True
+        self.rssi = -60
+        self.truth = []
+
+    # --- randomness (xorshift32; identical in CPython and MicroPython) ---
+    def rand32(self):
+        x = self._rng
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        self._rng = x
+        return x
+
+    def randint(self, lo, hi):
+        return lo + self.rand32() % (hi - lo + 1)
+
+    # --- time ---
+    def ticks_us(self):
+        return self._ticks
+
+    def ticks_diff(self, a, b):
+        return hal.ticks_diff(a, b)
+
+    def ticks_add(self, a, d):
+        return hal.ticks_add(a, d)
+
+    def sleep_ms(self, ms):
+        self.advance(ms * 1000)
+
+    def _set_time(self, t):
+        if t > self.now_us:
+            self.now_us = t
+            self._ticks = (self._start + t) & _MASK
+
+    def busy(self, us):
+        self._busy_until = max(self._busy_until, self.now_us + us)
+
+    def advance(self, us):
+        self.run_until(self.now_us + us)
+
+    def run_until(self, target):
+        edges = self._edges
+        pend = self._pending
+        while True:
+            te = edges[0][0] if edges else None
+            th = None
+            if pend:
+                th = pend[0][0]
+                if th < self._busy_until:
+                    th = self._busy_until
+            if te is not None and te <= target and (th is None or te <= th):
+                at, _, pin, level, amp = edges.pop(0)
+                self._set_time(at)
+                self._edge(pin, level, amp)
+            elif th is not None and th <= target:
+                _, pin = pend.pop(0)
+                self._set_time(th)
+                h = pin.handler
+                if h is not None:
+                    self.irq_run += 1
+                    h(pin)
+            else:
+                break
+        self._set_time(target)
+        for w in self._wdts:
+            if self.now_us - w.last > w.timeout_us:
+                self.wdt_expired = True
+
+    def _edge(self, pin, level, amp):
+        if pin.kind == "rail" and level and amp is not None:
+            ch = pin.ch
+            cur = self._decayed(ch)
+            self._held[ch] = amp if amp > cur else cur
+            self._held_t[ch] = self.now_us
+        if level == pin._level:
+            return
+        pin._level = level
+        c = self._counters[pin.kind][pin.ch]
+        if c is not None and (level or pin.kind != "rail"):
+            c._v = (c._v + 1) % c.modulus
+        if pin.kind == "rail" and not level:
+            return  # comparator handler triggers on the rising edge only
+        if pin.handler is None:
+            return
+        if len(self._pending) >= self.queue_depth:
+            self.irq_overflow += 1  # DESIGN §4: dropped silently on the device
+            return
+        due = self.now_us + self.irq_delay_us
+        if self.irq_jitter_us:
+            due += self.rand32() % (self.irq_jitter_us + 1)
+        if due < self._last_due:
+            due = self._last_due  # FIFO: a handler never overtakes an earlier one
+        self._last_due = due
+        self._pending.append([due, pin])
+
+    # --- scheduling ---
+    def schedule_edge(self, kind, ch, at_us, level, amp=None):
+        pin = self._pins[kind][ch]
+        self._n += 1
+        item = [at_us, self._n, pin, level, amp]
+        e = self._edges
+        i = len(e)
+        while i > 0 and (e[i - 1][0] > at_us):
+            i -= 1
+        e.insert(i, item)
+
+    def schedule_drop(self, ch, at_us, dur_us, kind="beam"):
+        b = self.BEAM_BLOCKED
+        self.schedule_edge(kind, ch, at_us, b)
+        self.schedule_edge(kind, ch, at_us + dur_us, 1 - b)
+        self.truth.append((kind, ch, at_us, dur_us))
+
+    def schedule_cue(self, at_us, dur_us):
+        self.schedule_drop(0, at_us, dur_us, kind="cue")
+
+    def schedule_bounce(self, kind, ch, at_us, pulses, width_us, gap_us):
+        b = self.BEAM_BLOCKED
+        t = at_us
+        for _ in range(pulses):
+            self.schedule_edge(kind, ch, t, b)
+            self.schedule_edge(kind, ch, t + width_us, 1 - b)
+            t += width_us + gap_us
+        return t
+
+    def schedule_rail(self, ch, at_us, amp, width_us=3000):
+        self.schedule_edge("rail", ch, at_us, 1, amp)
+        self.schedule_edge("rail", ch, at_us + width_us, 0)
+        self.truth.append(("rail", ch, at_us, amp))
+
+    def schedule_random(self, start_us, end_us, drops=0, rails=0, min_gap_us=60000,
+                        dur_us=(20000, 45000), amp=(100, 4000)):
+        """Random drops on random beams and rail hits on random rails, at least min_gap_us
+        apart per channel (so each is separable); returns the scheduled truth entries."""
+        out = []
+        last = {}
+        span = end_us - start_us
+        todo = [("beam", drops), ("rail", rails)]
+        for kind, n in todo:
+            nch = len(self._pins[kind])
+            k = 0
+            tries = 0
+            while k < n and tries < n * 50:
+                tries += 1
+                ch = self.rand32() % nch
+                at = start_us + self.rand32() % span
+                ok = True
+                for t0 in last.get((kind, ch), ()):
+                    if -min_gap_us < at - t0 < min_gap_us:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                last.setdefault((kind, ch), []).append(at)
+                if kind == "beam":
+                    self.schedule_drop(ch, at, self.randint(dur_us[0], dur_us[1]))
+                else:
+                    self.schedule_rail(ch, at, self.randint(amp[0], amp[1]))
+                out.append(self.truth[-1])
+                k += 1
+        return out
+
+    # --- inputs ---
+    def channels(self, kind):
+        return len(self._pins[kind])
+
+    def pin(self, kind, ch):
+        return self._pins[kind][ch]
+
+    def set_irq(self, kind, ch, handler):
+        self._pins[kind][ch].handler = handler
+
+    def counter(self, kind, ch):
+        return self._counters[kind][ch]
+
+    def _decayed(self, ch):
+        a = self._held[ch]
+        if a and self.rail_tau_us:
+            import math
+            a = int(a * math.exp(-(self.now_us - self._held_t[ch]) / self.rail_tau_us))
+        return a
+
+    def adc_read(self, ch):
+        return self._decayed(ch)
+
+    def adc_reset(self, ch):
+        self._held[ch] = 0
+
+    # --- store / system ---
+    def fs_root(self):
+        return self._root
+
+    def _nvs_path(self):
+        return self._root + "/nvs.json"
+
+    def _nvs_load(self):
+        import json
+        try:
+            with open(self._nvs_path()) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    def nvs_get(self, key, default=None):
+        return self._nvs_load().get(key, default)
+
+    def nvs_set(self, key, value):
+        import json
+        d = self._nvs_load()
+        d[key] = int(value)
+        tmp = self._nvs_path() + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(d, f)
+        os.rename(tmp, self._nvs_path())
+
+    def reset_cause(self):
+        return self._reset_cause
+
+    def watchdog(self, timeout_ms):
+        w = SimWDT(self, timeout_ms)
+        self._wdts.append(w)
+        return w
+
+    def mem_free(self):
+        try:
+            import gc
+            return gc.mem_free()
+        except (ImportError, AttributeError):
+            return 100000
+
+    def unique_id(self):
+        return bytes((0x5A, 0x11, 0, 0, (self.seed >> 8) & 255, self.seed & 255))
+
+    def reset(self):
+        raise SystemExit("sim reset")
+
+    def wlan(self):
+        if not hasattr(self, "_wlan"):
+            self._wlan = SimWLAN(self)
+        return self._wlan

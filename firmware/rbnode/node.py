@@ -1,0 +1,594 @@
+"""The sensor node application: sensing -> ring -> (spill) -> MQTT, status, config, sync.
+
+`Node(hw, dev)` builds everything from the hardware layer `hw` (rbnode.hw.hal) and the
+device settings `dev` (firmware/config.json: identity, broker, buffer sizes, the initial
+sensing config); `await node.run()` runs until `node.stop()`. The identical code runs on
+the ESP32 (main.py) and under CPython on simulated hardware (rbnode.simnode).
+
+Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when all did):
+- sensor: polls every beam/rail channel every `poll_ms` (edges come from the IRQ rings of
+  beam.py/rail.py) and pushes events into the RAM ring (clock: 64-bit µs since boot).
+- publisher: drains the spill first, then the ring, in batches of up to `batch_max` events
+  (waiting up to `batch_linger_ms` for a batch to fill), QoS 1, at most `max_inflight`
+  batches unacknowledged. Offline, or when the ring is over 3/4 full, it moves the oldest
+  ring events to the flash spill, so order is always: in flight < spill < ring.
+- status: retained status every `status_period_s` and at once on a change (config,
+  connect); retained birth once per boot (again when the config hash changes).
+- sync: a four-timestamp exchange with the host every `sync_period_s` (3 quick samples
+  after each connect); the min-delay sample goes into status.sync.
+- net: the MQTT client's own reconnect loop (mqtt.MQTTClient.run).
+- supervisor: see supervisor.py.
+
+Buffers and policies (all stated in firmware/README.md):
+- RAM ring `ring` events (default 512, 14 B each): full -> newest dropped (`dropped_ram`)
+  unless the spill takes the oldest first.
+- Flash spill `spill` events (default 10240, 24 B each on flash): full -> newest dropped
+  (`dropped_spill`). Spill records keep their boot: after a reboot they go out with the
+  boot they happened in.
+- In flight: `max_inflight` batches (the MQTT client's window); re-sent with DUP after a
+  reconnect (`resent` counts the events in re-sent batches).
+"""
+
+try:
+    import asyncio
+except ImportError:  # pragma: no cover
+    import uasyncio as asyncio
+
+from rbproto import codec
+from rbnode import config as rbconfig
+from rbnode.beam import Beam
+from rbnode.bootcount import boot_count
+from rbnode.clock import Clock
+from rbnode.mqtt import MQTTClient
+from rbnode.rail import Rail
+from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_JAM, K_LOST, K_RAIL, KIND_NAMES, RAIL
+from rbnode.ring import EventRing
+from rbnode.spill import Spill
+from rbnode.supervisor import Supervisor
+
+FW_VERSION = "rbnode-0.1.0"
+
+# Device settings and their defaults (firmware/config.json overrides them).
+DEV_DEFAULTS = {
+    "venue": "venue", "table": "table", "node": "node",
+    "broker": {"host": "192.168.4.1", "port": 1883, "user": None, "password": "",
+               "tls": False, "keepalive_s": 30},
+    "ring": 512, "spill": 10240, "max_inflight": 4, "poll_ms": 2,
+    "sync_period_s": 60, "wdt_ms": 10000, "wdt": True,
+}
+
+
+def _sleep_ms(ms):
+    s = getattr(asyncio, "sleep_ms", None)
+    if s is not None:
+        return s(ms)
+    return asyncio.sleep(ms / 1000)
+
+
+def dev_settings(dev):
+    """`dev` completed with DEV_DEFAULTS (one level deep for "broker")."""
+    out = {}
+    for k in DEV_DEFAULTS:
+        out[k] = DEV_DEFAULTS[k]
+    b = {}
+    for k in DEV_DEFAULTS["broker"]:
+        b[k] = DEV_DEFAULTS["broker"][k]
+    for k in dev or {}:
+        if k == "broker":
+            for kk in dev[k]:
+                b[kk] = dev[k][kk]
+        else:
+            out[k] = dev[k]
+    out["broker"] = b
+    return out
+
+
+class Node:
+    def __init__(self, hw, dev=None, ssl=None):
+        dev = dev_settings(dev)
+        self.hw = hw
+        self.dev = dev
+        self.node_id = dev["node"]
+        self.boot = boot_count(hw)
+        self.reset_cause = hw.reset_cause()
+        self.clock = Clock(hw.ticks_us, hw.ticks_diff)
+        self.ring = EventRing(dev["ring"])
+        self.spill = Spill(hw.fs_root() + "/spill", dev["spill"]) if dev["spill"] else None
+        self.c = {"events": 0, "published": 0, "batches": 0, "dropped_ram": 0,
+                  "dropped_spill": 0, "spilled": 0, "resent": 0, "lost_edges": 0, "jams": 0,
+                  "reconnects": 0, "irq_overflow": 0, "glitches": 0, "rail_below": 0,
+                  "rail_suppressed": 0, "config_rejected": 0, "config_applied": 0,
+                  "sync_samples": 0, "encode_errors": 0, "skipped": 0}
+        self.config_error = None
+        self.sync = None  # [offset, delay, samples]
+        self._sync_id = 0
+        self._sync_pending = {}
+        self._pending = []  # [pid, n events] of batches in flight, oldest first
+        self._beams = []
+        self._rails = []
+        self._stopping = False
+        self._status_now = asyncio.Event()
+        self._birth_hash = None
+        self._base = None
+        self._sync_burst = 3
+        self._sync_result = None
+        self.sup = Supervisor(hw, dev["wdt_ms"], enable=dev["wdt"])
+        v, t, n = dev["venue"], dev["table"], self.node_id
+        self.t_events = codec.topic(v, t, "events", n)
+        self.t_birth = codec.topic(v, t, "birth", n)
+        self.t_status = codec.topic(v, t, "status", n)
+        self.t_config = codec.topic(v, t, "config", n)
+        self.t_sync_req = codec.topic(v, t, "sync_req", n)
+        self.t_sync_resp = codec.topic(v, t, "sync_resp", n)
+        self.t_sync_result = codec.topic(v, t, "sync_result", n)
+        # Sensing config: persisted one, else the default from config.json.
+        self.cfg = rbconfig.load(hw, dev.get("sensing"))
+        self.cfg_hash = rbconfig.config_hash(self.cfg)
+        self._apply(self.cfg)
+        b = dev["broker"]
+        will = codec.encode("status", {"v": 1, "node": n, "boot": self.boot,
+                                       "state": "offline"})
+        self.mqtt = MQTTClient(
+            n, b["host"], b["port"], b["user"] or n, b["password"],
+            keepalive=b["keepalive_s"], ssl=ssl, will=(self.t_status, will, 1, True),
+            max_inflight=dev["max_inflight"],
+            subs=[(self.t_config, 1), (self.t_sync_resp, 0)],
+            on_message=self._on_message, on_connect=self._on_connect,
+            on_puback=self._on_puback, on_resend=self._on_resend)
+
+    # -- sensing -------------------------------------------------------------------------
+    def _emit(self, t, kind, ch, val):
+        """Event sink of beams and rails (task context): into the ring, spilling the oldest
+        ring events to flash first when the ring is full."""
+        r = self.ring
+        if len(r) >= r.capacity:
+            self._spill_some(r.capacity // 8)
+        if r.push(t, kind, ch, val) >= 0:
+            self.c["events"] += 1
+
+    def _emit_cue_beam(self, t, kind, ch, val):
+        # a pocket-beam input wired as the cue detector: its "drop" is the cue
+        self._emit(t, K_CUE if kind == K_DROP else kind, CH_CUE, val)
+
+    def _apply(self, cfg):
+        """(Re)build the channel objects for `cfg` (validated). Channels keep running
+        objects when only thresholds change; a changed map rebuilds them."""
+        if self._beams or self._rails:
+            c = self.counters()  # keep what the old channel objects counted
+            self._base = [c["irq_overflow"], c["lost_edges"], c["jams"], c["glitches"],
+                          c["rail_below"], c["rail_suppressed"]]
+        for o in self._beams + self._rails:
+            o.close()
+        self._beams = []
+        self._rails = []
+        hw, clk = self.hw, self.clock
+        deb, jam = cfg["debounce_us"], cfg["jam_us"]
+        for p in cfg["pockets"]:
+            self._beams.append(Beam(hw, clk, self._emit, p["ch"], "beam",
+                                    codec.POCKETS.index(p["pocket"]), deb, None, jam))
+        cue = cfg["cue_ch"]
+        if cue is not None:
+            nb = hw.channels("beam")
+            if cue >= nb:
+                self._beams.append(Beam(hw, clk, self._emit, cue - nb, "cue", CH_CUE, deb,
+                                        None, jam))
+            else:
+                self._beams.append(Beam(hw, clk, self._emit_cue_beam, cue, "beam", CH_CUE,
+                                        deb, None, jam))
+        for r in cfg["rails"]:
+            self._rails.append(Rail(hw, clk, self._emit, r["ch"], r["threshold"],
+                                    r["refractory_us"], code=RAIL | codec.RAILS.index(r["rail"])))
+        self.cfg = cfg
+        self.cfg_hash = rbconfig.config_hash(cfg)
+
+    def poll_sensors(self):
+        now = self.clock.now()
+        for o in self._beams:
+            o.poll(now)
+        for o in self._rails:
+            o.poll(now)
+
+    async def _sensor_task(self):
+        pm = self.dev["poll_ms"]
+        while not self._stopping:
+            self.poll_sensors()
+            self.sup.beat("sensor")
+            await _sleep_ms(pm)
+
+    # -- spill -----------------------------------------------------------------------------
+    def _spill_some(self, n):
+        """Move up to n of the oldest ring events to the flash spill (order kept)."""
+        sp = self.spill
+        r = self.ring
+        if sp is None:
+            return
+        k = 0
+        while k < n and len(r):
+            seq, t, kind, ch, val = r.get(0)
+            sp.append(self.boot, seq, t, kind, ch, val)
+            r.pop(1)
+            k += 1
+        if k:
+            sp.flush()
+
+    # -- publishing ------------------------------------------------------------------------
+    def _event_dict(self, seq, t, kind, ch, val):
+        e = {"seq": seq, "t": t, "kind": KIND_NAMES[kind]}
+        if kind == K_RAIL:
+            e["rail"] = codec.RAILS[ch & 0x0F]
+            e["amp"] = val if val < 4096 else 4095
+        elif kind == K_LOST:
+            if ch == CH_CUE:
+                return None  # no pocket or rail to name (SPEC `lost`); counted in status
+            if ch & RAIL:
+                e["rail"] = codec.RAILS[ch & 0x0F]
+            else:
+                e["pocket"] = codec.POCKETS[ch]
+            e["n"] = val if val > 0 else 1
+        elif kind == K_CUE:
+            pass
+        else:  # drop, jam
+            e["pocket"] = codec.POCKETS[ch]
+            e["dur"] = val
+        return e
+
+    def _take_batch(self, nmax):
+        """-> (boot, [event dicts], n consumed from its source, source) or None."""
+        sp = self.spill
+        if sp is not None and len(sp):
+            recs = sp.peek(nmax)
+            boot = recs[0][0]
+            evs = []
+            n = 0
+            for rec in recs:
+                if rec[0] != boot:
+                    break
+                n += 1
+                e = self._event_dict(rec[1], rec[2], rec[3], rec[4], rec[5])
+                if e is not None:
+                    evs.append(e)
+            return boot, evs, n, sp
+        r = self.ring
+        k = len(r)
+        if k > nmax:
+            k = nmax
+        evs = []
+        for i in range(k):
+            e = self._event_dict(*r.get(i))
+            if e is not None:
+                evs.append(e)
+        return self.boot, evs, k, r
+
+    def _ready(self):
+        """True when a batch should go now: the spill has data, the ring holds a full
+        batch, or its oldest event waited batch_linger_ms."""
+        if self.spill is not None and len(self.spill):
+            return True
+        n = len(self.ring)
+        if n == 0:
+            return False
+        if n >= self.cfg["batch_max"]:
+            return True
+        age = self.clock.now() - self.ring.get(0)[1]
+        return age >= self.cfg["batch_linger_ms"] * 1000
+
+    async def _publisher_task(self):
+        m = self.mqtt
+        while not self._stopping:
+            self.sup.beat("publisher")
+            r = self.ring
+            if not m.isconnected() or m.inflight_count() >= m.max_inflight:
+                if len(r) * 4 >= r.capacity * 3:
+                    self._spill_some(r.capacity // 4)
+                await _sleep_ms(10)
+                continue
+            if not self._ready():
+                await _sleep_ms(5)
+                continue
+            boot, evs, n, src = self._take_batch(self.cfg["batch_max"])
+            if evs:
+                try:
+                    payload = codec.encode("events", {"v": 1, "node": self.node_id,
+                                                      "boot": boot, "events": evs})
+                except codec.ProtocolError:
+                    self.c["encode_errors"] += 1
+                    payload = None
+            else:
+                payload = None
+            if src is self.spill:
+                src.consume(n)
+            else:
+                src.pop(n)
+            self.c["skipped"] += n - len(evs)
+            evs = None
+            if payload is None:
+                continue
+            self.c["batches"] += 1
+            pid = await m.publish(self.t_events, payload, 1)
+            self._pending.append([pid, n])
+            await _sleep_ms(0)
+
+    def _on_puback(self, pid):
+        p = self._pending
+        for i in range(len(p)):
+            if p[i][0] == pid:
+                self.c["published"] += p[i][1]
+                p.pop(i)
+                return
+
+    def _on_resend(self, pid):
+        for e in self._pending:
+            if e[0] == pid:
+                self.c["resent"] += e[1]
+                return
+
+    # -- MQTT callbacks ----------------------------------------------------------------------
+    def _on_connect(self):
+        self.c["reconnects"] = self.mqtt.counters["reconnects"]
+        self._sync_burst = 3
+        self._status_now.set()
+
+    def _on_message(self, topic, payload, retain):
+        if topic == self.t_config:
+            self._on_config(payload)
+        elif topic == self.t_sync_resp:
+            self._on_sync_resp(payload)
+
+    def _on_config(self, payload):
+        try:
+            msg = codec.decode("config", payload)
+            cfg = rbconfig.check(msg, self.hw, self.cfg)
+        except codec.ProtocolError as e:
+            self._refuse(e.reason)
+            return
+        except rbconfig.ConfigError as e:
+            self._refuse(e.reason)
+            return
+        if rbconfig.config_hash(cfg) == self.cfg_hash:
+            return  # the retained config re-delivered on (re)connect: nothing changed
+        old = self.cfg
+        try:
+            self._apply(cfg)
+        except Exception as e:  # a config the hardware cannot take: back to the old one
+            self._apply(old)
+            self._refuse("bad value: apply: %r" % (e,))
+            return
+        try:
+            rbconfig.save(self.hw, cfg)
+        except OSError as e:
+            self.config_error = "persist failed: %r" % (e,)
+        else:
+            self.config_error = None
+        self.c["config_applied"] += 1
+        self._status_now.set()
+
+    def _refuse(self, reason):
+        self.config_error = reason[:200]
+        self.c["config_rejected"] += 1
+        self._status_now.set()
+
+    # -- status ------------------------------------------------------------------------------
+    def counters(self):
+        c = self.c
+        irq = 0
+        lost = 0
+        jams = 0
+        gl = 0
+        below = 0
+        sup = 0
+        for b in self._beams:
+            irq += b.ring_overflow
+            lost += b.lost_edges
+            jams += b.jams
+            gl += b.glitches
+        for r in self._rails:
+            irq += r.ring_overflow
+            lost += r.lost_edges
+            below += r.below
+            sup += r.suppressed
+        # channel objects are rebuilt by a config change: keep what the old ones counted
+        base = self._base
+        if base is not None:
+            irq += base[0]
+            lost += base[1]
+            jams += base[2]
+            gl += base[3]
+            below += base[4]
+            sup += base[5]
+        c["irq_overflow"] = irq
+        c["lost_edges"] = lost
+        c["jams"] = jams
+        c["glitches"] = gl
+        c["rail_below"] = below
+        c["rail_suppressed"] = sup
+        c["dropped_ram"] = self.ring.dropped
+        if self.spill is not None:
+            c["dropped_spill"] = self.spill.dropped
+            c["spilled"] = self.spill.spilled
+        c["reconnects"] = self.mqtt.counters["reconnects"]
+        return c
+
+    def status_msg(self):
+        msg = {"v": 1, "node": self.node_id, "boot": self.boot, "state": "online",
+               "uptime_us": self.clock.now(), "heap_free": self.hw.mem_free(),
+               "queue": len(self.ring), "spill": len(self.spill) if self.spill else 0,
+               "counters": self.counters(), "config_rev": self.cfg["rev"],
+               "config_error": self.config_error, "sync": None}
+        try:
+            msg["rssi"] = self.hw.wlan().status("rssi")
+        except Exception:
+            pass
+        s = self.sync
+        if s is not None:
+            msg["sync"] = {"offset_us": s[0], "delay_us": s[1], "uncertainty_us": s[1] // 2,
+                           "samples": s[2]}
+        return msg
+
+    def birth_msg(self):
+        caps = ["pcnt"] if self.hw.counter("beam", 0) is not None else []
+        if self.hw.channels("cue"):
+            caps.append("cue")
+        caps.append("spill")
+        return {"v": 1, "node": self.node_id, "boot": self.boot, "fw": FW_VERSION,
+                "reset": self.reset_cause, "config_hash": self.cfg_hash,
+                "pinmap": self.hw.pinmap_id, "caps": caps}
+
+    async def _status_task(self):
+        m = self.mqtt
+        last = self.clock.now()
+        while not self._stopping:
+            self.sup.beat("status")
+            now = self.clock.now()
+            due = now - last >= self.cfg["status_period_s"] * 1000000
+            if m.isconnected() and (due or self._status_now.is_set()):
+                self._status_now.clear()
+                last = now
+                if self._birth_hash != self.cfg_hash:
+                    self._birth_hash = self.cfg_hash
+                    await m.publish(self.t_birth, codec.encode("birth", self.birth_msg()), 1,
+                                    True)
+                await m.publish(self.t_status, codec.encode("status", self.status_msg()), 1,
+                                True)
+            await _sleep_ms(100)
+
+    # -- time sync ----------------------------------------------------------------------------
+    async def _sync_task(self):
+        m = self.mqtt
+        self._sync_burst = 3
+        last = None
+        while not self._stopping:
+            self.sup.beat("sync")
+            await _sleep_ms(200)
+            if not m.isconnected():
+                continue
+            now = self.clock.now()
+            if self._sync_burst <= 0 and last is not None and \
+                    now - last < self.dev["sync_period_s"] * 1000000:
+                continue
+            if self._sync_burst > 0:
+                self._sync_burst -= 1
+            last = now
+            self._sync_id += 1
+            sid = self._sync_id
+            # keep at most a few outstanding requests (answers may never come)
+            if len(self._sync_pending) > 4:
+                self._sync_pending = {}
+            t1 = self.clock.now()
+            self._sync_pending[sid] = t1
+            await m.publish(self.t_sync_req, codec.encode(
+                "sync_req", {"v": 1, "node": self.node_id, "boot": self.boot, "id": sid,
+                             "t1": t1}), 0)
+            await _sleep_ms(300)
+
+    def _on_sync_resp(self, payload):
+        t4 = self.clock.now()
+        try:
+            msg = codec.decode("sync_resp", payload)
+        except codec.ProtocolError:
+            return
+        t1 = self._sync_pending.pop(msg["id"], None)
+        if t1 is None or t1 != msg["t1"]:
+            return
+        t2, t3 = msg["t2"], msg["t3"]
+        offset = ((t2 - t1) + (t3 - t4)) // 2
+        delay = (t4 - t1) - (t3 - t2)
+        if delay < 0:
+            delay = 0
+        s = self.sync
+        n = 1 if s is None else s[2] + 1
+        if s is None or delay <= s[1]:
+            self.sync = [offset, delay, n]
+        else:
+            s[2] = n
+        self.c["sync_samples"] = n
+        self._sync_result = {"v": 1, "node": self.node_id, "boot": self.boot,
+                             "id": msg["id"], "t1": t1, "t2": t2, "t3": t3, "t4": t4}
+        asyncio.create_task(self._send_sync_result())
+
+    async def _send_sync_result(self):
+        r = self._sync_result
+        if r is not None:
+            self._sync_result = None
+            await self.mqtt.publish(self.t_sync_result, codec.encode("sync_result", r), 1)
+
+    # -- life cycle -----------------------------------------------------------------------------
+    async def _net_task(self):
+        """Beats while the MQTT client is alive: connected with traffic, or still trying."""
+        m = self.mqtt
+        while not self._stopping:
+            if m.alive_ms() < (m.keepalive * 2000 + m.backoff_max_ms + m.connect_timeout_ms):
+                self.sup.beat("net")
+            await _sleep_ms(500)
+
+    def tasks(self):
+        """The coroutines of a running node (main.py / simnode gather them)."""
+        s = self.sup
+        s.register("sensor", 2000)
+        s.register("publisher", 30000)  # may wait for an in-flight slot for a while
+        s.register("status", 5000)
+        s.register("sync", 5000)
+        s.register("net", 5000)
+        return [self._sensor_task(), self._publisher_task(), self._status_task(),
+                self._sync_task(), self._net_task(), self.mqtt.run(), s.run()]
+
+    async def run(self):
+        ts = [asyncio.create_task(c) for c in self.tasks()]
+        while not self._stopping:
+            await _sleep_ms(100)
+        for t in ts:
+            t.cancel()
+
+    def stop(self):
+        """Stop the tasks; the MQTT connection is dropped without DISCONNECT (the broker
+        publishes the last will, as on a power cut)."""
+        self._stopping = True
+        self.sup.running = False
+        self.mqtt.stop()
+        if self.spill is not None:
+            self.spill.flush()
+        for o in self._beams + self._rails:
+            o.close()
+
+    def park(self):
+        """Move every unacknowledged and queued event to the flash spill (a graceful
+        shutdown that keeps them for the next boot): in-flight batches are re-created from
+        their payloads. Call after stop()."""
+        sp = self.spill
+        if sp is None:
+            return
+        tmp = []
+        for e in self.mqtt.inflight:
+            if e[1] == self.t_events:
+                try:
+                    msg = codec.decode("events", e[2])
+                except codec.ProtocolError:
+                    continue
+                tmp.append(msg)
+        self.mqtt.inflight = []
+        if tmp and len(sp):
+            # in flight is older than the spill: rebuild the spill behind them
+            rest = []
+            while len(sp):
+                recs = sp.peek(256)
+                rest.extend(recs)
+                sp.consume(len(recs))
+        else:
+            rest = []
+        kinds = KIND_NAMES
+        for msg in tmp:
+            for ev in msg["events"]:
+                k = kinds.index(ev["kind"])
+                if "rail" in ev:
+                    ch = RAIL | codec.RAILS.index(ev["rail"])
+                elif "pocket" in ev:
+                    ch = codec.POCKETS.index(ev["pocket"])
+                else:
+                    ch = CH_CUE
+                val = ev.get("amp", ev.get("n", ev.get("dur", 0)))
+                sp.append(msg["boot"], ev["seq"], ev["t"], k, ch, val)
+        for rec in rest:
+            sp.append(*rec)
+        while len(self.ring):
+            self._spill_some(256)
+        sp.flush()
+        sp.close()

@@ -1,0 +1,136 @@
+"""Rail (cushion) channels: comparator edge time from the IRQ, amplitude from ADC1 in task
+code, per-channel threshold and refractory time (live-configurable).
+
+Interface (stable):
+    Rail(hw, clock, emit, ch, threshold=200, refractory_us=50000, adc_delay_us=1000,
+         code=None, settle_us=100000)
+        emit  emit(t, kind_code, ch_code, val) e.g. EventRing.push; code = ring.RAIL | ch
+    .poll(now=None)     drain comparator edges; emits K_RAIL (val = amp) and K_LOST
+    .configure(threshold=None, refractory_us=None, adc_delay_us=None)   live
+    .close()
+    counters: .events .below .suppressed .lost_edges .ring_overflow .irq_calls
+    EDGES_PER_CHANNEL = 8
+
+Front end (docs/firmware-sensing.md): piezo -> peak-hold envelope -> (a) ADC1 pin,
+(b) comparator with hysteresis -> GPIO. The comparator watches the envelope, not the raw
+ringing piezo, so one hit gives one rising edge (the IRQ queue of 8 is shared with the
+beams: DESIGN §4). The handler notes ticks_us only. Task code waits adc_delay_us after
+the edge (the peak-hold reaches the peak a few hundred µs after the comparator trips),
+reads the amplitude, discharges the hold (hw.adc_reset), and emits `rail` if
+amp >= threshold and the edge is at least refractory_us after the last emitted hit of
+this channel (cushion ringing and the ball's double contact are not new hits). An edge
+inside the refractory time is skipped without an ADC read. Counting `below` and
+`suppressed` lets the installer tune both values.
+"""
+
+from array import array
+
+from rbnode.beam import LostCheck
+from rbnode.ring import K_LOST, K_RAIL, RAIL
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+_N = const(8)
+_M = const(7)
+_WRAP = const(0x3FFFFFFF)
+
+EDGES_PER_CHANNEL = _N
+
+
+class Rail:
+    def __init__(self, hw, clock, emit, ch, threshold=200, refractory_us=50000,
+                 adc_delay_us=1000, code=None, settle_us=100000):
+        self._hw = hw
+        self._clock = clock
+        self._emit = emit
+        self.ch = ch
+        self.code = (RAIL | ch) if code is None else code
+        self.threshold = threshold
+        self.refractory_us = refractory_us
+        self.adc_delay_us = adc_delay_us
+        self._et = array("I", bytes(4 * _N))
+        self._w = 0
+        self._r = 0
+        self._calls = 0
+        self._ovf = 0
+        self._ticks = hw.ticks_us
+        self._w_seen = 0
+        self._seen_total = 0
+        self._have_last = False
+        self._last = 0
+        self.events = 0
+        self.below = 0
+        self.suppressed = 0
+        self.lost_edges = 0
+        self._lost = LostCheck(hw.counter("rail", ch), settle_us)
+        self._irq = self._on_edge
+        hw.set_irq("rail", ch, self._irq)
+
+    def _on_edge(self, pin):
+        # IRQ context: no allocation (see beam.py).
+        t = self._ticks()
+        self._calls = (self._calls + 1) & _WRAP
+        w = self._w
+        if ((w - self._r) & _WRAP) >= _N:
+            self._ovf = (self._ovf + 1) & _WRAP
+            return
+        self._et[w & _M] = t
+        self._w = (w + 1) & _WRAP
+
+    @property
+    def ring_overflow(self):
+        return self._ovf
+
+    @property
+    def irq_calls(self):
+        return self._calls
+
+    def configure(self, threshold=None, refractory_us=None, adc_delay_us=None):
+        if threshold is not None:
+            self.threshold = threshold
+        if refractory_us is not None:
+            self.refractory_us = refractory_us
+        if adc_delay_us is not None:
+            self.adc_delay_us = adc_delay_us
+
+    def close(self):
+        self._hw.set_irq("rail", self.ch, None)
+
+    def poll(self, now=None):
+        clk = self._clock
+        if now is None:
+            now = clk.now()
+        w = self._w
+        c = self._lost.counter
+        cv = c.value() if c is not None else 0
+        r = self._r
+        hw = self._hw
+        while r != w:
+            t = clk.extend(self._et[r & _M])
+            if self._have_last and t - self._last < self.refractory_us:
+                self.suppressed += 1
+                hw.adc_reset(self.ch)  # drop the ringing's amplitude too
+            elif now - t < self.adc_delay_us:
+                break  # peak hold not settled yet: keep the edge for the next poll
+            else:
+                amp = hw.adc_read(self.ch)
+                hw.adc_reset(self.ch)
+                if amp >= self.threshold:
+                    self._have_last = True
+                    self._last = t
+                    self.events += 1
+                    self._emit(t, K_RAIL, self.code, amp)
+                else:
+                    self.below += 1
+            r = (r + 1) & _WRAP
+            self._r = r
+        self._seen_total += (w - self._w_seen) & _WRAP
+        self._w_seen = w
+        n = self._lost.check(now, self._seen_total, cv)
+        if n:
+            self.lost_edges += n
+            self._emit(now, K_LOST, self.code, n)

@@ -1,0 +1,107 @@
+"""Per-node clock model: node time (µs since the node booted) -> table time (host µs).
+
+Built from the four-timestamp exchange of protocol/SPEC.md §"Time sync". Each `sync_result`
+gives offset = ((t2 - t1) + (t3 - t4)) / 2 (host - node) and delay = (t4 - t1) - (t3 - t2).
+A sample with a small delay bounds the offset tightly (error <= delay / 2), so the model keeps
+the last `keep` samples of a boot, uses those whose delay is within `slack_us` of the smallest
+(min-delay filtering) and fits offset + drift by least squares over node time. Drift is only
+fitted once the used samples span `min_span_us`, and is clamped to +-`max_drift_ppm`.
+
+Without any sample for a boot the model falls back to a frozen estimate from the arrival
+time of the first message of that boot (`observe_arrival`), or to offset 0 when no arrival
+time is known (offline tools fed bare node times). Such events are marked `synced=False`.
+All arithmetic is integer or exact-rational-free float on small numbers; the result is an int.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KEEP = 32
+SLACK_US = 2000
+MIN_SPAN_US = 10_000_000
+MAX_DRIFT_PPM = 500.0
+
+
+@dataclass
+class BootClock:
+    """Clock model of one boot of one node."""
+
+    keep: int = KEEP
+    slack_us: int = SLACK_US
+    min_span_us: int = MIN_SPAN_US
+    samples: list = field(default_factory=list)  # (t_node_mid, offset, delay)
+    fallback: int | None = None
+    # fitted: offset at t_ref and drift (µs per µs)
+    t_ref: int = 0
+    offset: float = 0.0
+    drift: float = 0.0
+    synced: bool = False
+
+    def add_sample(self, t1: int, t2: int, t3: int, t4: int) -> bool:
+        delay = (t4 - t1) - (t3 - t2)
+        if delay < 0 or t4 < t1:
+            return False  # impossible: clocks or the exchange are broken
+        off = ((t2 - t1) + (t3 - t4)) / 2.0
+        self.samples.append((t1 + (t4 - t1) // 2, off, delay))
+        if len(self.samples) > self.keep:
+            del self.samples[0]
+        self._fit()
+        return True
+
+    def _fit(self) -> None:
+        dmin = min(s[2] for s in self.samples)
+        used = [s for s in self.samples if s[2] <= dmin + self.slack_us]
+        n = len(used)
+        mx = sum(s[0] for s in used) / n
+        my = sum(s[1] for s in used) / n
+        span = max(s[0] for s in used) - min(s[0] for s in used)
+        drift = 0.0
+        if n >= 2 and span >= self.min_span_us:
+            sxx = sum((s[0] - mx) ** 2 for s in used)
+            sxy = sum((s[0] - mx) * (s[1] - my) for s in used)
+            drift = sxy / sxx if sxx else 0.0
+            lim = MAX_DRIFT_PPM * 1e-6
+            drift = max(-lim, min(lim, drift))
+        self.t_ref = int(mx)
+        self.offset = my
+        self.drift = drift
+        self.synced = True
+
+    def observe_arrival(self, t_node: int, rx: int | None) -> None:
+        """First message of the boot without a sync sample: freeze offset = rx - t_node
+        (an upper bound of the true offset: the message was sent at or after t_node)."""
+        if self.fallback is None and rx is not None:
+            self.fallback = rx - t_node
+
+    def to_table(self, t_node: int) -> int:
+        if self.synced:
+            return t_node + int(round(self.offset + self.drift * (t_node - self.t_ref)))
+        return t_node + (self.fallback or 0)
+
+    def describe(self) -> dict:
+        if not self.synced:
+            return {"synced": False, "offset_us": self.fallback or 0, "samples": 0}
+        used_delay = min(s[2] for s in self.samples)
+        return {"synced": True, "offset_us": int(round(self.offset)),
+                "drift_ppm": round(self.drift * 1e6, 3), "samples": len(self.samples),
+                "uncertainty_us": used_delay // 2}
+
+
+class ClockModels:
+    """All boots of all nodes of one daemon: (node, boot) -> BootClock."""
+
+    def __init__(self):
+        self._clocks: dict[tuple[str, int], BootClock] = {}
+
+    def get(self, node: str, boot: int) -> BootClock:
+        c = self._clocks.get((node, boot))
+        if c is None:
+            c = self._clocks[(node, boot)] = BootClock()
+        return c
+
+    def add_sync(self, node: str, boot: int, msg: dict) -> bool:
+        return self.get(node, boot).add_sample(msg["t1"], msg["t2"], msg["t3"], msg["t4"])
+
+    def describe(self) -> dict:
+        return {f"{n}/{b}": c.describe() for (n, b), c in sorted(self._clocks.items())}

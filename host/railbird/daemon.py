@@ -1,0 +1,267 @@
+"""The host daemon: ingest -> journal -> pipeline -> outputs, on one worker thread.
+
+    d = Daemon(cfg, outputs=[...])       # cfg: railbird.config.Config
+    d.start()                            # rebuilds every table from the journal, connects
+    d.referee_input("club", "t1", {"type": "undo"})   # -> {"ok": ..., "state"/"error": ...}
+    d.stats(); d.stop()
+
+Order of work for each group of inputs taken from the queue: every input is run through the
+pipeline and written to the journal with the records it produced, the transaction commits,
+only then are the MQTT messages acknowledged (manual ack) and the outputs called. A crash
+anywhere before the commit leaves the messages unacknowledged, so the broker sends them
+again; a crash after it is repaired by the replay at start-up plus de-duplication.
+
+Time ticks (`Pipeline.tick`) close shots when the table is quiet. They run only once the
+ingest has caught up after a (re)connect (the inbox stayed empty for `CATCHUP_IDLE_S`), so a
+backlog queued at the broker is never declared late; a tick that changed something is
+journalled like any other input so that the replay reproduces it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Future
+
+from .host.pipeline import Pipeline
+from .ingest import Ingest, now_us
+from .journal import Journal
+
+log = logging.getLogger("railbird.daemon")
+
+INBOX_MAX = 10_000
+BATCH_MAX = 500
+TICK_S = 0.05
+CATCHUP_IDLE_S = 0.1
+
+
+def rebuild(pipeline: Pipeline, journal: Journal) -> dict:
+    """Replay every journalled input through `pipeline`; returns the last state record of
+    each table (for the outputs) and the number of inputs replayed."""
+    last = {}
+    n = 0
+    for _id, source, rx, topic, payload, venue, tbl in journal.inputs():
+        n += 1
+        if source == "mqtt":
+            records = pipeline.on_message(topic, payload, rx)[2]
+        elif source == "local":
+            records = pipeline.on_referee(venue, tbl, json.loads(payload), "local")[2]
+        elif source == "tick":
+            records = pipeline.tick(rx)
+        else:
+            continue
+        for r in records:
+            if r["type"] == "state":
+                last[(r["venue"], r["table"])] = r
+    return {"states": last, "inputs": n}
+
+
+class Daemon:
+    def __init__(self, cfg, outputs=(), journal_path=None, connect: bool = True):
+        self.cfg = cfg
+        self.outputs = list(outputs)
+        self.journal = Journal(journal_path or cfg.journal, cfg.journal_sync)
+        self.pipeline = Pipeline(cfg)
+        self.inbox: queue.Queue = queue.Queue(INBOX_MAX)
+        self.ingest = Ingest(cfg.broker, cfg.venue, cfg.subscribe, self.inbox) if connect else None
+        self.output_errors = 0
+        self._stop = threading.Event()
+        self._thread = None
+        self._caught_up = False
+        self._idle_since = None
+        self._last_stats = time.monotonic()
+        self.replayed = 0
+
+    # -- life cycle ----------------------------------------------------------------------
+    def start(self) -> "Daemon":
+        t0 = time.monotonic()
+        rb = rebuild(self.pipeline, self.journal)
+        self.replayed = rb["inputs"]
+        log.info("rebuilt %d table(s) from %d journalled input(s) in %.2f s",
+                 len(self.pipeline.tables), rb["inputs"], time.monotonic() - t0)
+        self.journal.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)",
+                                (json.dumps(getattr(self.cfg, "raw", None) or {}),))
+        for out in self.outputs:
+            self._call(out, "start")
+        for (venue, table), r in sorted(rb["states"].items()):
+            self._dispatch([r])
+        self._thread = threading.Thread(target=self._run, name="railbird-daemon", daemon=True)
+        self._thread.start()
+        if self.ingest is not None:
+            self.ingest.start()
+        return self
+
+    def stop(self) -> None:
+        if self.ingest is not None:
+            self.ingest.stop()
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        for out in self.outputs:
+            self._call(out, "stop")
+        self.journal.close()
+
+    def stats(self) -> dict:
+        d = self.pipeline.stats()
+        d["output_errors"] = self.output_errors
+        if self.ingest is not None:
+            d["connects"] = self.ingest.connects
+            d["sync_answered"] = self.ingest.sync_answered
+        d["replayed"] = self.replayed
+        return d
+
+    # -- referee input from the same process (web referee panel, CLI) --------------------------
+    def referee_input(self, venue: str, table: str, inp: dict, by: str | None = None,
+                      id: str | None = None, timeout: float = 5.0) -> dict:
+        """Feed one referee input; -> {"ok": True, "state", "fen", "announcements"} or
+        {"ok": False, "error"}. Journalled like MQTT referee input."""
+        msg = {"input": inp}
+        if by is not None:
+            msg["by"] = by
+        if id is not None:
+            msg["id"] = id
+        fut: Future = Future()
+        self.inbox.put(("local", now_us(), venue, table, msg, fut))
+        try:
+            return fut.result(timeout)
+        except Exception as e:  # noqa: BLE001
+            return {"ok": False, "error": f"daemon did not answer: {e or type(e).__name__}"}
+
+    # -- worker ------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                items = [self.inbox.get(timeout=TICK_S)]
+            except queue.Empty:
+                items = []
+            while items and len(items) < BATCH_MAX:
+                try:
+                    items.append(self.inbox.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                if items:
+                    self._idle_since = None
+                    self._process(items)
+                else:
+                    self._idle()
+            except Exception:  # noqa: BLE001 - never let the worker die
+                log.exception("daemon worker error")
+            self._maybe_stats()
+
+    def _process(self, items: list) -> None:
+        acks, dispatch, futures = [], [], []
+        for item in items:
+            kind = item[0]
+            if kind == "mqtt":
+                _, rx, topic, payload, mid, qos = item
+                status, reason, records = self._safe(
+                    lambda: self.pipeline.on_message(topic, payload, rx))
+                venue, tbl = _venue_table(topic)
+                iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status,
+                                             reason)
+                if status == "rejected":
+                    log.warning("rejected %s: %s", topic, reason)
+                self.journal.add_records(iid, records)
+                dispatch += records
+                acks.append((mid, qos))
+            elif kind == "local":
+                _, rx, venue, table, msg, fut = item
+                status, reason, records = self._safe(
+                    lambda: self.pipeline.on_referee(venue, table, msg, "local"))
+                iid = self.journal.add_input("local", rx, None, json.dumps(msg), venue, table,
+                                             status, reason)
+                self.journal.add_records(iid, records)
+                dispatch += records
+                futures.append((fut, _referee_result(status, reason, records)))
+            elif kind == "connected":
+                self._caught_up = False
+            elif kind == "disconnected":
+                self._caught_up = False
+        self.journal.commit()
+        if self.ingest is not None:
+            for mid, qos in acks:
+                self.ingest.ack(mid, qos)
+        for fut, res in futures:
+            fut.set_result(res)
+        self._dispatch(dispatch)
+
+    def _safe(self, fn):
+        try:
+            return fn()
+        except Exception as e:  # noqa: BLE001 - a bug must not stop ingest: count, log, go on
+            log.exception("internal error on input")
+            self.pipeline.counters["rejected"] += 1
+            self.pipeline.rejected["internal"] += 1
+            return ("rejected", f"internal: {type(e).__name__}: {e}", [])
+
+    def _idle(self) -> None:
+        now = time.monotonic()
+        connected = self.ingest is None or self.ingest.connected.is_set()
+        if not connected:
+            self._idle_since = None
+            return
+        if self._idle_since is None:
+            self._idle_since = now
+        if not self._caught_up:
+            if now - self._idle_since >= CATCHUP_IDLE_S:
+                self._caught_up = True
+            else:
+                return
+        self.tick(now_us())
+
+    def tick(self, t: int) -> list:
+        records = self._safe(lambda: ("ok", None, self.pipeline.tick(t)))[2]
+        if records:
+            iid = self.journal.add_input("tick", t, status="ok")
+            self.journal.add_records(iid, records)
+            self.journal.commit()
+            self._dispatch(records)
+        return records
+
+    # -- outputs --------------------------------------------------------------------------------
+    def _call(self, out, method, *args) -> None:
+        try:
+            getattr(out, method)(*args)
+        except Exception:  # noqa: BLE001 - a broken output must not stop scoring
+            self.output_errors += 1
+            log.exception("output %s.%s failed", getattr(out, "name", out), method)
+
+    def _dispatch(self, records: list) -> None:
+        if not self.outputs:
+            return
+        for r in records:
+            typ = r["type"]
+            if typ == "shot":
+                shot = {k: v for k, v in r["shot"].items()}
+                for out in self.outputs:
+                    self._call(out, "on_shot", r["venue"], r["table"], shot)
+            elif typ == "state":
+                for out in self.outputs:
+                    self._call(out, "on_state", r["venue"], r["table"], r["game"], r["state"],
+                               r["fen"], r["announcements"])
+            elif typ == "node":
+                for out in self.outputs:
+                    self._call(out, "on_node", r["venue"], r["table"], r["node"], r["status"])
+
+    def _maybe_stats(self) -> None:
+        period = self.cfg.stats_period_s
+        if period and time.monotonic() - self._last_stats >= period:
+            self._last_stats = time.monotonic()
+            log.info("stats %s", json.dumps(self.stats(), sort_keys=True))
+
+
+def _venue_table(topic: str):
+    p = topic.split("/") if isinstance(topic, str) else []
+    return (p[2] if len(p) > 2 else None, p[3] if len(p) > 3 else None)
+
+
+def _referee_result(status, reason, records) -> dict:
+    for r in records:
+        if r["type"] == "state":
+            return {"ok": True, "state": r["state"], "fen": r["fen"],
+                    "announcements": r["announcements"]}
+    return {"ok": False, "error": reason or "refused"}

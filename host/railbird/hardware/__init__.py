@@ -1,0 +1,37 @@
+"""Railbird hardware package: pin maps (`pinmap_core`, shared with the firmware), the pin map
+checker (`check`), the wiring diagram generator (`wiring`) and calibration (`calibrate`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import pinmap_core
+from .pinmap_core import PinmapError
+
+# The shipped pin maps live in the repository's hardware/pinmaps/ (next to the docs).
+REPO = Path(__file__).resolve().parents[3]
+PINMAP_DIR = REPO / "hardware" / "pinmaps"
+
+
+def shipped_pinmaps() -> list[Path]:
+    return sorted(PINMAP_DIR.glob("*.json")) if PINMAP_DIR.is_dir() else []
+
+
+def resolve(name_or_path: str) -> Path:
+    """A pin map path from a path or the id of a shipped map ('esp32-devkitc')."""
+    p = Path(name_or_path)
+    if p.exists():
+        return p
+    candidate = PINMAP_DIR / f"{name_or_path}.json"
+    if candidate.exists():
+        return candidate
+    known = ", ".join(q.stem for q in shipped_pinmaps()) or "none"
+    raise FileNotFoundError(f"no pin map {name_or_path!r} (not a file; shipped ids: {known})")
+
+
+def load(name_or_path: str) -> dict:
+    """Read and shape-check a pin map (raises PinmapError or OSError)."""
+    return pinmap_core.load(str(resolve(name_or_path)))
+
+
+__all__ = ["PINMAP_DIR", "PinmapError", "load", "pinmap_core", "resolve", "shipped_pinmaps"]

@@ -1,0 +1,127 @@
+"""One table's game: a rules `Referee` fed with sensed shots and referee input.
+
+The rules engine (`railbird.rules`) is imported lazily; without it (or without a configured
+game) a table still assembles and journals shots, it just has no game state.
+"""
+
+from __future__ import annotations
+
+import copy
+
+
+def _rules():
+    try:
+        from railbird.rules import Referee, RulesError  # noqa: F401
+    except Exception:  # noqa: BLE001 - engine missing or broken: shots still flow
+        return None
+    try:
+        from railbird.rules import to_fen
+    except Exception:  # noqa: BLE001
+        to_fen = None
+    return Referee, RulesError, to_fen
+
+
+def shot_input(shot: dict, lip_policy: str = "warn") -> dict:
+    """Convert an assembled shot into the rules' `shot` input (protocol/REFEREE.md).
+
+    Sensors cannot see the first ball contacted, balls off the table or double hits: those
+    are left out, so the rules apply the fair default (DESIGN.md §1.4). `rail_after_contact`
+    is inferred from any rail contact in the shot; `object_balls_to_rail` is the break
+    estimate of docs/shots.md."""
+    pocketed = []
+    for p in shot["pocketed"]:
+        item = {"pocket": p["pocket"]}
+        if p.get("ball") is not None:
+            item["ball"] = p["ball"]
+        if lip_policy == "rule" and p.get("lip") and shot.get("rest_before") is not None:
+            item["rested_us"] = shot["rest_before"]
+        pocketed.append(item)
+    return {"type": "shot", "pocketed": pocketed,
+            "rail_after_contact": bool(shot["rails"]),
+            "object_balls_to_rail": shot["object_balls_to_rail"],
+            "t_us": shot["start"], "source": "sensed"}
+
+
+class Game:
+    """Wraps a Referee; every call returns (ok, result) and never raises."""
+
+    def __init__(self, match: dict | None):
+        self.match = match
+        self.referee = None
+        self.error = None
+        self._mod = _rules()
+        if match is not None:
+            self._new(match)
+
+    @property
+    def available(self) -> bool:
+        return self.referee is not None
+
+    @property
+    def game(self) -> str | None:
+        return (self.match or {}).get("game")
+
+    def _new(self, match: dict):
+        if self._mod is None:
+            self.error = "rules engine not available"
+            return
+        Referee, RulesError, _ = self._mod
+        try:
+            self.referee = Referee(copy.deepcopy(match))
+            self.match = match
+        except Exception as e:  # noqa: BLE001
+            self.referee = None
+            self.error = f"match refused: {e}"
+
+    def state(self) -> dict | None:
+        if self.referee is None:
+            return None
+        return copy.deepcopy(getattr(self.referee, "state_json", None)
+                             or _as_json(self.referee))
+
+    def feed(self, inp: dict) -> tuple[bool, dict]:
+        """-> (True, {"state", "fen", "announcements"}) or (False, {"error"})."""
+        if inp.get("type") == "match":
+            if self._mod is None:
+                return False, {"error": "rules engine not available"}
+            Referee = self._mod[0]
+            try:
+                ref = Referee(copy.deepcopy(inp))
+            except Exception as e:  # noqa: BLE001
+                return False, {"error": f"match refused: {e}"}
+            self.referee, self.match = ref, inp
+            return True, self._result(_as_json(ref), ref)
+        if self.referee is None:
+            return False, {"error": self.error or "no game configured for this table"}
+        try:
+            st = self.referee.feed(copy.deepcopy(inp))
+        except Exception as e:  # noqa: BLE001 - RulesError or a bug: state unchanged
+            return False, {"error": str(e) or type(e).__name__}
+        return True, self._result(st, self.referee)
+
+    def _result(self, st, ref) -> dict:
+        fen = None
+        to_fen = self._mod[2] if self._mod else None
+        if to_fen is not None:
+            try:
+                fen = to_fen(ref.state)
+            except Exception:  # noqa: BLE001
+                fen = None
+        anns = []
+        for a in getattr(ref, "announcements", None) or []:
+            a = dict(a)
+            a.setdefault("rule", None)
+            a.setdefault("level", "foul" if "foul" in str(a.get("text", "")).lower() else "info")
+            anns.append(a)
+        return {"state": st, "fen": fen, "announcements": anns}
+
+
+def _as_json(ref):
+    st = getattr(ref, "state", None)
+    if isinstance(st, dict):
+        return st
+    for name in ("to_json", "as_dict", "to_dict"):
+        f = getattr(st, name, None)
+        if callable(f):
+            return f()
+    return st

@@ -1,0 +1,33 @@
+"""Broker connection options shared by every command that talks MQTT."""
+
+from __future__ import annotations
+
+import os
+import ssl
+
+import paho.mqtt.client as mqtt
+
+
+def add_broker_options(parser, default_user: str = "railbird-display") -> None:
+    g = parser.add_argument_group("broker")
+    g.add_argument("--host", default=os.environ.get("RAILBIRD_MQTT_HOST", "127.0.0.1"),
+                   help="broker host name or address (env RAILBIRD_MQTT_HOST; default %(default)s)")
+    g.add_argument("--port", type=int, default=int(os.environ.get("RAILBIRD_MQTT_PORT", "1883")),
+                   help="broker port (env RAILBIRD_MQTT_PORT; default %(default)s)")
+    g.add_argument("--user", default=os.environ.get("RAILBIRD_MQTT_USER", default_user),
+                   help="user name at the broker (env RAILBIRD_MQTT_USER; default %(default)s)")
+    g.add_argument("--password", default=os.environ.get("RAILBIRD_MQTT_PASSWORD"),
+                   help="password (env RAILBIRD_MQTT_PASSWORD; prefer the variable, a command "
+                        "line is visible to other users)")
+    g.add_argument("--tls", action="store_true",
+                   help="connect with TLS (use port 8883 on the broker's TLS listener)")
+    g.add_argument("--cafile", help="CA certificate file for --tls (default: system store)")
+
+
+def make_client(args, client_id: str = "", **kwargs) -> mqtt.Client:
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, **kwargs)
+    if args.user:
+        client.username_pw_set(args.user, args.password)
+    if args.tls:
+        client.tls_set(ca_certs=args.cafile, cert_reqs=ssl.CERT_REQUIRED)
+    return client

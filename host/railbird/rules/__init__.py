@@ -1,0 +1,23 @@
+"""The rules engine: WPA general rules, 10-ball and 14.1 (seed text), 9-ball and 8-ball.
+
+Public API (used by the host daemon and the web scoreboard):
+    Referee(match).feed(input) -> output dict; .state, .state_json(), .announcements
+    new_match(match) -> State; apply(state, input) -> (State, rulings)
+    state_to_json(state) -> dict; to_fen(state) -> str; from_fen(text) -> State
+Errors: RulesError and its precise kinds BadInput, ImpossibleInput, OutOfTurn, FenError.
+The input/output contract is protocol/REFEREE.md.
+"""
+
+from .engine import GAMES, apply, new_match
+from .errors import BadInput, FenError, ImpossibleInput, OutOfTurn, RulesError
+from .fen import from_fen, to_fen
+from .jsonview import state_to_json
+from .options import OPTIONS
+from .referee import Referee
+from .state import Ruling, State
+
+__all__ = [
+    "GAMES", "OPTIONS", "BadInput", "FenError", "ImpossibleInput", "OutOfTurn", "Referee",
+    "RulesError", "Ruling", "State", "apply", "from_fen", "new_match", "state_to_json",
+    "to_fen",
+]

@@ -1,0 +1,75 @@
+"""`apply(state, input) -> (state, rulings)`: a flat dispatch on the input type to the
+rules object of the state's game (variants as small overrides, python-chess style)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .errors import BadInput, OutOfTurn, RulesError
+from .inputs import CHOICES, input_type, parse_shot
+from .state import State
+from .straight import StraightPool
+from .tenball import TenBall
+from .nineball import NineBall
+
+
+def _games() -> dict:
+    from .eightball import EightBall
+    return {g.name: g for g in (TenBall(), StraightPool(), NineBall(), EightBall())}
+
+
+GAMES = _games()
+
+
+def rules_for(state: State):
+    return GAMES[state.game]
+
+
+def new_match(match: dict) -> State:
+    """A new match from a `match` input dict; the next input is the lag."""
+    if not isinstance(match, dict):
+        raise BadInput("a match must be a JSON object")
+    if match.get("type", "match") != "match":
+        raise BadInput("the first input must be a match")
+    input_type({**match, "type": "match"})
+    game = match.get("game")
+    if not isinstance(game, str) or game not in GAMES:
+        raise BadInput(f"game must be one of {', '.join(GAMES)}")
+    return GAMES[game].new_match(match)
+
+
+def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
+    """Apply one input; returns the new state and the rulings (announcements) as dicts
+    {"text", "rule"}. Raises RulesError (the caller keeps `state`)."""
+    kind = input_type(inp)
+    if kind == "match":
+        raise OutOfTurn("the match has already started")
+    if kind == "undo":
+        raise OutOfTurn("undo needs the input history: use railbird.rules.Referee")
+    if state.over:
+        raise OutOfTurn("the match is over")
+    game = rules_for(state)
+    R: list = []
+    st = replace(state, rack_winner=None)
+    if kind == "lag":
+        st = game.on_lag(st, inp, R)
+    elif kind == "call":
+        st = game.on_call(st, inp, R)
+    elif kind == "push_out":
+        st = game.on_push_out(st, R)
+    elif kind == "shot":
+        st = game.on_shot(st, parse_shot(inp), R)
+    elif kind == "option":
+        choice = inp.get("choice")
+        if choice not in CHOICES:
+            raise BadInput(f"choice must be one of {', '.join(CHOICES)}")
+        st = game.on_option(st, choice, R)
+    elif kind == "rerack":
+        st = game.on_rerack(st, inp, R)
+    elif kind in ("stalemate", "interference"):
+        if st.awaiting == "lag":
+            raise OutOfTurn("the lag comes first")
+        st = game.on_stalemate(st, R) if kind == "stalemate" else game.on_interference(st, R)
+    else:  # pragma: no cover - input_type() knows every type
+        raise RulesError(f"unhandled input {kind}")
+    return st, [r.as_dict() for r in R]

@@ -1,0 +1,280 @@
+"""General rules every game shares: calls, push-out gate, option decisions, the shot
+pipeline (spotting, physical checks, general 30/32, fouls and general 29), and the
+standard-foul bookkeeping. Each game overrides `resolve` and a few small hooks."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .errors import BadInput, ImpossibleInput, OutOfTurn
+from .fouls import SERIOUS, STANDARD, Foul, declared_foul, listed_foul
+from .inputs import Shot, get_bool, get_int, get_pocket
+from .match import MatchLayer
+from .state import Ruling, State, add_pair, move_balls, set_pair
+
+
+def balls_text(balls) -> str:
+    balls = list(balls)
+    return ", ".join(str(b) for b in balls) if balls else "none"
+
+
+class GeneralRules(MatchLayer):
+    # Hooks and rule numbers every game sets.
+    std_fouls: tuple[str, ...] = ()
+    std_foul_prefix = ""
+    rule_serious = "6.14"
+    rule_call = "1.6"
+    rule_safety = "1.6"
+    rule_spot = "1.4"
+    rule_push_out = "9.4"
+    call_shot = True
+    call_on_break = False
+    push_out_game = False
+    foul_ball_in_hand = "anywhere"
+
+    # -- inputs before a shot ---------------------------------------------------------
+    def ready_for_play(self, st: State, R: list) -> State:
+        """Guard for call / push_out / shot: nothing else may be pending."""
+        if st.awaiting == "lag":
+            raise OutOfTurn("the lag comes first")
+        if st.awaiting:
+            raise OutOfTurn(f"awaiting {st.awaiting.replace('_', ' ')}")
+        return st
+
+    def on_call(self, st: State, inp: dict, R: list) -> State:
+        st = self.ready_for_play(st, R)
+        if not self.call_shot:
+            raise OutOfTurn(f"{self.name} is not a call-shot game")
+        safety = get_bool(inp, "safety", default=False)
+        if safety:
+            if "ball" in inp or "pocket" in inp:
+                raise BadInput("call either a ball and pocket or safety, not both")
+            self.check_safety_allowed(st)
+            R.append(Ruling(self.rule_safety, f"{st.players[st.at_table]} calls safety"))
+            return replace(st, call=None, safety=True, push_out=False)
+        if st.breaking and not self.call_on_break:
+            raise OutOfTurn(f"no ball may be called on the break ({self.rule_no_call_on_break})")
+        ball = get_int(inp, "ball", 1, 15)
+        if ball is None:
+            raise BadInput("call needs ball and pocket, or safety: true")
+        pocket = get_pocket(inp)
+        if ball not in st.on_table and ball not in st.to_spot:
+            raise ImpossibleInput(f"ball {ball} is not on the table")
+        self.check_call(st, ball)
+        R.append(Ruling(self.rule_call, f"{st.players[st.at_table]} calls the {ball} in {pocket}"))
+        return replace(st, call=(ball, pocket), safety=False, push_out=False)
+
+    rule_no_call_on_break = "9"
+
+    def check_safety_allowed(self, st: State) -> None:
+        if st.breaking:
+            raise OutOfTurn("no safety on the break")
+
+    def check_call(self, st: State, ball: int) -> None:
+        """Game hook: refuse a call that the game never allows (8-ball: the 8 early)."""
+
+    def on_push_out(self, st: State, R: list) -> State:
+        st = self.ready_for_play(st, R)
+        if not self.push_out_game:
+            raise OutOfTurn(f"{self.name} has no push-out")
+        if not st.push_out_allowed:
+            raise OutOfTurn(f"a push-out is allowed only on the shot after a foul-free break "
+                            f"({self.rule_push_out})")
+        R.append(Ruling(self.rule_push_out, f"{st.players[st.at_table]} plays a push-out"))
+        return replace(st, push_out=True, call=None, safety=False)
+
+    def on_rerack(self, st: State, inp: dict, R: list) -> State:
+        raise OutOfTurn("no re-rack is due")
+
+    # -- option decisions ---------------------------------------------------------------
+    def on_option(self, st: State, choice: str, R: list) -> State:
+        if st.awaiting == "shoot_or_pass":
+            chooser = st.at_table
+            if choice == "shoot":
+                R.append(Ruling(self.rule_option, f"{st.players[chooser]} chooses to shoot"))
+                return replace(st, awaiting=None)
+            if choice == "pass":
+                R.append(Ruling(self.rule_option, f"{st.players[chooser]} passes the shot back"))
+                return self.begin_turn(replace(st, awaiting=None), 1 - chooser, R)
+            raise BadInput("choose shoot or pass")
+        return self.other_option(st, choice, R)
+
+    rule_option = "9.7"
+
+    def other_option(self, st: State, choice: str, R: list) -> State:
+        raise OutOfTurn("no option is due")
+
+    # -- the shot pipeline ----------------------------------------------------------------
+    def on_shot(self, st: State, shot: Shot, R: list) -> State:
+        st = self.ready_for_play(st, R)
+        st = self.spot_pending(st, R)
+        shot = self.check_physical(st, shot, R)
+        if shot.replay:
+            R.append(Ruling(shot.replay, "Position restored, the shot is replayed without "
+                                         "penalty"))
+            return st
+        shot = self.apply_defaults(st, shot, R)
+        fouls = self.detect_fouls(st, shot)
+        thai = st.opt("thai_foul_names")
+        for text in shot.fouls:
+            foul = declared_foul(self, text, thai)
+            if foul is None:  # general 26: a miscue is not a foul in itself (WPA)
+                if st.opt("bca_jump_miscue_foul"):
+                    fouls.append(Foul("general 26", "miscue on a jump shot"))
+                else:
+                    R.append(Ruling("general 26", "Miscue on a jump shot: not a foul in itself "
+                                                  "(WPA)"))
+                continue
+            fouls.append(foul)
+        foul = self.most_serious(fouls, R)
+        after = replace(st, call=None, safety=False, push_out=False, push_out_allowed=False,
+                        ball_in_hand=None, breaking=False, fresh_rack=False)
+        return self.resolve(st, after, shot, foul, fouls, R)
+
+    def spot_pending(self, st: State, R: list) -> State:
+        """Balls listed in to_spot were spotted by the referee before this shot (31)."""
+        return move_balls(st, st.to_spot, to="on_table")
+
+    def check_physical(self, st: State, shot: Shot, R: list) -> Shot:
+        """Refuse impossible facts; resolve unsensed identities; general 30 and 32."""
+        table = set(st.on_table)
+        seen: set[int] = set()
+        for b in [p.ball for p in shot.pocketed if p.ball is not None] + list(shot.off_table):
+            if b in seen:
+                raise ImpossibleInput(f"ball {b} is reported twice (pocketed twice, or both "
+                                      "pocketed and off the table)")
+            if b != 0 and b not in table:
+                raise ImpossibleInput(f"ball {b} is not on the table")
+            seen.add(b)
+        if shot.contact_reported and shot.first_contact is not None \
+                and shot.first_contact not in table:
+            raise ImpossibleInput(f"first contact {shot.first_contact} is not on the table")
+        if shot.object_balls_to_rail is not None and shot.object_balls_to_rail > len(table):
+            raise ImpossibleInput("more object balls to a rail than are on the table")
+        potted = []
+        for p in shot.pocketed:
+            if p.ball is None:  # identity not sensed: the called ball if it fits, else lowest
+                free = sorted(table - seen)
+                if not free:
+                    raise ImpossibleInput("more balls pocketed than are on the table")
+                guess = st.call[0] if st.call and st.call[0] in free and st.call[1] == p.pocket \
+                    else free[0]
+                seen.add(guess)
+                R.append(Ruling("8.3", f"Ball in {p.pocket} not identified: presumed to be the "
+                                       f"{guess}"))
+                p = replace(p, ball=guess)
+            limit = st.opt("hanging_ball_us")
+            if p.rested_us is not None and p.rested_us > limit and p.ball != 0:
+                R.append(Ruling("general 30", f"The {p.ball} hung on the lip for more than "
+                                              f"{limit / 1e6:g} s before it fell: restored to "
+                                              "the lip, not pocketed"))
+                continue
+            if p.jammed:
+                R.append(Ruling("general 32", f"Jammed ball {p.ball} would drop: it counts as "
+                                              "pocketed"))
+            potted.append(p)
+        return replace(shot, pocketed=tuple(potted))
+
+    def legal_first_balls(self, st: State) -> set[int] | None:
+        """6.2: the balls the cue ball may contact first (None: any ball)."""
+        return None
+
+    def apply_defaults(self, st: State, shot: Shot, R: list) -> Shot:
+        """Facts nobody sensed or entered: the shot is presumed fair (REFEREE.md)."""
+        return shot
+
+    def detect_fouls(self, st: State, shot: Shot) -> list[Foul]:
+        thai = st.opt("thai_foul_names")
+        fouls = []
+        if shot.scratch:
+            fouls.append(listed_foul(self, "6.1", thai))
+        if any(b != 0 for b in shot.off_table):
+            fouls.append(listed_foul(self, "6.5", thai))
+        suspended = st.push_out  # 9.4 / 2.4: 6.2 and 6.3 do not apply on a push-out
+        legal = self.legal_first_balls(st)
+        no_rail = False
+        if not suspended and shot.contact_reported:
+            if shot.first_contact is None:
+                no_rail = True  # 6.3: no ball contacted at all
+            elif legal is not None and shot.first_contact not in legal:
+                fouls.append(listed_foul(self, "6.2", thai))
+        if not suspended and not st.breaking and not shot.objects_pocketed \
+                and shot.rail_after_contact is False:
+            no_rail = True
+        if no_rail:
+            fouls.append(listed_foul(self, "6.3", thai))
+        if st.breaking:
+            foul = self.break_foul(st, shot)
+            if foul:
+                fouls.append(foul)
+        return fouls
+
+    def break_foul(self, st: State, shot: Shot) -> Foul | None:
+        return None
+
+    def most_serious(self, fouls: list[Foul], R: list) -> Foul | None:
+        """General 29: several fouls on one shot are one foul; the most serious penalty."""
+        if not fouls:
+            return None
+        ranked = sorted(fouls, key=lambda f: (-f.grade, not f.kitchen))
+        worst = ranked[0]
+        if len(fouls) > 1:
+            R.append(Ruling("general 29", f"{len(fouls)} fouls on one shot count as one; "
+                                          f"penalised: {worst.name}"))
+        return worst
+
+    # -- outcome (per game) --------------------------------------------------------------
+    def resolve(self, pre: State, st: State, shot: Shot, foul: Foul | None, fouls: list,
+                R: list) -> State:
+        raise NotImplementedError
+
+    # -- helpers for resolve ---------------------------------------------------------------
+    def remove_shot_balls(self, st: State, shot: Shot) -> State:
+        return move_balls(st, shot.objects_pocketed | {b for b in shot.off_table if b},
+                          to="pocketed")
+
+    def spot(self, st: State, balls, R: list, rule: str, why: str) -> State:
+        balls = sorted(set(balls))
+        if not balls:
+            return st
+        st = move_balls(st, balls, to="to_spot")
+        R.append(Ruling(rule, f"Spot {balls_text(balls)} ({why}); "
+                              f"{self.spot_place_text(st, balls)}"))
+        return st
+
+    def spot_place_text(self, st: State, balls) -> str:
+        if len(balls) == 1:
+            return "on the foot spot, or toward the foot rail if it is taken (general 31)"
+        return ("on the long string from the foot spot toward the foot rail, lowest number "
+                "nearest the foot spot, never touching the cue ball (general 31)")
+
+    def pass_turn(self, st: State, R: list, rule: str = "general 36", why: str = "") -> State:
+        nxt = 1 - st.at_table
+        if why:
+            R.append(Ruling(rule, f"{why}: {st.players[nxt]} to shoot"))
+        return self.begin_turn(st, nxt, R)
+
+    def legal_shot(self, st: State, shooter: int) -> State:
+        """A shot without a foul ends a run of consecutive fouls (6.14)."""
+        return replace(st, fouls=set_pair(st.fouls, shooter, 0))
+
+    def standard_foul(self, st: State, shooter: int, foul: Foul, R: list) -> tuple[State, bool]:
+        """Count the foul (6.14). Returns (state, serious): serious when it was the third
+        consecutive foul or unsportsmanlike conduct (6.16: a serious-foul penalty)."""
+        if foul.intentional:
+            if st.intent_warned[shooter]:
+                R.append(Ruling("general 28", f"Second intentional foul by "
+                                              f"{st.players[shooter]}: loss of the match"))
+                return replace(st, match_winner=1 - shooter, awaiting=None, at_table=None), True
+            st = replace(st, intent_warned=set_pair(st.intent_warned, shooter, True))
+            R.append(Ruling("general 28", f"Warning to {st.players[shooter]}: a second "
+                                          "intentional foul in this match loses the match"))
+        if foul.unsportsmanlike:
+            R.append(Ruling(foul.rule, f"Unsportsmanlike conduct ({foul.name}): the serious-foul "
+                                       "penalty applies; the referee may choose another (6.16)"))
+            return st, True
+        if not self.three_fouls:
+            return st, False
+        count = st.fouls[shooter] + 1
+        st = replace(st, fouls=set_pair(st.fouls, shooter, count))
+        return st, count >= 3

@@ -1,0 +1,159 @@
+"""Parsing of JSON input dicts into typed values (the contract in protocol/REFEREE.md).
+
+Only the form is checked here (types, ranges, known fields): a wrong form is `BadInput`.
+Whether the facts are possible on the current table is checked by the rules
+(`ImpossibleInput`), and whether they are legal is the rules' job (fouls).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import BadInput
+from .state import POCKETS
+
+# Fields any input may carry for the integrator's own use; the engine ignores them.
+PASSIVE_FIELDS = {"type", "t_us", "source", "comment"}
+
+INPUT_FIELDS = {
+    "match": {"game", "players", "race_to", "target", "break_order", "options"},
+    "lag": {"winner", "breaker"},
+    "call": {"ball", "pocket", "safety"},
+    "push_out": set(),
+    "shot": {"pocketed", "first_contact", "rail_after_contact", "object_balls_to_rail",
+             "cue_ball_to_rail", "off_table", "fouls", "replay"},
+    "option": {"choice"},
+    "rerack": {"cue_ball_in_rack_area", "ball_in_rack_area", "ball_behind_head_string"},
+    "undo": set(),
+    "stalemate": set(),
+    "interference": set(),
+}
+CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break")
+
+
+def input_type(inp) -> str:
+    if not isinstance(inp, dict):
+        raise BadInput("an input must be a JSON object")
+    kind = inp.get("type")
+    if not isinstance(kind, str) or kind not in INPUT_FIELDS:
+        raise BadInput(f"unknown input type {kind!r}")
+    extra = set(inp) - INPUT_FIELDS[kind] - PASSIVE_FIELDS
+    if extra:
+        raise BadInput(f"unknown field(s) for {kind}: {', '.join(sorted(map(str, extra)))}")
+    return kind
+
+
+def _is_int(x) -> bool:
+    return type(x) is int
+
+
+def get_int(d: dict, key: str, lo: int, hi: int, *, default=None):
+    if key not in d:
+        return default
+    x = d[key]
+    if not _is_int(x) or not lo <= x <= hi:
+        raise BadInput(f"{key} must be an integer from {lo} to {hi}")
+    return x
+
+
+def get_bool(d: dict, key: str, *, default=None):
+    if key not in d:
+        return default
+    x = d[key]
+    if type(x) is not bool:
+        raise BadInput(f"{key} must be true or false")
+    return x
+
+
+def get_str(d: dict, key: str, *, default=None):
+    if key not in d:
+        return default
+    x = d[key]
+    if not isinstance(x, str):
+        raise BadInput(f"{key} must be a string")
+    return x
+
+
+def get_pocket(d: dict, key: str = "pocket") -> str:
+    p = d.get(key)
+    if not isinstance(p, str) or p not in POCKETS:
+        raise BadInput(f"{key} must be one of {' '.join(POCKETS)}")
+    return p
+
+
+@dataclass(frozen=True)
+class Potted:
+    ball: int | None        # None: identity not sensed
+    pocket: str
+    rested_us: int | None = None  # general 30: time motionless on the lip before it fell
+    jammed: bool = False          # general 32: judged to drop from a jam
+
+
+@dataclass(frozen=True)
+class Shot:
+    pocketed: tuple[Potted, ...] = ()
+    first_contact: int | None = None
+    contact_reported: bool = False   # False: nobody said; the fair default applies
+    rail_after_contact: bool | None = None
+    object_balls_to_rail: int | None = None
+    cue_ball_to_rail: bool | None = None
+    off_table: tuple[int, ...] = ()
+    fouls: tuple[str, ...] = ()
+    replay: str | None = None        # general 30 / 34: shot void, replayed
+
+    @property
+    def balls(self) -> list[int]:
+        return [p.ball for p in self.pocketed]
+
+    @property
+    def objects_pocketed(self) -> set[int]:
+        return {p.ball for p in self.pocketed if p.ball}
+
+    @property
+    def scratch(self) -> bool:
+        return 0 in self.balls or 0 in self.off_table
+
+    def pocket_of(self, ball: int) -> str | None:
+        for p in self.pocketed:
+            if p.ball == ball:
+                return p.pocket
+        return None
+
+
+def parse_shot(d: dict) -> Shot:
+    raw = d.get("pocketed", [])
+    if not isinstance(raw, list):
+        raise BadInput("pocketed must be a list of {ball, pocket}")
+    potted = []
+    for item in raw:
+        if not isinstance(item, dict) or set(item) - {"ball", "pocket", "rested_us", "jammed"}:
+            raise BadInput("each pocketed entry is {ball, pocket} (ball may be omitted)")
+        ball = None if item.get("ball") is None else get_int(item, "ball", 0, 15)
+        potted.append(Potted(ball, get_pocket(item), get_int(item, "rested_us", 0, 2**63),
+                             bool(get_bool(item, "jammed", default=False))))
+    contact_reported = "first_contact" in d
+    first = None
+    if contact_reported and d["first_contact"] is not None:
+        first = get_int(d, "first_contact", 1, 15)
+    off = d.get("off_table", [])
+    if not isinstance(off, list) or not all(_is_int(b) and 0 <= b <= 15 for b in off):
+        raise BadInput("off_table must be a list of ball numbers 0-15")
+    fouls = d.get("fouls", [])
+    if not isinstance(fouls, list) or not all(isinstance(f, str) for f in fouls):
+        raise BadInput("fouls must be a list of rule numbers (strings)")
+    replay = d.get("replay")
+    if replay is True:
+        replay = "general 34"
+    if replay not in (None, False, "general 30", "general 34"):
+        raise BadInput("replay must be true, 'general 30' or 'general 34'")
+    return Shot(
+        pocketed=tuple(potted),
+        first_contact=first,
+        contact_reported=contact_reported,
+        rail_after_contact=get_bool(d, "rail_after_contact"),
+        object_balls_to_rail=get_int(d, "object_balls_to_rail", 0, 15),
+        cue_ball_to_rail=get_bool(d, "cue_ball_to_rail"),
+        off_table=tuple(off),
+        fouls=tuple(f.strip() for f in fouls),
+        replay=replay or None,
+    )

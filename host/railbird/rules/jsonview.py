@@ -1,0 +1,55 @@
+"""The output state dict of the JSONL contract (protocol/REFEREE.md)."""
+
+from __future__ import annotations
+
+from .fen import to_fen
+from .state import State
+
+
+def state_to_json(state: State, rulings=()) -> dict:
+    names = state.players
+
+    def per_player(pair):
+        return {names[0]: pair[0], names[1]: pair[1]}
+
+    def name(i):
+        return None if i is None else names[i]
+
+    if state.safety:
+        call = "safety"
+    elif state.push_out:
+        call = "push_out"
+    elif state.call:
+        call = {"ball": state.call[0], "pocket": state.call[1]}
+    else:
+        call = None
+    out = {
+        "game": state.game,
+        "players": list(names),
+        "rack": state.rack,
+        "inning": state.inning,
+        "at_table": name(state.at_table),
+        "breaker": name(state.breaker),
+        "breaking": state.breaking,
+        "awaiting": state.awaiting,
+        "ball_in_hand": state.ball_in_hand,
+        "call": call,
+        "push_out_allowed": state.push_out_allowed,
+        "balls_on_table": list(state.on_table),
+        "pocketed": list(state.pocketed),
+        "to_spot": list(state.to_spot),
+        "scores": per_player(state.scores),
+        "consecutive_fouls": per_player(state.fouls),
+        "rack_winner": name(state.rack_winner),
+        "match_winner": name(state.match_winner),
+    }
+    if state.game == "14.1":
+        out["run"] = per_player(state.run)
+        out["high_run"] = per_player(state.high_run)
+        out["points"] = per_player(state.credited)
+        out["penalties"] = per_player(state.penalties)
+    if state.game == "8-ball":
+        out["groups"] = per_player(state.groups)
+    out["rulings"] = [r if isinstance(r, dict) else r.as_dict() for r in rulings]
+    out["fen"] = to_fen(state)
+    return out

@@ -1,0 +1,138 @@
+"""The match layer: match set-up, the lag (1.2), racks, break order (general 35),
+race to N racks / target points, and the match winner. Mixed into every game."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .errors import BadInput, OutOfTurn
+from .inputs import get_int, get_str
+from .options import parse_options
+from .state import Ruling, State, add_pair
+
+BREAK_ORDERS = ("alternate", "winner", "loser", "trailing")
+
+
+class MatchLayer:
+    """Match-level behaviour shared by all games (overridden where a game differs)."""
+
+    # Set by each game.
+    name = ""
+    rack_size = 0
+    rack_scored = True           # False for 14.1 (points)
+    three_fouls = True
+    rule_lag = "1.2"
+    rule_break_order = "general 35"
+    rule_stalemate = "1.12"
+
+    def full_rack(self) -> tuple[int, ...]:
+        return tuple(range(1, self.rack_size + 1))
+
+    # -- set-up -----------------------------------------------------------------------
+    def new_match(self, inp: dict) -> State:
+        players = inp.get("players")
+        if (not isinstance(players, list) or len(players) != 2
+                or not all(isinstance(p, str) and p.strip() for p in players)):
+            raise BadInput("players must be a list of two names")
+        if players[0] == players[1]:
+            raise BadInput("the two players need different names")
+        key = "race_to" if self.rack_scored else "target"
+        wrong = "target" if self.rack_scored else "race_to"
+        if wrong in inp:
+            raise BadInput(f"{self.name} is played to {key}, not {wrong}")
+        goal = get_int(inp, key, 1, 100_000)
+        if goal is None:
+            raise BadInput(f"{self.name} needs {key}")
+        order = get_str(inp, "break_order", default="alternate")
+        if order not in BREAK_ORDERS:
+            raise BadInput(f"break_order must be one of {', '.join(BREAK_ORDERS)}")
+        return State(
+            game=self.name, players=(players[0], players[1]), goal=goal, break_order=order,
+            options=parse_options(inp.get("options"), self.name), awaiting="lag",
+            on_table=self.full_rack(),
+        )
+
+    def player_index(self, st: State, inp: dict, key: str, default=None) -> int:
+        if key not in inp:
+            if default is None:
+                raise BadInput(f"{key} is required")
+            return default
+        who = inp[key]
+        if type(who) is int and who in (0, 1):
+            return who
+        if isinstance(who, str) and who in st.players:
+            return st.players.index(who)
+        raise BadInput(f"{key} must be one of the players: {st.players[0]}, {st.players[1]}")
+
+    # -- lag (1.2; 9.1, 4.1, 4.12) ------------------------------------------------------
+    def on_lag(self, st: State, inp: dict, R: list) -> State:
+        if st.awaiting != "lag":
+            raise OutOfTurn("no lag is due")
+        winner = self.player_index(st, inp, "winner")
+        breaker = self.player_index(st, inp, "breaker", default=winner)
+        R.append(Ruling(self.rule_lag, f"{st.players[winner]} wins the lag and chooses "
+                                       f"{st.players[breaker]} to break"))
+        return self.set_up_rack(replace(st, awaiting=None), breaker, R, new_rack=False)
+
+    # -- racks ---------------------------------------------------------------------------
+    def set_up_rack(self, st: State, breaker: int, R: list, *, new_rack: bool = True) -> State:
+        """Rack all balls for a break by `breaker` (cue ball in hand behind the head
+        string: 9.3.1, 4.3.1)."""
+        fouls = (0, 0) if self.rack_scored else st.fouls  # 6.14: one rack in rack games
+        st = replace(
+            st, rack=st.rack + 1 if new_rack else st.rack, breaker=breaker, breaking=True,
+            ball_in_hand="kitchen", on_table=self.full_rack(), pocketed=(), to_spot=(),
+            call=None, safety=False, push_out=False, push_out_allowed=False, fresh_rack=False,
+            groups=(None, None), fouls=fouls, awaiting=None,
+        )
+        return self.begin_turn(st, breaker, R)
+
+    def begin_turn(self, st: State, player: int, R: list) -> State:
+        """A player comes to the table: a new inning (general 36), his run starts at 0,
+        and he is warned when on two fouls (6.14) so a third always counts."""
+        run = (0, st.run[1]) if player == 0 else (st.run[0], 0)
+        st = replace(st, at_table=player, inning=st.inning + 1, run=run)
+        if self.three_fouls and st.fouls[player] == 2:
+            R.append(Ruling("6.14", f"Warning: {st.players[player]} is on two fouls; "
+                                    f"a third consecutive foul {self.third_foul_text}"))
+        return st
+
+    third_foul_text = "loses the rack"
+
+    def next_breaker(self, st: State, winner: int) -> int:
+        """General 35 (and 9.1/2.1: alternate breaks are the WPA standard)."""
+        order = st.break_order
+        if order == "winner":
+            return winner
+        if order == "loser":
+            return 1 - winner
+        if order == "trailing" and st.scores[0] != st.scores[1]:
+            return 0 if st.scores[0] < st.scores[1] else 1
+        return 1 - st.breaker  # alternate (also a tie under "trailing")
+
+    def end_rack(self, st: State, winner: int, R: list, rule: str, why: str) -> State:
+        st = replace(st, scores=add_pair(st.scores, winner, 1), rack_winner=winner)
+        R.append(Ruling(rule, f"{st.players[winner]} wins rack {st.rack}: {why}"))
+        if st.scores[winner] >= st.goal:
+            R.append(Ruling("match", f"{st.players[winner]} wins the match "
+                                     f"{st.scores[winner]}-{st.scores[1 - winner]}"))
+            return replace(st, match_winner=winner, awaiting=None, at_table=None,
+                           ball_in_hand=None, breaking=False, push_out_allowed=False)
+        breaker = self.next_breaker(st, winner)
+        R.append(Ruling(self.rule_break_order, f"{st.players[breaker]} breaks rack "
+                                               f"{st.rack + 1} ({st.break_order} break)"))
+        return self.set_up_rack(st, breaker, R)
+
+    # -- stalemate and unrestorable interference ----------------------------------------
+    def on_stalemate(self, st: State, R: list) -> State:
+        """1.12 / 9.12 / 2.9 / 3.11: the original breaker of the rack breaks again."""
+        R.append(Ruling(self.rule_stalemate, f"Stalemate: rack replayed, {st.players[st.breaker]} "
+                                             f"breaks again"))
+        return self.set_up_rack(st, st.breaker, R, new_rack=False)
+
+    def on_interference(self, st: State, R: list) -> State:
+        """General 34: the position cannot be restored; the game is replayed with the
+        same player breaking."""
+        R.append(Ruling("general 34", "Outside interference, position cannot be restored: "
+                                      f"rack replayed, {st.players[st.breaker]} breaks"))
+        return self.set_up_rack(st, st.breaker, R, new_rack=False)

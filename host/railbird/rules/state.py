@@ -1,0 +1,108 @@
+"""Game state: plain immutable data (DESIGN.md §6).
+
+Players are indices 0 and 1 into `players`. Per-player values are pairs. Ball sets are
+sorted tuples, except `to_spot`, which is in spotting order (general rule 31: ascending,
+lowest nearest the foot spot).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .options import option_value
+
+POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")  # DESIGN.md §3
+BALL_IN_HAND = (None, "anywhere", "kitchen")
+# The decision a player (or the referee) must make before play continues.
+AWAITING = (
+    None,
+    "lag",                 # 1.2: who breaks the first rack (or after a 14.1 stalemate)
+    "shoot_or_pass",       # 9.4 / 9.6 / 9.7 (and 2.4): incoming player's option
+    "accept_or_rebreak",   # 4.3 / 4.10: opponent of a 14.1 breaking foul
+    "rerack",              # 4.4 / 4.8: referee's answers about the rack area
+    "spot_or_rebreak",     # 8-ball 3.3: breaker pocketed the 8 on a legal break
+    "spot_or_break",       # 8-ball 3.3: 8 pocketed with a scratch on the break
+    "accept_or_break",     # 8-ball 3.3: illegal break
+)
+GROUPS = (None, "solids", "stripes")
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """One decision of the engine and the rule that produced it."""
+
+    rule: str
+    text: str
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class State:
+    game: str
+    players: tuple[str, str]
+    goal: int                      # race_to (rack games) or target points (14.1)
+    break_order: str               # general 35: alternate | winner | loser | trailing
+    options: tuple[tuple[str, object], ...] = ()
+    awaiting: str | None = "lag"
+    rack: int = 1
+    breaker: int | None = None     # who broke (or breaks) this rack; 9.12 re-break
+    at_table: int | None = None
+    breaking: bool = False         # the next shot is a break shot
+    ball_in_hand: str | None = None
+    on_table: tuple[int, ...] = ()
+    pocketed: tuple[int, ...] = ()  # out of play: pocketed, or off the table and not spotted
+    to_spot: tuple[int, ...] = ()   # referee must spot these before the next shot
+    call: tuple[int, str] | None = None
+    safety: bool = False
+    push_out: bool = False
+    push_out_allowed: bool = False
+    fresh_rack: bool = False       # 14.1: 14 balls just re-racked, untouched (4.6 apex)
+    groups: tuple[str | None, str | None] = (None, None)  # 8-ball 3.4
+    fouls: tuple[int, int] = (0, 0)           # consecutive standard fouls (6.14)
+    intent_warned: tuple[bool, bool] = (False, False)  # general 28
+    scores: tuple[int, int] = (0, 0)
+    credited: tuple[int, int] = (0, 0)        # 14.1 points credited
+    penalties: tuple[int, int] = (0, 0)       # 14.1 points deducted
+    run: tuple[int, int] = (0, 0)
+    high_run: tuple[int, int] = (0, 0)
+    inning: int = 0
+    rack_winner: int | None = None  # set only by the input that ended a rack
+    match_winner: int | None = None
+
+    def opt(self, name: str):
+        return option_value(self.options, name)
+
+    def other(self, player: int) -> int:
+        return 1 - player
+
+    @property
+    def over(self) -> bool:
+        return self.match_winner is not None
+
+
+def set_pair(pair: tuple, i: int, value) -> tuple:
+    return (value, pair[1]) if i == 0 else (pair[0], value)
+
+
+def add_pair(pair: tuple, i: int, delta: int) -> tuple:
+    return set_pair(pair, i, pair[i] + delta)
+
+
+def move_balls(st: State, balls, *, to: str) -> State:
+    """Move balls between on_table / pocketed / to_spot, keeping every ball in exactly one
+    place (the rack-size invariant). `to` is 'pocketed', 'to_spot' or 'on_table'."""
+    balls = set(balls)
+    if not balls:
+        return st
+    on = set(st.on_table) - balls
+    out = set(st.pocketed) - balls
+    spot = [b for b in st.to_spot if b not in balls]
+    if to == "pocketed":
+        out |= balls
+    elif to == "on_table":
+        on |= balls
+    else:
+        spot = sorted(set(spot) | balls)  # general 31: lowest number nearest the foot spot
+    return replace(st, on_table=tuple(sorted(on)), pocketed=tuple(sorted(out)), to_spot=tuple(spot))

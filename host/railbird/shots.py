@@ -1,0 +1,181 @@
+"""Shot assembly: a table's ordered timeline -> shots (DESIGN.md §1.4, docs/shots.md).
+
+A shot opens at the first activity (drop, cue or rail event) while the table is at rest and
+closes when the table has been quiet (no activity) for `quiet_us`; its `end` is the time of
+its last activity. `jam` and `lost` events are not activity: they become warnings of the
+open shot, or of the next shot when the table is at rest. The assembler is a pure function of
+the event sequence plus explicit `advance(now)` calls, so replays are exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+ACTIVITY = ("drop", "cue", "rail")
+
+
+@dataclass(frozen=True)
+class ShotParams:
+    quiet_us: int = 5_000_000        # rest that ends a shot (= rule 30's 5 s by default)
+    lip_rest_us: int = 5_000_000     # rest before a lone drop that flags it (general rule 30)
+    cue_before_us: int = 3_000_000   # a cue event pairs with a drop at most this much earlier
+    cue_after_us: int = 100_000      # ... or this much later (clock skew between nodes)
+    break_window_us: int = 2_000_000  # rail clusters counted for object_balls_to_rail
+    rail_merge_us: int = 100_000     # hits on one rail closer than this count as one ball
+    max_object_balls: int = 15
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "ShotParams":
+        d = dict(d or {})
+        known = set(asdict(cls()))
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown shot parameter(s): {', '.join(sorted(unknown))}")
+        return cls(**{k: int(v) for k, v in d.items()})
+
+
+class _Open:
+    __slots__ = ("events", "start", "last", "rest_before", "warnings")
+
+    def __init__(self, ev, rest_before, warnings):
+        self.events = [ev]
+        self.start = ev.t
+        self.last = ev.t
+        self.rest_before = rest_before
+        self.warnings = warnings
+
+
+class ShotAssembler:
+    """Assembles the shots of one table."""
+
+    def __init__(self, table: str, params: ShotParams | None = None, first_n: int = 1):
+        self.table = table
+        self.p = params or ShotParams()
+        self.n = first_n
+        self.cur: _Open | None = None
+        self.last_activity: int | None = None
+        self.pending_warnings: list[str] = []
+
+    # -- input -------------------------------------------------------------------------
+    def feed(self, ev) -> list[dict]:
+        out = []
+        if self.cur is not None and ev.t >= self.cur.last + self.p.quiet_us:
+            out.append(self._close())
+        if ev.kind in ACTIVITY:
+            if self.cur is None:
+                rest = None if self.last_activity is None else ev.t - self.last_activity
+                self.cur = _Open(ev, rest, self.pending_warnings)
+                self.pending_warnings = []
+            else:
+                self.cur.events.append(ev)
+                self.cur.last = ev.t
+            self.last_activity = ev.t
+        else:
+            w = _warning_for(ev)
+            (self.cur.warnings if self.cur is not None else self.pending_warnings).append(w)
+        return out
+
+    def warn(self, text: str) -> None:
+        """A warning from outside the sensors (late event, unsynced node)."""
+        (self.cur.warnings if self.cur is not None else self.pending_warnings).append(text)
+
+    def advance(self, now: int) -> list[dict]:
+        """Table time has reached `now` with no further events before it."""
+        if self.cur is not None and now >= self.cur.last + self.p.quiet_us:
+            return [self._close()]
+        return []
+
+    def flush(self) -> list[dict]:
+        return [self._close()] if self.cur is not None else []
+
+    @property
+    def open(self) -> bool:
+        return self.cur is not None
+
+    # -- assembly ----------------------------------------------------------------------
+    def _close(self) -> dict:
+        cur, self.cur = self.cur, None
+        shot = assemble(self.table, self.n, cur.events, cur.rest_before, cur.warnings, self.p)
+        self.n += 1
+        return shot
+
+
+def _warning_for(ev) -> str:
+    if ev.kind == "jam":
+        return f"jam: pocket {ev.pocket} blocked {(ev.dur or 0) / 1e6:.1f} s (pocket full?)"
+    where = f"pocket {ev.pocket}" if ev.pocket else f"rail {ev.rail}"
+    return f"lost: {where} missed {ev.n} edge(s); a ball may be missing from the facts"
+
+
+def assemble(table: str, n: int, events: list, rest_before, warnings: list,
+             p: ShotParams) -> dict:
+    """The facts of one shot from its activity events (in timeline order)."""
+    drops = [e for e in events if e.kind == "drop"]
+    cues = [e for e in events if e.kind == "cue"]
+    rails = [e for e in events if e.kind == "rail"]
+    warnings = list(warnings)
+
+    pocketed = [{"ball": None, "pocket": e.pocket, "t": e.t, "source": "sensed"} for e in drops]
+    # Pair each cue-detector event with the nearest unpaired drop before it (or just after
+    # it, for skew between nodes): that drop was the cue ball.
+    for c in cues:
+        best = None
+        for i, e in enumerate(drops):
+            if pocketed[i]["ball"] is not None:
+                continue
+            dt = c.t - e.t
+            if -p.cue_after_us <= dt <= p.cue_before_us:
+                if best is None or abs(dt) < abs(c.t - drops[best].t):
+                    best = i
+        if best is None:
+            warnings.append("cue: cue ball seen in the return without a pocket drop; "
+                            "scratch assumed, pocket unknown")
+            pocketed.append({"ball": 0, "pocket": None, "t": c.t, "source": "sensed"})
+        else:
+            pocketed[best]["ball"] = 0
+            pocketed[best]["source"] = "inferred"
+    pocketed.sort(key=lambda x: (x["t"], x["pocket"] or ""))
+
+    # General rule 30: a ball that drops after the table was at rest for 5 s, with no other
+    # activity, may have been hanging on the lip rather than shot in.
+    first = events[0]
+    lip = (first.kind == "drop" and not rails
+           and (rest_before is None or rest_before >= p.lip_rest_us))
+    if lip:
+        for x in pocketed:
+            if x["ball"] != 0 and x["pocket"] is not None:
+                x["lip"] = True
+        rest = "an unknown time" if rest_before is None else f"{rest_before / 1e6:.1f} s"
+        warnings.append(f"lip: ball dropped in {first.pocket} after the table was at rest "
+                        f"{rest} with no other activity; possibly not a shot (rule 30)")
+
+    rail_facts = [{"rail": e.rail, "t": e.t, "amp": e.amp, "source": "sensed"} for e in rails]
+    distinct = len({e.rail for e in rails})
+
+    # Object balls to a rail: clusters of hits (one rail, within rail_merge_us) in the first
+    # break_window_us of the shot; each cluster is taken as one ball.
+    clusters = 0
+    last_hit: dict = {}
+    for e in rails:
+        if e.t - events[0].t > p.break_window_us:
+            break
+        prev = last_hit.get(e.rail)
+        if prev is None or e.t - prev > p.rail_merge_us:
+            clusters += 1
+        last_hit[e.rail] = e.t
+    obr = min(clusters, p.max_object_balls)
+
+    return {
+        "table": table,
+        "n": n,
+        "start": events[0].t,
+        "end": events[-1].t,
+        "pocketed": pocketed,
+        "rails": rail_facts,
+        "distinct_rails": distinct,
+        "object_balls_to_rail": obr,
+        "warnings": warnings,
+        "sources": {"start": "sensed", "end": "sensed", "distinct_rails": "sensed",
+                    "object_balls_to_rail": "inferred"},
+        "rest_before": rest_before,
+    }

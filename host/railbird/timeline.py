@@ -1,0 +1,162 @@
+"""Per-table timeline: dedup by (node, boot, seq) and merge in table-time order.
+
+Events of all the table's nodes go into a heap. An event is released (in order of the key
+(t, node, boot, seq)) once the table's event-time watermark — the largest table time seen so
+far minus the reorder window — has passed it, or when the daemon advances time explicitly
+(`advance(now)`, used when the table has been idle) or at the end of input (`flush()`).
+
+- duplicate: (node, boot, seq) seen before -> dropped and counted.
+- reordered: arrived with a time below the largest seen so far, but inside the window.
+- late: arrived with a time below the last released event; it cannot be put in order any
+  more. It is returned to the caller (journalled, flagged) and never enters the timeline.
+
+Given the same set of events, any arrival order in which every event arrives before the
+watermark passes it yields the same released sequence (property-tested).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+DEFAULT_WINDOW_US = 500_000
+SEEN_SET_MAX = 4096
+
+
+class Event:
+    """One sensor event on the table's time axis."""
+
+    __slots__ = ("t", "node", "boot", "seq", "kind", "pocket", "rail", "amp", "dur", "n",
+                 "t_node", "synced")
+
+    def __init__(self, t, node, boot, seq, kind, pocket=None, rail=None, amp=None, dur=None,
+                 n=None, t_node=None, synced=True):
+        self.t = t
+        self.node = node
+        self.boot = boot
+        self.seq = seq
+        self.kind = kind
+        self.pocket = pocket
+        self.rail = rail
+        self.amp = amp
+        self.dur = dur
+        self.n = n
+        self.t_node = t if t_node is None else t_node
+        self.synced = synced
+
+    @property
+    def key(self):
+        return (self.t, self.node, self.boot, self.seq)
+
+    def __lt__(self, other):
+        return self.key < other.key
+
+    def __eq__(self, other):
+        return isinstance(other, Event) and self.to_dict() == other.to_dict()
+
+    def to_dict(self) -> dict:
+        d = {"t": self.t, "node": self.node, "boot": self.boot, "seq": self.seq,
+             "kind": self.kind}
+        for k in ("pocket", "rail", "amp", "dur", "n"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        return d
+
+    def __repr__(self):
+        return f"Event({self.to_dict()})"
+
+
+class SeqSet:
+    """Seen sequence numbers of one (node, boot): a floor below which all are seen plus the
+    sparse set above it. Bounded: past SEEN_SET_MAX entries the floor jumps to the smallest
+    seen seq (a seq below it arriving later is then treated as already seen)."""
+
+    __slots__ = ("floor", "above")
+
+    def __init__(self):
+        self.floor = 0
+        self.above = set()
+
+    def add(self, seq: int) -> bool:
+        """True if new."""
+        if seq < self.floor or seq in self.above:
+            return False
+        if seq == self.floor:
+            self.floor += 1
+            above = self.above
+            while self.floor in above:
+                above.discard(self.floor)
+                self.floor += 1
+        else:
+            self.above.add(seq)
+            if len(self.above) > SEEN_SET_MAX:
+                self.floor = min(self.above)
+                while self.floor in self.above:
+                    self.above.discard(self.floor)
+                    self.floor += 1
+        return True
+
+
+class Timeline:
+    """The merged, ordered event stream of one table."""
+
+    def __init__(self, window_us: int = DEFAULT_WINDOW_US):
+        self.window_us = int(window_us)
+        self._heap: list = []
+        self._seen: dict = {}
+        self.max_seen = None  # largest table time received
+        self.released_t = None  # key of the last released event
+        self.counts = {"events": 0, "duplicate": 0, "reordered": 0, "late": 0, "released": 0}
+
+    def push(self, ev: Event) -> str:
+        """Offer one event: returns 'ok', 'reordered', 'duplicate' or 'late'."""
+        k = (ev.node, ev.boot)
+        seen = self._seen.get(k)
+        if seen is None:
+            seen = self._seen[k] = SeqSet()
+        if not seen.add(ev.seq):
+            self.counts["duplicate"] += 1
+            return "duplicate"
+        self.counts["events"] += 1
+        if self.released_t is not None and ev.key < self.released_t:
+            self.counts["late"] += 1
+            return "late"
+        status = "ok"
+        if self.max_seen is not None and ev.t < self.max_seen:
+            self.counts["reordered"] += 1
+            status = "reordered"
+        else:
+            self.max_seen = ev.t
+        heapq.heappush(self._heap, ev)
+        return status
+
+    def release(self, upto: int | None = None) -> list:
+        """Pop the events whose time is <= `upto` (default: the watermark)."""
+        if upto is None:
+            if self.max_seen is None:
+                return []
+            upto = self.max_seen - self.window_us
+        out = []
+        heap = self._heap
+        while heap and heap[0].t <= upto:
+            out.append(heapq.heappop(heap))
+        if out:
+            self.released_t = out[-1].key
+            self.counts["released"] += len(out)
+        return out
+
+    def flush(self) -> list:
+        """Release everything held (end of input)."""
+        out = sorted(self._heap)
+        self._heap = []
+        if out:
+            self.released_t = out[-1].key
+            self.counts["released"] += len(out)
+        return out
+
+    @property
+    def pending(self) -> int:
+        return len(self._heap)
+
+    def earliest_pending(self):
+        return self._heap[0].t if self._heap else None
