@@ -3,14 +3,15 @@ classification and lost-edge detection in task code.
 
 Interface (stable):
     Beam(hw, clock, emit, ch, kind="beam", code=None, debounce_us=2000, gap_us=None,
-         jam_us=2000000, settle_us=100000)
+         jam_us=2000000)
         kind  "beam" (pocket beam ch -> emits K_DROP) or "cue" (emits K_CUE)
         emit  emit(t, kind_code, ch_code, val) e.g. EventRing.push (task context only)
         code  channel code put in events (default ch, or ring.CH_CUE for the cue)
     .poll(now=None)       drain edges, emit drop/cue/jam/lost; call every few ms
-    .configure(debounce_us=None, gap_us=None, jam_us=None, settle_us=None)  live
+    .configure(debounce_us=None, gap_us=None, jam_us=None)  live
     .close()              remove the IRQ handler
-    counters: .events .glitches .jams .lost_edges .ring_overflow .irq_calls (cumulative)
+    counters: .events .glitches .jams .lost_edges .ring_overflow .irq_calls .stale_edges
+              (cumulative; stale_edges/2 ~ pulses that ended before their handler ran)
     EDGES_PER_CHANNEL = 16 edge slots per channel
 
 IRQ path (`_on_edge`, bound once at init): reads ticks_us and the pin level and stores
@@ -21,15 +22,16 @@ run with the heap locked during GC. If the ring is full the edge is counted and 
 Debounce (docs/firmware-sensing.md derives the numbers): a "run" starts at a blocked edge;
 a clear gap shorter than gap_us (default = debounce_us = 2 ms) is merged into the run;
 once the beam has been clear for gap_us the run ends, and it becomes one event with
-t = run start, dur = blocked span, unless it was shorter than debounce_us (a glitch,
-counted, dropped). A run blocked for jam_us emits one `jam` (t = run start, dur = blocked
+t = run start, dur = run span (first blocked edge to last clear edge), unless the beam
+was blocked for less than debounce_us in total over the run (chatter or a glitch:
+counted in .glitches, dropped). A run blocked for jam_us emits one `jam` (t = run start, dur = blocked
 time at declaration); when it finally clears, the `drop` follows with the full dur.
 
 Lost edges (DESIGN §4: the soft-IRQ queue holds 8; overflowing pin edges vanish): each
 poll compares the hardware counter (PCNT, both edges) with the edges the handler stored.
-In-flight handlers make a transient positive difference, so `lost` (val = n) is emitted
-only when a deficit of at least n persisted for settle_us; then the beam state is resynced
-from the pin level.
+In-flight handlers make a transient positive difference, so a deficit is confirmed with a
+probe queued behind them (LostCheck); a confirmed loss emits `lost` (val = n) and the
+beam state is resynced from the pin level.
 """
 
 from array import array
@@ -53,54 +55,105 @@ _BLOCKED = const(1)
 _GAP = const(2)
 
 
-class LostCheck:
-    """Pulse-counter cross-check shared by beams and rails (task code)."""
+class Barrier:
+    """One outstanding probe per board, queued with hw.schedule() into the SAME FIFO as
+    the pin handlers (mp_sched_schedule on ESP32). When probe k has run, every handler
+    queued before probe k was queued has run or was dropped. Only one probe is ever in
+    the queue, so probes take at most one of its 8 slots (DESIGN §4)."""
 
-    def __init__(self, counter, settle_us):
+    def __init__(self, hw):
+        self._sched = hw.schedule
+        self.done = 0
+        self.pending = False
+        self._cb = self._ran  # bound once
+
+    def _ran(self, _arg):
+        # Scheduler context: no allocation.
+        self.done += 1
+        self.pending = False
+
+    def request(self):
+        """Return the `done` value that proves a probe queued after this call has run,
+        or -1 if the queue is full (try again next poll)."""
+        if self.pending:
+            return self.done + 2  # the queued one predates this call: need the next
+        if self._sched(self._cb, 0):
+            self.pending = True
+            return self.done + 1
+        return -1
+
+    def kick(self):
+        if not self.pending:
+            if self._sched(self._cb, 0):
+                self.pending = True
+
+
+def barrier(hw):
+    b = getattr(hw, "_rb_barrier", None)
+    if b is None:
+        b = Barrier(hw)
+        hw._rb_barrier = b
+    return b
+
+
+class LostCheck:
+    """Pulse-counter cross-check shared by beams and rails (task code).
+
+    A deficit (counted > stored edges) is either real (handler dropped: queue overflow,
+    edge ring full) or in flight (handler queued, not run yet: the VM may be busy with a
+    long flash write). Instead of a guessed timeout, the deficit counted at time A is
+    confirmed once a Barrier probe queued after A has run: every handler for an edge
+    before A has then run or was lost, so counted(A) - stored(now) is a lost count
+    (never too high; if too low, the rest shows up at the next check).
+    """
+
+    def __init__(self, hw, counter):
         self.counter = counter
-        self.settle_us = settle_us
+        self._bar = barrier(hw)
         self._last = counter.value() if counter is not None else 0
         self._counted = 0
-        self._seen = 0
+        self._seen = 0  # cumulative stored edges
+        self._w_last = 0
         self._acc = 0  # deficit already reported (or absorbed)
-        self._since = -1
-        self._dmin = 0
+        self._target = 0  # barrier generation to wait for; 0 = idle
+        self._pcount = 0
 
-    def start(self, seen_total):
-        self._seen = seen_total
-
-    def check(self, now, seen_total, counter_value):
-        """seen_total: cumulative edges stored (read BEFORE counter_value). Returns the
-        number of edges to report as lost now (0 usually)."""
+    def check(self, w, counter_value):
+        """w: the channel's stored-edge count (src._w) read BEFORE counter_value.
+        Returns the number of edges to report as lost now (usually 0)."""
         c = self.counter
         if c is None:
             return 0
+        self._seen += (w - self._w_last) & _WRAP
+        self._w_last = w
         self._counted += (counter_value - self._last) % c.modulus
         self._last = counter_value
-        d = self._counted - seen_total - self._acc
-        if d <= 0:
-            if d < 0:
-                # Seen more than counted: the PCNT glitch filter ate a pulse the GPIO saw.
-                self._acc += d
-            self._since = -1
-            return 0
-        if self._since < 0:
-            self._since = now
-            self._dmin = d
-            return 0
-        if d < self._dmin:
-            self._dmin = d
-        if now - self._since < self.settle_us:
-            return 0
-        n = self._dmin
-        self._acc += n
-        self._since = -1
+        n = 0
+        bar = self._bar
+        if self._target > 0:
+            if bar.done >= self._target:
+                d = self._pcount - self._seen - self._acc
+                if d > 0:
+                    n = d
+                    self._acc += d
+                self._target = 0
+            elif not bar.pending:
+                bar.kick()  # an earlier request failed or was the older probe
+        d = self._counted - self._seen - self._acc
+        if d < 0:
+            # Stored more than counted: the PCNT glitch filter ate a pulse the GPIO saw.
+            self._acc += d
+        elif d > 0 and self._target == 0:
+            t = bar.request()
+            if t > 0:
+                self._pcount = self._counted
+                self._target = t
         return n
 
 
 class Beam:
     def __init__(self, hw, clock, emit, ch, kind="beam", code=None, debounce_us=2000,
-                 gap_us=None, jam_us=2000000, settle_us=100000):
+                 gap_us=None, jam_us=2000000):
         self._hw = hw
         self._clock = clock
         self._emit = emit
@@ -124,20 +177,20 @@ class Beam:
         self._ovf = 0
         self._ticks = hw.ticks_us  # bound once: the handler does no attribute lookups
         # Task-side state.
-        self._w_seen = 0
-        self._seen_total = 0
         self._st = _CLEAR
         self._start = 0
+        self._seg = 0
+        self._blk = 0  # blocked time summed over the run's segments
         self._gap_t = 0
         self._jam_sent = False
         self.events = 0
         self.glitches = 0
         self.jams = 0
         self.lost_edges = 0
-        self._lost = LostCheck(hw.counter(kind, ch), settle_us)
+        self.stale_edges = 0
+        self._lost = LostCheck(hw, hw.counter(kind, ch))
         if self._pin.value() == self._blocked:  # blocked at boot: a jam if it stays
-            self._st = _BLOCKED
-            self._start = clock.now()
+            self._begin(clock.now())
         self._irq = self._on_edge  # bound method allocated here, not per edge
         hw.set_irq(kind, ch, self._irq)
 
@@ -163,7 +216,7 @@ class Beam:
     def irq_calls(self):
         return self._calls
 
-    def configure(self, debounce_us=None, gap_us=None, jam_us=None, settle_us=None):
+    def configure(self, debounce_us=None, gap_us=None, jam_us=None):
         if debounce_us is not None:
             self.glitch_us = debounce_us
             if gap_us is None:
@@ -172,8 +225,6 @@ class Beam:
             self.gap_us = gap_us
         if jam_us is not None:
             self.jam_us = jam_us
-        if settle_us is not None:
-            self._lost.settle_us = settle_us
 
     def close(self):
         self._hw.set_irq(self.kind, self.ch, None)
@@ -197,10 +248,8 @@ class Beam:
             r = (r + 1) & _WRAP
             self._r = r  # free the slot at once
             self._level(t, b)
-        self._seen_total += (w - self._w_seen) & _WRAP
-        self._w_seen = w
         self._timers(now)
-        n = self._lost.check(now, self._seen_total, cv)
+        n = self._lost.check(w, cv)
         if n:
             self.lost_edges += n
             self._emit(now, K_LOST, self.code, n)
@@ -218,22 +267,31 @@ class Beam:
             elif st == _GAP:
                 if t - self._gap_t < self.gap_us:
                     self._st = _BLOCKED  # short gap: bounce, same ball
+                    self._seg = t
                 else:
                     self._finish()
                     self._begin(t)
         elif st == _BLOCKED:
             self._gap_t = t
+            self._blk += t - self._seg
             self._st = _GAP
+        else:
+            # A "clear" edge while clear: the pulse ended before its handler ran (a glitch
+            # shorter than the IRQ latency, or a ball inside a long VM stall). Its timing
+            # is gone; count it so status shows it (2 stale edges per hidden pulse).
+            self.stale_edges += 1
 
     def _begin(self, t):
         self._st = _BLOCKED
         self._start = t
+        self._seg = t
+        self._blk = 0
         self._jam_sent = False
 
     def _finish(self):
         self._st = _CLEAR
         dur = self._gap_t - self._start
-        if dur < self.glitch_us and not self._jam_sent:
+        if self._blk < self.glitch_us and not self._jam_sent:
             self.glitches += 1
             return
         self.events += 1

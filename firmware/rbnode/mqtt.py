@@ -315,6 +315,7 @@ class MQTTClient:
         self.on_puback = on_puback
         self.on_resend = on_resend
         self._last_try = ticks_ms()
+        self._stopped = False
         self.state = DISCONNECTED
         # In-flight window: list of [pid, topic, payload, retain, sent_ms], oldest first.
         self.inflight = []
@@ -414,6 +415,10 @@ class MQTTClient:
             await self._close()
             self.state = DISCONNECTED
             raise e
+        if self._stopped:
+            await self._close()
+            self.state = STOPPED
+            raise MQTTError("stopped")
         self._down = asyncio.Event()
         self.state = CONNECTED
         return sp
@@ -512,7 +517,7 @@ class MQTTClient:
     # -- public API --------------------------------------------------------------------
     async def run(self):
         """Connect, serve, and reconnect with capped exponential backoff until stop()."""
-        while self.state != STOPPED:
+        while not self._stopped:
             try:
                 await self.connect()
             except Exception as e:
@@ -531,18 +536,20 @@ class MQTTClient:
             rx = asyncio.create_task(self._rx_loop())
             ka = asyncio.create_task(self._keepalive_loop())
             try:
-                await self._after_connect()
-                self._up.set()
-                if self.on_connect:
-                    self.on_connect()
-            except Exception as e:
-                self._lost("after connect: %r" % (e,))
-            await self._down.wait()
-            for t in (rx, ka):
                 try:
-                    t.cancel()
-                except Exception:
-                    pass
+                    await self._after_connect()
+                    self._up.set()
+                    if self.on_connect:
+                        self.on_connect()
+                except Exception as e:
+                    self._lost("after connect: %r" % (e,))
+                await self._down.wait()
+            finally:
+                rx.cancel()
+                ka.cancel()
+                self._up.clear()
+                if self.state == CONNECTED:
+                    self.state = DISCONNECTED
             await self._close()
             self._slot.set()
 
@@ -580,6 +587,7 @@ class MQTTClient:
     async def disconnect(self):
         """Send DISCONNECT (the broker then discards the will, 3.14.4) and stop."""
         was = self.state == CONNECTED
+        self._stopped = True
         self.state = STOPPED
         if was:
             try:
@@ -591,5 +599,6 @@ class MQTTClient:
 
     def stop(self):
         """Stop without DISCONNECT (the broker publishes the will)."""
+        self._stopped = True
         self.state = STOPPED
         self._down.set()

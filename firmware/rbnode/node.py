@@ -110,6 +110,7 @@ class Node:
         self._status_now = asyncio.Event()
         self._birth_hash = None
         self._base = None
+        self._window = dev["max_inflight"] - 1 if dev["max_inflight"] > 1 else 1
         self._sync_burst = 3
         self._sync_result = None
         self.sup = Supervisor(hw, dev["wdt_ms"], enable=dev["wdt"])
@@ -277,7 +278,8 @@ class Node:
         while not self._stopping:
             self.sup.beat("publisher")
             r = self.ring
-            if not m.isconnected() or m.inflight_count() >= m.max_inflight:
+            # one in-flight slot stays free for birth/status/sync results
+            if not m.isconnected() or m.inflight_count() >= self._window:
                 if len(r) * 4 >= r.capacity * 3:
                     self._spill_some(r.capacity // 4)
                 await _sleep_ms(10)
@@ -438,17 +440,20 @@ class Node:
         last = self.clock.now()
         while not self._stopping:
             self.sup.beat("status")
-            now = self.clock.now()
-            due = now - last >= self.cfg["status_period_s"] * 1000000
-            if m.isconnected() and (due or self._status_now.is_set()):
-                self._status_now.clear()
-                last = now
+            # never wait for an in-flight slot here (the publisher leaves one free)
+            if m.isconnected() and m.inflight_count() < m.max_inflight:
+                now = self.clock.now()
                 if self._birth_hash != self.cfg_hash:
                     self._birth_hash = self.cfg_hash
                     await m.publish(self.t_birth, codec.encode("birth", self.birth_msg()), 1,
                                     True)
-                await m.publish(self.t_status, codec.encode("status", self.status_msg()), 1,
-                                True)
+                elif self._status_now.is_set() or \
+                        now - last >= self.cfg["status_period_s"] * 1000000:
+                    self._status_now.clear()
+                    last = now
+                    await m.publish(self.t_status, codec.encode("status", self.status_msg()),
+                                    1, True)
+                    continue
             await _sleep_ms(100)
 
     # -- time sync ----------------------------------------------------------------------------
@@ -524,7 +529,7 @@ class Node:
         """The coroutines of a running node (main.py / simnode gather them)."""
         s = self.sup
         s.register("sensor", 2000)
-        s.register("publisher", 30000)  # may wait for an in-flight slot for a while
+        s.register("publisher", 5000)
         s.register("status", 5000)
         s.register("sync", 5000)
         s.register("net", 5000)

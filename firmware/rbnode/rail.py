@@ -3,7 +3,7 @@ code, per-channel threshold and refractory time (live-configurable).
 
 Interface (stable):
     Rail(hw, clock, emit, ch, threshold=200, refractory_us=50000, adc_delay_us=1000,
-         code=None, settle_us=100000)
+         code=None)
         emit  emit(t, kind_code, ch_code, val) e.g. EventRing.push; code = ring.RAIL | ch
     .poll(now=None)     drain comparator edges; emits K_RAIL (val = amp) and K_LOST
     .configure(threshold=None, refractory_us=None, adc_delay_us=None)   live
@@ -43,7 +43,7 @@ EDGES_PER_CHANNEL = _N
 
 class Rail:
     def __init__(self, hw, clock, emit, ch, threshold=200, refractory_us=50000,
-                 adc_delay_us=1000, code=None, settle_us=100000):
+                 adc_delay_us=1000, code=None):
         self._hw = hw
         self._clock = clock
         self._emit = emit
@@ -58,15 +58,13 @@ class Rail:
         self._calls = 0
         self._ovf = 0
         self._ticks = hw.ticks_us
-        self._w_seen = 0
-        self._seen_total = 0
         self._have_last = False
         self._last = 0
         self.events = 0
         self.below = 0
         self.suppressed = 0
         self.lost_edges = 0
-        self._lost = LostCheck(hw.counter("rail", ch), settle_us)
+        self._lost = LostCheck(hw, hw.counter("rail", ch))
         self._irq = self._on_edge
         hw.set_irq("rail", ch, self._irq)
 
@@ -128,9 +126,7 @@ class Rail:
                     self.below += 1
             r = (r + 1) & _WRAP
             self._r = r
-        self._seen_total += (w - self._w_seen) & _WRAP
-        self._w_seen = w
-        n = self._lost.check(now, self._seen_total, cv)
+        n = self._lost.check(w, cv)
         if n:
             self.lost_edges += n
             self._emit(now, K_LOST, self.code, n)

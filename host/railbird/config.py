@@ -107,6 +107,7 @@ class Config:
     shots: ShotParams = field(default_factory=ShotParams)
     table: dict = field(default_factory=dict)  # table id -> TableConfig
     default_table: TableConfig = field(default_factory=TableConfig)
+    raw: dict = field(default_factory=dict)  # the TOML as read (kept in the journal)
 
     @property
     def window_us(self) -> int:
@@ -141,6 +142,7 @@ def _typed(d: dict, spec: dict, where: str) -> dict:
 
 
 def from_dict(d: dict) -> Config:
+    raw = d
     d = dict(d)
     broker = d.pop("broker", {})
     shots = d.pop("shots", {})
@@ -181,6 +183,7 @@ def from_dict(d: dict) -> Config:
     for t in cfg.subscribe:
         if not isinstance(t, str) or not SLUG.match(t):
             raise ConfigError(f"subscribe: {t!r} is not a table id")
+    cfg.raw = raw
     return cfg
 
 

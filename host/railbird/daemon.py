@@ -109,6 +109,7 @@ class Daemon:
         d["output_errors"] = self.output_errors
         if self.ingest is not None:
             d["connects"] = self.ingest.connects
+            d["connected"] = self.ingest.connected.is_set()
             d["sync_answered"] = self.ingest.sync_answered
         d["replayed"] = self.replayed
         return d
@@ -177,6 +178,9 @@ class Daemon:
                 self.journal.add_records(iid, records)
                 dispatch += records
                 futures.append((fut, _referee_result(status, reason, records)))
+            elif kind == "tick":
+                self.journal.commit()
+                dispatch += self.tick(item[1])
             elif kind == "connected":
                 self._caught_up = False
             elif kind == "disconnected":
@@ -211,15 +215,19 @@ class Daemon:
                 self._caught_up = True
             else:
                 return
-        self.tick(now_us())
+        self._dispatch(self.tick(now_us()))
+
+    def request_tick(self, t: int) -> None:
+        """Ask the worker to tick at table time `t` (thread-safe)."""
+        self.inbox.put(("tick", t))
 
     def tick(self, t: int) -> list:
+        """Worker thread only."""
         records = self._safe(lambda: ("ok", None, self.pipeline.tick(t)))[2]
         if records:
             iid = self.journal.add_input("tick", t, status="ok")
             self.journal.add_records(iid, records)
             self.journal.commit()
-            self._dispatch(records)
         return records
 
     # -- outputs --------------------------------------------------------------------------------

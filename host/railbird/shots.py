@@ -116,6 +116,7 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list,
     warnings = list(warnings)
 
     pocketed = [{"ball": None, "pocket": e.pocket, "t": e.t, "source": "sensed"} for e in drops]
+    unpaired = []  # cue-detector times with no drop to pair: a scratch in an unknown pocket
     # Pair each cue-detector event with the nearest unpaired drop before it (or just after
     # it, for skew between nodes): that drop was the cue ball.
     for c in cues:
@@ -130,11 +131,11 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list,
         if best is None:
             warnings.append("cue: cue ball seen in the return without a pocket drop; "
                             "scratch assumed, pocket unknown")
-            pocketed.append({"ball": 0, "pocket": None, "t": c.t, "source": "sensed"})
+            unpaired.append(c.t)
         else:
             pocketed[best]["ball"] = 0
             pocketed[best]["source"] = "inferred"
-    pocketed.sort(key=lambda x: (x["t"], x["pocket"] or ""))
+    pocketed.sort(key=lambda x: (x["t"], x["pocket"]))
 
     # General rule 30: a ball that drops after the table was at rest for 5 s, with no other
     # activity, may have been hanging on the lip rather than shot in.
@@ -143,7 +144,7 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list,
            and (rest_before is None or rest_before >= p.lip_rest_us))
     if lip:
         for x in pocketed:
-            if x["ball"] != 0 and x["pocket"] is not None:
+            if x["ball"] != 0:
                 x["lip"] = True
         rest = "an unknown time" if rest_before is None else f"{rest_before / 1e6:.1f} s"
         warnings.append(f"lip: ball dropped in {first.pocket} after the table was at rest "
@@ -175,6 +176,7 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list,
         "distinct_rails": distinct,
         "object_balls_to_rail": obr,
         "warnings": warnings,
+        "cue_unpaired": unpaired,
         "sources": {"start": "sensed", "end": "sensed", "distinct_rails": "sensed",
                     "object_balls_to_rail": "inferred"},
         "rest_before": rest_before,

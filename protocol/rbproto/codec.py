@@ -245,13 +245,14 @@ def _value(val, t, arg, path):
         if len(val) > mx:
             raise ProtocolError('bad value', '%s: %d entries, at most %d' % (path, len(val), mx))
         for k in val:
-            p = path + '.' + k
             if t == 'M':
-                _str(k, (1, 32), p)
-                _int(val[k], None, p, 'uint', 0, U64_MAX)
+                if type(k) is not str or not 0 < len(k) <= 32:
+                    raise ProtocolError('bad value', path + ': key ' + _short(k) + ' is not a name of 1..32 characters')
+                _int(val[k], None, path + '.' + k, 'uint', 0, U64_MAX)
             else:
                 if not _is_slug(k):
                     raise ProtocolError('bad value', path + ': key ' + _short(k) + ' is not a slug')
+                p = path + '.' + k
                 if not isinstance(val[k], dict):
                     raise _bad_type(p, 'object')
                 _fields(val[k], arg[1], p + '.')

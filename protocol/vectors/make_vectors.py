@@ -108,7 +108,7 @@ SYNC_REQ = {'v': 1, 'node': NODE, 'boot': 7, 'id': 41, 't1': 5000000}
 SYNC_RESP = {'v': 1, 'id': 41, 't1': 5000000, 't2': 7100000200, 't3': 7100000260}
 SYNC_RESULT = {'v': 1, 'node': NODE, 'boot': 7, 'id': 41, 't1': 5000000, 't2': 7100000200,
                't3': 7100000260, 't4': 5000900}
-REFEREE = {'v': 1, 'input': {'type': 'foul', 'foul': 'bad_hit', 'player': 1},
+REFEREE = {'v': 1, 'input': {'type': 'call', 'ball': 1, 'pocket': 'FR'},
            'id': 'c1-0042', 'by': 'console-1', 'token': 's3cret-token'}
 SHOT = {'v': 1, 'table': TABLE, 'n': 12, 'start': 61000000, 'end': 64250000,
         'pocketed': [{'ball': 3, 'pocket': 'SL', 't': 61900000, 'source': 'sensed'},

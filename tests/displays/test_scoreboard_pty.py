@@ -74,10 +74,11 @@ def test_garbage_both_ways_is_counted_never_fatal(cable):
         link.set_screen({"g": "141", "a": 10, "b": 3, "run": 4})
         shows(cable, "  10   3", "RUN    4", "", "")
         # noise towards the host (from the board end) and towards the board (another writer)
-        os.write(cable.master, b"\x00\xff garbage $12K:*0000\n$zz\n")
+        # (the second handle first: opening a port flushes its input queue)
         with serial.serial_for_url(str(cable.path), timeout=0) as other:
             other.write(b"noise\xfe\x01$01S:a=99*FFFF\n")
             time.sleep(0.2)  # let it drain before this second handle closes
+        os.write(cable.master, b"\x00\xff garbage $12K:*0000\n$zz\n")
         time.sleep(0.3)
         link.set_screen({"g": "141", "a": 11, "b": 3, "run": 5})
         shows(cable, "  11   3", "RUN    5", "", "")

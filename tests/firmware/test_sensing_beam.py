@@ -95,7 +95,7 @@ def test_bounce_merges_into_one_drop(pulses, width, gap, seed):
     g.run(300000)
     ev = g.events()
     assert len(ev) == 1 and ev[0][2] == R.K_DROP
-    assert ev[0][4] >= 30000
+    assert ev[0][4] >= 30000 - 200  # shortened by at most the IRQ jitter
 
 
 def test_short_glitches_are_filtered_and_counted():
@@ -130,16 +130,17 @@ def test_cue_detector_emits_cue():
 
 
 def test_lost_edges_detected_when_irq_queue_overflows():
-    """The VM is busy for 200 ms (e.g. a flash write) while 6 balls drop: 12 edges, queue 8."""
+    """The VM is busy for 250 ms (e.g. a flash write) while 6 balls drop: 12 edges, queue 8."""
     g = Rig(irq_delay_us=50)
     g.hw.busy(250000)
     for ch in range(6):
         g.hw.schedule_drop(ch, 10000 + ch * 1000, 30000)
     g.run(1_000_000)
-    assert g.hw.irq_overflow == 4
+    # 12 edges into 8 slots, one of which may hold the lost-edge probe (Barrier).
+    assert g.hw.irq_overflow in (4, 5)
     lost = g.events(R.K_LOST)
-    assert sum(e[4] for e in lost) == 4
-    assert sum(b.lost_edges for b in g.beams) == 4
+    assert sum(e[4] for e in lost) == g.hw.irq_overflow
+    assert sum(b.lost_edges for b in g.beams) == g.hw.irq_overflow
     # After the resync every beam is clear again and later drops work normally.
     for ch in range(6):
         g.hw.schedule_drop(ch, g.hw.now_us + 10000, 30000)
@@ -171,3 +172,28 @@ def test_edge_ring_overflow_reported_as_lost():
     g.run(300000)
     lost = g.events(R.K_LOST)
     assert [(e[3], e[4]) for e in lost] == [(0, 4)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(1, 10000), busy=st.lists(st.tuples(st.integers(0, 3_000_000),
+                                                          st.integers(1000, 300000)),
+                                                max_size=6))
+def test_lost_count_equals_dropped_handlers(seed, busy):
+    """Whatever the stalls, every dropped handler call is reported exactly once as lost."""
+    g = Rig(seed=seed, irq_delay_us=100, irq_jitter_us=2000)
+    g.hw.schedule_random(1000, 3_000_000, drops=80, min_gap_us=60000)
+    busy = sorted(busy)
+    step = 1000
+    while g.hw.now_us < 3_500_000:
+        while busy and busy[0][0] <= g.hw.now_us:
+            g.hw.busy(busy.pop(0)[1])
+        g.hw.advance(step)
+        for b in g.all:
+            b.poll()
+    lost = sum(e[4] for e in g.events(R.K_LOST))
+    assert lost == g.hw.irq_overflow
+    if not g.hw.irq_overflow:
+        # A ball entirely inside a stall is seen only as two stale edges (its handlers
+        # both read "clear"): counted, never silently gone.
+        hidden = sum(b.stale_edges for b in g.all) // 2
+        assert len(g.events(R.K_DROP)) + hidden == 80

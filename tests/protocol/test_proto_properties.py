@@ -2,6 +2,7 @@
 raises nothing but ProtocolError on arbitrary input; codec and JSON schemas agree."""
 
 import json
+import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -149,7 +150,8 @@ MESSAGES = {
 }
 any_message = st.sampled_from(codec.KINDS).flatmap(lambda k: st.tuples(st.just(k), MESSAGES[k]))
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# RB_HYPOTHESIS_EXAMPLES=5000 for a longer run
+SETTINGS = settings(max_examples=int(os.environ.get("RB_HYPOTHESIS_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

@@ -19,6 +19,7 @@ differences modulo 32000. The unit's glitch filter is 1023 APB ticks = 12.8 µs.
 
 import esp32
 import machine
+import micropython
 import network
 import time
 
@@ -95,6 +96,14 @@ class Esp32Hardware(hal.Hardware):
         self.ticks_diff = time.ticks_diff
         self.ticks_add = time.ticks_add
         self.sleep_ms = time.sleep_ms
+
+    def schedule(self, fn, arg):
+        # Same queue as Pin.irq handlers (mp_sched_schedule): used as a FIFO barrier.
+        try:
+            micropython.schedule(fn, arg)
+            return True
+        except RuntimeError:  # "schedule queue full"
+            return False
 
     def channels(self, kind):
         return len(self._pins[kind])

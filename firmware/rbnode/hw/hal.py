@@ -2,6 +2,8 @@
 
 Interface (stable; documented in docs/firmware-sensing.md §HAL):
   time   TICKS_PERIOD (2**30), ticks_us(), ticks_diff(a, b), ticks_add(a, d), sleep_ms(ms)
+  sched  schedule(fn, arg) -> bool: queue fn(arg) in the soft-IRQ FIFO that pin handlers
+         use (micropython.schedule); False when the queue is full
   inputs channels(kind) -> int       kind: "beam" (pocket beams), "cue", "rail"
          pin(kind, ch) -> Pin-like: .value() -> 0/1 (current level)
          set_irq(kind, ch, handler) installs a SOFT handler handler(pin): beams/cue on
@@ -54,6 +56,9 @@ class Hardware:
         raise NotImplementedError
 
     def sleep_ms(self, ms):
+        raise NotImplementedError
+
+    def schedule(self, fn, arg):
         raise NotImplementedError
 
     def channels(self, kind):

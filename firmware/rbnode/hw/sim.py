@@ -8,6 +8,7 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .advance(us)            run time forward: pin edges, counters, queued soft IRQs
     .run_until(at_us)
     .busy(us)               the VM is busy for us: handlers queue up (and may overflow)
+    .schedule(fn, arg)      like micropython.schedule: same FIFO/depth as pin handlers
     .schedule_edge(kind, ch, at_us, level)
     .schedule_drop(ch, at_us, dur_us)        beam blocked for dur_us (kind "beam")
     .schedule_cue(at_us, dur_us)
@@ -22,8 +23,8 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
 
 Model (DESIGN.md §4): an edge changes the pin level at its time and bumps the pin's edge
 counter at once (PCNT is hardware); the pin's handler is queued in ONE global FIFO of
-`queue_depth` (8) entries and runs irq_delay_us (+ uniform jitter) later, or when the VM is
-no longer busy. A full queue drops the handler call silently, like the ESP32 port. The
+`queue_depth` (8) entries (shared with schedule()) and runs irq_delay_us (+ uniform
+jitter) later, or when the VM is no longer busy. A full queue drops the handler call silently, like the ESP32 port. The
 handler reads ticks_us() and pin.value() when it RUNS. ticks_us wraps at 2**30 like ESP32.
 Randomness comes from a private xorshift32 so the same seed gives the same run in CPython
 and MicroPython.
@@ -214,12 +215,10 @@ class SimHardware(hal.Hardware):
                 self._set_time(at)
                 self._edge(pin, level, amp)
             elif th is not None and th <= target:
-                _, pin = pend.pop(0)
+                _, fn, arg = pend.pop(0)
                 self._set_time(th)
-                h = pin.handler
-                if h is not None:
-                    self.irq_run += 1
-                    h(pin)
+                self.irq_run += 1
+                fn(arg)
             else:
                 break
         self._set_time(target)
@@ -243,16 +242,24 @@ class SimHardware(hal.Hardware):
             return  # comparator handler triggers on the rising edge only
         if pin.handler is None:
             return
-        if len(self._pending) >= self.queue_depth:
+        if not self._queue(pin.handler, pin):
             self.irq_overflow += 1  # DESIGN §4: dropped silently on the device
-            return
+
+    def _queue(self, fn, arg):
+        if len(self._pending) >= self.queue_depth:
+            return False
         due = self.now_us + self.irq_delay_us
         if self.irq_jitter_us:
             due += self.rand32() % (self.irq_jitter_us + 1)
         if due < self._last_due:
             due = self._last_due  # FIFO: a handler never overtakes an earlier one
         self._last_due = due
-        self._pending.append([due, pin])
+        self._pending.append([due, fn, arg])
+        return True
+
+    def schedule(self, fn, arg):
+        """micropython.schedule: same FIFO and depth as the pin handlers."""
+        return self._queue(fn, arg)
 
     # --- scheduling ---
     def schedule_edge(self, kind, ch, at_us, level, amp=None):

@@ -36,10 +36,16 @@ def shot_input(shot: dict, lip_policy: str = "warn") -> dict:
         if lip_policy == "rule" and p.get("lip") and shot.get("rest_before") is not None:
             item["rested_us"] = shot["rest_before"]
         pocketed.append(item)
-    return {"type": "shot", "pocketed": pocketed,
+    inp = {"type": "shot", "pocketed": pocketed,
             "rail_after_contact": bool(shot["rails"]),
             "object_balls_to_rail": shot["object_balls_to_rail"],
             "t_us": shot["start"], "source": "sensed"}
+    if shot.get("cue_unpaired"):
+        # The cue detector saw the cue ball in the return but no beam saw it drop (a lost
+        # edge): a scratch with an unknown pocket. The rules treat a cue ball off the table
+        # exactly like one pocketed (both are `scratch`), so it is passed that way.
+        inp["off_table"] = [0]
+    return inp
 
 
 class Game:
@@ -74,10 +80,7 @@ class Game:
             self.error = f"match refused: {e}"
 
     def state(self) -> dict | None:
-        if self.referee is None:
-            return None
-        return copy.deepcopy(getattr(self.referee, "state_json", None)
-                             or _as_json(self.referee))
+        return None if self.referee is None else _as_json(self.referee)
 
     def feed(self, inp: dict) -> tuple[bool, dict]:
         """-> (True, {"state", "fen", "announcements"}) or (False, {"error"})."""
@@ -117,11 +120,8 @@ class Game:
 
 
 def _as_json(ref):
+    f = getattr(ref, "state_json", None)
+    if callable(f):
+        return f()
     st = getattr(ref, "state", None)
-    if isinstance(st, dict):
-        return st
-    for name in ("to_json", "as_dict", "to_dict"):
-        f = getattr(st, name, None)
-        if callable(f):
-            return f()
-    return st
+    return st if isinstance(st, dict) else None

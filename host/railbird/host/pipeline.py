@@ -59,13 +59,16 @@ class Pipeline:
         self.counters = Counter()
         self.rejected = Counter()
         self.node_status: dict = {}
+        for name in sorted(cfg.table):  # configured tables exist from the start
+            if cfg.venue != "*":
+                self.table(cfg.venue, name)
 
     # -- helpers -----------------------------------------------------------------------
     def table(self, venue: str, table: str) -> Table:
         key = (venue, table)
         t = self.tables.get(key)
         if t is None:
-            if venue != self.cfg.venue:
+            if self.cfg.venue not in ("*", venue):
                 raise Reject("unknown venue", f"unknown venue: {venue}")
             tcfg = self.cfg.table_config(table)
             if tcfg is None:

@@ -43,7 +43,7 @@ class SerialScoreboardOutput(Output):
         if venue != self.venue or table != self.table:
             return
         try:
-            self.link.set_screen(screen_fields(game, state))
+            self.link.set_screen(screen_fields(game, state, fen))
             if self.announce:
                 ann = board_announcement(announcements, state)
                 if ann is not None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import BadInput, ImpossibleInput, OutOfTurn
-from .fouls import SERIOUS, STANDARD, Foul, declared_foul, listed_foul
+from .fouls import Foul, declared_foul, listed_foul
 from .inputs import Shot, get_bool, get_int, get_pocket
 from .match import MatchLayer
-from .state import Ruling, State, add_pair, move_balls, set_pair
+from .state import Ruling, State, move_balls, set_pair
 
 
 def balls_text(balls) -> str:

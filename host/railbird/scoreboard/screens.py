@@ -20,53 +20,79 @@ def _first(state: dict, *names):
     return None
 
 
-def _pair(v):
+def _fen_fields(fen) -> dict:
+    """`k=v` words of the canonical one-line form (rules/fen.py), e.g. goal=5."""
+    out = {}
+    for word in str(fen or "").split():
+        k, eq, v = word.partition("=")
+        if eq:
+            out[k] = v
+    return out
+
+
+def _pair(state: dict, v):
+    """A per-player value as (A, B): a pair, or a dict keyed by player name."""
     if isinstance(v, (list, tuple)) and len(v) == 2:
-        return v
+        return tuple(v)
+    if isinstance(v, dict):
+        players = state.get("players") or list(v)
+        if len(players) == 2 and all(p in v for p in players):
+            return (v[players[0]], v[players[1]])
     return None
 
 
-def _who(i):
-    return WHO[i] if i in (0, 1) else None
+def player_index(state: dict, who):
+    """0, 1 or None for a player given as index or name."""
+    if who in (0, 1) and not isinstance(who, bool):
+        return who
+    players = state.get("players") or []
+    if isinstance(who, str) and who in players:
+        return players.index(who)
+    return None
 
 
-def screen_fields(game: str, state: dict) -> dict:
+def _who(state: dict, who):
+    i = player_index(state, who)
+    return None if i is None else WHO[i]
+
+
+def screen_fields(game: str, state: dict, fen: str | None = None) -> dict:
     """The SCREEN frame fields for a table's state."""
-    f: dict = {"g": GAME_CODES.get(game, "10")}
-    scores = _pair(state.get("scores")) or (0, 0)
+    ff = _fen_fields(fen or state.get("fen"))
+    f: dict = {"g": GAME_CODES.get(game or state.get("game"), "10")}
+    scores = _pair(state, state.get("scores")) or (0, 0)
     f["a"], f["b"] = int(scores[0]), int(scores[1])
-    f["t"] = _who(state.get("at_table"))
-    fouls = _pair(_first(state, "consecutive_fouls", "fouls"))
+    f["t"] = _who(state, state.get("at_table"))
+    fouls = _pair(state, _first(state, "consecutive_fouls", "fouls"))
     if fouls:
         f["fa"], f["fb"] = int(fouls[0]), int(fouls[1])
-    f["w"] = _who(state.get("match_winner"))
+    f["w"] = _who(state, state.get("match_winner"))
     if f["g"] == "141":
-        run = _first(state, "run")
-        pr = _pair(run)
+        run = state.get("run")
+        pr = _pair(state, run)
         if pr is not None:
-            at = state.get("at_table")
-            run = pr[at] if at in (0, 1) else max(pr)
-        if run is not None:
-            f["run"] = int(run)
-        hr = _first(state, "high_run")
-        phr = _pair(hr)
+            at = player_index(state, state.get("at_table"))
+            run = pr[at] if at is not None else max(pr)
+        if isinstance(run, int):
+            f["run"] = run
+        phr = _pair(state, state.get("high_run"))
         if phr is not None:
             f["ha"], f["hb"] = int(phr[0]), int(phr[1])
-        elif hr is not None:
-            f["ha"] = int(hr)
     else:
         race = _first(state, "race_to", "goal")
-        if race is None and isinstance(state.get("match"), dict):
-            race = state["match"].get("race_to")
+        if race is None and ff.get("goal", "").isdigit():
+            race = int(ff["goal"])
         if race is not None:
             f["r"] = int(race)
-        f["k"] = _who(state.get("breaker"))
+        f["k"] = _who(state, state.get("breaker"))
         if state.get("inning") is not None:
             f["inn"] = int(state["inning"])
     return {k: v for k, v in f.items() if v is not None}
 
 
 def board_announcement(announcements: list[dict], state: dict | None = None):
+    # the rack winner is set only by the input that ended the rack (REFEREE.md), so a
+    # state with rack_winner announces the win even if no text says so
     """The one announcement the board shows for an input: (row2, row3, ms) or None.
     A win shows alone; otherwise the two most important of FOUL, RERACK, SPOT n,
     PUSH OUT, SAFETY (a foul with ball in hand and nothing else adds IN HAND)."""
@@ -86,18 +112,21 @@ def board_announcement(announcements: list[dict], state: dict | None = None):
         if "rerack" in low or "re-rack" in low:
             rerack = True
         if "spot" in low:
-            for b in re.findall(r"\b(1[0-5]|[1-9])\b", text):
+            head = re.split(r"[(;:]", low[low.index("spot"):])[0]
+            for b in re.findall(r"\b(1[0-5]|[1-9])\b", head):
                 if b not in spots:
                     spots.append(b)
             if not spots:
                 spots.append("")
         push = push or "push" in low
         safety = safety or "safety" in low
+    mw = _who(st, st.get("match_winner"))
+    rw = _who(st, st.get("rack_winner"))
+    if mw and (win or rw):
+        return ("MATCH", f"{mw.upper()} WINS", 10000)
+    if rw:
+        return (f"RACK {rw.upper()}", "", 6000)
     if win:
-        if st.get("match_winner") in (0, 1):
-            return ("MATCH", f"{WHO[st['match_winner']].upper()} WINS", 10000)
-        if st.get("rack_winner") in (0, 1):
-            return (f"RACK {WHO[st['rack_winner']].upper()}", "", 6000)
         return ("RACK", "", 6000)
     items = []
     if foul:
@@ -110,6 +139,7 @@ def board_announcement(announcements: list[dict], state: dict | None = None):
         items.append("PUSH OUT")
     if safety:
         items.append("SAFETY")
+    hand = hand or bool(st.get("ball_in_hand")) and not st.get("breaking")
     if foul and hand and len(items) == 1:
         items.append("IN HAND")
     if not items:

@@ -1,0 +1,125 @@
+"""`railbird run`: the host daemon."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+
+HELP = "run the host daemon: node events in, shots and game states out, everything journalled"
+
+EPILOG = """\
+configuration file (TOML; every key optional except venue; defaults shown):
+
+  venue = "club"                  the venue id (slug); required
+  subscribe = []                  tables to follow; [] = every table of the venue
+  accept_unknown_tables = false   refuse (count) messages of tables without a [tables.X]
+  journal = "railbird-journal.sqlite"   SQLite journal (WAL); --journal overrides
+  journal_sync = "normal"         "normal": survives a process crash; "full": power loss too
+  reorder_window_ms = 500         how long the timeline waits for out-of-order events
+  referee_token = ""              when set, MQTT referee input must carry this token
+  lip_policy = "warn"             "rule": also pass the lip time to the rules (general 30)
+  stats_period_s = 60             log the counters this often (0: never)
+
+  [broker]  host = "127.0.0.1", port = 1883, user = "railbird-host", password = ""
+            (or env RAILBIRD_MQTT_PASSWORD), tls = false, cafile = "",
+            client_id = "railbird-host-<venue>", session_expiry_s = 604800, keepalive_s = 30
+  [shots]   quiet_ms = 5000, lip_rest_ms = 5000, cue_before_ms = 3000, cue_after_ms = 100,
+            break_window_ms = 2000, rail_merge_ms = 100          (docs/shots.md)
+  [tables.t1]  game = "10-ball", players = ["Ann", "Bob"], race_to = 5 (or target = 100
+            for 14.1), options = {}, nodes = ["t1-node"]  ([] = any node)
+
+See docs/host.md for the full description.
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help=HELP, description=HELP + ".", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", "-c", required=True, help="TOML configuration file (see below)")
+    p.add_argument("--journal", help="journal file (overrides `journal` of the config)")
+    p.add_argument("--host", help="broker host (overrides [broker] host)")
+    p.add_argument("--port", type=int, help="broker port (overrides [broker] port)")
+    p.add_argument("--user", help="broker user (overrides [broker] user)")
+    p.add_argument("--password", help="broker password (overrides [broker] password; prefer "
+                   "the environment variable RAILBIRD_MQTT_PASSWORD)")
+    p.add_argument("--seconds", type=float, default=0,
+                   help="stop after this many seconds (default 0: until SIGTERM or Ctrl-C)")
+    p.add_argument("--stats-file", help="write the counters as JSON to this file every second "
+                   "(for monitoring and tests)")
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="log level on standard error (default %(default)s)")
+    p.add_argument("--check-config", action="store_true",
+                   help="only load and validate the configuration, print it as JSON, and exit")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from railbird.config import ConfigError, load
+
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        cfg = load(args.config)
+    except (OSError, ConfigError) as e:
+        print(f"railbird run: {e}", file=sys.stderr)
+        return 2
+    for opt in ("host", "port", "user", "password"):
+        v = getattr(args, opt)
+        if v is not None:
+            setattr(cfg.broker, opt, v)
+    if args.journal:
+        cfg.journal = args.journal
+    if args.check_config:
+        d = {k: v for k, v in cfg.raw.items()}
+        print(json.dumps(d, indent=2, sort_keys=True, default=str))
+        return 0
+    outputs = _outputs(cfg)
+
+    from railbird.daemon import Daemon
+    daemon = Daemon(cfg, outputs=outputs)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    signal.signal(signal.SIGINT, lambda *a: stop.set())
+    daemon.start()
+    try:
+        waited = 0.0
+        while not stop.wait(1.0):
+            waited += 1.0
+            if args.stats_file:
+                _write_stats(args.stats_file, daemon.stats())
+            if args.seconds and waited >= args.seconds:
+                break
+    finally:
+        daemon.stop()
+        if args.stats_file:
+            _write_stats(args.stats_file, daemon.stats())
+    return 0
+
+
+def _write_stats(path, stats) -> None:
+    import os
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(stats, f, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def _outputs(cfg) -> list:
+    """Outputs named by the config's [outputs] section, when the outputs package provides a
+    factory (`railbird.outputs.from_config(cfg)`); none otherwise."""
+    try:
+        from railbird import outputs as mod
+    except Exception:  # noqa: BLE001
+        return []
+    factory = getattr(mod, "from_config", None)
+    if factory is None:
+        return []
+    try:
+        return list(factory(cfg))
+    except Exception as e:  # noqa: BLE001
+        logging.getLogger("railbird.run").error("outputs not started: %s", e)
+        return []

@@ -1,0 +1,229 @@
+"""Output: MQTT feeds for displays and Home Assistant discovery (docs/displays.md).
+
+Publishes, with the codec of protocol/SPEC.md:
+  railbird/v1/<venue>/<table>/state      retained, QoS 1, on every state
+  railbird/v1/<venue>/<table>/shot       QoS 1, every assembled shot
+  railbird/v1/<venue>/<table>/announce   QoS 1, one per announcement
+  railbird/v1/<venue>/summary            retained, QoS 1, after every change of a table
+and, per table, Home Assistant discovery configs (retained) under
+  <discovery_prefix>/sensor/railbird_<venue>_<table>_<key>/config            (score, player,
+  <discovery_prefix>/binary_sensor/railbird_<venue>_<table>_online/config     pocketed today)
+re-sent whenever Home Assistant announces itself on <discovery_prefix>/status "online".
+
+    MqttFeedsOutput(host="127.0.0.1", port=1883, username="railbird-host", password="...")
+
+Pass `client=` an already connected paho client to share the daemon's connection instead.
+Publishing never blocks the daemon: paho queues while disconnected (bounded by
+`max_queued`) and retained topics are rewritten on reconnect.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import paho.mqtt.client as mqtt
+
+import railbird
+from railbird.outputs import Output
+from railbird.outputs.tables import Venues
+from rbproto import codec
+
+log = logging.getLogger("railbird.feeds")
+
+HA_PREFIX = "homeassistant"
+
+
+def ha_unique(venue: str, table: str, key: str | None = None) -> str:
+    base = f"railbird_{venue}_{table}".replace("-", "_")
+    return base if key is None else f"{base}_{key}"
+
+
+def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[str, dict]]:
+    """(topic, config) of every Home Assistant entity of one table."""
+    state_t = codec.topic(venue, table, "state")
+    summary_t = codec.topic(venue, None, "summary")
+    device = {
+        "identifiers": [ha_unique(venue, table)],
+        "name": f"Pool table {table} ({venue})",
+        "manufacturer": "Railbird",
+        "model": "Railbird table sensors",
+        "sw_version": railbird.__version__,
+    }
+    origin = {"name": "railbird", "sw_version": railbird.__version__}
+    tsel = "value_json.tables[%s]" % json.dumps(table)
+    ents = [
+        ("sensor", "score", {
+            "name": "Score",
+            "state_topic": state_t,
+            "value_template": "{% set s = value_json.state %}"
+                              "{{ s.scores[s.players[0]] }} - {{ s.scores[s.players[1]] }}",
+            "json_attributes_topic": state_t,
+            "json_attributes_template": "{{ {'game': value_json.game, 'players': "
+                                        "value_json.state.players, 'rack': "
+                                        "value_json.state.rack} | tojson }}",
+            "icon": "mdi:scoreboard",
+        }),
+        ("sensor", "at_table", {
+            "name": "Player at the table",
+            "state_topic": state_t,
+            "value_template": "{{ value_json.state.at_table if value_json.state.at_table "
+                              "is not none else 'none' }}",
+            "icon": "mdi:account",
+        }),
+        ("sensor", "pocketed_today", {
+            "name": "Balls pocketed today",
+            "state_topic": summary_t,
+            "value_template": "{{ %s.pocketed_today }}" % tsel,
+            "json_attributes_topic": summary_t,
+            "json_attributes_template": "{{ %s.pockets.by_pocket | tojson }}" % tsel,
+            "unit_of_measurement": "balls",
+            "state_class": "total_increasing",
+            "icon": "mdi:billiards",
+        }),
+        ("binary_sensor", "online", {
+            "name": "Sensor node online",
+            "state_topic": summary_t,
+            "value_template": "{{ 'ON' if %s.online else 'OFF' }}" % tsel,
+            "payload_on": "ON",
+            "payload_off": "OFF",
+            "device_class": "connectivity",
+            "entity_category": "diagnostic",
+        }),
+    ]
+    out = []
+    for component, key, cfg in ents:
+        uid = ha_unique(venue, table, key)
+        cfg = dict(cfg, unique_id=uid, device=device, origin=origin, qos=1)
+        out.append((f"{prefix}/{component}/{uid}/config", cfg))
+    return out
+
+
+class MqttFeedsOutput(Output):
+    name = "mqtt-feeds"
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 1883,
+                 username: str = "railbird-host", password: str = "", *,
+                 tls: bool = False, cafile: str | None = None, client_id: str = "",
+                 discovery: bool = True, discovery_prefix: str = HA_PREFIX,
+                 client: mqtt.Client | None = None, venues: Venues | None = None,
+                 max_queued: int = 10000):
+        self.venues = venues or Venues()
+        self.discovery = discovery
+        self.prefix = discovery_prefix
+        self._own = client is None
+        self._announced: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+        self.stats = {"published": 0, "rejected": 0, "errors": 0, "discovery": 0}
+        if client is None:
+            client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                                 protocol=mqtt.MQTTv5)
+            client.username_pw_set(username, password)
+            if tls:
+                client.tls_set(ca_certs=cafile)
+            client.max_queued_messages_set(max_queued)
+            client.reconnect_delay_set(1, 30)
+            self._host, self._port = host, port
+        self.client = client
+        client.message_callback_add(f"{self.prefix}/status", self._on_ha_status)
+        if self._own:
+            client.on_connect = self._on_connect
+
+    # -- life cycle ----------------------------------------------------------------------
+    def start(self) -> None:
+        if self._own:
+            self.client.connect_async(self._host, self._port, keepalive=30)
+            self.client.loop_start()
+        elif self.discovery:
+            self.client.subscribe(f"{self.prefix}/status", qos=1)
+
+    def stop(self) -> None:
+        if self._own:
+            try:
+                self.client.loop_stop()
+                self.client.disconnect()
+            except Exception:
+                pass
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties=None):
+        if reason_code.is_failure:
+            log.warning("feeds: connect refused: %s", reason_code)
+            return
+        if self.discovery:
+            client.subscribe(f"{self.prefix}/status", qos=1)
+            self._republish_discovery()
+
+    def _on_ha_status(self, client, userdata, msg):
+        if msg.payload == b"online":  # Home Assistant (re)started: it wants discovery again
+            self._republish_discovery()
+
+    def _republish_discovery(self):
+        with self._lock:
+            tables = list(self._announced)
+        for venue, table in tables:
+            self._discover(venue, table)
+
+    # -- publishing ------------------------------------------------------------------------
+    def _publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
+        info = self.client.publish(topic, payload, qos=1, retain=retain)
+        if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
+            self.stats["errors"] += 1
+            log.warning("feeds: paho queue full, %s dropped", topic)
+        else:
+            self.stats["published"] += 1
+
+    def _send(self, venue, table, kind, msg, retain=False) -> None:
+        try:
+            payload = codec.encode(kind, msg)
+        except codec.ProtocolError as e:
+            self.stats["rejected"] += 1
+            log.warning("feeds: %s for %s/%s not sent: %s", kind, venue, table, e)
+            return
+        self._publish(codec.topic(venue, table if kind != "summary" else None, kind),
+                      payload, retain)
+
+    def _discover(self, venue, table) -> None:
+        if not self.discovery:
+            return
+        for topic, cfg in ha_discovery(venue, table, self.prefix):
+            self._publish(topic, json.dumps(cfg, separators=(",", ":")).encode(), retain=True)
+            self.stats["discovery"] += 1
+
+    def _seen(self, venue, table) -> None:
+        with self._lock:
+            new = (venue, table) not in self._announced
+            self._announced.add((venue, table))
+        if new:
+            self._discover(venue, table)
+
+    def _summary(self, venue) -> None:
+        self._send(venue, None, "summary", self.venues.summary(venue), retain=True)
+
+    # -- Output ------------------------------------------------------------------------------
+    def on_shot(self, venue, table, shot) -> None:
+        self.venues.on_shot(venue, table, shot)
+        self._seen(venue, table)
+        msg = dict(shot, v=1, table=table)
+        self._send(venue, table, "shot", msg)
+        self._summary(venue)
+
+    def on_state(self, venue, table, game, state, fen, announcements) -> None:
+        self.venues.on_state(venue, table, game, state, fen, announcements)
+        self._seen(venue, table)
+        msg = {"v": 1, "table": table, "game": game, "state": state}
+        if fen:
+            msg["fen"] = fen[:512]
+        self._send(venue, table, "state", msg, retain=True)
+        for a in announcements or ():
+            am = {"v": 1, "table": table, "text": str(a.get("text", ""))[:120] or "-",
+                  "rule": (str(a["rule"])[:32] or None) if a.get("rule") else None}
+            if a.get("level") in codec.LEVELS:
+                am["level"] = a["level"]
+            self._send(venue, table, "announce", am)
+        self._summary(venue)
+
+    def on_node(self, venue, table, node, status) -> None:
+        self.venues.on_node(venue, table, node, status)
+        self._seen(venue, table)
+        self._summary(venue)

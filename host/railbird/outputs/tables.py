@@ -1,0 +1,172 @@
+"""What the display outputs know about each table: the latest state, nodes online, and the
+automatic pocket counts (issue 6 §4). Shared by the MQTT feeds and the web scoreboard; each
+output owns its own `Venues` (they are cheap) and feeds it from the Output callbacks.
+
+Pocket counts are per table and *business day*: a day starts at `day_start_hour` local time
+(default 06:00, so a night that runs past midnight stays one day). Every ball that drops
+counts (the cue ball too, also kept apart as `cue`), by pocket, by hour of the day (local
+hour "00".."23") and by game (one entry per rack of a match: game, rack, balls).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timedelta
+
+from railbird.scoreboard.screens import _pair, player_index
+
+POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
+
+
+class PocketCounts:
+    def __init__(self, day: str):
+        self.day = day
+        self.total = 0
+        self.cue = 0
+        self.by_pocket = {p: 0 for p in POCKETS}
+        self.by_hour: dict[str, int] = {}
+        self.by_game: list[dict] = []
+
+    def add(self, ball, pocket: str, hour: str, game_key: tuple) -> None:
+        self.total += 1
+        if ball == 0:
+            self.cue += 1
+        if pocket in self.by_pocket:
+            self.by_pocket[pocket] += 1
+        self.by_hour[hour] = self.by_hour.get(hour, 0) + 1
+        if not self.by_game or (self.by_game[-1]["match"], self.by_game[-1]["game"],
+                                self.by_game[-1]["rack"]) != game_key:
+            self.by_game.append({"match": game_key[0], "game": game_key[1],
+                                 "rack": game_key[2], "balls": 0})
+            del self.by_game[:-200]  # bounded: a day has far fewer racks per table
+        self.by_game[-1]["balls"] += 1
+
+    def as_dict(self) -> dict:
+        return {"day": self.day, "total": self.total, "cue": self.cue,
+                "by_pocket": dict(self.by_pocket), "by_hour": dict(sorted(self.by_hour.items())),
+                "by_game": [dict(g) for g in self.by_game]}
+
+
+class Table:
+    def __init__(self, venue: str, table: str):
+        self.venue = venue
+        self.table = table
+        self.game = None
+        self.state: dict | None = None
+        self.fen = None
+        self.announcements: list[dict] = []
+        self.last_shot: dict | None = None
+        self.nodes: dict[str, bool] = {}
+        self.counts: PocketCounts | None = None
+        self.match_no = 1
+        self.version = 0
+
+    @property
+    def online(self) -> bool:
+        return any(self.nodes.values())
+
+    def scores(self):
+        if not self.state:
+            return None
+        p = _pair(self.state, self.state.get("scores"))
+        return None if p is None else [int(p[0]), int(p[1])]
+
+    def at_table(self):
+        return None if not self.state else player_index(self.state, self.state.get("at_table"))
+
+    def snapshot(self, day: str) -> dict:
+        st = self.state or {}
+        return {
+            "venue": self.venue, "table": self.table, "game": self.game, "state": self.state,
+            "fen": self.fen, "announcements": self.announcements, "online": self.online,
+            "nodes": dict(self.nodes), "players": st.get("players"),
+            "scores": self.scores(), "at_table": self.at_table(),
+            "last_shot": self.last_shot, "version": self.version,
+            "pockets": (self.counts.as_dict() if self.counts and self.counts.day == day
+                        else PocketCounts(day).as_dict()),
+        }
+
+
+class Venues:
+    def __init__(self, day_start_hour: int = 6, clock=time.time):
+        self.day_start_hour = day_start_hour
+        self.clock = clock
+        self.tables: dict[tuple[str, str], Table] = {}
+        self.lock = threading.RLock()
+
+    def day_and_hour(self, t: float | None = None) -> tuple[str, str]:
+        now = datetime.fromtimestamp(self.clock() if t is None else t)
+        day = (now - timedelta(hours=self.day_start_hour)).date().isoformat()
+        return day, f"{now.hour:02d}"
+
+    def table(self, venue: str, table: str) -> Table:
+        key = (venue, table)
+        t = self.tables.get(key)
+        if t is None:
+            t = self.tables[key] = Table(venue, table)
+        return t
+
+    # -- the Output events -------------------------------------------------------------
+    def on_shot(self, venue, table, shot) -> Table:
+        with self.lock:
+            t = self.table(venue, table)
+            day, hour = self.day_and_hour()
+            if t.counts is None or t.counts.day != day:
+                t.counts = PocketCounts(day)
+            st = t.state or {}
+            key = (t.match_no, t.game or st.get("game"), st.get("rack", 1))
+            for p in shot.get("pocketed") or ():
+                t.counts.add(p.get("ball"), p.get("pocket"), hour, key)
+            t.last_shot = shot
+            t.version += 1
+            return t
+
+    def on_state(self, venue, table, game, state, fen, announcements) -> Table:
+        with self.lock:
+            t = self.table(venue, table)
+            old = t.state or {}
+            if state and old and (state.get("rack", 1) < old.get("rack", 1)
+                                  or state.get("players") != old.get("players")
+                                  or game != t.game):
+                t.match_no += 1  # a new match started on this table
+            t.game, t.state, t.fen = game, state, fen
+            t.announcements = list(announcements or [])
+            t.version += 1
+            return t
+
+    def on_node(self, venue, table, node, status) -> Table:
+        with self.lock:
+            t = self.table(venue, table)
+            # a `birth` has no state field: the node is up
+            t.nodes[node] = status.get("state", "online") == "online"
+            t.version += 1
+            return t
+
+    # -- views ---------------------------------------------------------------------------
+    def snapshot(self, venue, table) -> dict | None:
+        with self.lock:
+            t = self.tables.get((venue, table))
+            return None if t is None else t.snapshot(self.day_and_hour()[0])
+
+    def venue_tables(self, venue) -> list[Table]:
+        with self.lock:
+            return [t for (v, _), t in sorted(self.tables.items()) if v == venue]
+
+    def venues(self) -> list[str]:
+        with self.lock:
+            return sorted({v for v, _ in self.tables})
+
+    def summary(self, venue) -> dict:
+        """The `summary` message of protocol/SPEC.md (plus `pockets`, an added field)."""
+        day = self.day_and_hour()[0]
+        tables = {}
+        with self.lock:
+            for t in self.venue_tables(venue):
+                counts = t.counts if t.counts and t.counts.day == day else PocketCounts(day)
+                tables[t.table] = {
+                    "game": t.game, "scores": t.scores() or [], "at_table": t.at_table(),
+                    "online": t.online, "pocketed_today": counts.total,
+                    "pockets": counts.as_dict(),
+                }
+        return {"v": 1, "venue": venue, "tables": tables}

@@ -1,0 +1,222 @@
+"""Shot plans -> timed sensor edges, with plausible pool-table timing.
+
+A `ShotPlan` says what happens on the table (which object balls drop in which pockets, a
+scratch, how hard the shot is); `edges(plan, rng)` turns it into the sensor edges a node
+would see, in microseconds from the cue strike (which no sensor sees):
+
+- a ball rolls about 1-3 m/s: the cue ball meets the object ball 0.1-0.5 s after the strike,
+  an object ball reaches its pocket 0.3-1.5 s after that; a 57.15 mm ball crossing a pocket
+  beam blocks it for about 25-80 ms (faster balls: shorter);
+- a break shakes every rail within a second (several hits per rail, high amplitude), then
+  the balls roll out for another 1-3 s with weaker, sparser hits;
+- a scratched cue ball reaches the cue-ball detector in the ball return 0.4-0.6 s after it
+  drops, and is the last ball to drop (so the host pairs the detector with the right drop);
+- hits on one rail are at least 130 ms apart (the firmware's refractory time is 50 ms and the
+  host merges hits closer than 100 ms into one ball), and nothing happens near the 2 s edge
+  of the host's break window, so the host's facts do not depend on a few µs of jitter;
+- every shot has at least one rail hit (a shot with no sensed activity would never reach the
+  host) and no gap between two edges is longer than `max_gap_us` (the host closes a shot
+  after a quiet period; a gap longer than that would split one shot in two).
+
+Everything is a pure function of the plan and the `random.Random` passed in.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
+RAILS = ("H", "F", "LH", "LF", "RH", "RF")
+# Rails that end at each pocket (DESIGN.md §3): a ball rattling in the jaws touches them.
+POCKET_RAILS = {"HL": ("H", "LH"), "HR": ("H", "RH"), "SL": ("LH", "LF"),
+                "SR": ("RH", "RF"), "FL": ("F", "LF"), "FR": ("F", "RF")}
+
+SAME_RAIL_GAP_US = 130_000
+SAME_POCKET_GAP_US = 200_000
+BREAK_WINDOW_US = 2_000_000   # host default (docs/shots.md): keep clear of its edge
+WINDOW_GUARD_US = 120_000
+DEFAULT_MAX_GAP_US = 1_000_000
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One sensor stimulus: `kind` rail (value = amplitude 0-4095), drop (value = beam
+    blocked time µs) or cue (cue-ball detector, value = blocked time µs)."""
+
+    t_us: int
+    kind: str
+    where: str | None
+    value: int
+
+    def as_dict(self) -> dict:
+        return {"t_us": self.t_us, "kind": self.kind, "where": self.where, "value": self.value}
+
+
+@dataclass
+class ShotPlan:
+    """What happens on one shot. `kind`: break, pot, miss, safety, push_out, weak_break
+    (too few balls to a rail), safe_break (14.1 opening break: two balls and the cue ball
+    to a rail). `pots`: object balls that drop, in order, as (ball, pocket) - the ball is
+    what the simulator believes; the host only senses the pocket. `scratch`: the pocket the
+    cue ball falls in, or None. `rails`: how many rail hits after contact (ignored for
+    breaks). `power`: 0..1, scales speeds and amplitudes."""
+
+    kind: str
+    pots: list = field(default_factory=list)
+    scratch: str | None = None
+    rails: int = 2
+    power: float = 0.5
+    text: str = ""
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "pots": [list(p) for p in self.pots],
+                "scratch": self.scratch, "rails": self.rails, "power": self.power,
+                "text": self.text}
+
+
+def _amp(rng: random.Random, lo: int, hi: int) -> int:
+    return max(250, min(4095, rng.randint(lo, hi)))
+
+
+def _drop_dur(rng: random.Random, power: float) -> int:
+    # 57.15 mm at 0.7-2.3 m/s through the beam: ~25-80 ms
+    speed = 0.7 + 1.6 * power * rng.uniform(0.6, 1.0)
+    return int(57_150 / speed)
+
+
+def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_US) -> list:
+    """The sensor edges of `plan`, sorted by time (µs from the cue strike)."""
+    out: list[Edge] = []
+    p = max(0.05, min(1.0, plan.power))
+    if plan.kind == "break":
+        contact = rng.randint(140_000, 220_000)
+        for rail in RAILS:  # every rail shaken within a second
+            t = contact + rng.randint(60_000, 300_000)
+            for _ in range(rng.randint(1, 3)):
+                if t > 1_000_000:
+                    break
+                out.append(Edge(t, "rail", rail, _amp(rng, 1800, 4095)))
+                t += rng.randint(SAME_RAIL_GAP_US, 320_000)
+        for _ in range(rng.randint(3, 8)):  # the balls roll out
+            t = rng.randint(1_100_000, 3_400_000)
+            out.append(Edge(t, "rail", rng.choice(RAILS), _amp(rng, 300, 1500)))
+        first_drop, last_drop = 450_000, 2_600_000
+    elif plan.kind in ("weak_break", "safe_break"):
+        contact = rng.randint(180_000, 300_000)
+        n = 3 if plan.kind == "safe_break" else 1  # clusters the host counts
+        rails = rng.sample(RAILS, n)
+        for i, rail in enumerate(rails):
+            t = contact + rng.randint(400_000, 1_100_000)
+            out.append(Edge(t, "rail", rail, _amp(rng, 500, 2200)))
+        first_drop, last_drop = 700_000, 1_700_000
+    else:
+        contact = rng.randint(100_000, int(200_000 + 300_000 * (1 - p)))
+        n = max(1, plan.rails)
+        lo = 300 + int(900 * p)
+        hi = 900 + int(2500 * p)
+        if plan.kind in ("safety", "push_out"):
+            lo, hi = 260, 900
+        t = contact + rng.randint(250_000, 700_000)
+        for _ in range(n):
+            out.append(Edge(t, "rail", rng.choice(RAILS), _amp(rng, lo, hi)))
+            t += rng.randint(250_000, 800_000)
+        first_drop, last_drop = contact + 300_000, contact + 1_500_000
+    # Object balls drop, then (last) the cue ball.
+    t = rng.randint(first_drop, (first_drop + last_drop) // 2)
+    last_in: dict = {}
+    for ball, pocket in plan.pots:
+        prev = last_in.get(pocket)
+        if prev is not None and t - prev < SAME_POCKET_GAP_US:
+            t = prev + SAME_POCKET_GAP_US
+        out.append(Edge(t, "drop", pocket, _drop_dur(rng, p)))
+        # the ball rattles in the jaws and touches a rail now and then
+        if rng.random() < 0.3:
+            out.append(Edge(t - rng.randint(40_000, 90_000), "rail",
+                            rng.choice(POCKET_RAILS[pocket]), _amp(rng, 260, 900)))
+        last_in[pocket] = t
+        t += rng.randint(150_000, 600_000)
+    if plan.scratch:
+        drops = [e.t_us for e in out if e.kind == "drop"]
+        t = max([t] + [d + 600_000 for d in drops])
+        prev = last_in.get(plan.scratch)
+        if prev is not None and t - prev < SAME_POCKET_GAP_US:
+            t = prev + SAME_POCKET_GAP_US
+        out.append(Edge(t, "drop", plan.scratch, _drop_dur(rng, p)))
+        out.append(Edge(t + rng.randint(400_000, 600_000), "cue", None,
+                        rng.randint(30_000, 60_000)))
+    return _tidy(out, max_gap_us)
+
+
+def _tidy(out: list, max_gap_us: int) -> list:
+    """Sort; cap gaps; keep same-rail hits apart and clear of the break-window edge."""
+    out.sort(key=lambda e: (e.t_us, e.kind, e.where or ""))
+    cap = max(200_000, max_gap_us)
+    res: list[Edge] = []
+    shift = 0
+    prev_t = None
+    for e in out:
+        t = e.t_us - shift
+        if prev_t is not None and t - prev_t > cap:
+            shift += t - prev_t - cap
+            t = prev_t + cap
+        res.append(Edge(t, e.kind, e.where, e.value))
+        prev_t = t
+    # Rails: drop hits too close to an earlier hit on the same rail, and hits near the edge
+    # of the host's break window (measured from the first edge).
+    t0 = res[0].t_us if res else 0
+    last_rail: dict = {}
+    kept = []
+    for e in res:
+        if e.kind == "rail":
+            rel = e.t_us - t0
+            if abs(rel - BREAK_WINDOW_US) < WINDOW_GUARD_US:
+                continue
+            prev = last_rail.get(e.where)
+            if prev is not None and e.t_us - prev < SAME_RAIL_GAP_US:
+                continue
+            last_rail[e.where] = e.t_us
+        kept.append(e)
+    if not any(e.kind == "rail" for e in kept):  # a shot must be seen: one rail at least
+        t = kept[0].t_us - 150_000 if kept else 300_000
+        kept.insert(0, Edge(max(t, 50_000), "rail", RAILS[0], 600))
+    # Gaps may have grown where hits were dropped: cap once more (order is kept).
+    final = []
+    shift = 0
+    prev_t = None
+    for e in kept:
+        t = e.t_us - shift
+        if prev_t is not None and t - prev_t > cap:
+            shift += t - prev_t - cap
+            t = prev_t + cap
+        final.append(Edge(t, e.kind, e.where, e.value))
+        prev_t = t
+    return final
+
+
+def duration_us(es: list) -> int:
+    return es[-1].t_us if es else 0
+
+
+def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> dict:
+    """The shot the host will assemble from these edges (railbird.shots.assemble on the
+    same events), for the simulator's own expectation of the game state."""
+    from railbird.shots import ShotParams, assemble
+    from railbird.timeline import Event
+
+    evs = []
+    for i, e in enumerate(es):
+        if e.kind == "rail":
+            evs.append(Event(e.t_us, "sim", 1, i, "rail", rail=e.where, amp=e.value))
+        elif e.kind == "drop":
+            evs.append(Event(e.t_us, "sim", 1, i, "drop", pocket=e.where, dur=e.value))
+        else:
+            evs.append(Event(e.t_us, "sim", 1, i, "cue", dur=e.value))
+    return assemble(table, n, evs, 10_000_000, [], params or ShotParams())
+
+
+def sensed_input(es: list, params=None, lip_policy: str = "warn") -> dict:
+    """The rules input the host derives from these edges (host.game.shot_input)."""
+    from railbird.host.game import shot_input
+
+    return shot_input(sensed_shot(es, params), lip_policy)

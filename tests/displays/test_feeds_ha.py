@@ -1,0 +1,193 @@
+"""MQTT display feeds and Home Assistant discovery, against a real private mosquitto."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+import jsonschema
+import paho.mqtt.client as mqtt
+import pytest
+
+from railbird.broker import PrivateBroker
+from railbird.outputs.mqtt_feeds import MqttFeedsOutput, ha_discovery
+from railbird.outputs.tables import Venues
+from railbird.rules import Referee
+from rbproto import codec
+from tests.displays.conftest import wait_for
+
+SCHEMA = json.loads(Path(__file__).with_name("ha_discovery_schema.json").read_text())
+DISCOVERY_TOPIC = re.compile(r"^homeassistant/(sensor|binary_sensor)/[a-zA-Z0-9_-]+/config$")
+
+# The host must be allowed to write the discovery prefix (docs/displays.md, "Broker ACL").
+ACL_EXTRA = "\nuser railbird-host\ntopic write homeassistant/#\ntopic read homeassistant/status\n"
+
+
+class HABroker(PrivateBroker):
+    def _write_config(self):
+        path = super()._write_config()
+        with open(self.workdir / "acl", "a") as f:
+            f.write(ACL_EXTRA)
+        return path
+
+
+@pytest.fixture
+def habroker(tmp_path):
+    b = HABroker(tmp_path / "broker")
+    b.start()
+    yield b
+    b.stop()
+
+
+class Sink:
+    """A display client (railbird-display) recording the latest payload per topic."""
+
+    def __init__(self, port, topics=("railbird/v1/#", "homeassistant/#")):
+        self.msgs: dict[str, list] = {}
+        self.lock = threading.Lock()
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        self.c.username_pw_set("railbird-display", "display-secret")
+        self.c.on_message = self._on
+        self.c.on_connect = lambda c, u, f, rc, p=None: [c.subscribe(t, qos=1) for t in topics]
+        self.c.connect("127.0.0.1", port)
+        self.c.loop_start()
+
+    def _on(self, c, u, m):
+        with self.lock:
+            self.msgs.setdefault(m.topic, []).append((m.payload, m.retain))
+
+    def last(self, topic):
+        with self.lock:
+            v = self.msgs.get(topic)
+            return None if not v else json.loads(v[-1][0])
+
+    def close(self):
+        self.c.loop_stop()
+        self.c.disconnect()
+
+
+def test_discovery_payloads_validate_against_documented_schema():
+    seen = set()
+    for venue, table in [("club", "t1"), ("the-bar", "table-12")]:
+        for topic, cfg in ha_discovery(venue, table):
+            assert DISCOVERY_TOPIC.match(topic), topic
+            jsonschema.validate(cfg, SCHEMA)
+            assert topic.split("/")[2] == cfg["unique_id"]
+            assert cfg["unique_id"] not in seen
+            seen.add(cfg["unique_id"])
+            assert cfg["device"]["identifiers"] == [f"railbird_{venue}_{table}".replace("-", "_")]
+    kinds = {t.split("/")[1] + ":" + c["name"] for t, c in ha_discovery("club", "t1")}
+    assert kinds == {"sensor:Score", "sensor:Player at the table",
+                     "sensor:Balls pocketed today", "binary_sensor:Sensor node online"}
+
+
+def test_schema_rejects_what_home_assistant_would_refuse():
+    topic, cfg = ha_discovery("club", "t1")[0]
+    for broken in ({k: v for k, v in cfg.items() if k != "unique_id"},
+                   dict(cfg, device={"name": "x"}),
+                   dict(cfg, device=dict(cfg["device"], identifiers=[])),
+                   {k: v for k, v in cfg.items() if k != "state_topic"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, SCHEMA)
+
+
+def _render(template, value_json):
+    """Render a value template with Jinja2 as Home Assistant does; None without jinja2."""
+    try:
+        import jinja2
+    except ImportError:
+        return None
+    env = jinja2.Environment()
+    env.filters["tojson"] = json.dumps
+    return env.from_string(template).render(value_json=value_json)
+
+
+@pytest.mark.broker
+def test_feeds_and_discovery_over_real_broker(habroker):
+    sink = Sink(habroker.port)
+    clock = [time.mktime((2025, 6, 6, 21, 15, 0, 0, 0, -1))]
+    out = MqttFeedsOutput("127.0.0.1", habroker.port, "railbird-host", "host-secret",
+                          venues=Venues(clock=lambda: clock[0]))
+    out.start()
+    try:
+        ref = Referee({"type": "match", "game": "10-ball", "players": ["Ann", "Bob"],
+                       "race_to": 3})
+        st = ref.feed({"type": "lag", "winner": "Ann"})
+        out.on_node("club", "t1", "n1", {"v": 1, "node": "n1", "boot": 1, "state": "online",
+                                         "uptime_us": 5})
+        out.on_state("club", "t1", "10-ball", st, st["fen"], ref.announcements)
+        shot = {"table": "t1", "n": 1, "start": 0, "end": 10,
+                "pocketed": [{"ball": 3, "pocket": "FL", "t": 5, "source": "sensed"},
+                             {"ball": None, "pocket": "SR", "t": 6, "source": "sensed"}],
+                "rails": []}
+        out.on_shot("club", "t1", shot)
+        st = ref.feed({"type": "shot", "pocketed": [{"ball": 0, "pocket": "FL"}]})
+        anns = [dict(a, level="foul" if a["text"].startswith("Foul") else "info")
+                for a in ref.announcements]
+        out.on_state("club", "t1", "10-ball", st, st["fen"], anns)
+
+        base = "railbird/v1/club/t1/"
+        assert wait_for(lambda: sink.last(base + "state") and
+                        sink.last(base + "state")["state"]["at_table"] == "Bob")
+        state_msg = sink.last(base + "state")
+        codec.validate("state", state_msg)
+        assert wait_for(lambda: sink.last(base + "shot"))
+        codec.validate("shot", sink.last(base + "shot"))
+        assert wait_for(lambda: any(json.loads(p).get("level") == "foul"
+                                    for p, _ in sink.msgs.get(base + "announce", [])))
+        summary = wait_for(lambda: sink.last("railbird/v1/club/summary"))
+        codec.validate("summary", summary)
+        t1 = summary["tables"]["t1"]
+        assert t1["online"] is True and t1["pocketed_today"] == 2
+        assert t1["pockets"]["by_pocket"]["FL"] == 1 and t1["pockets"]["by_pocket"]["SR"] == 1
+        assert t1["pockets"]["by_hour"] == {"21": 2}
+        assert t1["pockets"]["by_game"][0]["balls"] == 2
+
+        # discovery: retained, valid, and its templates give the right values
+        disc = {t: sink.last(t) for t in list(sink.msgs) if t.startswith("homeassistant/")}
+        assert len(disc) == 4
+        for cfg in disc.values():
+            jsonschema.validate(cfg, SCHEMA)
+            src = state_msg if cfg["state_topic"].endswith("/state") else summary
+            value = _render(cfg["value_template"], src)
+            assert value is None or value == {"Score": "0 - 0", "Player at the table": "Bob",
+                             "Balls pocketed today": "2", "Sensor node online": "ON"}[cfg["name"]]
+
+        # retained: a display that connects later gets state, summary and discovery at once
+        late = Sink(habroker.port)
+        try:
+            assert wait_for(lambda: late.last(base + "state") and late.last(
+                "railbird/v1/club/summary") and len(
+                [t for t in late.msgs if t.startswith("homeassistant/")]) == 4)
+        finally:
+            late.close()
+
+        # Home Assistant restarts and says so: discovery is sent again
+        n = out.stats["discovery"]
+        ha = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        ha.username_pw_set("railbird-host", "host-secret")  # stands in for HA's own user
+        ha.connect("127.0.0.1", habroker.port)
+        ha.loop_start()
+        ha.publish("homeassistant/status", b"online", qos=1).wait_for_publish(5)
+        assert wait_for(lambda: out.stats["discovery"] >= n + 4)
+        ha.loop_stop()
+        ha.disconnect()
+        assert out.stats["rejected"] == 0
+    finally:
+        out.stop()
+        sink.close()
+
+
+def test_pocket_counts_roll_over_at_business_day_start():
+    clock = [time.mktime((2025, 6, 7, 1, 30, 0, 0, 0, -1))]  # 01:30: still Friday's night
+    v = Venues(day_start_hour=6, clock=lambda: clock[0])
+    v.on_shot("club", "t1", {"pocketed": [{"ball": 1, "pocket": "HL"}]})
+    assert v.summary("club")["tables"]["t1"]["pockets"]["day"] == "2025-06-06"
+    clock[0] += 5 * 3600  # 06:30
+    assert v.summary("club")["tables"]["t1"]["pocketed_today"] == 0
+    v.on_shot("club", "t1", {"pocketed": [{"ball": 2, "pocket": "HR"}, {"ball": 0, "pocket": "HR"}]})
+    p = v.summary("club")["tables"]["t1"]["pockets"]
+    assert (p["day"], p["total"], p["cue"], p["by_pocket"]["HR"]) == ("2025-06-07", 2, 1, 2)

@@ -1,0 +1,75 @@
+"""A robot installer for calibration tests: acts on the PHYSICAL channels of a simulated
+node (SimNode's hardware), whatever the node's current config calls them."""
+
+from __future__ import annotations
+
+import random
+
+
+class SimInstaller:
+    """`wiring`: pocket -> beam channel and rail -> rail channel as actually wired.
+    Each calibration Step makes the matching physical stimulus on `sn.hw`."""
+
+    def __init__(self, sn, pockets, rails, *, knock_amps=(1500, 1800, 1650), crosstalk=0.12,
+                 noise_amps=(40, 55, 35), drop_durs=(28000, 36000), cue_ok=True, seed=7,
+                 skip=()):
+        self.sn = sn
+        self.pockets, self.rails = dict(pockets), dict(rails)
+        self.knock_amps, self.crosstalk = knock_amps, crosstalk
+        self.noise_amps, self.drop_durs = noise_amps, drop_durs
+        self.cue_ok, self.skip = cue_ok, set(skip)
+        self.rng = random.Random(seed)
+        self.steps = []
+
+    def __call__(self, step):
+        self.steps.append((step.kind, step.target))
+        if step.target in self.skip:
+            return
+        getattr(self, "_" + step.kind)(step)
+
+    def _sched(self, fn):
+        return self.sn.call(fn)
+
+    def _quiet(self, step):
+        hw = self.sn.hw
+
+        def do():
+            t = hw.now_us + 5000
+            for i, a in enumerate(self.noise_amps):
+                hw.schedule_rail(i % 6, t + i * 70000, a)
+        self._sched(do)
+
+    def _pocket(self, step):
+        hw, ch = self.sn.hw, self.pockets[step.target]
+
+        def do():
+            t = hw.now_us + 2000
+            for i in range(step.count):
+                hw.schedule_drop(ch, t + i * 200000, self.drop_durs[i % len(self.drop_durs)])
+        self._sched(do)
+
+    def _rail(self, step):
+        hw, ch = self.sn.hw, self.rails[step.target]
+        neighbours = [(ch + 1) % 6, (ch + 5) % 6]
+
+        def do():
+            t = hw.now_us + 2000
+            for i in range(step.count):
+                amp = self.knock_amps[i % len(self.knock_amps)]
+                at = t + i * 250000
+                hw.schedule_rail(ch, at, amp)
+                for n in neighbours:
+                    hw.schedule_rail(n, at + 300, int(amp * self.crosstalk))
+        self._sched(do)
+
+    def _cue(self, step):
+        if not self.cue_ok:
+            return
+        hw = self.sn.hw
+        beam = self.pockets["SL"]
+
+        def do():
+            t = hw.now_us + 2000
+            hw.schedule_drop(beam, t, 30000)                 # the cue ball drops ...
+            hw.schedule_drop(0, t + 400000, 30000, kind="cue")   # ... and reaches the return
+        self._sched(do)

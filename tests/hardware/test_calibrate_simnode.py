@@ -1,0 +1,191 @@
+"""Done-when: the calibration flow runs end to end against a simulated node (the real node
+firmware on simulated hardware) through a private mosquitto and leaves the node running
+the new config."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "firmware"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from installer import SimInstaller  # noqa: E402
+from railbird.cli import main  # noqa: E402
+from railbird.hardware import calibrate as cal  # noqa: E402
+from rbnode.simnode import SimNode  # noqa: E402
+from rbproto import codec  # noqa: E402
+
+pytestmark = [pytest.mark.broker]
+
+VENUE, TABLE, NODE = "club", "t7", "t7-node"
+
+# How the installer actually wired the table (not the identity the firmware assumes).
+WIRING_POCKETS = {"HL": 3, "HR": 0, "SL": 5, "SR": 1, "FL": 4, "FR": 2}
+WIRING_RAILS = {"H": 2, "F": 5, "LH": 0, "LF": 4, "RH": 1, "RF": 3}
+
+
+@pytest.fixture
+def simnode(broker, tmp_path):
+    broker.add_user(NODE, "node-pw")
+    sn = SimNode("127.0.0.1", broker.port, VENUE, TABLE, NODE, "node-pw", tmp_path / "node",
+                 seed=3, dev={"status_period_s": 1})
+    sn.start()
+    sn.wait_connected()
+    yield sn
+    sn.stop()
+
+
+@pytest.fixture
+def hooks():
+    saved = list(cal.STEP_HOOKS)
+    yield cal.STEP_HOOKS
+    cal.STEP_HOOKS[:] = saved
+
+
+class Listener:
+    """A host-side subscriber recording the node's events."""
+
+    def __init__(self, broker):
+        self.events = []
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="cal-listener")
+        self.c.username_pw_set("railbird-host", "host-secret")
+        self.c.on_message = lambda c, u, m: self.events.extend(codec.decode("events", m.payload)["events"])
+        self.c.connect("127.0.0.1", broker.port)
+        self.c.subscribe(codec.topic(VENUE, TABLE, "events", NODE), 1)
+        self.c.loop_start()
+        time.sleep(0.3)
+
+    def close(self):
+        self.c.disconnect()
+        self.c.loop_stop()
+
+
+def link_for(broker):
+    return cal.NodeLink("127.0.0.1", broker.port, VENUE, TABLE, NODE, user="railbird-host",
+                        password="host-secret").connect()
+
+
+def fast(**kw):
+    d = dict(drops=2, knocks=3, quiet_s=0.8, step_timeout=8.0, settle_s=0.3, apply_timeout=10.0)
+    d.update(kw)
+    return d
+
+
+def test_calibration_end_to_end_through_the_cli(broker, simnode, hooks, tmp_path, capsys):
+    robot = SimInstaller(simnode, WIRING_POCKETS, WIRING_RAILS)
+    hooks.append(robot)
+    out = tmp_path / "result.json"
+    rc = main(["calibrate", "--table", TABLE, "--venue", VENUE, "--broker", "127.0.0.1",
+               "--port", str(broker.port), "--user", "railbird-host", "--password", "host-secret",
+               "--non-interactive", "--quiet-seconds", "0.8", "--step-timeout", "8",
+               "--json", str(out)])
+    text = capsys.readouterr()
+    assert rc == 0, text.out + text.err
+    res = json.loads(out.read_text())
+    cfg = res["config"]
+
+    # It learned the real wiring ...
+    assert {p["pocket"]: p["ch"] for p in cfg["pockets"]} == WIRING_POCKETS
+    assert {r["rail"]: r["ch"] for r in cfg["rails"]} == WIRING_RAILS
+    # ... proposed thresholds between noise (<=55) and the knocks (1500..1800), above the
+    # cross-talk of neighbouring rails (12 %, ~216) ...
+    for r in cfg["rails"]:
+        assert 216 < r["threshold"] < 1500, r
+    # ... and beam timing from the 28-36 ms drops.
+    assert 1000 <= cfg["debounce_us"] <= 7000 and cfg["jam_us"] >= 2_000_000
+    assert cfg["cue_ch"] == 6 and res["cue_seen"] is True
+    # Steps: quiet, 6 pockets, 6 rails, cue.
+    assert [k for k, _ in robot.steps] == ["quiet"] + ["pocket"] * 6 + ["rail"] * 6 + ["cue"]
+
+    # The node runs the new config (applied, persisted) ...
+    assert simnode.node.cfg["rev"] == cfg["rev"]
+    assert simnode.status()["config_rev"] == cfg["rev"]
+    assert simnode.status()["config_error"] is None
+    # ... and now reports the physical HL beam as HL and the H rail as H, with the
+    # calibrated threshold filtering cross-talk.
+    hooks.clear()
+    listen = Listener(broker)
+    try:
+        hw = simnode.hw
+
+        def stim():
+            t = hw.now_us + 2000
+            hw.schedule_drop(WIRING_POCKETS["HL"], t, 30000)
+            hw.schedule_rail(WIRING_RAILS["H"], t + 100000, 1600)
+            hw.schedule_rail(WIRING_RAILS["F"], t + 100300, 150)     # below threshold
+        simnode.call(stim)
+        deadline = time.monotonic() + 5
+        while len(listen.events) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        got = [(e["kind"], e.get("pocket") or e.get("rail")) for e in listen.events]
+        assert got == [("drop", "HL"), ("rail", "H")]
+    finally:
+        listen.close()
+    # The config is retained on the broker for the next boot.
+    simnode.restart()
+    simnode.wait_connected()
+    deadline = time.monotonic() + 5
+    while simnode.node.cfg["rev"] != cfg["rev"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert simnode.node.cfg["rev"] == cfg["rev"]
+
+
+def test_abandoned_calibration_restores_previous_config(broker, simnode, hooks):
+    # A previous calibration is retained; then an installer leaves after the first pocket.
+    link = link_for(broker)
+    try:
+        prev = cal.default_config(threshold=321)
+        prev["rev"] = 5
+        c = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+                           **fast(step_timeout=1.5))
+        c._apply(prev, "previous")
+        robot = SimInstaller(simnode, WIRING_POCKETS, WIRING_RAILS, skip={"HR"})
+        hooks.append(robot)
+        c2 = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+                            **fast(step_timeout=1.5))
+        res = c2.run()
+    finally:
+        link.close()
+    assert not res.ok and "HR" in res.message
+    cfg = simnode.node.cfg
+    assert cfg["rev"] == 7                          # 6 was the probe, 7 the restored one
+    assert [r["threshold"] for r in cfg["rails"]] == [321] * 6
+    assert {p["pocket"]: p["ch"] for p in cfg["pockets"]} == {p: i for i, p in enumerate(codec.POCKETS)}
+
+
+def test_partial_calibration_and_dead_cue_detector(broker, simnode, hooks):
+    robot = SimInstaller(simnode, WIRING_POCKETS, WIRING_RAILS, skip={"FR"}, cue_ok=False)
+    hooks.append(robot)
+    link = link_for(broker)
+    try:
+        res = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+                             allow_partial=True, **fast(step_timeout=1.5)).run()
+    finally:
+        link.close()
+    assert res.ok, res.message
+    assert "FR" not in res.pockets and len(res.pockets) == 5
+    assert res.config["cue_ch"] is None and res.cue_seen is False
+    assert any("cue detector" in w for w in res.warnings)
+    assert simnode.node.cfg["rev"] == res.config["rev"]
+
+
+def test_declined_by_script_restores(broker, simnode, hooks, tmp_path):
+    hooks.append(SimInstaller(simnode, WIRING_POCKETS, WIRING_RAILS))
+    script = tmp_path / "answers.txt"
+    script.write_text("# installer answers\nn\n")
+    rc = main(["calibrate", "--table", TABLE, "--venue", VENUE, "--node", NODE,
+               "--host", "127.0.0.1", "--port", str(broker.port), "--password", "host-secret",
+               "--script", str(script), "--quiet-seconds", "0.5", "--step-timeout", "8"])
+    assert rc == 1
+    # probe was rev 1, the restore rev 2: the node is back on the identity default map
+    assert simnode.node.cfg["rev"] == 2
+    assert [r["threshold"] for r in simnode.node.cfg["rails"]] == [200] * 6

@@ -1,0 +1,100 @@
+"""Scripted sensor streams for the host tests: a table's events as the node sends them."""
+
+from __future__ import annotations
+
+import json
+
+from rbproto import codec
+
+VENUE = "club"
+TABLE = "t1"
+NODE = "t1-node"
+
+
+def ev(t_ms: float, kind: str, **fields) -> dict:
+    """One event at t_ms milliseconds (node time)."""
+    d = {"t": int(round(t_ms * 1000)), "kind": kind}
+    d.update(fields)
+    return d
+
+
+def number(events: list, first_seq: int = 0) -> list:
+    out = []
+    for i, e in enumerate(sorted(events, key=lambda e: e["t"])):
+        e = dict(e)
+        e["seq"] = first_seq + i
+        out.append(e)
+    return out
+
+
+def batches(events: list, node: str = NODE, boot: int = 1, size: int = 4, table: str = TABLE,
+            venue: str = VENUE) -> list:
+    """Split numbered events into `events` messages -> [(topic, payload_bytes)]."""
+    topic = codec.topic(venue, table, "events", node)
+    out = []
+    for i in range(0, len(events), size):
+        msg = {"v": 1, "node": node, "boot": boot,
+               "events": [{k: e[k] for k in ("seq", "t", "kind", "pocket", "rail", "amp", "dur", "n")
+                           if k in e} for e in events[i:i + size]]}
+        out.append((topic, codec.encode("events", msg)))
+    return out
+
+
+def sync_result(offset_us: int, node: str = NODE, boot: int = 1, t1: int = 100_000_000,
+                delay_us: int = 200, table: str = TABLE, venue: str = VENUE, id: int = 1):
+    """A sync_result whose exchange says host = node + offset_us exactly."""
+    t2 = t1 + offset_us + delay_us // 2
+    t3 = t2 + 10
+    t4 = t3 - offset_us + delay_us // 2
+    msg = {"v": 1, "node": node, "boot": boot, "id": id, "t1": t1, "t2": t2, "t3": t3, "t4": t4}
+    return codec.topic(venue, table, "sync_result", node), codec.encode("sync_result", msg)
+
+
+def jsonl(messages: list) -> str:
+    return "".join(json.dumps({"topic": t, "payload": json.loads(p)}) + "\n" for t, p in messages)
+
+
+# -- scripted shots (node times in ms) ---------------------------------------------------
+def break_shot(t0):
+    """A break: cue ball into the rack, balls to many rails, one ball pocketed."""
+    return [ev(t0 + 0, "rail", rail="F", amp=2500), ev(t0 + 180, "rail", rail="LF", amp=1800),
+            ev(t0 + 210, "rail", rail="RF", amp=1700), ev(t0 + 400, "rail", rail="LH", amp=900),
+            ev(t0 + 420, "rail", rail="LH", amp=600),  # same ball bouncing: merged
+            ev(t0 + 650, "rail", rail="RH", amp=800), ev(t0 + 900, "drop", pocket="FR", dur=40000),
+            ev(t0 + 1500, "rail", rail="H", amp=500), ev(t0 + 3200, "rail", rail="LF", amp=300)]
+
+
+def single_pot(t0, pocket="SL"):
+    return [ev(t0, "drop", pocket=pocket, dur=30000), ev(t0 + 800, "rail", rail="H", amp=400)]
+
+
+def multi_pot(t0):
+    return [ev(t0, "rail", rail="RH", amp=700), ev(t0 + 500, "drop", pocket="HL", dur=30000),
+            ev(t0 + 1200, "drop", pocket="FR", dur=30000), ev(t0 + 1900, "rail", rail="F", amp=300)]
+
+
+def scratch(t0):
+    return [ev(t0, "drop", pocket="SR", dur=30000), ev(t0 + 300, "rail", rail="LH", amp=600),
+            ev(t0 + 600, "drop", pocket="HR", dur=25000), ev(t0 + 1900, "cue")]
+
+
+def miss(t0):
+    return [ev(t0, "rail", rail="LF", amp=900), ev(t0 + 700, "rail", rail="RF", amp=400)]
+
+
+def rolling(t0):
+    """A slow ball: one rail hit, then a drop 4.5 s later with nothing in between."""
+    return [ev(t0, "rail", rail="H", amp=300), ev(t0 + 4500, "drop", pocket="FL", dur=60000)]
+
+
+def lip(t0):
+    """A ball hanging on the lip falls in on its own: a lone drop after a long rest."""
+    return [ev(t0, "drop", pocket="SL", dur=30000)]
+
+
+def game(t0=10_000, gap=12_000):
+    """A scripted rack: every shot kind in turn, `gap` ms apart."""
+    out = []
+    for i, f in enumerate((break_shot, single_pot, multi_pot, scratch, miss, rolling, lip)):
+        out += f(t0 + i * gap)
+    return number(out)
