@@ -289,3 +289,10 @@ def test_match_unsensed_ball_identity_presumed_called_ball():
     r = ten_after_break()
     out = feed(r, call(3, "SR"), shot("?SR", first_contact=1))
     assert 3 in out["pocketed"] and out["at_table"] == "Ann" and "8.3" in rules_of(out)
+
+
+def test_match_null_optional_fact_means_not_reported():
+    r = match()
+    out = feed(r, {"type": "shot", "pocketed": [], "object_balls_to_rail": None,
+                   "rail_after_contact": None})
+    assert out["ball_in_hand"] is None and out["at_table"] == "Bob"  # presumed legal break

@@ -81,8 +81,13 @@ class Pipeline:
         self.rejected[code] += 1
         return ("rejected", reason, [])
 
+    COUNTERS = ("received", "events", "duplicate", "rejected", "late", "reordered", "shots",
+                "states", "sync_samples", "referee", "referee_refused", "rules_refused",
+                "ignored")
+
     def stats(self) -> dict:
-        d = dict(self.counters)
+        d = {k: 0 for k in self.COUNTERS}
+        d.update(self.counters)
         d["rejected_by_reason"] = dict(self.rejected)
         d["pending"] = sum(t.timeline.pending for t in self.tables.values())
         return d

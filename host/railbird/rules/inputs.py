@@ -48,7 +48,7 @@ def _is_int(x) -> bool:
 
 
 def get_int(d: dict, key: str, lo: int, hi: int, *, default=None):
-    if key not in d:
+    if d.get(key) is None:  # absent or null: not reported
         return default
     x = d[key]
     if not _is_int(x) or not lo <= x <= hi:
@@ -57,7 +57,7 @@ def get_int(d: dict, key: str, lo: int, hi: int, *, default=None):
 
 
 def get_bool(d: dict, key: str, *, default=None):
-    if key not in d:
+    if d.get(key) is None:  # absent or null: not reported
         return default
     x = d[key]
     if type(x) is not bool:
@@ -66,7 +66,7 @@ def get_bool(d: dict, key: str, *, default=None):
 
 
 def get_str(d: dict, key: str, *, default=None):
-    if key not in d:
+    if d.get(key) is None:
         return default
     x = d[key]
     if not isinstance(x, str):

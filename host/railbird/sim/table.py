@@ -1,0 +1,391 @@
+"""One simulated table: the real node firmware on simulated hardware (rbnode.simnode.SimNode)
+plus a referee console, played by a `Player` (random, from a seed) or a `Scenario` (a file).
+
+Each turn: the source decides from the current game state; the referee inputs are published
+to `railbird/v1/<venue>/<table>/referee` (user railbird-referee) and the shot's sensor edges
+are scheduled on the node's simulated pins, so the host sees exactly what a real table would
+send. The simulator keeps its own expectation of the game state (a rules `Referee` fed with
+the same referee inputs and with the shot the host will assemble from those edges) and, when
+the host publishes its retained `state` topic, waits for the host to reach the same state
+before the next turn; a disagreement is counted and the simulator adopts the host's state.
+Without a state feed it paces itself by the host's quiet period instead.
+
+`Offline` is the same loop with no broker and no node: `railbird sim --dry-run` writes the
+transcript (referee inputs and sensed shot inputs as JSON lines, `railbird referee` input).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from . import physics
+from .player import Player, Style
+
+log = logging.getLogger("railbird.sim")
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def firmware_path() -> str:
+    """Make the firmware package (rbnode) importable: it lives in the repository's
+    firmware/ directory, next to host/ (the simulator needs a checkout)."""
+    fw = REPO / "firmware"
+    if not (fw / "rbnode").is_dir():
+        raise RuntimeError(f"node firmware not found at {fw}: the simulator runs from a "
+                           "checkout of the repository")
+    if str(fw) not in sys.path:
+        sys.path.insert(0, str(fw))
+    return str(fw)
+
+
+class Expectation:
+    """The simulator's own view of the game: a rules Referee fed with the same inputs."""
+
+    def __init__(self, match: dict):
+        from railbird.rules import Referee
+        self._Referee = Referee
+        self.ref = Referee(dict(match))
+
+    def feed(self, inp: dict) -> tuple[bool, str | None]:
+        from railbird.rules import RulesError
+        try:
+            if inp.get("type") == "match":
+                self.ref = self._Referee(dict(inp))
+            else:
+                self.ref.feed(dict(inp))
+            return True, None
+        except RulesError as e:
+            return False, str(e)
+
+    @property
+    def state(self) -> dict:
+        return self.ref.state_json()
+
+    @property
+    def fen(self) -> str:
+        from railbird.rules import to_fen
+        return to_fen(self.ref.state)
+
+    def adopt(self, fen: str) -> None:
+        from railbird.rules import from_fen
+        self.ref.state = from_fen(fen)
+
+
+class Source:
+    """Where turns come from: a seeded Player, a Scenario, or a scenario then a player."""
+
+    def __init__(self, player: Player | None = None, scenario=None):
+        self.player = player
+        self.scenario = scenario
+        self._steps = iter(scenario.turns()) if scenario is not None else None
+
+    def next_turn(self, st: dict):
+        if self._steps is not None:
+            try:
+                return next(self._steps)
+            except StopIteration:
+                self._steps = None
+                if self.player is None:
+                    return None
+        if self.player is None:
+            return None
+        return self.player.next_turn(st)
+
+
+class Runner:
+    """The turn loop shared by the live table and the offline transcript."""
+
+    def __init__(self, table: str, match: dict, source: Source, seed: int = 1,
+                 shot_params=None, lip_policy: str = "warn", pace: float = 1.0,
+                 max_gap_us: int = physics.DEFAULT_MAX_GAP_US, out=None):
+        self.table = table
+        self.match = match
+        self.source = source
+        self.rng = random.Random(seed * 7919 + 17)  # edges; the player has its own
+        self.expect = Expectation(match)
+        self.shot_params = shot_params
+        self.lip_policy = lip_policy
+        self.pace = pace
+        self.max_gap_us = max_gap_us
+        self.out = out  # callable(dict): a line of the transcript
+        self.stopped = threading.Event()
+        self.turns = 0
+        self.shots = 0
+        self.refused = 0
+        self.disagreements = 0
+        self.agreements = 0
+        self.checks_failed: list = []
+
+    # transport hooks (overridden by LiveTable)
+    def send_referee(self, inp: dict) -> None: ...
+
+    def strike(self, edges: list) -> None: ...
+
+    def settle(self, kind: str, edges=None) -> None:
+        """Wait until the host has processed the last action."""
+
+    def sleep(self, s: float) -> None:
+        if s > 0:
+            self.stopped.wait(s)
+
+    def current_state(self) -> dict:
+        return self.expect.state
+
+    def _emit(self, d: dict) -> None:
+        if self.out is not None:
+            self.out(d)
+
+    def step(self) -> bool:
+        """One turn; False when the source has nothing more to play."""
+        st = self.current_state()
+        turn = self.source.next_turn(st)
+        if turn is None:
+            return False
+        self.turns += 1
+        if getattr(turn, "expect", None) is not None:
+            self._check(turn.expect)
+            return True
+        self.sleep(turn.think_s * self.pace)
+        for inp in turn.inputs:
+            ok, err = self.expect.feed(inp)
+            if not ok:
+                self.refused += 1
+                log.warning("%s: the rules refuse %s: %s (not sent)", self.table, inp, err)
+                continue
+            self._emit(inp)
+            self.send_referee(inp)
+            self.settle("referee")
+        edges = getattr(turn, "edges", None)
+        if turn.plan is not None or edges:
+            if edges is None:
+                edges = physics.edges(turn.plan, self.rng, self.max_gap_us)
+            sensed = physics.sensed_input(edges, self.shot_params, self.lip_policy)
+            ok, err = self.expect.feed(sensed)
+            if not ok:
+                self.refused += 1
+                log.warning("%s: the rules refuse the sensed shot %s: %s", self.table,
+                            sensed, err)
+            self._emit({k: v for k, v in sensed.items() if k not in ("t_us",)})
+            self.shots += 1
+            self.strike(edges)
+            self.settle("shot", edges)
+        return True
+
+    def _check(self, expect: dict) -> None:
+        st = self.current_state()
+        bad = {k: (v, st.get(k)) for k, v in expect.items() if st.get(k) != v}
+        if bad:
+            self.checks_failed.append(bad)
+            log.error("%s: expectation failed: %s", self.table, bad)
+
+    def run(self, turns: int | None = None, seconds: float | None = None) -> None:
+        t_end = None if not seconds else time.monotonic() + seconds
+        n = 0
+        while not self.stopped.is_set():
+            if turns is not None and n >= turns:
+                break
+            if t_end is not None and time.monotonic() >= t_end:
+                break
+            if not self.step():
+                break
+            n += 1
+
+    def stats(self) -> dict:
+        return {"table": self.table, "turns": self.turns, "shots": self.shots,
+                "refused": self.refused, "agreed": self.agreements,
+                "disagreed": self.disagreements, "checks_failed": len(self.checks_failed),
+                "fen": self.expect.fen}
+
+
+class Offline(Runner):
+    """No broker, no node, no waiting: the transcript only."""
+
+    def sleep(self, s: float) -> None:
+        pass
+
+
+class LiveTable(Runner):
+    """A SimNode and a referee console connected to a broker."""
+
+    def __init__(self, *, host: str, port: int, venue: str, table: str, node: str,
+                 node_password: str, match: dict, source: Source, seed: int = 1,
+                 state_dir=None, referee_user: str = "railbird-referee",
+                 referee_password: str = "referee-secret", referee_token: str = "",
+                 quiet_us: int = 5_000_000, window_us: int = 500_000, **kw):
+        super().__init__(table, match, source, seed, **kw)
+        self.host, self.port, self.venue, self.node_id = host, port, venue, node
+        self.node_password = node_password
+        self.seed = seed
+        self.state_dir = str(state_dir or Path(os.environ.get("TMPDIR", "/tmp"))
+                             / f"railbird-sim-{venue}-{table}")
+        self.referee_user, self.referee_password = referee_user, referee_password
+        self.referee_token = referee_token
+        self.quiet_us, self.window_us = quiet_us, window_us
+        self.sn = None
+        self.client = None
+        self._host_fen = None
+        self._host_state = None
+        self._host_seen = threading.Event()
+        self._cond = threading.Condition()
+        self._session = uuid.uuid4().hex[:8]
+        self._rid = 0
+
+    # -- life cycle ----------------------------------------------------------------------
+    def start(self, timeout: float = 15.0) -> "LiveTable":
+        firmware_path()
+        import paho.mqtt.client as mqtt
+        from rbnode.simnode import SimNode
+        from rbproto import codec
+
+        self._codec = codec
+        self.sn = SimNode(self.host, self.port, self.venue, self.table, self.node_id,
+                          self.node_password, self.state_dir, seed=self.seed)
+        self.sn.start()
+        self.sn.wait_connected(timeout)
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
+                        client_id=f"railbird-sim-{self.table}-{self._session}",
+                        protocol=mqtt.MQTTv5)
+        c.username_pw_set(self.referee_user, self.referee_password)
+        c.on_connect = self._on_connect
+        c.on_message = self._on_message
+        c.reconnect_delay_set(0.2, 5)
+        connected = threading.Event()
+        c.on_subscribe = lambda *a: connected.set()
+        c.connect(self.host, self.port, 30)
+        c.loop_start()
+        self.client = c
+        if not connected.wait(timeout):
+            raise RuntimeError(f"referee console for {self.table} could not subscribe")
+        # A retained state (the host has been playing this table already): take it over.
+        if self._host_seen.wait(1.0):
+            with self._cond:
+                fen = self._host_fen
+            if fen and fen != self.expect.fen:
+                log.info("%s: continuing the host's game: %s", self.table, fen)
+                self.expect.adopt(fen)
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.client is not None:
+            try:
+                self.client.disconnect()
+            finally:
+                self.client.loop_stop()
+            self.client = None
+        if self.sn is not None:
+            try:
+                self.sn.wait_idle(timeout=3.0)
+            except Exception:  # noqa: BLE001 - stopping anyway
+                pass
+            self.sn.stop(park=True)
+            self.sn = None
+
+    # -- MQTT ------------------------------------------------------------------------------
+    def _state_topic(self) -> str:
+        return self._codec.topic(self.venue, self.table, "state")
+
+    def _on_connect(self, client, userdata, flags, rc, props=None):
+        client.subscribe(self._state_topic(), qos=1)
+
+    def _on_message(self, client, userdata, msg):
+        try:
+            d = json.loads(msg.payload)
+        except ValueError:
+            return
+        fen = d.get("fen")
+        with self._cond:
+            self._host_fen = fen
+            self._host_state = d.get("state")
+            self._cond.notify_all()
+        self._host_seen.set()
+
+    def send_referee(self, inp: dict) -> None:
+        self._rid += 1
+        msg = {"v": 1, "input": inp, "id": f"sim-{self.table}-{self._session}-{self._rid}",
+               "by": "sim-referee"}
+        if self.referee_token:
+            msg["token"] = self.referee_token
+        payload = self._codec.encode("referee", msg)
+        topic = self._codec.topic(self.venue, self.table, "referee")
+        self.client.publish(topic, payload, qos=1).wait_for_publish(5)
+
+    # -- the node ----------------------------------------------------------------------------
+    def strike(self, edges: list) -> None:
+        sn = self.sn
+        lead = 150_000
+
+        def schedule():
+            base = sn.hw.now_us + lead
+            for e in edges:
+                at = base + e.t_us
+                if e.kind == "rail":
+                    sn.hw.schedule_rail(sn._ch("rails", e.where), at, e.value)
+                    sn.truth.append((sn.node.boot, "rail", e.where, at, e.value))
+                elif e.kind == "drop":
+                    sn.hw.schedule_drop(sn._ch("pockets", e.where), at, e.value)
+                    sn.truth.append((sn.node.boot, "drop", e.where, at, e.value))
+                else:
+                    nb = sn.hw.channels("beam")
+                    ch = sn.node.cfg["cue_ch"]
+                    if ch is None:
+                        continue
+                    if ch >= nb:
+                        sn.hw.schedule_drop(ch - nb, at, e.value, kind="cue")
+                    else:
+                        sn.hw.schedule_drop(ch, at, e.value)
+                    sn.truth.append((sn.node.boot, "cue", None, at, e.value))
+            return base
+        sn.call(schedule)
+        self._strike_t = time.monotonic() + lead / 1e6
+
+    # -- pacing ------------------------------------------------------------------------------
+    def settle(self, kind: str, edges=None) -> None:
+        want = self.expect.fen
+        if kind == "shot":
+            # the edges play out, the host waits for the quiet period, then ticks
+            budget = (physics.duration_us(edges) + self.quiet_us + self.window_us) / 1e6 + 0.2
+            if not self._host_seen.is_set():
+                self.sleep(budget)
+                return
+            timeout = budget + 4.0
+        else:
+            if not self._host_seen.is_set():
+                self.sleep(0.3)
+                return
+            timeout = 3.0
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._host_fen != want and not self.stopped.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(min(left, 0.2))
+            fen = self._host_fen
+        if self.stopped.is_set():
+            return
+        if fen == want:
+            self.agreements += 1
+            return
+        self.disagreements += 1
+        log.warning("%s: the host's state differs from the simulator's after a %s:\n"
+                    "  host: %s\n  sim:  %s", self.table, kind, fen, want)
+        if fen:
+            try:
+                self.expect.adopt(fen)
+            except Exception as e:  # noqa: BLE001
+                log.error("%s: cannot adopt the host's state: %s", self.table, e)
+
+
+def make_source(match: dict, seed: int, scenario=None, style: Style | None = None,
+                then_random: bool = True) -> Source:
+    player = Player(match, seed, style) if (scenario is None or then_random) else None
+    return Source(player, scenario)
