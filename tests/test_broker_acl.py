@@ -83,14 +83,19 @@ def test_round_trip_and_node_confined_to_its_subtree(broker):
     host, rc = connect(broker, "railbird-host", "host-secret")
     assert not rc.is_failure
     seen = Collector(host, "railbird/v1/#")
-    node, rc = connect(broker, "n1", "node-pw")
-    assert not rc.is_failure
-
     own = codec.topic(VENUE, TABLE, "events", "n1")
     foreign = codec.topic(VENUE, TABLE, "events", "n2")
     feed = codec.topic(VENUE, TABLE, "state")
-    node.publish(foreign, events_payload("n2"), qos=1).wait_for_publish(5)
-    node.publish(feed, b'{"v":1}', qos=1).wait_for_publish(5)
+    for topic, payload in ((foreign, events_payload("n2")), (feed, b'{"v":1}')):
+        # mosquitto 2.0 answers a publish the ACL forbids by dropping the message and
+        # closing the connection (measured); either way nothing may reach the host.
+        node, rc = connect(broker, "n1", "node-pw")
+        assert not rc.is_failure
+        node.publish(topic, payload, qos=1)
+        time.sleep(0.5)
+        node.loop_stop()
+        node.disconnect()
+    node, rc = connect(broker, "n1", "node-pw")
     node.publish(own, events_payload("n1"), qos=1).wait_for_publish(5)
     got = seen.wait_for(1)
     time.sleep(0.5)  # anything the ACL let through would arrive in this time

@@ -169,7 +169,7 @@ class Beam:
         self._blocked = hw.BEAM_BLOCKED
         self._pin = hw.pin(kind, ch)
         # IRQ-side state, preallocated.
-        self._et = array("I", bytes(4 * _N))
+        self._et = array("I", range(_N))  # see ring.py on range()
         self._el = bytearray(_N)
         self._w = 0
         self._r = 0

@@ -52,7 +52,7 @@ class Rail:
         self.threshold = threshold
         self.refractory_us = refractory_us
         self.adc_delay_us = adc_delay_us
-        self._et = array("I", bytes(4 * _N))
+        self._et = array("I", range(_N))  # see ring.py on range()
         self._w = 0
         self._r = 0
         self._calls = 0

@@ -127,7 +127,8 @@ class Timeline:
             status = "reordered"
         else:
             self.max_seen = ev.t
-        heapq.heappush(self._heap, ev)
+        # keys are unique after dedup, so the Event itself is never compared
+        heapq.heappush(self._heap, (ev.t, ev.node, ev.boot, ev.seq, ev))
         return status
 
     def release(self, upto: int | None = None) -> list:
@@ -138,8 +139,8 @@ class Timeline:
             upto = self.max_seen - self.window_us
         out = []
         heap = self._heap
-        while heap and heap[0].t <= upto:
-            out.append(heapq.heappop(heap))
+        while heap and heap[0][0] <= upto:
+            out.append(heapq.heappop(heap)[4])
         if out:
             self.released_t = out[-1].key
             self.counts["released"] += len(out)
@@ -147,7 +148,7 @@ class Timeline:
 
     def flush(self) -> list:
         """Release everything held (end of input)."""
-        out = sorted(self._heap)
+        out = [h[4] for h in sorted(self._heap)]
         self._heap = []
         if out:
             self.released_t = out[-1].key
@@ -159,4 +160,4 @@ class Timeline:
         return len(self._heap)
 
     def earliest_pending(self):
-        return self._heap[0].t if self._heap else None
+        return self._heap[0][0] if self._heap else None

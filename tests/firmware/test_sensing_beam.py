@@ -174,7 +174,7 @@ def test_edge_ring_overflow_reported_as_lost():
     assert [(e[3], e[4]) for e in lost] == [(0, 4)]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(1, 10000), busy=st.lists(st.tuples(st.integers(0, 3_000_000),
                                                           st.integers(1000, 300000)),
                                                 max_size=6))

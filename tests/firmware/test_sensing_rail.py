@@ -63,7 +63,7 @@ def test_configure_live():
     assert [e[4] for e in g.events()] == [250, 260]
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(seed=st.integers(1, 10000), thr=st.integers(0, 4095),
        refr=st.integers(1000, 100000))
 def test_random_hits_match_reference(seed, thr, refr):

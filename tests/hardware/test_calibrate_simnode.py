@@ -168,7 +168,7 @@ def test_partial_calibration_and_dead_cue_detector(broker, simnode, hooks):
     link = link_for(broker)
     try:
         res = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
-                             allow_partial=True, **fast(step_timeout=1.5)).run()
+                             allow_partial=True, **fast(step_timeout=1.5, drops=1, knocks=2)).run()
     finally:
         link.close()
     assert res.ok, res.message
@@ -184,7 +184,8 @@ def test_declined_by_script_restores(broker, simnode, hooks, tmp_path):
     script.write_text("# installer answers\nn\n")
     rc = main(["calibrate", "--table", TABLE, "--venue", VENUE, "--node", NODE,
                "--host", "127.0.0.1", "--port", str(broker.port), "--password", "host-secret",
-               "--script", str(script), "--quiet-seconds", "0.5", "--step-timeout", "8"])
+               "--script", str(script), "--quiet-seconds", "0.5", "--step-timeout", "8",
+               "--drops", "1", "--knocks", "2"])
     assert rc == 1
     # probe was rev 1, the restore rev 2: the node is back on the identity default map
     assert simnode.node.cfg["rev"] == 2

@@ -25,7 +25,7 @@ from rbnode.simnode import SimNode  # noqa: E402
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 NODE, PW = "t1-node", "node-pw"
-SPACING_MS = 1200
+SPACING_MS = 900
 # (ms after the shot's start, kind, name, amp/dur)
 SHOTS = [
     [(0, "rail", "F", 2500), (60, "rail", "LF", 1800), (80, "rail", "RF", 1700),
@@ -53,8 +53,8 @@ user = "railbird-host"
 password = "host-secret"
 client_id = "{client_id}"
 [shots]
-quiet_ms = 600
-lip_rest_ms = 600
+quiet_ms = 400
+lip_rest_ms = 400
 cue_before_ms = 500
 break_window_ms = 500
 [tables.t1]
@@ -175,7 +175,7 @@ def play(broker, tmp_path, name, crash: bool):
             host.wait(lambda s: s.get("shots", 0) >= 2, "two shots before the crash")
             time.sleep(0.25)
             host.kill()
-            time.sleep(1.5)  # the node goes on playing; the broker queues for the host
+            time.sleep(1.0)  # the node goes on playing; the broker queues for the host
             host.start()
         sn.wait_idle()
         host.wait(lambda s: s.get("events", 0) >= N_EVENTS and s.get("shots", 0) >= len(SHOTS)

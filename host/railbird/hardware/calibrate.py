@@ -396,6 +396,7 @@ class Calibrator:
         self.base = None
         self.rev = 0
         self.probe_sent = False
+        self.published_rev = 0
 
     # -- helpers ---
     def _warn(self, text):
@@ -408,6 +409,7 @@ class Calibrator:
         rev = cfg["rev"]
         n0 = self.link.status_n
         self.link.publish_config(cfg)
+        self.published_rev = max(self.published_rev, rev)
         t_refused = None
         deadline = time.monotonic() + self.apply_timeout
         while time.monotonic() < deadline:
@@ -460,6 +462,12 @@ class Calibrator:
 
     # -- the flow ---
     def run(self) -> Result:
+        try:
+            return self._run()
+        except CalibrationError as e:
+            return Result(False, None, {}, [], None, 0, 0, self.warnings, str(e))
+
+    def _run(self) -> Result:
         link = self.link
         self.ui.say(f"Calibrating node {link.node} of table {link.table} (venue {link.venue}).")
         st = link.wait_for(lambda l: l.status if l.status and l.status.get("state") == "online"
@@ -483,11 +491,9 @@ class Calibrator:
                     f"{'channel %d' % cue_ch if cue_ch is not None else 'none'}.")
         try:
             return self._measure_and_apply(n_beams, n_rails, cue_ch)
-        except BaseException as e:
+        except BaseException:
             if self.probe_sent:
                 self._restore()
-            if isinstance(e, CalibrationError):
-                return Result(False, None, {}, [], None, 0, 0, self.warnings, str(e))
             raise
 
     def _channels(self):
@@ -511,7 +517,7 @@ class Calibrator:
     def _restore(self):
         cfg = dict(self.base)
         cfg["v"] = 1
-        cfg["rev"] = self.rev + 1
+        cfg["rev"] = max(self.rev, self.published_rev) + 1
         try:
             self.ui.say(f"Restoring the previous config as rev {cfg['rev']} ...")
             self._apply(codec.validate("config", cfg), "restored")

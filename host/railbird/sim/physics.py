@@ -85,8 +85,13 @@ def _drop_dur(rng: random.Random, power: float) -> int:
     return int(57_150 / speed)
 
 
-def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_US) -> list:
-    """The sensor edges of `plan`, sorted by time (µs from the cue strike)."""
+def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_US,
+          max_clusters: int | None = None) -> list:
+    """The sensor edges of `plan`, sorted by time (µs from the cue strike).
+
+    `max_clusters`: at most this many separate rail hits in the host's break window (the
+    host's `object_balls_to_rail` estimate counts them, and the rules refuse an estimate
+    above the number of object balls on the table; see docs/demo.md, known limitations)."""
     out: list[Edge] = []
     p = max(0.05, min(1.0, plan.power))
     if plan.kind == "break":
@@ -145,53 +150,56 @@ def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_
         out.append(Edge(t, "drop", plan.scratch, _drop_dur(rng, p)))
         out.append(Edge(t + rng.randint(400_000, 600_000), "cue", None,
                         rng.randint(30_000, 60_000)))
-    return _tidy(out, max_gap_us)
+    return _tidy(out, max_gap_us, max_clusters)
 
 
-def _tidy(out: list, max_gap_us: int) -> list:
-    """Sort; cap gaps; keep same-rail hits apart and clear of the break-window edge."""
-    out.sort(key=lambda e: (e.t_us, e.kind, e.where or ""))
+def _tidy(out: list, max_gap_us: int, max_clusters: int | None = None) -> list:
+    """Sort; keep same-rail hits apart and clear of the break-window edge; at most
+    `max_clusters` rail hits in the break window; cap the gaps. Repeated until stable
+    (capping a gap moves later edges earlier, into the window)."""
     cap = max(200_000, max_gap_us)
-    res: list[Edge] = []
+    es = sorted(out, key=lambda e: (e.t_us, e.kind, e.where or ""))
+    for _ in range(6):
+        es = _cap_gaps(es, cap)
+        t0 = es[0].t_us if es else 0
+        last_rail: dict = {}
+        kept = []
+        clusters = 0
+        for e in es:
+            if e.kind == "rail":
+                rel = e.t_us - t0
+                if abs(rel - BREAK_WINDOW_US) < WINDOW_GUARD_US:
+                    continue
+                prev = last_rail.get(e.where)
+                if prev is not None and e.t_us - prev < SAME_RAIL_GAP_US:
+                    continue
+                if rel < BREAK_WINDOW_US and max_clusters is not None:
+                    if clusters >= max(1, max_clusters):
+                        continue
+                    clusters += 1
+                last_rail[e.where] = e.t_us
+            kept.append(e)
+        if not any(e.kind == "rail" for e in kept):  # a shot must be seen: one rail at least
+            t = kept[0].t_us - 150_000 if kept else 300_000
+            kept.insert(0, Edge(max(t, 50_000), "rail", RAILS[0], 600))
+        if kept == es and _cap_gaps(kept, cap) == kept:
+            break
+        es = kept
+    return es
+
+
+def _cap_gaps(es: list, cap: int) -> list:
+    res = []
     shift = 0
     prev_t = None
-    for e in out:
+    for e in es:
         t = e.t_us - shift
         if prev_t is not None and t - prev_t > cap:
             shift += t - prev_t - cap
             t = prev_t + cap
         res.append(Edge(t, e.kind, e.where, e.value))
         prev_t = t
-    # Rails: drop hits too close to an earlier hit on the same rail, and hits near the edge
-    # of the host's break window (measured from the first edge).
-    t0 = res[0].t_us if res else 0
-    last_rail: dict = {}
-    kept = []
-    for e in res:
-        if e.kind == "rail":
-            rel = e.t_us - t0
-            if abs(rel - BREAK_WINDOW_US) < WINDOW_GUARD_US:
-                continue
-            prev = last_rail.get(e.where)
-            if prev is not None and e.t_us - prev < SAME_RAIL_GAP_US:
-                continue
-            last_rail[e.where] = e.t_us
-        kept.append(e)
-    if not any(e.kind == "rail" for e in kept):  # a shot must be seen: one rail at least
-        t = kept[0].t_us - 150_000 if kept else 300_000
-        kept.insert(0, Edge(max(t, 50_000), "rail", RAILS[0], 600))
-    # Gaps may have grown where hits were dropped: cap once more (order is kept).
-    final = []
-    shift = 0
-    prev_t = None
-    for e in kept:
-        t = e.t_us - shift
-        if prev_t is not None and t - prev_t > cap:
-            shift += t - prev_t - cap
-            t = prev_t + cap
-        final.append(Edge(t, e.kind, e.where, e.value))
-        prev_t = t
-    return final
+    return res
 
 
 def duration_us(es: list) -> int:

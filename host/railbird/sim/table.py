@@ -150,6 +150,8 @@ class Runner:
         if turn is None:
             return False
         self.turns += 1
+        if turn.text:
+            log.info("%s: %s", self.table, turn.text)
         if getattr(turn, "expect", None) is not None:
             self._check(turn.expect)
             return True
@@ -166,7 +168,8 @@ class Runner:
         edges = getattr(turn, "edges", None)
         if turn.plan is not None or edges:
             if edges is None:
-                edges = physics.edges(turn.plan, self.rng, self.max_gap_us)
+                n_obj = len(set(st.get("balls_on_table", [])) | set(st.get("to_spot", [])))
+                edges = physics.edges(turn.plan, self.rng, self.max_gap_us, n_obj)
             sensed = physics.sensed_input(edges, self.shot_params, self.lip_policy)
             ok, err = self.expect.feed(sensed)
             if not ok:

@@ -1,0 +1,8 @@
+"""The table simulator: plausible games of 10-ball and 14.1 played on the real node firmware
+(simulated hardware) with a referee console, for the demo and end-to-end tests.
+
+- `physics`: shot plans -> timed sensor edges (rail hits, pocket drops, cue-ball detector);
+- `player`: the game player, driven by the rules engine's state, deterministic per seed;
+- `scenario`: scripted scenarios from a JSON file (format in docs/demo.md);
+- `table`: the turn loop, live (`LiveTable`: SimNode + MQTT referee console) or offline.
+"""

@@ -1,0 +1,333 @@
+"""Web scoreboard and referee panel (stdlib http.server, server-sent events).
+
+    web = WebOutput(port=8080, pins={"club": "4711"}, referee=daemon.referee_input)
+    daemon = Daemon(cfg, outputs=[web, ...]); web.referee = daemon.referee_input
+
+Pages: /v/<venue>/ (venue board), /v/<venue>/<table>/ (table page with the referee panel).
+JSON: /api/v/<venue>, /api/v/<venue>/<table>. Live: /events/v/<venue> (text/event-stream,
+one `table` event with the table's snapshot after every change). Referee input:
+POST /api/v/<venue>/<table>/referee {"pin": "...", "inputs": [{...}, ...]} (or "input"):
+403 and nothing applied unless the PIN is the venue's; inputs are applied in order and the
+first refusal stops the rest (422). Five wrong PINs from one address within a minute lock
+that address out for a minute (429).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import mimetypes
+import queue
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from urllib.parse import unquote, urlsplit
+
+from railbird.outputs import Output
+from railbird.outputs.tables import Venues
+
+log = logging.getLogger("railbird.web")
+
+MAX_BODY = 16384
+SSE_QUEUE = 256
+PIN_TRIES = 5
+PIN_WINDOW_S = 60.0
+
+
+def _static(name: str) -> bytes | None:
+    if "/" in name or name.startswith("."):
+        return None
+    try:
+        return resources.files("railbird.web").joinpath("static", name).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, OSError):
+        return None
+
+
+class _Hub:
+    """Server-sent-event subscribers per venue; a slow client is dropped (the browser's
+    EventSource reconnects and gets a fresh snapshot)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.subs: dict[str, set[queue.Queue]] = {}
+        self.dropped = 0
+
+    def add(self, venue) -> queue.Queue:
+        q: queue.Queue = queue.Queue(SSE_QUEUE)
+        with self.lock:
+            self.subs.setdefault(venue, set()).add(q)
+        return q
+
+    def remove(self, venue, q) -> None:
+        with self.lock:
+            self.subs.get(venue, set()).discard(q)
+
+    def publish(self, venue, event: str, data: dict) -> None:
+        msg = f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+        with self.lock:
+            subs = list(self.subs.get(venue, ()))
+        for q in subs:
+            try:
+                q.put_nowait(msg)
+            except queue.Full:
+                self.dropped += 1
+                self.remove(venue, q)
+                try:
+                    q.put_nowait(None)
+                except queue.Full:
+                    pass
+
+    def close_all(self) -> None:
+        with self.lock:
+            subs = [q for s in self.subs.values() for q in s]
+            self.subs.clear()
+        for q in subs:
+            try:
+                q.put_nowait(None)
+            except queue.Full:
+                pass
+
+
+class WebOutput(Output):
+    name = "web"
+
+    def __init__(self, host: str = "0.0.0.0", port: int = 8080, pins: dict | None = None,
+                 referee=None, venues: Venues | None = None, title: str = "Railbird"):
+        self.host = host
+        self.port = port
+        self.pins = {k: str(v) for k, v in (pins or {}).items() if v}
+        self.referee = referee  # callable(venue, table, input, by=...) -> {"ok", ...}
+        self.venues = venues or Venues()
+        self.title = title
+        self.hub = _Hub()
+        self.httpd: ThreadingHTTPServer | None = None
+        self._thread = None
+        self._fails: dict[str, list[float]] = {}
+        self._fails_lock = threading.Lock()
+        self.referee_lock = threading.Lock()
+        self.stats = {"requests": 0, "forbidden": 0, "locked_out": 0, "applied": 0,
+                      "refused": 0}
+
+    # -- life cycle ----------------------------------------------------------------------
+    def start(self) -> None:
+        handler = type("Handler", (_Handler,), {"web": self})
+        self.httpd = ThreadingHTTPServer((self.host, self.port), handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="railbird-web",
+                                        daemon=True)
+        self._thread.start()
+        log.info("web scoreboard on http://%s:%d/", self.host, self.port)
+
+    def stop(self) -> None:
+        self.hub.close_all()
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}"
+
+    # -- Output ----------------------------------------------------------------------------
+    def _changed(self, venue, table):
+        snap = self.venues.snapshot(venue, table)
+        if snap is not None:
+            self.hub.publish(venue, "table", snap)
+
+    def on_shot(self, venue, table, shot):
+        self.venues.on_shot(venue, table, shot)
+        self._changed(venue, table)
+
+    def on_state(self, venue, table, game, state, fen, announcements):
+        self.venues.on_state(venue, table, game, state, fen, announcements)
+        self._changed(venue, table)
+
+    def on_node(self, venue, table, node, status):
+        self.venues.on_node(venue, table, node, status)
+        self._changed(venue, table)
+
+    # -- referee ---------------------------------------------------------------------------
+    def locked_out(self, addr: str) -> bool:
+        now = time.monotonic()
+        with self._fails_lock:
+            fails = [t for t in self._fails.get(addr, []) if now - t < PIN_WINDOW_S]
+            self._fails[addr] = fails
+            return len(fails) >= PIN_TRIES
+
+    def check_pin(self, venue: str, pin, addr: str) -> bool:
+        want = self.pins.get(venue)
+        ok = (want is not None and isinstance(pin, str)
+              and hmac.compare_digest(pin.encode(), want.encode()))
+        if not ok:
+            with self._fails_lock:
+                self._fails.setdefault(addr, []).append(time.monotonic())
+        return ok
+
+    def apply(self, venue, table, inputs: list) -> tuple[int, dict]:
+        if self.referee is None:
+            return 503, {"ok": False, "error": "no referee input on this host"}
+        results = []
+        with self.referee_lock:  # one panel action at a time, in order
+            for inp in inputs:
+                try:
+                    res = self.referee(venue, table, inp, by="web")
+                except TypeError:
+                    res = self.referee(venue, table, inp)
+                except Exception as e:  # noqa: BLE001
+                    res = {"ok": False, "error": str(e) or type(e).__name__}
+                if not isinstance(res, dict):
+                    res = {"ok": True, "state": res}
+                results.append(res)
+                if not res.get("ok"):
+                    self.stats["refused"] += 1
+                    return 422, {"ok": False, "error": res.get("error"), "applied": len(results) - 1}
+                self.stats["applied"] += 1
+        return 200, {"ok": True, "applied": len(results),
+                     "state": results[-1].get("state") if results else None}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    web: WebOutput
+    server_version = "railbird-web"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        log.debug("%s " + fmt, self.address_string(), *args)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _send(self, code, body: bytes, ctype="application/json", extra=()):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, code, obj):
+        self._send(code, json.dumps(obj).encode())
+
+    def _parts(self):
+        path = urlsplit(self.path).path
+        return [unquote(p) for p in path.split("/") if p]
+
+    # -- GET -------------------------------------------------------------------------------
+    def do_GET(self):
+        web = self.web
+        web.stats["requests"] += 1
+        p = self._parts()
+        try:
+            if not p:
+                vs = web.venues.venues() or list(web.pins)
+                if len(vs) == 1:
+                    return self._send(302, b"", extra=[("Location", f"/v/{vs[0]}/")])
+                links = "".join(f'<li><a href="/v/{v}/">{v}</a></li>' for v in vs)
+                return self._send(200, f"<!doctype html><title>Railbird</title><ul>{links}</ul>"
+                                  .encode(), "text/html; charset=utf-8")
+            if p[0] == "static" and len(p) == 2:
+                data = _static(p[1])
+                if data is None:
+                    return self._json(404, {"error": "not found"})
+                ctype = mimetypes.guess_type(p[1])[0] or "application/octet-stream"
+                if ctype.startswith("text/") or ctype.endswith("javascript"):
+                    ctype += "; charset=utf-8"
+                return self._send(200, data, ctype)
+            if p[0] == "v" and len(p) in (2, 3):
+                page = "venue.html" if len(p) == 2 else "table.html"
+                return self._send(200, _static(page), "text/html; charset=utf-8")
+            if p[0] == "api" and len(p) >= 3 and p[1] == "v":
+                if len(p) == 3:
+                    tables = [web.venues.snapshot(t.venue, t.table)
+                              for t in web.venues.venue_tables(p[2])]
+                    return self._json(200, {"venue": p[2], "tables": tables,
+                                            "referee": p[2] in web.pins})
+                if len(p) == 4:
+                    snap = web.venues.snapshot(p[2], p[3])
+                    if snap is None:
+                        return self._json(404, {"error": "unknown table"})
+                    return self._json(200, snap)
+            if p[0] == "events" and len(p) == 3 and p[1] == "v":
+                return self._events(p[2])
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        self._json(404, {"error": "not found"})
+
+    do_HEAD = do_GET
+
+    def _events(self, venue):
+        web = self.web
+        q = web.hub.add(venue)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Connection", "keep-alive")
+            self.end_headers()
+            self.wfile.write(b"retry: 1000\n\n")
+            for t in web.venues.venue_tables(venue):
+                snap = web.venues.snapshot(t.venue, t.table)
+                self.wfile.write(f"event: table\ndata: {json.dumps(snap)}\n\n".encode())
+            self.wfile.flush()
+            while True:
+                try:
+                    msg = q.get(timeout=15)
+                except queue.Empty:
+                    msg = b": keep-alive\n\n"
+                if msg is None:
+                    break
+                self.wfile.write(msg)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+        finally:
+            web.hub.remove(venue, q)
+            self.close_connection = True
+
+    # -- POST ------------------------------------------------------------------------------
+    def do_POST(self):
+        web = self.web
+        web.stats["requests"] += 1
+        p = self._parts()
+        if not (len(p) == 5 and p[0] == "api" and p[1] == "v" and p[4] == "referee"):
+            return self._json(404, {"error": "not found"})
+        venue, table = p[2], p[3]
+        addr = self.client_address[0]
+        try:
+            n = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            n = -1
+        if n < 0 or n > MAX_BODY:
+            return self._json(413, {"ok": False, "error": "body too large"})
+        raw = self.rfile.read(n)
+        if web.locked_out(addr):
+            web.stats["locked_out"] += 1
+            return self._json(429, {"ok": False, "error": "too many wrong PINs: wait a minute"})
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("expected an object")
+        except ValueError:
+            body = {}
+        pin = body.get("pin") or self.headers.get("X-Railbird-Pin")
+        if not web.check_pin(venue, pin, addr):
+            web.stats["forbidden"] += 1
+            log.warning("referee input for %s/%s from %s refused: wrong or missing PIN",
+                        venue, table, addr)
+            return self._json(403, {"ok": False, "error": "PIN wrong or missing"})
+        inputs = body.get("inputs")
+        if inputs is None and "input" in body:
+            inputs = [body["input"]]
+        if (not isinstance(inputs, list) or not inputs or len(inputs) > 8
+                or not all(isinstance(i, dict) and isinstance(i.get("type"), str)
+                           for i in inputs)):
+            return self._json(400, {"ok": False, "error": "inputs: 1-8 objects with a type"})
+        code, res = web.apply(venue, table, inputs)
+        self._json(code, res)

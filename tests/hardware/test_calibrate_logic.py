@@ -1,0 +1,169 @@
+"""Calibration analysis (pure functions) on recorded event streams, and the session's
+handling of a node that refuses the config (a plain paho client plays the node)."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from railbird.hardware import calibrate as cal
+from rbproto import codec
+
+# A recorded rail step (probe config: identity, threshold 0): three knocks on channel 2
+# ("LH" in the probe), with cross-talk on 1 and 3, and a late ringing edge.
+KNOCKS_LH = [
+    {"seq": 10, "t": 5_000_000, "kind": "rail", "rail": "LH", "amp": 1480},
+    {"seq": 11, "t": 5_000_300, "kind": "rail", "rail": "F", "amp": 190},
+    {"seq": 12, "t": 5_000_350, "kind": "rail", "rail": "LF", "amp": 150},
+    {"seq": 13, "t": 5_600_000, "kind": "rail", "rail": "LH", "amp": 1720},
+    {"seq": 14, "t": 5_600_200, "kind": "rail", "rail": "LF", "amp": 210},
+    {"seq": 15, "t": 6_300_000, "kind": "rail", "rail": "LH", "amp": 1600},
+    {"seq": 16, "t": 6_310_000, "kind": "rail", "rail": "F", "amp": 120},
+]
+PROBE_RAILS = {r: i for i, r in enumerate(codec.RAILS)}
+
+
+def test_group_knocks_by_node_time():
+    knocks = cal.group_knocks(list(reversed(KNOCKS_LH)), window_us=20000)
+    assert [len(k) for k in knocks] == [3, 2, 2]
+    assert [k[0]["amp"] for k in knocks] == [1480, 1720, 1600]
+
+
+def test_analyse_rail_picks_loudest_channel_and_crosstalk():
+    ch, hits, cross, warns = cal.analyse_rail(cal.group_knocks(KNOCKS_LH), PROBE_RAILS, {})
+    assert ch == 2 and hits == [1480, 1720, 1600] and warns == []
+    assert sorted(cross) == [120, 150, 190, 210]
+
+
+def test_analyse_rail_warns_on_disagreeing_knocks():
+    evs = KNOCKS_LH + [{"seq": 20, "t": 9_000_000, "kind": "rail", "rail": "H", "amp": 900}]
+    ch, hits, _, warns = cal.analyse_rail(cal.group_knocks(evs), PROBE_RAILS, {})
+    assert ch == 2 and len(hits) == 3 and "1 of 4 knocks" in warns[0]
+    assert cal.analyse_rail([], PROBE_RAILS, {})[0] is None
+
+
+@pytest.mark.parametrize("hits,noise,expect", [
+    ([1480, 1720, 1600], [], 480),              # 0.3 x median 1600
+    ([1480, 1720, 1600], [40, 55], 480),        # quiet noise far below
+    ([1480, 1720, 1600], [400], 601),           # noise 400 x 1.5 margin + 1
+    ([30, 40, 35], [], 16),                     # floor
+])
+def test_propose_threshold(hits, noise, expect):
+    thr, warns = cal.propose_threshold(hits, noise)
+    assert thr == expect and warns == []
+
+
+def test_propose_threshold_noise_overlapping_hits():
+    thr, warns = cal.propose_threshold([300, 900, 1000], [350])
+    assert thr == 351 and "reaches the softest knock" in warns[0]
+    thr, warns = cal.propose_threshold([500, 2000, 2100], [300])
+    assert 300 < thr <= 500 and warns                 # squeezed between noise and softest
+    assert cal.propose_threshold([], [10]) == (None, ["no knocks measured"])
+
+
+def test_propose_beam_timing():
+    assert cal.propose_beam_timing([28000, 36000, 41000]) == (5000, 2_000_000, [])
+    deb, jam, _ = cal.propose_beam_timing([8000, 600000])      # a slow ball in a gully
+    assert deb == 2000 and jam == 3_000_000
+    deb, _, warns = cal.propose_beam_timing([1500])
+    assert deb == 1000 and "beam height" in warns[0]
+    assert cal.propose_beam_timing([], 2500, 3_000_000)[:2] == (2500, 3_000_000)
+
+
+def test_configs_are_valid_protocol_messages():
+    base = cal.default_config()
+    base.update(rev=4, status_period_s=10, batch_max=16)
+    probe = cal.probe_config(base, 5, 6, 6, 6)
+    codec.encode("config", probe)
+    assert [r["threshold"] for r in probe["rails"]] == [0] * 6
+    assert probe["status_period_s"] == 10 and probe["cue_ch"] == 6
+    final = cal.final_config(base, 6, {"HL": 3, "HR": 0}, {"H": (2, 480)}, None, 5000, 2_000_000)
+    codec.encode("config", final)
+    assert final["pockets"] == [{"ch": 0, "pocket": "HR"}, {"ch": 3, "pocket": "HL"}]
+    assert final["rails"] == [{"ch": 2, "rail": "H", "threshold": 480, "refractory_us": 50000}]
+    assert final["batch_max"] == 16 and final["cue_ch"] is None
+
+
+# -- a node that refuses: plain paho client as the node --------------------------------
+
+class PahoNode:
+    """Publishes retained birth/status; answers each config with a status: applies it, or
+    refuses with `refuse` as config_error (keeping its rev)."""
+
+    def __init__(self, broker, venue, table, node, refuse=None):
+        broker.add_user(node, "pw")
+        time.sleep(0.2)
+        self.venue, self.table, self.node, self.refuse = venue, table, node, refuse
+        self.rev, self.error, self.configs = 0, None, []
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=node)
+        self.c.username_pw_set(node, "pw")
+        self.c.on_message = self._on_message
+        self.c.connect("127.0.0.1", broker.port)
+        self.c.subscribe(codec.topic(venue, table, "config", node), 1)
+        self.c.loop_start()
+        self.c.publish(codec.topic(venue, table, "birth", node), codec.encode("birth", {
+            "v": 1, "node": node, "boot": 1, "fw": "paho-node", "reset": "power",
+            "config_hash": "00000000", "pinmap": "esp32-devkitc", "caps": ["pcnt", "cue"]}),
+            qos=1, retain=True).wait_for_publish(5)
+        self._status()
+
+    def _status(self):
+        self.c.publish(codec.topic(self.venue, self.table, "status", self.node), codec.encode("status", {
+            "v": 1, "node": self.node, "boot": 1, "state": "online", "uptime_us": 1,
+            "config_rev": self.rev, "config_error": self.error}), qos=1, retain=True)
+
+    def _on_message(self, c, u, m):
+        cfg = codec.decode("config", m.payload)
+        self.configs.append(cfg)
+        if self.refuse:
+            self.error = self.refuse
+        else:
+            self.rev, self.error = cfg["rev"], None
+        self._status()
+
+    def close(self):
+        self.c.disconnect()
+        self.c.loop_stop()
+
+
+@pytest.mark.broker
+def test_refused_probe_is_reported(broker):
+    node = PahoNode(broker, "club", "t2", "t2-node", refuse="bad value: rails[0].ch: channel 0 not in pin map")
+    link = cal.NodeLink("127.0.0.1", broker.port, "club", "t2", "t2-node", user="railbird-host",
+                        password="host-secret").connect()
+    out = io.StringIO()
+    try:
+        res = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=out), apply_timeout=5).run()
+    finally:
+        link.close()
+        node.close()
+    assert not res.ok
+    assert "refused the probe config" in res.message and "not in pin map" in res.message
+    # it read the pin map named in the birth: 6 beams, 6 rails, cue channel 6
+    assert "6 beams, 6 rails, cue detector channel 6" in out.getvalue()
+    # and tried to restore (rev 2) after the refused probe (rev 1)
+    assert [c["rev"] for c in node.configs] == [1, 2]
+
+
+@pytest.mark.broker
+def test_offline_node_and_wrong_password(broker, capsys):
+    from railbird.cli import main
+    rc = main(["calibrate", "--table", "t3", "--venue", "club", "--host", "127.0.0.1",
+               "--port", str(broker.port), "--password", "host-secret", "--non-interactive"])
+    assert rc == 2 and "no node online at club/t3" in capsys.readouterr().err
+    rc = main(["calibrate", "--table", "t3", "--venue", "club", "--node", "x", "--host",
+               "127.0.0.1", "--port", str(broker.port), "--password", "wrong"])
+    assert rc == 2 and "refused" in capsys.readouterr().err
+    link = cal.NodeLink("127.0.0.1", broker.port, "club", "t3", "ghost", user="railbird-host",
+                        password="host-secret").connect()
+    try:
+        res = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=io.StringIO()),
+                             apply_timeout=1).run()
+    finally:
+        link.close()
+    assert not res.ok and "not online" in res.message
