@@ -125,8 +125,13 @@ def check(msg, hw, active=None):
     return cfg
 
 
+def join(root, name):
+    """root + "/" + name without a doubled slash (the device's fs root is "/")."""
+    return (root[:-1] if root.endswith("/") else root) + "/" + name
+
+
 def path(hw):
-    return hw.fs_root() + "/" + FILE
+    return join(hw.fs_root(), FILE)
 
 
 def load(hw, fallback=None):

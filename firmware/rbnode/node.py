@@ -93,7 +93,8 @@ class Node:
         self.reset_cause = hw.reset_cause()
         self.clock = Clock(hw.ticks_us, hw.ticks_diff)
         self.ring = EventRing(dev["ring"])
-        self.spill = Spill(hw.fs_root() + "/spill", dev["spill"]) if dev["spill"] else None
+        self.spill = Spill(rbconfig.join(hw.fs_root(), "spill"), dev["spill"]) if dev["spill"] \
+            else None
         self.c = {"events": 0, "published": 0, "batches": 0, "dropped_ram": 0,
                   "dropped_spill": 0, "spilled": 0, "resent": 0, "lost_edges": 0, "jams": 0,
                   "reconnects": 0, "irq_overflow": 0, "glitches": 0, "rail_below": 0,

@@ -39,9 +39,11 @@ class BootClock:
     synced: bool = False
 
     def add_sample(self, t1: int, t2: int, t3: int, t4: int) -> bool:
-        delay = (t4 - t1) - (t3 - t2)
-        if delay < 0 or t4 < t1:
-            return False  # impossible: clocks or the exchange are broken
+        if t4 < t1 or t3 < t2:
+            return False  # a clock ran backwards: the exchange is broken
+        # A slightly negative delay is what a coarse node clock gives for an exchange faster
+        # than its resolution (the simulated node steps in 1 ms); it is still a good sample.
+        delay = max(0, (t4 - t1) - (t3 - t2))
         off = ((t2 - t1) + (t3 - t4)) / 2.0
         self.samples.append((t1 + (t4 - t1) // 2, off, delay))
         if len(self.samples) > self.keep:

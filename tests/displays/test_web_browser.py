@@ -61,8 +61,10 @@ def host(tmp_path):
 
 def _wait_text(drv, css, want, timeout=10):
     from selenium.webdriver.common.by import By
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    WebDriverWait(drv, timeout).until(
+    WebDriverWait(drv, timeout, ignored_exceptions=(StaleElementReferenceException,
+                                                    NoSuchElementException)).until(
         lambda d: d.find_element(By.CSS_SELECTOR, css).text.strip() == want,
         message=f"{css} never showed {want!r}")
 

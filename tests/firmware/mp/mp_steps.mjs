@@ -37,12 +37,18 @@ function copyTree(src, dst) {
 const libs = [];
 paths.forEach((p, n) => { const d = "/lib-" + n; copyTree(p, d); libs.push(d); });
 const setup = "import sys\n" + libs.map((d) => `sys.path.append(${JSON.stringify(d)})\n`).join("");
-const steps = fs.readFileSync(main, "utf8").split(/^#--step--.*$/m);
+// "#--step-- wait=MS" lets the JS event loop (which drives asyncio here) run MS ms first.
+const parts = fs.readFileSync(main, "utf8").split(/^#--step--(.*)$/m);
+const steps = [[0, parts[0]]];
+for (let i = 1; i < parts.length; i += 2) {
+  const m = /wait=(\d+)/.exec(parts[i]);
+  steps.push([m ? parseInt(m[1], 10) : 0, parts[i + 1]]);
+}
 try {
   mp.runPython(setup);
-  for (const s of steps) {
+  for (const [wait, s] of steps) {
+    await new Promise((r) => setTimeout(r, wait));
     mp.runPython(s);
-    await new Promise((r) => setTimeout(r, 0));
   }
 } catch (e) {
   err(String(e && e.message ? e.message : e));

@@ -1,0 +1,324 @@
+"""`railbird demo` (`make demo`): a private broker, two simulated tables, the host daemon,
+the web scoreboard and a live terminal scoreboard; Ctrl-C stops everything."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HELP = "run the demo: broker, two simulated tables, host, web and terminal scoreboards"
+DESCRIPTION = """\
+Start everything on this machine, with nothing to set up:
+  - a private mosquitto on a free loopback port with the project's config
+    (authentication, ACL, persistence);
+  - two simulated tables running the real node firmware on simulated hardware:
+    t1 plays a 10-ball match, t2 a 14.1 continuous match, each with a simulated
+    referee console entering calls and options over MQTT;
+  - the host daemon (journal, shots, rules) with the MQTT display feeds and the web
+    scoreboard and referee panel;
+  - a live scoreboard in this terminal.
+Ctrl-C stops everything and prints a summary. Every run is recorded in the host's
+journal; `railbird replay JOURNAL --check` replays it.
+
+With --seconds N the demo runs unattended for N seconds and exits 0 only when both games
+progressed (shots assembled and scores changed).
+"""
+
+VENUE = "demo"
+TABLES = (
+    # table, node, match, seed
+    ("t1", "t1-node", {"type": "match", "game": "10-ball", "players": ["Ana", "Ben"],
+                       "race_to": 3}, 11),
+    ("t2", "t2-node", {"type": "match", "game": "14.1", "players": ["Cleo", "Dev"],
+                       "target": 50}, 7),
+)
+QUIET_MS = 2000
+INSTALL = "sudo apt-get install -y mosquitto mosquitto-clients"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("demo", help=HELP, description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seconds", type=float, default=0,
+                   help="run this long, then stop and check (default 0: until Ctrl-C)")
+    p.add_argument("--journal", help="the host's journal file (default: in the work "
+                   "directory; printed in the summary)")
+    p.add_argument("--workdir", help="directory for the broker, configs, logs and journal "
+                   "(default: a new temporary directory, kept and printed)")
+    p.add_argument("--web-port", type=int, default=8080,
+                   help="web scoreboard port (default 8080; a free port if it is taken; "
+                        "0: any free port)")
+    p.add_argument("--pin", help="referee panel PIN (default: random, printed)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="add this to the tables' seeds for other games (default 0)")
+    p.add_argument("--no-board", action="store_true",
+                   help="no full-screen board: print one line per shot instead")
+    p.add_argument("--screenshots", metavar="DIR",
+                   help="before stopping, save a screenshot of the web scoreboard and of the "
+                        "terminal board in DIR (headless Chromium)")
+    p.set_defaults(func=run)
+
+
+# -- process handling -----------------------------------------------------------------------
+class Procs:
+    """Children, each in its own session (process group), stopped in reverse order."""
+
+    def __init__(self):
+        self.items: list = []  # (name, Popen)
+
+    def start(self, name, argv, log_path, env=None) -> subprocess.Popen:
+        log = open(log_path, "ab")
+        p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                             env=env, start_new_session=True)
+        log.close()
+        self.items.append((name, p))
+        return p
+
+    def dead(self) -> list:
+        return [(n, p.returncode) for n, p in self.items if p.poll() is not None]
+
+    def stop(self, names=None, timeout: float = 10.0) -> None:
+        todo = [(n, p) for n, p in reversed(self.items) if names is None or n in names]
+        for _n, p in todo:
+            _signal_group(p, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for _n, p in todo:
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        for _n, p in todo:  # whatever is left of each group: no process stays behind
+            _signal_group(p, signal.SIGKILL)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _signal_group(p, sig) -> None:
+    try:
+        os.killpg(p.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _host_config(path: Path, port: int, journal: Path) -> None:
+    lines = [f'venue = "{VENUE}"', f'journal = "{journal}"', "stats_period_s = 0", "",
+             "[broker]", 'host = "127.0.0.1"', f"port = {port}", 'user = "railbird-host"',
+             'password = "host-secret"', f'client_id = "railbird-host-{VENUE}"', "",
+             "[shots]", f"quiet_ms = {QUIET_MS}", ""]
+    for table, node, m, _seed in TABLES:
+        lines += [f"[tables.{table}]", f'game = "{m["game"]}"',
+                  "players = [" + ", ".join(f'"{p}"' for p in m["players"]) + "]"]
+        lines.append(f'race_to = {m["race_to"]}' if "race_to" in m else f'target = {m["target"]}')
+        lines += [f'nodes = ["{node}"]', ""]
+    path.write_text("\n".join(lines))
+
+
+# -- the demo --------------------------------------------------------------------------------
+def run(args) -> int:
+    from railbird.broker import BrokerError, PrivateBroker, find_mosquitto
+    from railbird.sim import verify
+    from railbird.termboard import JournalFeed, TermBoard
+
+    try:
+        find_mosquitto()
+    except BrokerError:
+        print("railbird demo: mosquitto is not installed. Install it with:\n"
+              f"    {INSTALL}\n(`make demo` installs it for you when run as root.)",
+              file=sys.stderr)
+        return 1
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="railbird-demo-")).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    journal = Path(args.journal).resolve() if args.journal else work / "journal.sqlite"
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    pin = args.pin or f"{random.SystemRandom().randint(0, 9999):04d}"
+    node_pw = {node: secrets.token_hex(8) for _t, node, _m, _s in TABLES}
+
+    stop_reason = {"why": None}
+
+    def on_signal(signum, _frame):
+        stop_reason["why"] = signal.Signals(signum).name
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM,
+                                                    signal.SIGHUP)}
+    procs = Procs()
+    broker = None
+    t_start = time.monotonic()
+    interactive = sys.stdout.isatty() and not args.no_board and not args.seconds
+    board = TermBoard({t: m["game"] for t, _n, m, _s in TABLES}, title="Railbird demo")
+    feed = JournalFeed(journal, VENUE)
+    web_url = None
+    try:
+        broker = PrivateBroker(work / "broker", users=node_pw)
+        broker.start()
+        cfg_path = work / "host.toml"
+        _host_config(cfg_path, broker.port, journal)
+        web_port = args.web_port
+        if web_port and not _port_free(web_port):
+            web_port = 0
+        ready = work / "host.ready"
+        if ready.exists():
+            ready.unlink()
+        py = sys.executable
+        procs.start("host", [py, "-m", "railbird.sim.demohost", "--config", str(cfg_path),
+                             "--web-port", str(web_port), "--pin", pin, "--ready", str(ready)],
+                    work / "host.log")
+        deadline = time.monotonic() + 20
+        while not ready.exists():
+            if procs.dead() or time.monotonic() > deadline or stop_reason["why"]:
+                raise RuntimeError("the host did not start; see " + str(work / "host.log"))
+            time.sleep(0.05)
+        info = json.loads(ready.read_text())
+        web_url = info.get("web")
+        for table, node, m, seed in TABLES:
+            env = dict(os.environ, RAILBIRD_NODE_PASSWORD=node_pw[node])
+            argv = [py, "-m", "railbird", "sim", "--port", str(broker.port), "--venue", VENUE,
+                    "--table", table, "--node", node, "--game", m["game"],
+                    "--players", *m["players"], "--seed", str(seed + args.seed),
+                    "--style", "demo", "--quiet-ms", str(QUIET_MS),
+                    "--state-dir", str(work / f"{node}-flash"), "--log-level", "INFO",
+                    "--transcript", str(work / f"{table}-transcript.jsonl")]
+            argv += ["--race-to", str(m["race_to"])] if "race_to" in m else \
+                ["--target", str(m["target"])]
+            procs.start(f"sim-{table}", argv, work / f"sim-{table}.log", env=env)
+
+        where = [f"web scoreboard:  {web_url}/v/{VENUE}/   (tables: "
+                 + ", ".join(f"{web_url}/v/{VENUE}/{t}/" for t, *_ in TABLES) + ")"
+                 if web_url else "web scoreboard:  not available (" +
+                 "; ".join(f"{k}: {v}" for k, v in info.get("missing", {}).items()) + ")",
+                 f"referee PIN:     {pin}",
+                 f"broker:          127.0.0.1:{broker.port} (users railbird-display/"
+                 "display-secret, railbird-referee/referee-secret)",
+                 f"watch it:        railbird tail --venue {VENUE} --port {broker.port}",
+                 f"journal:         {journal}",
+                 f"logs:            {work}"]
+        print("Railbird demo is running" +
+              (f" for {args.seconds:g} s" if args.seconds else "; Ctrl-C stops it") + ".",
+              flush=True)
+        for w in where:
+            print("  " + w, flush=True)
+        board.footer = where + ["Ctrl-C stops everything."]
+        if interactive:
+            time.sleep(2.0)
+
+        shot_lines = {}
+
+        def on_shot(tbl, shot):
+            board.on_shot(tbl, shot)
+            if not interactive:
+                shot_lines[tbl] = shot
+
+        def on_state(tbl, state, fen, anns):
+            board.on_state(tbl, state, fen, anns)
+            if not interactive and state.get("scores") is not None:
+                s = shot_lines.pop(tbl, None)
+                if s is not None:
+                    down = len([p for p in s.get("pocketed", []) if p.get("ball") != 0])
+                    scores = " ".join(f"{k} {v}" for k, v in state["scores"].items())
+                    print(f"  [{tbl}] shot {s['n']}: {down} down, {len(s.get('rails', []))} "
+                          f"rail hits -> {scores}"
+                          + (f"; {anns[-1]['text']}" if anns else ""), flush=True)
+
+        screenshot_at = None
+        if args.screenshots:
+            screenshot_at = t_start + (args.seconds - 6 if args.seconds > 12 else 30)
+        last_draw = 0.0
+        while not stop_reason["why"]:
+            feed.poll(on_state, on_shot)
+            now = time.monotonic()
+            if interactive and now - last_draw > 0.5:
+                width = shutil.get_terminal_size((100, 30)).columns
+                sys.stdout.write(board.frame(width))
+                sys.stdout.flush()
+                last_draw = now
+            dead = procs.dead()
+            if dead:
+                stop_reason["why"] = "a process ended: " + ", ".join(f"{n} ({rc})"
+                                                                     for n, rc in dead)
+                break
+            if screenshot_at is not None and now >= screenshot_at:
+                screenshot_at = None
+                _screenshots(Path(args.screenshots), web_url, board, work)
+                if not args.seconds:
+                    stop_reason["why"] = "screenshots taken"
+            if args.seconds and now - t_start >= args.seconds:
+                stop_reason["why"] = "time"
+                break
+            time.sleep(0.25)
+    except Exception as e:  # noqa: BLE001 - report, then clean up
+        print(f"railbird demo: {e}", file=sys.stderr)
+        stop_reason["why"] = stop_reason["why"] or f"error: {e}"
+        failed = True
+    else:
+        failed = False
+    finally:
+        procs.stop([n for n, _p in procs.items if n.startswith("sim-")], timeout=10)
+        procs.stop(["host"], timeout=15)
+        procs.stop()
+        if broker is not None:
+            broker.stop()
+        feed.close()
+        for s, h in old.items():
+            signal.signal(s, h)
+    if interactive:
+        sys.stdout.write("\n")
+    elapsed = time.monotonic() - t_start
+    return _report(journal, work, elapsed, stop_reason["why"], failed, args, verify)
+
+
+def _report(journal, work, elapsed, why, failed, args, verify) -> int:
+    print(f"\nRailbird demo stopped after {elapsed:.1f} s ({why}).")
+    if not journal.exists():
+        print("no journal was written", file=sys.stderr)
+        return 1
+    summ = verify.summary(journal)
+    ok = not failed
+    for table, _node, m, _seed in TABLES:
+        s = summ.get(table, {"shots": 0, "score_changes": 0})
+        prog = verify.progressed(s)
+        ok = ok and prog
+        print(f"  {table} {m['game']:8s} shots {s.get('shots', 0):3d}  states "
+              f"{s.get('states', 0):3d}  score changes {s.get('score_changes', 0):3d}  "
+              f"scores {json.dumps(s.get('scores'))}  rack {s.get('rack')}  "
+              f"balls down {s.get('balls_pocketed', 0)}  fouls {s.get('fouls', 0)}  "
+              f"rules errors {s.get('rules_errors', 0)}  "
+              f"{'progressed' if prog else 'NO PROGRESS'}")
+    print(f"  journal: {journal}")
+    print(f"  replay:  railbird replay {journal} --check")
+    print(f"  logs:    {work}")
+    print("DEMO OK: both games progressed" if ok else "DEMO FAILED: a game did not progress")
+    if args.seconds:
+        return 0 if ok else 1
+    return 0 if not failed else 1
+
+
+def _screenshots(out: Path, web_url, board, work: Path) -> None:
+    from railbird.sim import screenshots
+    try:
+        made = screenshots.take(out, web_url, VENUE, board, work)
+        for p in made:
+            print(f"  screenshot: {p}", flush=True)
+    except Exception as e:  # noqa: BLE001 - screenshots are a bonus, not a failure
+        print(f"railbird demo: screenshots failed: {e}", file=sys.stderr)

@@ -1,0 +1,52 @@
+"""Per-node clock model: min-delay filtering, offset and drift fit."""
+
+import random
+
+from railbird.clockmodel import BootClock
+
+
+def exchange(t1, offset, drift, d_up, d_down, proc=50):
+    """Node sends at node time t1; host = node * (1 + drift) + offset."""
+    host = lambda tn: int(tn * (1 + drift) + offset)  # noqa: E731
+    t2 = host(t1 + d_up)
+    t3 = t2 + proc
+    t4 = t1 + d_up + proc + d_down
+    return t1, t2, t3, t4
+
+
+def test_min_delay_samples_win():
+    c = BootClock()
+    rnd = random.Random(3)
+    for i in range(20):
+        up = 300 if i == 7 else rnd.randint(2000, 40000)
+        down = 300 if i == 7 else rnd.randint(2000, 40000)
+        c.add_sample(*exchange(1_000_000 + i * 1000, 5_000_000, 0.0, up, down))
+    assert abs(c.to_table(2_000_000) - 7_000_000) <= 400
+
+
+def test_drift_is_fitted_over_a_long_span():
+    c = BootClock()
+    drift = 40e-6  # 40 ppm
+    for i in range(10):
+        c.add_sample(*exchange(i * 30_000_000, 1_000, drift, 500, 500))
+    assert abs(c.drift - drift) < 2e-6
+    t = 600_000_000
+    assert abs(c.to_table(t) - int(t * (1 + drift) + 1_000)) < 200
+
+
+def test_no_drift_from_a_short_span_and_bad_samples_refused():
+    c = BootClock()
+    assert not c.add_sample(100, 50, 60, 90)  # node clock ran backwards
+    c.add_sample(*exchange(0, 10, 1e-3, 500, 500))
+    c.add_sample(*exchange(1_000_000, 10, 1e-3, 500, 500))
+    assert c.drift == 0.0
+
+
+def test_fallback_from_arrival_until_synced():
+    c = BootClock()
+    assert c.to_table(1000) == 1000  # nothing known: node time as is
+    c.observe_arrival(1000, 9_000)
+    c.observe_arrival(2000, 100)  # frozen at the first arrival
+    assert c.to_table(1000) == 9_000 and not c.synced
+    c.add_sample(*exchange(5000, 3000, 0.0, 100, 100))
+    assert c.synced and c.to_table(1000) == 4000
