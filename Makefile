@@ -7,7 +7,7 @@ DEMO_SECONDS ?= 0
 PORT ?= /dev/ttyUSB0
 PYTEST_ARGS ?=
 
-.PHONY: all setup test demo bench soak firmware flash clean broker-check help
+.PHONY: all setup test demo bench soak firmware flash clean broker-check chromium-check help
 
 help:
 	@echo "make test      - set up everything and run the whole test suite"
@@ -31,9 +31,12 @@ node_modules/.stamp-npm: package.json
 broker-check:
 	@bash tools/ensure-mosquitto.sh
 
+chromium-check:
+	@bash tools/ensure-chromium.sh
+
 setup: $(VENV)/.stamp-deps node_modules/.stamp-npm broker-check
 
-test: setup
+test: setup chromium-check
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: setup

@@ -523,10 +523,9 @@ class MQTTClient:
             except Exception as e:
                 self.last_error = "connect: %r" % (e,)
                 self.counters["conn_fail"] += 1
-                cap = min(self.backoff_max_ms, self.backoff_min_ms << min(self.attempt, 16))
+                delay = self.backoff_ms(self.attempt)
                 self.attempt += 1
-                delay = getrandbits(16) * cap // 65536  # full jitter
-                await asyncio.sleep(max(delay, 10) / 1000)
+                await asyncio.sleep(delay / 1000)
                 continue
             if self.counters["connects"]:
                 self.counters["reconnects"] += 1
@@ -552,6 +551,13 @@ class MQTTClient:
                     self.state = DISCONNECTED
             await self._close()
             self._slot.set()
+
+    def backoff_ms(self, attempt):
+        """Delay before reconnect attempt `attempt` + 1: capped exponential with full
+        jitter, uniform in [10, min(backoff_max_ms, backoff_min_ms * 2**attempt)] ms."""
+        cap = min(self.backoff_max_ms, self.backoff_min_ms << min(attempt, 16))
+        d = getrandbits(16) * cap // 65536
+        return d if d > 10 else 10
 
     async def wait_connected(self):
         await self._up.wait()

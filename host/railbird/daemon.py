@@ -38,7 +38,7 @@ TICK_S = 0.05
 CATCHUP_IDLE_S = 0.1
 
 
-def rebuild(pipeline: Pipeline, journal: Journal) -> dict:
+def rebuild(pipeline: Pipeline, journal: Journal, on_records=None) -> dict:
     """Replay every journalled input through `pipeline`; returns the last state record of
     each table (for the outputs) and the number of inputs replayed."""
     last = {}
@@ -53,6 +53,8 @@ def rebuild(pipeline: Pipeline, journal: Journal) -> dict:
             records = pipeline.tick(rx)
         else:
             continue
+        if on_records is not None:
+            on_records(records)
         for r in records:
             if r["type"] == "state":
                 last[(r["venue"], r["table"])] = r
@@ -82,8 +84,10 @@ class Daemon:
         self.replayed = rb["inputs"]
         log.info("rebuilt %d table(s) from %d journalled input(s) in %.2f s",
                  len(self.pipeline.tables), rb["inputs"], time.monotonic() - t0)
+        raw = json.loads(json.dumps(getattr(self.cfg, "raw", None) or {}, default=str))
+        raw.get("broker", {}).pop("password", None)  # never in the journal
         self.journal.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)",
-                                (json.dumps(getattr(self.cfg, "raw", None) or {}),))
+                                (json.dumps(raw),))
         for out in self.outputs:
             self._call(out, "start")
         for (venue, table), r in sorted(rb["states"].items()):

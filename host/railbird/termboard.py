@@ -27,6 +27,9 @@ COLORS = {"green": "\x1b[32m", "yellow": "\x1b[33m", "red": "\x1b[31m", "cyan": 
           "magenta": "\x1b[35m", "white": "\x1b[37m"}
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 PANEL_W = 46
+# Rulings not worth a line on the board: the presumed identity of an unidentified ball
+# (the simulated referee's calls make it right) and call echoes.
+QUIET_RULES = ("8.3",)
 
 
 def _fen_field(fen: str | None, key: str):
@@ -56,6 +59,8 @@ class TablePanel:
         self.fen = fen
         self.game = state.get("game", self.game)
         for a in announcements or []:
+            if isinstance(a, dict) and a.get("rule") in QUIET_RULES:
+                continue
             text = a.get("text") if isinstance(a, dict) else str(a)
             if text:
                 rule = a.get("rule") if isinstance(a, dict) else None
@@ -134,8 +139,10 @@ class TablePanel:
                               (str(p["ball"]) if p.get("ball") is not None else "ball"))
                              + f"→{p.get('pocket') or '?'}" for p in down) or "nothing down"
             dur = (s.get("end", 0) - s.get("start", 0)) / 1e6
-            rows.append(f"shot {s.get('n')}: {what} · {len(s.get('rails', []))} rail hits"
-                        f" · {dur:.1f}s")
+            if len(what) > 20:
+                what = f"{len(down)} down"
+            rows.append(f"shot {s.get('n')}: {what} · {len(s.get('rails', []))} rails"
+                        f" · {dur:.1f} s")
         else:
             rows.append(d("no shot yet"))
         for text, rule, level in list(self.rulings)[-3:]:
@@ -239,21 +246,21 @@ class JournalFeed:
         return self.db
 
     def poll(self, on_state, on_shot) -> int:
-        """Feed everything new; returns how many records were fed (0 when the journal does
-        not exist yet or is busy)."""
+        """Feed everything new, in journal order (a shot before the state it caused);
+        returns how many records were fed (0 when the journal does not exist yet or is
+        busy)."""
         try:
             db = self._open()
-            n = 0
-            for sid, venue, tbl, state, fen, anns in db.execute(
-                    "SELECT id, venue, tbl, state, fen, announcements FROM states WHERE id > ?"
-                    " ORDER BY id", (self.last_state,)):
+            items = []
+            for sid, venue, tbl, state, fen, anns, iid in db.execute(
+                    "SELECT id, venue, tbl, state, fen, announcements, input_id FROM states "
+                    "WHERE id > ? ORDER BY id", (self.last_state,)):
                 self.last_state = sid
                 if self.venue and venue != self.venue:
                     continue
-                on_state(tbl, json.loads(state), fen, json.loads(anns or "[]"))
-                n += 1
-            for rowid, venue, tbl, num, shot in db.execute(
-                    "SELECT rowid, venue, tbl, n, shot FROM shots WHERE rowid > ?"
+                items.append((iid or 0, 1, sid, ("state", tbl, state, fen, anns)))
+            for rowid, venue, tbl, num, shot, iid in db.execute(
+                    "SELECT rowid, venue, tbl, n, shot, input_id FROM shots WHERE rowid > ?"
                     " ORDER BY rowid", (self.last_shot_row,)):
                 self.last_shot_row = rowid
                 if (venue, tbl, num) in self.seen_shots:
@@ -261,14 +268,20 @@ class JournalFeed:
                 self.seen_shots.add((venue, tbl, num))
                 if self.venue and venue != self.venue:
                     continue
-                on_shot(tbl, json.loads(shot))
-                n += 1
-            return n
+                items.append((iid or 0, 0, num, ("shot", tbl, shot)))
         except sqlite3.Error:
             if self.db is not None:
                 self.db.close()
                 self.db = None
             return 0
+        items.sort(key=lambda x: x[:3])
+        for *_k, rec in items:
+            if rec[0] == "state":
+                _, tbl, state, fen, anns = rec
+                on_state(tbl, json.loads(state), fen, json.loads(anns or "[]"))
+            else:
+                on_shot(rec[1], json.loads(rec[2]))
+        return len(items)
 
     def close(self) -> None:
         if self.db is not None:

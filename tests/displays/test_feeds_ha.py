@@ -51,9 +51,13 @@ class Sink:
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
         self.c.username_pw_set("railbird-display", "display-secret")
         self.c.on_message = self._on
-        self.c.on_connect = lambda c, u, f, rc, p=None: [c.subscribe(t, qos=1) for t in topics]
+        self.c.on_connect = lambda c, u, f, rc, p=None: c.subscribe([(t, 1) for t in topics])
+        subscribed = threading.Event()
+        self.c.on_subscribe = lambda *a: subscribed.set()
         self.c.connect("127.0.0.1", port)
         self.c.loop_start()
+        # non-retained feeds (shot, announce) are only seen once the subscription is in place
+        assert subscribed.wait(5), "display client never subscribed"
 
     def _on(self, c, u, m):
         with self.lock:

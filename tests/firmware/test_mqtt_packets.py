@@ -76,3 +76,14 @@ def test_roundtrip_publish_random():
                                                     pid if qos else 0)
 
     check()
+
+
+def test_backoff_capped_exponential_with_jitter():
+    c = mqtt.MQTTClient("n", "h", backoff_min_ms=250, backoff_max_ms=30000)
+    for attempt in range(0, 40):
+        cap = min(30000, 250 * 2 ** attempt)
+        ds = [c.backoff_ms(attempt) for _ in range(200)]
+        assert all(10 <= d <= cap for d in ds), (attempt, max(ds))
+        if cap >= 1000:
+            assert max(ds) > cap // 2 and min(ds) < cap // 2  # jitter spreads the delays
+    assert max(c.backoff_ms(30) for _ in range(500)) <= 30000

@@ -4,8 +4,6 @@ handling of a node that refuses the config (a plain paho client plays the node).
 from __future__ import annotations
 
 import io
-import json
-import threading
 import time
 
 import paho.mqtt.client as mqtt

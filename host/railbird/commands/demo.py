@@ -170,6 +170,7 @@ def run(args) -> int:
     board = TermBoard({t: m["game"] for t, _n, m, _s in TABLES}, title="Railbird demo")
     feed = JournalFeed(journal, VENUE)
     web_url = None
+    failed = False
     try:
         broker = PrivateBroker(work / "broker", users=node_pw)
         broker.start()
@@ -202,6 +203,7 @@ def run(args) -> int:
                     "--transcript", str(work / f"{table}-transcript.jsonl")]
             argv += ["--race-to", str(m["race_to"])] if "race_to" in m else \
                 ["--target", str(m["target"])]
+            argv += ["--pace", "0.6"]
             procs.start(f"sim-{table}", argv, work / f"sim-{table}.log", env=env)
 
         where = [f"web scoreboard:  {web_url}/v/{VENUE}/   (tables: "
@@ -271,10 +273,17 @@ def run(args) -> int:
         print(f"railbird demo: {e}", file=sys.stderr)
         stop_reason["why"] = stop_reason["why"] or f"error: {e}"
         failed = True
-    else:
-        failed = False
     finally:
-        procs.stop([n for n, _p in procs.items if n.startswith("sim-")], timeout=10)
+        if interactive:
+            sys.stdout.write("\x1b[H\x1b[2J")
+        print("stopping: tables, then the host (after its quiet period closes the last "
+              "shots), then the broker…", flush=True)
+        procs.stop([n for n, _p in procs.items if n.startswith("sim-")], timeout=12)
+        if not failed and any(n == "host" for n, _p in procs.items):
+            t_end = time.monotonic() + QUIET_MS / 1000 + 1.0
+            while time.monotonic() < t_end and not procs.dead():
+                feed.poll(board.on_state, board.on_shot)
+                time.sleep(0.1)
         procs.stop(["host"], timeout=15)
         procs.stop()
         if broker is not None:

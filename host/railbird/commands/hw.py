@@ -29,17 +29,17 @@ def register(subparsers) -> None:
     c.add_argument("--json", action="store_true", help="print findings as JSON")
     c.set_defaults(func=cmd_check)
 
-    l = sub.add_parser("list", help="list the shipped pin maps")
-    l.set_defaults(func=cmd_list)
+    ls = sub.add_parser("list", help="list the shipped pin maps")
+    ls.set_defaults(func=cmd_list)
 
     s = sub.add_parser("show", help="print a pin map's GPIO assignments as a table")
-    s.add_argument("pinmap", metavar="PINMAP")
+    s.add_argument("pinmap", metavar="PINMAP", help="pin map file or shipped id")
     s.set_defaults(func=cmd_show)
 
     w = sub.add_parser("wiring", help="generate the SVG wiring diagram of a pin map",
                        description="Draw the board, every used GPIO and the sensor it goes to, "
                                    "with pull resistors and pulse counter units, as SVG.")
-    w.add_argument("pinmap", metavar="PINMAP")
+    w.add_argument("pinmap", metavar="PINMAP", help="pin map file or shipped id")
     w.add_argument("-o", "--output", metavar="FILE.svg",
                    help="output file (default: standard output)")
     w.set_defaults(func=cmd_wiring)
@@ -112,7 +112,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_wiring(args) -> int:
-    from railbird.hardware import pinmap_core, wiring
+    from railbird.hardware import wiring
     try:
         _path, pm = _read(args.pinmap)
         svg = wiring.render(pm)

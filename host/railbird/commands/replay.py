@@ -38,18 +38,14 @@ def run(args) -> int:
                 sys.stdout.write(line + "\n")
             return 0
         cfg = load(args.config) if args.config else None
-        pipe = replay(journal, cfg)
-        replayed = {}
-        for key, t in sorted(pipe.tables.items()):
-            replayed[key] = t.shots
+        pipe, shots = replay(journal, cfg)
         if args.shots:
-            for key in sorted(replayed):
-                for s in replayed[key]:
-                    sys.stdout.write(shot_json(s) + "\n")
+            for s in shots:
+                sys.stdout.write(shot_json(s) + "\n")
         status = 0
         if args.check:
-            stored = journal.shots()
-            mine = [s for key in sorted(replayed) for s in replayed[key]]
+            stored = sorted(journal.shots(), key=lambda s: (s["table"], s["n"]))
+            mine = sorted(shots, key=lambda s: (s["table"], s["n"]))
             if [shot_json(s) for s in stored] != [shot_json(s) for s in mine]:
                 print(f"replay: MISMATCH: journal has {len(stored)} shots, replay {len(mine)}",
                       file=sys.stderr)

@@ -27,7 +27,6 @@ class needs only a connected `NodeLink` (paho-mqtt 2.x) and a UI object.
 from __future__ import annotations
 
 import collections
-import queue
 import statistics
 import sys
 import threading

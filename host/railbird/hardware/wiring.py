@@ -110,8 +110,6 @@ def render(pm: dict, title: str | None = None) -> str:
     a(f'<text x="{BOARD_X + 14}" y="{board_top + 22}" font-weight="bold">'
       f'{escape(pm.get("board", pm["chip"]))}</text>')
 
-    ext_up = set(pm.get("external_pullups", []))
-    ext_down = set(pm.get("external_pulldowns", []))
     for g, hy in headings:
         label = dict(GROUPS).get(g, g)
         a(f'<text x="{DEV_X}" y="{hy + 6}" font-weight="bold" fill="#34495e">{escape(label)}</text>')

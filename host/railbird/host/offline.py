@@ -81,14 +81,17 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
     assemble.last_stats = pipe.stats()
 
 
-def replay(journal: Journal, cfg: Config | None = None) -> Pipeline:
-    """A fresh pipeline that has seen every journalled input (daemon.rebuild)."""
+def replay(journal: Journal, cfg: Config | None = None):
+    """A fresh pipeline that has seen every journalled input (daemon.rebuild), and the
+    shots it produced in order -> (pipeline, shots)."""
     from ..daemon import rebuild
     if cfg is None:
         cfg = journal_config(journal)
     pipe = Pipeline(cfg)
-    rebuild(pipe, journal)
-    return pipe
+    shots = []
+    rebuild(pipe, journal, lambda recs: shots.extend(r["shot"] for r in recs
+                                                     if r["type"] == "shot"))
+    return pipe, shots
 
 
 def journal_config(journal: Journal) -> Config:

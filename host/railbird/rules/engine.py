@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn, RulesError
-from .inputs import CHOICES, input_type, parse_shot
+from .inputs import CHOICES, SHOT_FACTS, input_type, parse_shot
 from .state import State
 from .straight import StraightPool
 from .tenball import TenBall
@@ -46,6 +46,12 @@ def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
         raise OutOfTurn("the match has already started")
     if kind == "undo":
         raise OutOfTurn("undo needs the input history: use railbird.rules.Referee")
+    if kind == "confirm":  # also after the match: the deciding shot may be confirmed
+        if any(k in inp for k in SHOT_FACTS):
+            raise OutOfTurn("a correction needs the input history: use railbird.rules.Referee")
+        R: list = []
+        st = rules_for(state).on_confirm(replace(state, rack_winner=None), R)
+        return st, [r.as_dict() for r in R]
     if state.over:
         raise OutOfTurn("the match is over")
     game = rules_for(state)

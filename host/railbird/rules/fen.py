@@ -103,6 +103,20 @@ def _dec_opts(t: str):
     return tuple(out)
 
 
+def _enc_facts(facts) -> str:
+    return ",".join(facts) if facts else "-"
+
+
+def _dec_facts(t: str) -> tuple[str, ...]:
+    from .inputs import UNCERTAIN_FACTS
+    if t == "-":
+        return ()
+    facts = tuple(t.split(","))
+    if any(f not in UNCERTAIN_FACTS for f in facts) or list(facts) != sorted(set(facts)):
+        raise FenError(f"bad fact list {t!r}")
+    return facts
+
+
 def _enum(values):
     def d(t):
         v = None if t == "-" else t
@@ -132,19 +146,26 @@ _FIELDS = (
     ("intent_warned", "warned", _pair(*_B)), ("scores", "score", _P), ("credited", "pts", _P),
     ("penalties", "pen", _P), ("run", "run", _P), ("high_run", "high", _P),
     ("inning", "inn", _I), ("rack_winner", "rw", _OI), ("match_winner", "mw", _OI),
+    ("unconfirmed", "unc", (_enc_facts, _dec_facts)),
 )
+# Trailing fields left out of the line when empty, so that lines written before they
+# existed stay canonical (`unc`: unconfirmed facts of the last shot).
+_OPTIONAL_TAIL = 1
 assert [f[0] for f in _FIELDS] == [f.name for f in fields(State)]
 
 
 def to_fen(state: State) -> str:
-    return " ".join(f"{key}={enc(getattr(state, name))}" for name, key, (enc, _) in _FIELDS)
+    tokens = [f"{key}={enc(getattr(state, name))}" for name, key, (enc, _) in _FIELDS]
+    while len(tokens) > len(_FIELDS) - _OPTIONAL_TAIL and tokens[-1].endswith("=-"):
+        tokens.pop()
+    return " ".join(tokens)
 
 
 def from_fen(text: str) -> State:
     if not isinstance(text, str):
         raise FenError("a state line is text")
     tokens = text.split(" ")
-    if len(tokens) != len(_FIELDS):
+    if not len(_FIELDS) - _OPTIONAL_TAIL <= len(tokens) <= len(_FIELDS):
         raise FenError(f"expected {len(_FIELDS)} fields, got {len(tokens)}")
     values = {}
     for token, (name, key, (_, dec)) in zip(tokens, _FIELDS):

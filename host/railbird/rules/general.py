@@ -108,12 +108,20 @@ class GeneralRules(MatchLayer):
     def on_shot(self, st: State, shot: Shot, R: list) -> State:
         st = self.ready_for_play(st, R)
         st = self.spot_pending(st, R)
-        shot = self.check_physical(st, shot, R)
+        shot, settled = self.check_physical(st, shot, R)
         if shot.replay:
             R.append(Ruling(shot.replay, "Position restored, the shot is replayed without "
                                          "penalty"))
             return st
+        if settled:
+            R.append(Ruling("general 30", "Only a ball settling into a pocket by itself: not a "
+                                          "stroke; the game continues as before"))
+            return st
+        if st.unconfirmed:
+            R.append(Ruling("1.10", f"Unconfirmed facts of the last shot "
+                                    f"({', '.join(st.unconfirmed)}) stand as sensed"))
         shot = self.apply_defaults(st, shot, R)
+        self.record_defaults(st, shot, R)
         fouls = self.detect_fouls(st, shot)
         thai = st.opt("thai_foul_names")
         for text in shot.fouls:
@@ -128,15 +136,32 @@ class GeneralRules(MatchLayer):
             fouls.append(foul)
         foul = self.most_serious(fouls, R)
         after = replace(st, call=None, safety=False, push_out=False, push_out_allowed=False,
-                        ball_in_hand=None, breaking=False, fresh_rack=False)
-        return self.resolve(st, after, shot, foul, fouls, R)
+                        ball_in_hand=None, breaking=False, fresh_rack=False,
+                        unconfirmed=shot.uncertain)
+        st = self.resolve(st, after, shot, foul, fouls, R)
+        if shot.uncertain:
+            R.append(Ruling("1.10", f"Uncertain sensed fact(s) applied as sensed: "
+                                    f"{', '.join(shot.uncertain)}; the referee may confirm or "
+                                    "correct them before the next shot"))
+        return replace(st, unconfirmed=shot.uncertain)
+
+    def on_confirm(self, st: State, R: list) -> State:
+        """The referee confirms the uncertain facts of the last shot as sensed (1.10: the
+        referee's judgement). Corrections need the input history (`Referee`)."""
+        if not st.unconfirmed:
+            raise OutOfTurn("no uncertain fact to confirm")
+        R.append(Ruling("1.10", f"The referee confirms the sensed facts: "
+                                f"{', '.join(st.unconfirmed)}"))
+        return replace(st, unconfirmed=())
 
     def spot_pending(self, st: State, R: list) -> State:
         """Balls listed in to_spot were spotted by the referee before this shot (31)."""
         return move_balls(st, st.to_spot, to="on_table")
 
-    def check_physical(self, st: State, shot: Shot, R: list) -> Shot:
-        """Refuse impossible facts; resolve unsensed identities; general 30 and 32."""
+    def check_physical(self, st: State, shot: Shot, R: list) -> tuple[Shot, bool]:
+        """Refuse impossible facts; resolve unsensed identities; general 30 and 32.
+        Returns the shot and whether it was only balls settling into pockets (general 30:
+        every pocketed ball fell by itself and nothing shows a stroke)."""
         table = set(st.on_table)
         seen: set[int] = set()
         for b in [p.ball for p in shot.pocketed if p.ball is not None] + list(shot.off_table):
@@ -152,6 +177,7 @@ class GeneralRules(MatchLayer):
         if shot.object_balls_to_rail is not None and shot.object_balls_to_rail > len(table):
             raise ImpossibleInput("more object balls to a rail than are on the table")
         potted = []
+        restored = 0
         for p in shot.pocketed:
             if p.ball is None:  # identity not sensed: the called ball if it fits, else lowest
                 free = sorted(table - seen)
@@ -161,19 +187,24 @@ class GeneralRules(MatchLayer):
                     else free[0]
                 seen.add(guess)
                 R.append(Ruling("8.3", f"Ball in {p.pocket} not identified: presumed to be the "
-                                       f"{guess}"))
+                                       f"{guess} (default)"))
                 p = replace(p, ball=guess)
             limit = st.opt("hanging_ball_us")
-            if p.rested_us is not None and p.rested_us > limit and p.ball != 0:
-                R.append(Ruling("general 30", f"The {p.ball} hung on the lip for more than "
+            if p.rested_us is not None and p.rested_us > limit:  # general 30: any ball
+                name = "cue ball" if p.ball == 0 else str(p.ball)
+                R.append(Ruling("general 30", f"The {name} hung on the lip for more than "
                                               f"{limit / 1e6:g} s before it fell: restored to "
                                               "the lip, not pocketed"))
+                restored += 1
                 continue
             if p.jammed:
                 R.append(Ruling("general 32", f"Jammed ball {p.ball} would drop: it counts as "
                                               "pocketed"))
             potted.append(p)
-        return replace(shot, pocketed=tuple(potted))
+        stroke = (potted or shot.off_table or shot.fouls or shot.contact_reported
+                  or shot.rail_after_contact or shot.object_balls_to_rail
+                  or shot.cue_ball_to_rail or shot.replay)
+        return replace(shot, pocketed=tuple(potted)), bool(restored and not stroke)
 
     def legal_first_balls(self, st: State) -> set[int] | None:
         """6.2: the balls the cue ball may contact first (None: any ball)."""
@@ -212,11 +243,50 @@ class GeneralRules(MatchLayer):
     def break_foul(self, st: State, shot: Shot) -> Foul | None:
         return None
 
+    # -- facts nobody reported: the fair default, recorded in the rulings ---------------------
+    def foul_rule(self, wpa: str) -> str:
+        """The game's own list number of a 6.x foul (e.g. 9.10.2), else the WPA number."""
+        if wpa in self.std_fouls:
+            return f"{self.std_foul_prefix}.{self.std_fouls.index(wpa) + 1}"
+        return wpa
+
+    def record_defaults(self, st: State, shot: Shot, R: list) -> None:
+        """REFEREE.md §3: every default that decides something is named in a ruling."""
+        if st.push_out:
+            return  # 9.4 / 2.4: 6.2 and 6.3 are suspended; nothing is presumed
+        legal = self.legal_first_balls(st)
+        if not shot.contact_reported and legal is not None:
+            R.append(Ruling(self.foul_rule("6.2"), "First ball contacted not reported: presumed "
+                                                   f"{self.presumed_first_text(st, shot)}, a "
+                                                   "legal hit (default)"))
+        if not st.breaking and not shot.objects_pocketed and shot.rail_after_contact is None \
+                and not (shot.contact_reported and shot.first_contact is None):
+            R.append(Ruling(self.foul_rule("6.3"), "Rail after contact not reported: presumed a "
+                                                   "ball reached a rail (default)"))
+        if st.breaking:
+            text = self.break_default_text(st, shot)
+            if text:
+                R.append(Ruling(self.rule_break_req, text))
+
+    rule_break_req = "3.3"
+
+    def presumed_first_text(self, st: State, shot: Shot) -> str:
+        return "a legal ball"
+
+    def break_default_text(self, st: State, shot: Shot) -> str | None:
+        """Rotation and 8-ball: nothing pocketed and no rail count reported."""
+        if shot.objects_pocketed or shot.object_balls_to_rail is not None:
+            return None
+        return ("Object balls driven to a rail on the break not reported: presumed at least "
+                "four, the break requirement met (default)")
+
     def most_serious(self, fouls: list[Foul], R: list) -> Foul | None:
         """General 29: several fouls on one shot are one foul; the most serious penalty."""
         if not fouls:
             return None
-        ranked = sorted(fouls, key=lambda f: (-f.grade, not f.kitchen))
+        # General 28 (a warning, then loss of the match) outranks a plain standard foul;
+        # then a foul that moves the cue ball to the kitchen (14.1: 6.1, 6.11.2).
+        ranked = sorted(fouls, key=lambda f: (-f.grade, not f.intentional, not f.kitchen))
         worst = ranked[0]
         if len(fouls) > 1:
             R.append(Ruling("general 29", f"{len(fouls)} fouls on one shot count as one; "

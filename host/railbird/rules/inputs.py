@@ -15,16 +15,23 @@ from .state import POCKETS
 # Fields any input may carry for the integrator's own use; the engine ignores them.
 PASSIVE_FIELDS = {"type", "t_us", "source", "comment"}
 
+# Facts of a shot; the ones a sensor may flag as uncertain, and a `confirm` may correct.
+SHOT_FACTS = ("pocketed", "first_contact", "rail_after_contact", "object_balls_to_rail",
+              "cue_ball_to_rail", "off_table", "fouls")
+UNCERTAIN_FACTS = tuple(sorted(set(SHOT_FACTS) - {"fouls"}))
+SOURCES = ("sensed", "inferred", "referee")  # protocol/SPEC.md `shot` pocketed[].source
+
 INPUT_FIELDS = {
     "match": {"game", "players", "race_to", "target", "break_order", "options"},
     "lag": {"winner", "breaker"},
     "call": {"ball", "pocket", "safety"},
     "push_out": set(),
     "shot": {"pocketed", "first_contact", "rail_after_contact", "object_balls_to_rail",
-             "cue_ball_to_rail", "off_table", "fouls", "replay"},
+             "cue_ball_to_rail", "off_table", "fouls", "replay", "uncertain"},
     "option": {"choice"},
     "rerack": {"cue_ball_in_rack_area", "ball_in_rack_area", "ball_behind_head_string"},
     "undo": set(),
+    "confirm": set(SHOT_FACTS),
     "stalemate": set(),
     "interference": set(),
 }
@@ -100,6 +107,7 @@ class Shot:
     off_table: tuple[int, ...] = ()
     fouls: tuple[str, ...] = ()
     replay: str | None = None        # general 30 / 34: shot void, replayed
+    uncertain: tuple[str, ...] = ()  # sorted fact names flagged uncertain (awaiting confirm)
 
     @property
     def balls(self) -> list[int]:
@@ -122,12 +130,25 @@ class Shot:
 
 def parse_shot(d: dict) -> Shot:
     raw = d.get("pocketed", [])
+    flagged = [] if d.get("uncertain") is None else d["uncertain"]
+    if not isinstance(flagged, list) or not all(isinstance(f, str) and f in UNCERTAIN_FACTS
+                                                for f in flagged):
+        raise BadInput(f"uncertain must be a list of fact names: {', '.join(UNCERTAIN_FACTS)}")
+    uncertain = set(flagged)
     if not isinstance(raw, list):
         raise BadInput("pocketed must be a list of {ball, pocket}")
     potted = []
     for item in raw:
-        if not isinstance(item, dict) or set(item) - {"ball", "pocket", "rested_us", "jammed"}:
+        if not isinstance(item, dict) or \
+                set(item) - {"ball", "pocket", "rested_us", "jammed", "source", "t"}:
             raise BadInput("each pocketed entry is {ball, pocket} (ball may be omitted)")
+        source = item.get("source")
+        if source is not None and source not in SOURCES:
+            raise BadInput(f"pocketed source must be one of {', '.join(SOURCES)}")
+        if item.get("t") is not None and not _is_int(item["t"]):
+            raise BadInput("pocketed t must be an integer (µs)")
+        if source == "inferred":
+            uncertain.add("pocketed")
         ball = None if item.get("ball") is None else get_int(item, "ball", 0, 15)
         potted.append(Potted(ball, get_pocket(item), get_int(item, "rested_us", 0, 2**63),
                              bool(get_bool(item, "jammed", default=False))))
@@ -156,4 +177,5 @@ def parse_shot(d: dict) -> Shot:
         off_table=tuple(off),
         fouls=tuple(f.strip() for f in fouls),
         replay=replay or None,
+        uncertain=tuple(sorted(uncertain)),
     )

@@ -48,6 +48,10 @@ _SPECS = (
     OptionSpec("bca_jump_miscue_foul", False, ALL_GAMES,
                "General 26 (BCA): a miscue on a jump shot is a foul. WPA default: a miscue is "
                "not a foul in itself."),
+    OptionSpec("bca_34_same_breaker", False, ("14.1",),
+               "General 34 read literally in 14.1: after outside interference that cannot be "
+               "restored, all 15 balls are re-racked and the last opening breaker breaks again. "
+               "WPA default (1.9): handled as a stalemate, a new lag (4.12)."),
     OptionSpec("hanging_ball_us", 5_000_000, ALL_GAMES,
                "General 30: a ball that hung on the lip longer than this many microseconds and "
                "then dropped is restored to the lip (seed: more than 5 s)."),

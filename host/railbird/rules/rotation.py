@@ -35,6 +35,9 @@ class RotationGame(GeneralRules):
             shot = replace(shot, first_contact=min(st.on_table))
         return shot
 
+    def presumed_first_text(self, st: State, shot: Shot) -> str:
+        return f"the {min(st.on_table)}"
+
     def break_foul(self, st: State, shot: Shot) -> Foul | None:
         """9.3.2 / 2.3: nothing pocketed -> at least four object balls to a rail. Balls
         driven off the table count as driven to a rail (8.4). Unreported: presumed met."""

@@ -70,6 +70,10 @@ class State:
     inning: int = 0
     rack_winner: int | None = None  # set only by the input that ended a rack
     match_winner: int | None = None
+    # Facts of the last shot that were sensed but flagged uncertain (shot `uncertain`, or a
+    # pocketed entry with source "inferred"): applied as sensed until the referee confirms
+    # or corrects them (`confirm`), or the next shot lets them stand. Sorted fact names.
+    unconfirmed: tuple[str, ...] = ()
 
     def opt(self, name: str):
         return option_value(self.options, name)

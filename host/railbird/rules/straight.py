@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .errors import BadInput, OutOfTurn
+from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import BREAKING, Foul
 from .general import GeneralRules, balls_text
 from .inputs import Shot, get_bool
@@ -66,6 +66,26 @@ class StraightPool(GeneralRules):
         return Foul("4.3.2", "breaking foul: no called ball pocketed and not the cue ball and "
                              "two object balls to a rail", BREAKING)
 
+    rule_break_req = "4.3.2"
+
+    def break_default_text(self, st: State, shot: Shot) -> str | None:
+        if st.opt("thai_4_3_any_ball"):
+            met = bool(shot.objects_pocketed)
+        else:
+            met = st.call is not None and shot.pocket_of(st.call[0]) == st.call[1]
+        if met:
+            return None
+        obr, cue = shot.object_balls_to_rail, shot.cue_ball_to_rail
+        if obr is None and cue is None:
+            return ("Balls driven to a rail on the break not reported: presumed the cue ball and "
+                    "two object balls, the break requirement met (default)")
+        if obr is None:
+            return ("Object balls driven to a rail on the break not reported: presumed two "
+                    "(default)")
+        if cue is None and not shot.scratch:
+            return "Cue ball to a rail on the break not reported: presumed (default)"
+        return None
+
     # -- inputs ------------------------------------------------------------------------
     def ready_for_play(self, st: State, R: list) -> State:
         if st.awaiting == "rerack":  # 4.8: no answers means neither ball interferes
@@ -77,9 +97,16 @@ class StraightPool(GeneralRules):
     def on_rerack(self, st: State, inp: dict, R: list) -> State:
         if st.awaiting != "rerack":
             raise OutOfTurn("no re-rack is due")
-        return self.rerack(st, get_bool(inp, "cue_ball_in_rack_area", default=False),
-                           get_bool(inp, "ball_in_rack_area", default=False),
-                           get_bool(inp, "ball_behind_head_string", default=False), R)
+        cue_in = get_bool(inp, "cue_ball_in_rack_area", default=False)
+        ball_in = get_bool(inp, "ball_in_rack_area", default=False)
+        behind = get_bool(inp, "ball_behind_head_string", default=False)
+        if not st.on_table and (ball_in or behind):
+            raise ImpossibleInput("the 15th ball was pocketed with the 14th (4.8.1): it lies "
+                                  "neither in the rack area nor behind the head string")
+        if ball_in and behind:
+            raise ImpossibleInput("the 15th ball cannot lie both in the rack area and behind "
+                                  "the head string")
+        return self.rerack(st, cue_in, ball_in, behind, R)
 
     def rerack(self, st: State, cue_in: bool, ball_in: bool, behind: bool, R: list) -> State:
         """4.8: where the 15th (break) ball and the cue ball go when the 14 are re-racked."""
@@ -140,6 +167,19 @@ class StraightPool(GeneralRules):
         return replace(st, awaiting="lag", on_table=self.full_rack(), pocketed=(), to_spot=(),
                        rack=st.rack + 1, at_table=None, breaking=False, ball_in_hand=None,
                        call=None, safety=False, fresh_rack=False)
+
+    def on_interference(self, st: State, R: list) -> State:
+        """General 34, read through WPA 1.9: a position that cannot be restored is handled
+        as a stalemate, i.e. in 14.1 a new lag (4.12), scores standing. The seed's literal
+        reading (the same player breaks again) is the option bca_34_same_breaker."""
+        if st.opt("bca_34_same_breaker"):
+            R.append(Ruling("general 34", "Outside interference, position cannot be restored: "
+                                          f"all 15 balls re-racked, {st.players[st.breaker]} "
+                                          "breaks again (seed reading); scores stand"))
+            return self.set_up_rack(st, st.breaker, R)
+        R.append(Ruling("general 34", "Outside interference, position cannot be restored: "
+                                      "handled as a stalemate (WPA 1.9)"))
+        return self.on_stalemate(st, R)
 
     def spot_place_text(self, st: State, balls) -> str:
         text = super().spot_place_text(st, balls)

@@ -30,7 +30,11 @@ def build_outputs(cfg, web_host: str, web_port: int, pin: str):
         b = cfg.broker
         outputs.append(MqttFeedsOutput(host=b.host, port=b.port, username=b.user,
                                        password=b.password,
-                                       client_id=f"railbird-feeds-{cfg.venue}"))
+                                       client_id=f"railbird-feeds-{cfg.venue}",
+                                       # The project ACL does not let railbird-host write
+                                       # homeassistant/#: mosquitto drops the connection
+                                       # on the first discovery publish (reported).
+                                       discovery=False))
     except Exception as e:  # noqa: BLE001 - the demo runs without it
         missing["mqtt-feeds"] = f"{type(e).__name__}: {e}"
     web = None

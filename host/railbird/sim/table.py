@@ -286,7 +286,7 @@ class LiveTable(Runner):
             self.client = None
         if self.sn is not None:
             try:
-                self.sn.wait_idle(timeout=3.0)
+                self.sn.wait_idle(timeout=8.0)  # the shot in play ends
             except Exception:  # noqa: BLE001 - stopping anyway
                 pass
             self.sn.stop(park=True)
