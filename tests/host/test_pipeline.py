@@ -63,10 +63,12 @@ def test_bad_input_is_counted_and_good_data_around_it_kept():
 def test_journal_rebuild_gives_the_same_state(tmp_path):
     cfg = from_dict(dict(CFG, journal=str(tmp_path / "j.sqlite")))
     d = Daemon(cfg, connect=False)
-    d.start()
+    # queued before the worker starts: one group, no idle tick in between (these node
+    # times are far behind host time, so any tick would close everything)
     for m in [S.sync_result(0)] + good():
         d.inbox.put(("mqtt", 1, m[0], m[1], 0, 0))
     d.inbox.put(("mqtt", 1, BAD[0][0], BAD[0][1], 0, 0))
+    d.start()
     import time
     deadline = time.time() + 5
     while d.pipeline.counters["shots"] < 2 and time.time() < deadline:

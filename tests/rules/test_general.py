@@ -103,9 +103,10 @@ def test_general_29_serious_beats_standard():
 def test_general_30_hanging_ball_dropping_after_five_seconds_is_restored():
     r = ten_after_break()
     out = feed(r, {"type": "shot", "pocketed": [{"ball": 4, "pocket": "SR",
-                                                   "rested_us": 5_000_001}]})
+                                                   "rested_us": 5_000_001}], "first_contact": 1})
     assert 4 in out["balls_on_table"] and "general 30" in rules_of(out)
-    assert out["at_table"] == "Bob"  # nothing pocketed: miss
+    assert out["at_table"] == "Bob"  # a stroke that pocketed nothing: miss
+    # without any fact of a stroke it is only a ball settling: not a shot (test_review.py)
 
 
 def test_general_30_hanging_ball_within_five_seconds_counts():

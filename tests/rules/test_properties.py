@@ -13,7 +13,10 @@ RACK = {"10-ball": 10, "14.1": 15, "9-ball": 9, "8-ball": 15}
 balls = st.integers(0, 15)
 pocket = st.sampled_from(POCKETS)
 potted = st.fixed_dictionaries({"pocket": pocket}, optional={
-    "ball": balls, "rested_us": st.integers(0, 10_000_000), "jammed": st.booleans()})
+    "ball": balls, "rested_us": st.integers(0, 10_000_000), "jammed": st.booleans(),
+    "source": st.sampled_from(["sensed", "inferred", "referee"])})
+facts = st.sampled_from(["pocketed", "first_contact", "rail_after_contact",
+                         "object_balls_to_rail", "cue_ball_to_rail", "off_table"])
 shot = st.fixed_dictionaries({"type": st.just("shot")}, optional={
     "pocketed": st.lists(potted, max_size=4),
     "first_contact": st.one_of(st.none(), st.integers(1, 15)),
@@ -24,6 +27,15 @@ shot = st.fixed_dictionaries({"type": st.just("shot")}, optional={
     "fouls": st.lists(st.sampled_from(["6.1", "6.6", "6.16", "general 21", "general 26",
                                        "general 28", "9.10.4", "4.9.5", "6.11.2", "2.7.3",
                                        "3.9.2", "bogus"]), max_size=2),
+    "uncertain": st.lists(facts, max_size=2),
+})
+# The referee confirms, or corrects some facts of the last shot (issue 5 item 6).
+confirm = st.fixed_dictionaries({"type": st.just("confirm")}, optional={
+    "pocketed": st.lists(potted, max_size=2),
+    "first_contact": st.one_of(st.none(), st.integers(1, 15)),
+    "rail_after_contact": st.booleans(),
+    "off_table": st.lists(balls, max_size=1),
+    "fouls": st.lists(st.sampled_from(["6.6", "general 28"]), max_size=1),
 })
 inputs = st.one_of(
     shot, shot, shot,
@@ -36,7 +48,9 @@ inputs = st.one_of(
         "cue_ball_in_rack_area": st.booleans(), "ball_in_rack_area": st.booleans(),
         "ball_behind_head_string": st.booleans()}),
     st.just({"type": "undo"}),
+    confirm,
     st.just({"type": "stalemate"}),
+    st.just({"type": "interference"}),
     st.fixed_dictionaries({"type": st.just("lag"), "winner": st.sampled_from(["Ann", "Bob", "X"])}),
     st.dictionaries(st.sampled_from(["type", "ball", "pocketed", "choice"]),
                     st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers()))),

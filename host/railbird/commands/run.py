@@ -75,7 +75,9 @@ def run(args) -> int:
     if args.journal:
         cfg.journal = args.journal
     if args.check_config:
-        d = {k: v for k, v in cfg.raw.items()}
+        d = json.loads(json.dumps(cfg.raw, default=str))
+        if d.get("broker", {}).get("password"):
+            d["broker"]["password"] = "***"
         print(json.dumps(d, indent=2, sort_keys=True, default=str))
         return 0
     outputs = _outputs(cfg)

@@ -254,6 +254,8 @@ class GeneralRules(MatchLayer):
         """REFEREE.md §3: every default that decides something is named in a ruling."""
         if st.push_out:
             return  # 9.4 / 2.4: 6.2 and 6.3 are suspended; nothing is presumed
+        if shot.scratch or any(b for b in shot.off_table) or shot.fouls:
+            return  # a foul is decided by reported facts; no default decides anything
         legal = self.legal_first_balls(st)
         if not shot.contact_reported and legal is not None:
             R.append(Ruling(self.foul_rule("6.2"), "First ball contacted not reported: presumed "

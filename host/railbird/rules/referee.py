@@ -4,8 +4,8 @@ daemon and the web scoreboard use."""
 from __future__ import annotations
 
 from .engine import apply, new_match
-from .errors import OutOfTurn
-from .inputs import input_type
+from .errors import OutOfTurn, RulesError
+from .inputs import SHOT_FACTS, input_type
 from .jsonview import state_to_json
 from .state import Ruling
 
@@ -16,23 +16,71 @@ class Referee:
 
     def __init__(self, match: dict):
         self.state = new_match(match)
-        self._history: list = []  # (state, announcements) before each applied input
+        # (state, announcements, input) before each applied input, oldest first.
+        self._history: list = []
+        self._produced = self.state  # to notice a state set from outside (e.g. from_fen)
         self.announcements: list[dict] = [Ruling("match", f"{self.state.game} match: "
                                                  f"{self.state.players[0]} v "
                                                  f"{self.state.players[1]}; lag for the break "
                                                  f"(1.2)").as_dict()]
 
     def feed(self, inp: dict) -> dict:
-        if input_type(inp) == "undo":
+        kind = input_type(inp)
+        if kind == "undo":
             if not self._history:
                 raise OutOfTurn("nothing to undo")
-            self.state, previous = self._history.pop()
+            self.state, previous, _ = self._history.pop()
+            self._produced = self.state
             self.announcements = [Ruling("1.8", "Undo: the last input is withdrawn and the "
                                                 "position and scores restored").as_dict()]
             return self.state_json()
+        if kind == "confirm" and any(k in inp for k in SHOT_FACTS):
+            return self._correct(inp)
         state, announcements = apply(self.state, inp)
-        self._history.append((self.state, self.announcements))
+        self._history.append((self.state, self.announcements, inp))
         self.state, self.announcements = state, announcements
+        self._produced = state
+        return self.state_json()
+
+    def _correct(self, inp: dict) -> dict:
+        """`confirm` with facts: the referee's facts replace those of the last shot. The
+        shot is applied again to the state before it, then every later input (calls,
+        options, ...) is applied again in order. If one no longer applies, the correction
+        is refused and nothing changes. The corrected shot replaces the original in the
+        history, so `undo` afterwards withdraws the latest input as usual."""
+        if self.state is not self._produced:
+            raise OutOfTurn("no shot history for this state: undo and re-send the shot")
+        idx = next((i for i in range(len(self._history) - 1, -1, -1)
+                    if self._history[i][2].get("type") == "shot"), None)
+        if idx is None:
+            raise OutOfTurn("there is no shot to correct")
+        pre, pre_anns, original = self._history[idx]
+        corrected = {k: v for k, v in original.items() if k not in ("uncertain", "replay")}
+        for key in SHOT_FACTS:
+            if key in inp:
+                corrected[key] = inp[key]
+        if isinstance(corrected.get("pocketed"), list):  # the referee's facts are certain
+            corrected["pocketed"] = [{k: v for k, v in p.items() if k != "source"}
+                                     if isinstance(p, dict) else p
+                                     for p in corrected["pocketed"]]
+        changed = sorted(k for k in SHOT_FACTS if k in inp)
+        state, rulings = apply(pre, corrected)
+        rulings = [Ruling("1.10", f"The referee corrects the last shot "
+                                  f"({', '.join(changed)}); it is ruled again").as_dict()] + rulings
+        history = self._history[:idx] + [(pre, pre_anns, corrected)]
+        later = self._history[idx + 1:]
+        for _, _, again in later:
+            try:
+                new, anns = apply(state, again)
+            except RulesError as exc:
+                raise OutOfTurn(f"the correction conflicts with a later input "
+                                f"({again.get('type')}: {exc}); undo that input first") from None
+            history.append((state, rulings, again))
+            state = new
+            rulings = rulings + anns
+        self._history = history
+        self.state, self.announcements = state, rulings
+        self._produced = state
         return self.state_json()
 
     def state_json(self) -> dict:

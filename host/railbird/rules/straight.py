@@ -83,7 +83,8 @@ class StraightPool(GeneralRules):
             return ("Object balls driven to a rail on the break not reported: presumed two "
                     "(default)")
         if cue is None and not shot.scratch:
-            return "Cue ball to a rail on the break not reported: presumed (default)"
+            return ("Whether the cue ball reached a rail on the break was not reported: presumed "
+                    "it did (default)")
         return None
 
     # -- inputs ------------------------------------------------------------------------

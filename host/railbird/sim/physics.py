@@ -159,7 +159,7 @@ def _tidy(out: list, max_gap_us: int, max_clusters: int | None = None) -> list:
     (capping a gap moves later edges earlier, into the window)."""
     cap = max(200_000, max_gap_us)
     es = sorted(out, key=lambda e: (e.t_us, e.kind, e.where or ""))
-    for _ in range(6):
+    for _ in range(12):
         es = _cap_gaps(es, cap)
         t0 = es[0].t_us if es else 0
         last_rail: dict = {}
@@ -169,7 +169,10 @@ def _tidy(out: list, max_gap_us: int, max_clusters: int | None = None) -> list:
             if e.kind == "rail":
                 rel = e.t_us - t0
                 if abs(rel - BREAK_WINDOW_US) < WINDOW_GUARD_US:
-                    continue
+                    # just before the window's edge instead (earlier never widens a gap
+                    # before it)
+                    e = Edge(t0 + BREAK_WINDOW_US - WINDOW_GUARD_US, e.kind, e.where, e.value)
+                    rel = e.t_us - t0
                 prev = last_rail.get(e.where)
                 if prev is not None and e.t_us - prev < SAME_RAIL_GAP_US:
                     continue
@@ -182,6 +185,7 @@ def _tidy(out: list, max_gap_us: int, max_clusters: int | None = None) -> list:
         if not any(e.kind == "rail" for e in kept):  # a shot must be seen: one rail at least
             t = kept[0].t_us - 150_000 if kept else 300_000
             kept.insert(0, Edge(max(t, 50_000), "rail", RAILS[0], 600))
+        kept.sort(key=lambda e: (e.t_us, e.kind, e.where or ""))
         if kept == es and _cap_gaps(kept, cap) == kept:
             break
         es = kept
