@@ -271,6 +271,10 @@ class Beam:
                 else:
                     self._finish()
                     self._begin(t)
+            else:
+                # "Blocked" while blocked: a clear gap ended before its handler ran (the
+                # VM stalled across it), so the balls on either side merge into one run.
+                self.stale_edges += 1
         elif st == _BLOCKED:
             self._gap_t = t
             self._blk += t - self._seg

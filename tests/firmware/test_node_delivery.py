@@ -99,8 +99,10 @@ def check_delivery(host, truth, tol_us=200):
     assert len(evs) == len(truth), (len(evs), len(truth))
     # match with the scripted truth: per boot, both sorted by time
     for b in sorted(set(t[0] for t in truth)):
-        want = sorted((t for t in truth if t[0] == b), key=lambda t: t[3])
-        got = sorted((e for bb, e in evs if bb == b), key=lambda e: e["t"])
+        # ties (a drop and a rail hit scheduled at the same µs) sort by kind, then name
+        want = sorted((t for t in truth if t[0] == b), key=lambda t: (t[3], t[1], t[2]))
+        got = sorted((e for bb, e in evs if bb == b),
+                     key=lambda e: (e["t"], e["kind"], e.get("pocket") or e.get("rail")))
         assert len(got) == len(want), (b, len(got), len(want))
         for (boot, kind, name, at, v), e in zip(want, got):
             assert e["kind"] == kind, (e, (kind, name, at, v))

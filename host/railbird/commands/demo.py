@@ -221,7 +221,9 @@ def run(args) -> int:
               flush=True)
         for w in where:
             print("  " + w, flush=True)
-        board.footer = where + ["Ctrl-C stops everything."]
+        board.footer = [(f"web {web_url}/v/{VENUE}/  ·  " if web_url else "")
+                        + f"referee PIN {pin}", f"journal {journal}",
+                        "Ctrl-C stops everything."]
         if interactive:
             time.sleep(2.0)
 

@@ -11,7 +11,8 @@ DESCRIPTION = """\
 Read a match transcript as JSON Lines on stdin and write the game state after every
 input as one JSON line on stdout. The first line is the match:
   {"type": "match", "game": "10-ball", "players": ["Ann", "Bob"], "race_to": 5}
-then lag, call, push_out, shot, option, rerack and undo lines (stalemate and
+then lag, call, push_out, shot, option, rerack, undo and confirm lines (confirm:
+the referee confirms or corrects the facts of the last shot; stalemate and
 interference are extensions). A bad or out-of-place line gets {"error": reason} and
 leaves the state unchanged; blank lines are skipped. The contract, the defaults for
 facts nobody entered, every named rule option and a worked example per game are in

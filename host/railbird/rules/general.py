@@ -140,9 +140,8 @@ class GeneralRules(MatchLayer):
                         unconfirmed=shot.uncertain)
         st = self.resolve(st, after, shot, foul, fouls, R)
         if shot.uncertain:
-            R.append(Ruling("1.10", f"Uncertain sensed fact(s) applied as sensed: "
-                                    f"{', '.join(shot.uncertain)}; the referee may confirm or "
-                                    "correct them before the next shot"))
+            R.append(Ruling("1.10", f"Uncertain, applied as sensed until the referee confirms "
+                                    f"or corrects: {', '.join(shot.uncertain)}"))
         return replace(st, unconfirmed=shot.uncertain)
 
     def on_confirm(self, st: State, R: list) -> State:
@@ -279,8 +278,8 @@ class GeneralRules(MatchLayer):
         """Rotation and 8-ball: nothing pocketed and no rail count reported."""
         if shot.objects_pocketed or shot.object_balls_to_rail is not None:
             return None
-        return ("Object balls driven to a rail on the break not reported: presumed at least "
-                "four, the break requirement met (default)")
+        return ("Object balls to a rail on the break not reported: presumed at least four, "
+                "requirement met (default)")
 
     def most_serious(self, fouls: list[Foul], R: list) -> Foul | None:
         """General 29: several fouls on one shot are one foul; the most serious penalty."""

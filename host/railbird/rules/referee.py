@@ -3,6 +3,8 @@ daemon and the web scoreboard use."""
 
 from __future__ import annotations
 
+import copy
+
 from .engine import apply, new_match
 from .errors import OutOfTurn, RulesError
 from .inputs import SHOT_FACTS, input_type
@@ -37,7 +39,7 @@ class Referee:
         if kind == "confirm" and any(k in inp for k in SHOT_FACTS):
             return self._correct(inp)
         state, announcements = apply(self.state, inp)
-        self._history.append((self.state, self.announcements, inp))
+        self._history.append((self.state, self.announcements, copy.deepcopy(inp)))
         self.state, self.announcements = state, announcements
         self._produced = state
         return self.state_json()

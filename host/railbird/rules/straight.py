@@ -77,8 +77,8 @@ class StraightPool(GeneralRules):
             return None
         obr, cue = shot.object_balls_to_rail, shot.cue_ball_to_rail
         if obr is None and cue is None:
-            return ("Balls driven to a rail on the break not reported: presumed the cue ball and "
-                    "two object balls, the break requirement met (default)")
+            return ("Balls to a rail on the break not reported: presumed the cue ball and two "
+                    "object balls, requirement met (default)")
         if obr is None:
             return ("Object balls driven to a rail on the break not reported: presumed two "
                     "(default)")

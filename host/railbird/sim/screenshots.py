@@ -10,7 +10,9 @@ Chromium: /usr/bin/chromium (Debian package `chromium`; `sudo apt-get install -y
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -24,16 +26,29 @@ def chromium() -> str:
     raise RuntimeError("chromium is not installed: sudo apt-get install -y chromium")
 
 
-def shoot(url: str, png: Path, size=(1280, 800), wait_ms: int = 3000) -> Path:
-    """Headless Chromium screenshot of `url` into `png`."""
+def shoot(url: str, png: Path, size=(1280, 800), wait_ms: int = 5000) -> Path:
+    """Headless Chromium screenshot of `url` into `png`, taken `wait_ms` after loading
+    (`--timeout`; a page with a live event stream never finishes loading, so
+    `--virtual-time-budget` would wait for ever)."""
     png = Path(png).resolve()
+    if png.exists():
+        png.unlink()
     with tempfile.TemporaryDirectory(prefix="railbird-chromium-") as prof:
         cmd = [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                "--disable-background-networking", "--disable-component-update",
                "--disable-sync", "--hide-scrollbars", f"--user-data-dir={prof}",
-               f"--virtual-time-budget={wait_ms}", f"--screenshot={png}",
+               f"--timeout={wait_ms}", f"--screenshot={png}",
                f"--window-size={size[0]},{size[1]}", url]
-        subprocess.run(cmd, capture_output=True, timeout=60, start_new_session=True)
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+        try:
+            p.wait(wait_ms / 1000 + 30)
+        finally:  # chromium leaves helpers behind if it is not asked to go
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
     if not png.exists():
         raise RuntimeError(f"chromium made no screenshot of {url}")
     return png
@@ -42,15 +57,26 @@ def shoot(url: str, png: Path, size=(1280, 800), wait_ms: int = 3000) -> Path:
 def take(out: Path, web_url: str | None, venue: str, board, work: Path) -> list:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    made = []
+    made, errors = [], []
     if web_url:
-        made.append(shoot(f"{web_url}/v/{venue}/", out / "demo-web.png", (1280, 800)))
+        for url, name, size in ((f"{web_url}/v/{venue}/", "demo-web.png", (1280, 420)),
+                                (f"{web_url}/v/{venue}/t2/", "demo-web-table.png",
+                                 (1280, 800))):
+            try:
+                made.append(shoot(url, out / name, size))
+            except Exception as e:  # noqa: BLE001 - the others may still work
+                errors.append(f"{name}: {e}")
     text = board.render(100, color=False)
     (out / "demo-termboard.txt").write_text(text + "\n")
     made.append(out / "demo-termboard.txt")
     page = Path(work) / "termboard.html"
     page.write_text(board.render_html(100))
     lines = text.count("\n") + 1
-    made.append(shoot(page.resolve().as_uri(), out / "demo-termboard.png",
-                      (900, 40 + 19 * lines), wait_ms=500))
+    try:
+        made.append(shoot(page.resolve().as_uri(), out / "demo-termboard.png",
+                          (900, 40 + 19 * lines), wait_ms=500))
+    except Exception as e:  # noqa: BLE001
+        errors.append(f"demo-termboard.png: {e}")
+    if errors:
+        raise RuntimeError("; ".join(errors) + f" (made: {', '.join(map(str, made))})")
     return made
