@@ -38,6 +38,31 @@ Example (every key optional except where noted; see docs/host.md):
     players = ["Ann", "Bob"]
     race_to = 5                    # or target = 100 for 14.1
     nodes = ["t1-pockets"]         # nodes allowed to report for this table; [] = any
+
+    [outputs]                      # what people see (docs/displays.md); all optional
+    day_start_hour = 6             # pocket counts: a business day starts at this local hour
+
+    [outputs.feeds]                # MQTT display feeds + Home Assistant discovery
+    enabled = true                 # on by default (same broker and user as the daemon)
+    discovery = true               # Home Assistant MQTT discovery configs (retained)
+    discovery_prefix = "homeassistant"
+    client_id = ""                 # "" = "<broker client_id>-feeds"
+
+    [outputs.web]                  # web scoreboard + referee panel; off unless this section
+    enabled = true                 # exists
+    host = "0.0.0.0"               # listen address ("127.0.0.1": this machine only)
+    port = 8080                    # 0 = any free port (logged, and in --stats-file)
+    title = "Railbird"
+                                   # the referee panel's PIN is `referee_token`; without one
+                                   # the panel is disabled (the scoreboard still runs)
+
+    [[outputs.serial]]             # one per serial LED scoreboard (protocol/SCOREBOARD.md)
+    table = "t1"                   # required
+    port = "/dev/serial/by-id/usb-FTDI_...-if00-port0"   # required; a stable path
+    baudrate = 115200
+    announce = true                # show FOUL / SPOT / RERACK banners
+    ack_timeout_ms = 250
+    retries = 4
 """
 
 from __future__ import annotations
@@ -93,6 +118,40 @@ class TableConfig:
 
 
 @dataclass
+class FeedsConfig:
+    enabled: bool = True
+    discovery: bool = True
+    discovery_prefix: str = "homeassistant"
+    client_id: str = ""
+
+
+@dataclass
+class WebConfig:
+    enabled: bool = True
+    host: str = "0.0.0.0"
+    port: int = 8080
+    title: str = "Railbird"
+
+
+@dataclass
+class SerialConfig:
+    table: str = ""
+    port: str = ""
+    baudrate: int = 115200
+    announce: bool = True
+    ack_timeout_ms: int = 250
+    retries: int = 4
+
+
+@dataclass
+class OutputsConfig:
+    day_start_hour: int = 6
+    feeds: FeedsConfig = field(default_factory=FeedsConfig)
+    web: WebConfig | None = None          # None: no [outputs.web] section, no web server
+    serial: list = field(default_factory=list)  # SerialConfig per board
+
+
+@dataclass
 class Config:
     venue: str = "venue"
     subscribe: list = field(default_factory=list)
@@ -106,6 +165,7 @@ class Config:
     broker: BrokerConfig = field(default_factory=BrokerConfig)
     shots: ShotParams = field(default_factory=ShotParams)
     table: dict = field(default_factory=dict)  # table id -> TableConfig
+    outputs: OutputsConfig = field(default_factory=OutputsConfig)
     default_table: TableConfig = field(default_factory=TableConfig)
     raw: dict = field(default_factory=dict)  # the TOML as read (kept in the journal)
 
@@ -141,6 +201,53 @@ def _typed(d: dict, spec: dict, where: str) -> dict:
     return out
 
 
+def _spec(dc) -> dict:
+    return {k: type(v) for k, v in dc().__dict__.items()}
+
+
+def _outputs(d) -> OutputsConfig:
+    if not isinstance(d, dict):
+        raise ConfigError("outputs: expected an [outputs] section")
+    d = dict(d)
+    feeds = d.pop("feeds", {})
+    web = d.pop("web", None)
+    serial = d.pop("serial", [])
+    oc = OutputsConfig(**_typed(d, {"day_start_hour": int}, "outputs."))
+    if not 0 <= oc.day_start_hour <= 23:
+        raise ConfigError("outputs.day_start_hour: expected 0-23")
+    if not isinstance(feeds, dict):
+        raise ConfigError("outputs.feeds: expected a section")
+    oc.feeds = FeedsConfig(**_typed(feeds, _spec(FeedsConfig), "outputs.feeds."))
+    if not re.match(r"^[^#+/][^#+]*$", oc.feeds.discovery_prefix) or \
+            oc.feeds.discovery_prefix.endswith("/"):
+        raise ConfigError("outputs.feeds.discovery_prefix: not a valid topic prefix")
+    if web is not None:
+        if not isinstance(web, dict):
+            raise ConfigError("outputs.web: expected a section")
+        oc.web = WebConfig(**_typed(web, _spec(WebConfig), "outputs.web."))
+        if not 0 <= oc.web.port <= 65535:
+            raise ConfigError("outputs.web.port: expected 0-65535")
+    if not isinstance(serial, list):
+        raise ConfigError("outputs.serial: expected [[outputs.serial]] sections")
+    seen = set()
+    for i, sd in enumerate(serial):
+        where = f"outputs.serial[{i}]."
+        if not isinstance(sd, dict):
+            raise ConfigError(f"{where[:-1]}: expected a section")
+        sc = SerialConfig(**_typed(sd, _spec(SerialConfig), where))
+        if not SLUG.match(sc.table):
+            raise ConfigError(f"{where}table: required, a table id")
+        if not sc.port:
+            raise ConfigError(f"{where}port: required (e.g. /dev/serial/by-id/...)")
+        if sc.port in seen:
+            raise ConfigError(f"{where}port: {sc.port} is used twice")
+        if sc.baudrate <= 0 or sc.ack_timeout_ms <= 0 or sc.retries < 0:
+            raise ConfigError(f"{where}: baudrate, ack_timeout_ms must be > 0, retries >= 0")
+        seen.add(sc.port)
+        oc.serial.append(sc)
+    return oc
+
+
 def from_dict(d: dict) -> Config:
     raw = d
     d = dict(d)
@@ -150,7 +257,9 @@ def from_dict(d: dict) -> Config:
     if not isinstance(per_table, dict):
         raise ConfigError("tables: expected [tables.<id>] sections")
     default_table = d.pop("default_table", {})
+    outputs = d.pop("outputs", {})
     cfg = Config(**_typed(d, _TOP, ""))
+    cfg.outputs = _outputs(outputs)
     if not SLUG.match(cfg.venue):
         raise ConfigError(f"venue: {cfg.venue!r} is not a slug")
     if cfg.journal_sync not in ("normal", "full"):

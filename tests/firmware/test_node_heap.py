@@ -36,7 +36,7 @@ def _run(main, paths):
     why = mp_harness.available()
     if why:
         pytest.fail("real MicroPython unavailable: " + why)
-    cmd = ["node", str(HERE / "mp" / "mp_steps.mjs")]
+    cmd = ["node", str(mp_harness.RUNNER)]
     for p in paths:
         cmd += ["--path", str(p)]
     cmd.append(str(main))

@@ -25,7 +25,7 @@ def test_node_tasks_run_in_micropython(tmp_path):
     main = tmp_path / "tasks_main.py"
     main.write_text("SENSING = %r\n" % (sensing,) +
                     (HERE / "mp" / "run_node_tasks.py").read_text())
-    r = subprocess.run(["node", str(HERE / "mp" / "mp_steps.mjs"), "--path",
+    r = subprocess.run(["node", str(mp_harness.RUNNER), "--path",
                         str(REPO / "firmware"), "--path", str(REPO / "protocol"), str(main)],
                        capture_output=True, text=True, timeout=60, cwd=str(REPO))
     assert r.returncode == 0, r.stderr + r.stdout

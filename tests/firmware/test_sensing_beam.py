@@ -4,7 +4,7 @@ import math
 import sys
 from pathlib import Path
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware"))
 
@@ -174,26 +174,75 @@ def test_edge_ring_overflow_reported_as_lost():
     assert [(e[3], e[4]) for e in lost] == [(0, 4)]
 
 
+def merge_windows(ws):
+    out = []
+    for s, e in sorted(ws):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def stall_merge_bound(truth, stalls, gap_us, late_us):
+    """Balls that a stall may merge SILENTLY into the previous ball on their channel
+    (docs/firmware-sensing.md, "VM stalls"): the previous ball's clear-edge handler waits
+    for the stall end e (that ball ended at or after s - late_us) and this ball starts
+    in [e, e + gap_us + late_us), so the gap seen is shorter than gap_us. An upper bound:
+    whether each one merges depends on the handler jitter."""
+    by_ch = {}
+    for kind, ch, at, dur in truth:
+        by_ch.setdefault((kind, ch), []).append((at, at + dur))
+    n = 0
+    for balls in by_ch.values():
+        balls.sort()
+        for (_, prev_end), (start, _) in zip(balls, balls[1:]):
+            for s, e in stalls:
+                if s - late_us <= prev_end < e <= start < e + gap_us + late_us:
+                    n += 1
+                    break
+    return n
+
+
 @settings(max_examples=20, deadline=None)
+@example(seed=487, busy=[(2001, 70014)])  # a ball truncated to < debounce_us: a glitch
+@example(seed=66, busy=[(2216115, 231043)])  # a gap hidden in a stall: 2 stale edges
+@example(seed=1628, busy=[(653527, 77172), (2403387, 162103), (2966733, 137954)])
 @given(seed=st.integers(1, 10000), busy=st.lists(st.tuples(st.integers(0, 3_000_000),
                                                           st.integers(1000, 300000)),
                                                 max_size=6))
 def test_lost_count_equals_dropped_handlers(seed, busy):
-    """Whatever the stalls, every dropped handler call is reported exactly once as lost."""
-    g = Rig(seed=seed, irq_delay_us=100, irq_jitter_us=2000)
-    g.hw.schedule_random(1000, 3_000_000, drops=80, min_gap_us=60000)
+    """Whatever the stalls, every dropped handler call is reported exactly once as lost,
+    and (without dropped handlers) every ball is accounted for as documented."""
+    delay, jitter = 100, 2000
+    g = Rig(seed=seed, irq_delay_us=delay, irq_jitter_us=jitter)
+    truth = g.hw.schedule_random(1000, 3_000_000, drops=80, min_gap_us=60000)
     busy = sorted(busy)
+    stalls = []
     step = 1000
     while g.hw.now_us < 3_500_000:
         while busy and busy[0][0] <= g.hw.now_us:
+            s = g.hw.now_us
             g.hw.busy(busy.pop(0)[1])
+            stalls.append((s, g.hw._busy_until))
         g.hw.advance(step)
         for b in g.all:
             b.poll()
+    stalls = merge_windows(stalls)  # a stall that starts inside another extends it
     lost = sum(e[4] for e in g.events(R.K_LOST))
     assert lost == g.hw.irq_overflow
+    assert sum(b.lost_edges for b in g.all) == g.hw.irq_overflow
     if not g.hw.irq_overflow:
-        # A ball entirely inside a stall is seen only as two stale edges (its handlers
-        # both read "clear"): counted, never silently gone.
+        # Documented contract for stalls longer than a ball: a pulse (ball, or the gap
+        # between two balls) that ends before its handlers run is seen as two stale edges
+        # (a hidden ball is not reported; a hidden gap merges its two balls into one drop);
+        # a ball whose first handler waits until < debounce_us before its end is a glitch
+        # (no chatter is scheduled here, so every glitch is such a ball). Only a gap cut
+        # below gap_us by a stall merges two balls silently.
         hidden = sum(b.stale_edges for b in g.all) // 2
-        assert len(g.events(R.K_DROP)) + hidden == 80
+        glitches = sum(b.glitches for b in g.all)
+        accounted = len(g.events(R.K_DROP)) + hidden + glitches
+        merged = stall_merge_bound(truth, stalls, g.beams[0].gap_us, delay + jitter)
+        assert 80 - merged <= accounted <= 80, (accounted, merged, stalls)
+        if not stalls:
+            assert accounted == len(g.events(R.K_DROP)) == 80

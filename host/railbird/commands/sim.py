@@ -62,7 +62,8 @@ def register(sub) -> None:
     n.add_argument("--node", default=None, help="node id = broker user (default TABLE-node)")
     n.add_argument("--node-password", default=os.environ.get("RAILBIRD_NODE_PASSWORD", ""),
                    help="the node's broker password (or env RAILBIRD_NODE_PASSWORD)")
-    n.add_argument("--referee-user", default="railbird-referee")
+    n.add_argument("--referee-user", default="railbird-referee",
+                   help="the referee console's broker user (default %(default)s)")
     n.add_argument("--referee-password",
                    default=os.environ.get("RAILBIRD_REFEREE_PASSWORD", "referee-secret"),
                    help="(or env RAILBIRD_REFEREE_PASSWORD)")
@@ -75,7 +76,9 @@ def register(sub) -> None:
     n.add_argument("--pace", type=float, default=1.0,
                    help="multiply the players' thinking time (default 1.0)")
     n.add_argument("--log-level", default="WARNING",
-                   choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+                   choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="log level on standard error; INFO logs every turn (default "
+                        "%(default)s)")
     p.set_defaults(func=run)
 
 

@@ -227,3 +227,15 @@ class MqttFeedsOutput(Output):
         self.venues.on_node(venue, table, node, status)
         self._seen(venue, table)
         self._summary(venue)
+
+    def restore(self, venue, table, history, nodes) -> None:
+        """Start-up: today's counts from the journal's shots; the retained state and summary
+        topics rewritten once (nothing on the shot and announce topics)."""
+        t = self.venues.restore(venue, table, history, nodes)
+        self._seen(venue, table)
+        if t.state is not None:
+            msg = {"v": 1, "table": table, "game": t.game, "state": t.state}
+            if t.fen:
+                msg["fen"] = t.fen[:512]
+            self._send(venue, table, "state", msg, retain=True)
+        self._summary(venue)

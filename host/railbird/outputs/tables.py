@@ -108,12 +108,16 @@ class Venues:
         return t
 
     # -- the Output events -------------------------------------------------------------
-    def on_shot(self, venue, table, shot) -> Table:
+    def on_shot(self, venue, table, shot, at: float | None = None) -> Table:
+        """`at`: the shot's wall-clock time (default now; `restore` passes the journal's)."""
         with self.lock:
             t = self.table(venue, table)
-            day, hour = self.day_and_hour()
+            day, hour = self.day_and_hour(at)
             if t.counts is None or t.counts.day != day:
+                if t.counts is not None and t.counts.day > day:
+                    return t  # older than the day being counted (restore): not today's
                 t.counts = PocketCounts(day)
+                t.match_no = 1  # matches are numbered per table and business day
             st = t.state or {}
             key = (t.match_no, t.game or st.get("game"), st.get("rack", 1))
             for p in shot.get("pocketed") or ():
@@ -141,6 +145,22 @@ class Venues:
             # a `birth` has no state field: the node is up
             t.nodes[node] = status.get("state", "online") == "online"
             t.version += 1
+            return t
+
+    def restore(self, venue, table, history, nodes) -> Table:
+        """Output.restore: replay the table's recent shots (with their wall-clock times,
+        so today's pocket counts come back as they were) and states; the last state is
+        shown without its announcements (they were shown before the restart)."""
+        with self.lock:
+            t = self.table(venue, table)
+            for r in history:
+                if r["type"] == "shot":
+                    self.on_shot(venue, table, r["shot"], at=r.get("wall"))
+                elif r["type"] == "state":
+                    self.on_state(venue, table, r["game"], r["state"], r["fen"], [])
+            for node, status in sorted(nodes.items()):
+                self.on_node(venue, table, node, status)
+            t.announcements = []
             return t
 
     # -- views ---------------------------------------------------------------------------

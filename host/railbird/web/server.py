@@ -151,6 +151,10 @@ class WebOutput(Output):
         self.venues.on_node(venue, table, node, status)
         self._changed(venue, table)
 
+    def restore(self, venue, table, history, nodes):
+        self.venues.restore(venue, table, history, nodes)
+        self._changed(venue, table)
+
     # -- referee ---------------------------------------------------------------------------
     def locked_out(self, addr: str) -> bool:
         now = time.monotonic()
@@ -317,6 +321,10 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {}
         pin = body.get("pin") or self.headers.get("X-Railbird-Pin")
+        if venue not in web.pins:
+            web.stats["forbidden"] += 1
+            return self._json(403, {"ok": False, "error": "referee panel disabled on this "
+                                    "host: no referee token (PIN) is configured for the venue"})
         if not web.check_pin(venue, pin, addr):
             web.stats["forbidden"] += 1
             log.warning("referee input for %s/%s from %s refused: wrong or missing PIN",

@@ -1,5 +1,5 @@
 # Real MicroPython: heap of the node after start-up with all buffers allocated (sim
-# hardware, no networking). Run by test_node_heap.py with mp_steps.mjs; `SENSING` (the
+# hardware, no networking). Run by test_node_heap.py with tests/harness/mp_run.mjs (in steps); `SENSING` (the
 # sensing section of firmware/config.json) is prepended by the test.
 import gc
 import micropython

@@ -1,7 +1,7 @@
 # Real MicroPython: the node's asyncio tasks run (sensor, publisher, status, sync, net,
 # MQTT reconnect loop, supervisor) on simulated hardware; no broker is reachable (the
 # WebAssembly port has no sockets), so the client keeps retrying with backoff while the
-# sensing path queues events. Run by test_node_micropython.py with mp_steps.mjs.
+# sensing path queues events. Run by test_node_micropython.py with tests/harness/mp_run.mjs (in steps).
 import asyncio
 from rbnode.hw.sim import SimHardware
 from rbnode import node as rbnode_node

@@ -1,0 +1,81 @@
+"""The outputs `railbird run` starts, built from the `[outputs]` section of its config.
+
+    outputs = from_config(cfg)             # cfg: railbird.config.Config
+    daemon = Daemon(cfg, outputs=outputs)
+    connect(outputs, daemon)               # the web referee panel -> daemon.referee_input
+
+Defaults (docs/host.md, "Outputs"): the MQTT display feeds with Home Assistant discovery are
+on (the daemon's broker and user, client id `<client_id>-feeds`); the web scoreboard runs
+only when the config has an `[outputs.web]` section, and its referee panel only when the
+venue has a `referee_token` (the panel's PIN); one serial scoreboard per `[[outputs.serial]]`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger("railbird.outputs")
+
+
+def from_config(cfg) -> list:
+    """The configured outputs (not started: the daemon starts and stops them)."""
+    from railbird.config import OutputsConfig
+    from railbird.outputs.tables import Venues
+
+    oc = getattr(cfg, "outputs", None) or OutputsConfig()
+    outputs = []
+    if oc.feeds.enabled:
+        from railbird.outputs.mqtt_feeds import MqttFeedsOutput
+        b = cfg.broker
+        outputs.append(MqttFeedsOutput(
+            host=b.host, port=b.port, username=b.user, password=b.password, tls=b.tls,
+            cafile=b.cafile or None,
+            client_id=oc.feeds.client_id or f"{b.client_id}-feeds",
+            discovery=oc.feeds.discovery, discovery_prefix=oc.feeds.discovery_prefix,
+            venues=Venues(day_start_hour=oc.day_start_hour)))
+    if oc.web is not None and oc.web.enabled:
+        from railbird.web.server import WebOutput
+        pins = {cfg.venue: cfg.referee_token} if cfg.referee_token else {}
+        if not pins:
+            log.warning("web referee panel disabled: the config has no referee_token (the "
+                        "panel's PIN); the web scoreboard runs read-only")
+        outputs.append(WebOutput(host=oc.web.host, port=oc.web.port, pins=pins,
+                                 venues=Venues(day_start_hour=oc.day_start_hour),
+                                 title=oc.web.title))
+    for sc in oc.serial:
+        from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
+        outputs.append(SerialScoreboardOutput(sc.port, cfg.venue, sc.table,
+                                              baudrate=sc.baudrate, announce=sc.announce,
+                                              ack_timeout=sc.ack_timeout_ms / 1000,
+                                              retries=sc.retries))
+    return outputs
+
+
+def connect(outputs, daemon) -> None:
+    """Hand the daemon's in-process referee input to the outputs that take it (the web
+    panel); its inputs are journalled like any other referee input."""
+    for out in outputs:
+        if hasattr(out, "referee") and getattr(out, "pins", None):
+            out.referee = daemon.referee_input
+
+
+def describe(outputs) -> dict:
+    """name -> stats (and the web URL) of each output, for `--stats-file`."""
+    d = {}
+    for i, out in enumerate(outputs):
+        name = getattr(out, "name", type(out).__name__)
+        if name in d:
+            name = f"{name}-{i}"
+        try:
+            st = getattr(out, "stats", None)
+            info = dict(st) if isinstance(st, dict) else {}
+            if hasattr(out, "httpd"):
+                info["url"] = out.url if out.httpd is not None else None
+                info["referee_panel"] = bool(getattr(out, "pins", None))
+            if hasattr(out, "link"):
+                info["port"] = out.link.port
+                info["connected"] = out.link.connected
+        except Exception as e:  # noqa: BLE001 - monitoring must not fail
+            info = {"error": str(e)}
+        d[name] = info
+    return d
