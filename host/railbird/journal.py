@@ -137,9 +137,10 @@ class Journal:
                    (r["venue"], r["table"], r["node"], _j(r["status"]), input_id))
 
     # -- reading -------------------------------------------------------------------------
-    def inputs(self, after: int = 0):
-        cur = self.db.execute("SELECT id, source, rx, topic, payload, venue, tbl FROM inputs"
-                              " WHERE id > ? ORDER BY id", (after,))
+    def inputs(self, after: int = 0, wall: bool = False):
+        """(id, source, rx, topic, payload, venue, tbl[, wall]) in journal order."""
+        cols = "id, source, rx, topic, payload, venue, tbl" + (", wall" if wall else "")
+        cur = self.db.execute(f"SELECT {cols} FROM inputs WHERE id > ? ORDER BY id", (after,))
         yield from cur
 
     def count(self, table: str, where: str = "", args=()) -> int:

@@ -14,7 +14,7 @@ import pytest
 from railbird.rules import Referee, to_fen
 from railbird.sim import physics, scenario
 from railbird.sim.physics import RAILS, ShotPlan
-from railbird.sim.player import Player, Style
+from railbird.sim.player import Style
 from railbird.sim.table import Offline, make_source
 
 HERE = Path(__file__).parent

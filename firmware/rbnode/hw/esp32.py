@@ -1,18 +1,21 @@
 """Real ESP32 hardware layer (device only: imports machine, esp32, network).
 
-Interface: rbnode.hw.hal.Hardware. Esp32Hardware(pinmap=None) with pinmap a dict:
-    {"id": "rb-esp32-v1",
-     "beams": [gpio, ...],            up to 6 pocket beam inputs (IR receiver, high = blocked)
-     "cue": gpio or None,             cue-ball detector in the ball return
-     "rails": [[cmp_gpio, adc_gpio, dump_gpio or None], ...]   up to 6 rail channels
-     "nvs_ns": "railbird"}
-DEFAULT_PINMAP avoids the strapping pins 0, 2, 5, 12, 15 and flash pins 6-11; rail
-amplitudes are on ADC1 (GPIO 32-39) because ADC2 is unusable while Wi-Fi is on; 34-39 are
-input-only without pull-ups, so they carry the ADC signals (DESIGN §4).
+Interface: rbnode.hw.hal.Hardware. Esp32Hardware(pinmap=None): pinmap is the dict
+pinmap_core.hal_pinmap() makes from a pin map file of hardware/pinmaps/ (None: load
+/pinmap.json, the map `make firmware --pinmap ID` installed; see hal.load_pinmap). There is
+no built-in pin map: the shipped JSON files are the only source of GPIO numbers.
+hal.pin_setup() (pure, tested on both shipped maps) says what to set up:
+- inputs get the chip's internal pull only where the map asks for a pull and declares no
+  external resistor (external_pullups/external_pulldowns); otherwise no pull;
+- BEAM_BLOCKED = the beams' (and cue input's) `active` level; a rail comparator's IRQ fires
+  on the edge into its `active` level (rising for "high");
+- rail amplitudes on ADC1 with the map's attenuation (ADC2 is unusable with Wi-Fi on);
+- the status LED, if any, is set to its inactive level.
 
-PCNT: the ESP32 has 8 units. Units 0..5 count both edges of the pocket beams, unit 6 the
-cue detector; rails get no counter (hw.counter("rail", ch) -> None), so lost rail edges
-are only seen when the per-channel edge ring overflows. Each unit wraps at 32000
+PCNT: the units the map assigns to ONE input each (esp32-devkitc: beams 0..5 on units
+0..5, cue on 6) count both edges of that input; an input without its own unit (a paired
+unit, as on the ESP32-S3 map) gets no counter here (hw.counter -> None: lost edges are then
+only seen when the edge ring overflows). Rails get no counter. Each unit wraps at 32000
 (`max=32000`: the hardware resets the count to 0 there) and the beam code takes
 differences modulo 32000. The unit's glitch filter is 1023 APB ticks = 12.8 µs.
 """
@@ -24,15 +27,6 @@ import network
 import time
 
 from rbnode.hw import hal
-
-DEFAULT_PINMAP = {
-    "id": "rb-esp32-v1",
-    "beams": [4, 13, 14, 16, 17, 18],
-    "cue": 19,
-    "rails": [[21, 32, None], [22, 33, None], [23, 34, None],
-              [25, 35, None], [26, 36, None], [27, 39, None]],
-    "nvs_ns": "railbird",
-}
 
 _CAUSES = {
     machine.PWRON_RESET: "power",
@@ -68,30 +62,40 @@ class Esp32Hardware(hal.Hardware):
     BEAM_BLOCKED = 1
 
     def __init__(self, pinmap=None):
-        pm = pinmap or DEFAULT_PINMAP
+        pm = pinmap if pinmap is not None else hal.load_pinmap()
+        st = hal.pin_setup(pm)
         self.pinmap = pm
-        self.pinmap_id = pm.get("id", "custom")
-        self._nvs = esp32.NVS(pm.get("nvs_ns", "railbird"))
+        self.setup = st
+        self.pinmap_id = st["id"]
+        self.BEAM_BLOCKED = st["blocked"]
+        self._nvs = esp32.NVS(st["nvs_ns"])
         P = machine.Pin
-        beams = [P(g, P.IN, P.PULL_UP if g < 34 else None) for g in pm.get("beams", [])]
-        cue = pm.get("cue")
-        self._pins = {"beam": beams,
-                      "cue": [P(cue, P.IN, P.PULL_UP if cue < 34 else None)]
-                      if cue is not None else [],
-                      "rail": [P(r[0], P.IN) for r in pm.get("rails", [])]}
+        pulls = {"up": P.PULL_UP, "down": P.PULL_DOWN}
+
+        def inp(gpio, pull):
+            return P(gpio, P.IN, pulls.get(pull))  # None: no internal pull
+
+        self._pins = {"beam": [inp(b[0], b[1]) for b in st["beam"]],
+                      "cue": [inp(c[0], c[1]) for c in st["cue"]],
+                      "rail": [inp(r[0], r[1]) for r in st["rail"]]}
+        self._rail_trig = [P.IRQ_RISING if r[2] else P.IRQ_FALLING for r in st["rail"]]
+        atten = {0: machine.ADC.ATTN_0DB, 2.5: machine.ADC.ATTN_2_5DB,
+                 6: machine.ADC.ATTN_6DB}.get(st["atten_db"], machine.ADC.ATTN_11DB)
         self._adc = []
         self._dump = []
-        for r in pm.get("rails", []):
-            # 11 dB: the full 0..~3.1 V range of the peak hold
-            a = machine.ADC(P(r[1]), atten=machine.ADC.ATTN_11DB)
+        for r in st["rail"]:
+            a = machine.ADC(P(r[3]), atten=atten)
             self._adc.append(a.read_u16)  # bound once
-            self._dump.append(P(r[2], P.OUT, value=0) if r[2] is not None else None)
-        self._counters = {"beam": [], "cue": [], "rail": [None] * len(self._pins["rail"])}
-        unit = 0
+            self._dump.append(P(r[4], P.OUT, value=0) if r[4] is not None else None)
+        self._counters = {"rail": [None] * len(st["rail"])}
         for kind in ("beam", "cue"):
-            for p in self._pins[kind]:
-                self._counters[kind].append(_Pcnt(unit, p) if unit < 8 else None)
-                unit += 1
+            cs = []
+            for k in range(len(st[kind])):
+                unit = st[kind][k][3]
+                cs.append(_Pcnt(unit, self._pins[kind][k]) if unit is not None else None)
+            self._counters[kind] = cs
+        led = st["led"]
+        self._led = P(led[0], P.OUT, value=1 - led[1]) if led is not None else None
         self.ticks_us = time.ticks_us  # C functions: no allocation in IRQ handlers
         self.ticks_diff = time.ticks_diff
         self.ticks_add = time.ticks_add
@@ -117,7 +121,7 @@ class Esp32Hardware(hal.Hardware):
         if handler is None:
             p.irq(handler=None)
         elif kind == "rail":
-            p.irq(handler=handler, trigger=P.IRQ_RISING)
+            p.irq(handler=handler, trigger=self._rail_trig[ch])
         else:
             p.irq(handler=handler, trigger=P.IRQ_RISING | P.IRQ_FALLING)
 

@@ -23,6 +23,12 @@ Interface (stable; documented in docs/firmware-sensing.md §HAL):
   net    wlan() -> network.WLAN-like: active(b), connect(ssid, pw), isconnected(),
          status("rssi"), ifconfig()
   pinmap_id  slug naming the pin map in use
+
+Pin map (hardware/pinmaps/, loaded at boot from /pinmap.json): `load_pinmap(src)` reads
+it with pinmap_core and returns the dict Esp32Hardware(pinmap=...) takes
+(pinmap_core.hal_pinmap); `pin_setup(that dict)` is the pure translation into what the
+ESP32 layer sets up (GPIO, internal pull, active level, PCNT unit per channel), so it is
+tested under CPython and MicroPython without `machine`.
 """
 
 TICKS_PERIOD = 1 << 30
@@ -39,6 +45,82 @@ def ticks_diff(a, b):
 
 def ticks_add(a, d):
     return (a + d) & _MASK
+
+
+PINMAP_FILE = "pinmap.json"  # installed by `make firmware` / `make flash` (the chosen map)
+
+
+def load_pinmap(src=None, nvs_ns="railbird"):
+    """Device config `pinmap` -> the Esp32Hardware pin map dict (pinmap_core.hal_pinmap).
+    src None: the file the build installed (PINMAP_FILE); an id ("esp32-devkitc"): that
+    file, which must carry this id (a board flashed with another map is refused); a name
+    ending in .json: that file on the board; a dict: a pin map document (schema 1,
+    hardware/pinmaps/README.md). Raises pinmap_core.PinmapError or OSError."""
+    import pinmap_core
+    want = None
+    if src is None:
+        src = PINMAP_FILE
+    elif isinstance(src, str) and not src.endswith(".json"):
+        want, src = src, PINMAP_FILE
+    if isinstance(src, str):
+        pm = pinmap_core.load(src)
+    else:
+        pm = pinmap_core.validate(src)
+    if want is not None and pm["id"] != want:
+        raise pinmap_core.PinmapError("pin map id mismatch: config wants %s, %s is %s"
+                                      % (want, src, pm["id"]))
+    return pinmap_core.hal_pinmap(pm, nvs_ns)
+
+
+def _pull(pulls, gpio):
+    p = pulls.get(gpio)
+    if p is None:
+        p = pulls.get(str(gpio))  # the dict went through JSON
+    return p if p in ("up", "down") else None
+
+
+def pin_setup(pm):
+    """Pure: pin map dict (pinmap_core.hal_pinmap) -> what the ESP32 layer sets up:
+    {"id", "nvs_ns", "atten_db", "blocked": level meaning "beam interrupted" (BEAM_BLOCKED),
+     "beam": [(gpio, pull, active, pcnt_unit)], "cue": [] or [(gpio, pull, active, unit)],
+     "rail": [(edge_gpio, pull, active, adc_gpio, dump_gpio)], "led": (gpio, active) | None}
+    pull: "up"/"down" = enable the chip's internal pull, None = none (an external resistor
+    or a push-pull driver); active: 0/1; pcnt_unit: int or None. Raises ValueError when the
+    beams and the cue input do not share one active level (the sensing code has one
+    BEAM_BLOCKED for both)."""
+    pulls = pm.get("pull") or {}
+    act = pm.get("active") or {}
+    units = pm.get("pcnt") or {}
+    beams = pm.get("beams") or []
+    ba = act.get("beam")
+    if not isinstance(ba, list):
+        ba = [1 if ba is None else ba] * len(beams)
+    bu = units.get("beam") or [None] * len(beams)
+    beam = []
+    for i in range(len(beams)):
+        beam.append((beams[i], _pull(pulls, beams[i]), ba[i], bu[i]))
+    cue = []
+    if pm.get("cue") is not None:
+        ca = act.get("cue")
+        cue.append((pm["cue"], _pull(pulls, pm["cue"]), 1 if ca is None else ca,
+                    units.get("cue")))
+    levels = [b[2] for b in beam] + [c[2] for c in cue]
+    blocked = levels[0] if levels else 1
+    for lv in levels:
+        if lv != blocked:
+            raise ValueError("pin map %s: beams and the cue input must share one active "
+                             "level" % pm.get("id"))
+    ra = act.get("rail") or []
+    rail = []
+    i = 0
+    for r in pm.get("rails") or []:
+        rail.append((r[0], _pull(pulls, r[0]), ra[i] if i < len(ra) else 1, r[1],
+                     r[2] if len(r) > 2 else None))
+        i += 1
+    led = pm.get("led")
+    return {"id": pm.get("id", "custom"), "nvs_ns": pm.get("nvs_ns", "railbird"),
+            "atten_db": pm.get("atten_db", 11), "blocked": blocked, "beam": beam,
+            "cue": cue, "rail": rail, "led": None if led is None else (led[0], led[1])}
 
 
 class Hardware:

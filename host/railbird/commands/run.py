@@ -33,6 +33,29 @@ configuration file (TOML; every key optional except venue; defaults shown):
   [tables.t1]  game = "10-ball", players = ["Ann", "Bob"], race_to = 5 (or target = 100
             for 14.1), options = {}, nodes = ["t1-node"]  ([] = any node)
 
+outputs (docs/host.md "Outputs", docs/displays.md):
+
+  [outputs]        day_start_hour = 6   pocket counts per business day from this local hour
+  [outputs.feeds]  enabled = true       MQTT display feeds (retained state and summary
+                                        topics, shots, announcements); same broker and user
+                   discovery = true     Home Assistant MQTT discovery (the ACL must let the
+                                        user write homeassistant/#; see docs/displays.md)
+                   discovery_prefix = "homeassistant"
+                   client_id = ""       "" = "<broker client_id>-feeds"
+  [outputs.web]    enabled = true       web scoreboard + referee panel; runs only when this
+                                        section exists
+                   host = "0.0.0.0", port = 8080 (0 = any free port; logged and in
+                   --stats-file), title = "Railbird"
+                   The referee panel's PIN is referee_token (above). Without a token the
+                   panel is disabled (a warning is logged; referee POSTs get 403) and the
+                   scoreboard runs read-only.
+  [[outputs.serial]]  one per serial LED scoreboard: table = "t1" and port =
+                   "/dev/serial/by-id/..." required; baudrate = 115200, announce = true,
+                   ack_timeout_ms = 250, retries = 4
+
+At start-up the outputs get today's shots and the current state of every table from the
+journal (pocket counts survive a restart; the last announcements are not shown again).
+
 See docs/host.md for the full description.
 """
 
@@ -84,22 +107,49 @@ def run(args) -> int:
 
     from railbird.daemon import Daemon
     daemon = Daemon(cfg, outputs=outputs)
+    _connect(outputs, daemon)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     signal.signal(signal.SIGINT, lambda *a: stop.set())
     daemon.start()
+    for out in outputs:
+        url = getattr(out, "url", None) if getattr(out, "httpd", None) is not None else None
+        if url:
+            logging.getLogger("railbird.run").info(
+                "web scoreboard: %s/v/%s/ (referee panel %s)", url, cfg.venue,
+                "on" if getattr(out, "pins", None) else "off: no referee_token")
     try:
         t0 = time.monotonic()
         while not stop.wait(0.2):
             if args.stats_file:
-                _write_stats(args.stats_file, daemon.stats())
+                _write_stats(args.stats_file, _stats(daemon, outputs))
             if args.seconds and time.monotonic() - t0 >= args.seconds:
                 break
     finally:
         daemon.stop()
         if args.stats_file:
-            _write_stats(args.stats_file, daemon.stats())
+            _write_stats(args.stats_file, _stats(daemon, outputs))
     return 0
+
+
+def _stats(daemon, outputs) -> dict:
+    d = daemon.stats()
+    if outputs:
+        try:
+            from railbird.outputs.factory import describe
+            d["outputs"] = describe(outputs)
+        except Exception:  # noqa: BLE001
+            pass
+    return d
+
+
+def _connect(outputs, daemon) -> None:
+    """The web referee panel's inputs go to the daemon (journalled like any referee input)."""
+    try:
+        from railbird.outputs.factory import connect
+    except Exception:  # noqa: BLE001
+        return
+    connect(outputs, daemon)
 
 
 def _write_stats(path, stats) -> None:

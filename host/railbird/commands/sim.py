@@ -79,6 +79,8 @@ def register(sub) -> None:
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                    help="log level on standard error; INFO logs every turn (default "
                         "%(default)s)")
+    n.add_argument("--exit-with-parent", action="store_true",
+                   help="stop when the parent process goes away (used by `railbird demo`)")
     p.set_defaults(func=run)
 
 
@@ -160,6 +162,9 @@ def run(args) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if args.exit_with_parent:
+        from railbird.sim.table import watch_parent
+        watch_parent(table.stopped)
     try:
         table.start()
     except Exception as e:  # noqa: BLE001 - broker down, bad password, no firmware

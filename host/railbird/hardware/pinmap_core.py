@@ -214,10 +214,16 @@ def active_level(pm, name):
 
 
 def hal_pinmap(pm, nvs_ns="railbird"):
-    """The dict rbnode.hw.esp32.Esp32Hardware(pinmap=...) takes:
-    {"id", "beams": [gpio], "cue": gpio|None, "rails": [[edge, adc, dump|None]], "nvs_ns",
-     "pull": {gpio: "up"|"down"} (inputs that need the INTERNAL pull; external ones are
-     left off), "active": {"beam": 0|1, "cue": 0|1}}."""
+    """The dict rbnode.hw.esp32.Esp32Hardware(pinmap=...) takes (rbnode.hw.hal.pin_setup
+    turns it into pin set-up arguments):
+    {"id", "nvs_ns",
+     "beams": [gpio], "cue": gpio|None, "rails": [[edge, adc, dump|None]],
+     "pull": {gpio: "up"|"down"}   inputs that need the INTERNAL pull (external resistors
+                                   and "none" are left off),
+     "active": {"beam": [0|1 per beam], "cue": 0|1|None, "rail": [0|1 per rail edge]},
+     "pcnt": {"beam": [unit|None per beam], "cue": unit|None}   only units counting ONE
+                                   input (a paired unit cannot say which beam lost an edge),
+     "atten_db": ADC attenuation, "led": [gpio, 0|1] | None}."""
     pull = {}
     for name, pin, direction, signal, p in functions(pm):
         if direction == "in" and p != "none" and pull_source(pm, pin, p) == "internal":
@@ -226,11 +232,23 @@ def hal_pinmap(pm, nvs_ns="railbird"):
     for r in pm["rails"]:
         d = r.get("dump")
         rails.append([r["edge"]["pin"], r["amp"]["pin"], None if d is None else d["pin"]])
-    beam_active = active_level(pm, "beam0") if pm["beams"] else 1
-    return {"id": pm["id"], "beams": [b["pin"] for b in pm["beams"]], "cue": cue_pin(pm),
-            "rails": rails, "nvs_ns": nvs_ns, "pull": pull,
-            "active": {"beam": beam_active,
-                       "cue": active_level(pm, "cue") if pm.get("cue") is not None else 1}}
+    has_cue = pm.get("cue") is not None
+    single = {}
+    for u in pm.get("pcnt", []):
+        if len(u["inputs"]) == 1:
+            single[u["inputs"][0]] = u["unit"]
+    led = pm.get("led")
+    return {"id": pm["id"], "nvs_ns": nvs_ns,
+            "beams": [b["pin"] for b in pm["beams"]], "cue": cue_pin(pm), "rails": rails,
+            "pull": pull,
+            "active": {"beam": [active_level(pm, "beam%d" % i) for i in range(len(pm["beams"]))],
+                       "cue": active_level(pm, "cue") if has_cue else None,
+                       "rail": [active_level(pm, "rail%d.edge" % i)
+                                for i in range(len(pm["rails"]))]},
+            "pcnt": {"beam": [single.get("beam%d" % i) for i in range(len(pm["beams"]))],
+                     "cue": single.get("cue") if has_cue else None},
+            "atten_db": (pm.get("adc") or {}).get("atten_db", 11),
+            "led": None if led is None else [led["pin"], active_level(pm, "led")]}
 
 
 def pcnt_for(pm, name):

@@ -21,18 +21,33 @@ def _rules():
     return Referee, RulesError, to_fen
 
 
+# Shot warnings (docs/shots.md §8) after which the pocketed facts may be incomplete.
+_POCKETED_DOUBT = ("lost:", "jam:")
+
+
 def shot_input(shot: dict, lip_policy: str = "warn") -> dict:
     """Convert an assembled shot into the rules' `shot` input (protocol/REFEREE.md).
 
     Sensors cannot see the first ball contacted, balls off the table or double hits: those
     are left out, so the rules apply the fair default (DESIGN.md §1.4). `rail_after_contact`
     is inferred from any rail contact in the shot; `object_balls_to_rail` is the break
-    estimate of docs/shots.md."""
+    estimate of docs/shots.md.
+
+    Each pocketed entry keeps its `source` and time `t`: a drop paired with the cue
+    detector is the cue ball by inference (`"inferred"`), which the rules treat as an
+    uncertain fact (REFEREE.md §3a) that the referee may `confirm` or correct. The shot
+    also names in `uncertain`: `off_table` when the cue detector saw the cue ball without a
+    drop (a scratch is assumed), and `pocketed` when a beam lost edges or jammed (a ball
+    may be missing). Play goes on as sensed either way."""
     pocketed = []
     for p in shot["pocketed"]:
         item = {"pocket": p["pocket"]}
         if p.get("ball") is not None:
             item["ball"] = p["ball"]
+        if p.get("source") is not None:
+            item["source"] = p["source"]
+        if isinstance(p.get("t"), int):
+            item["t"] = p["t"]
         if lip_policy == "rule" and p.get("lip") and shot.get("rest_before") is not None:
             item["rested_us"] = shot["rest_before"]
         pocketed.append(item)
@@ -40,11 +55,18 @@ def shot_input(shot: dict, lip_policy: str = "warn") -> dict:
             "rail_after_contact": bool(shot["rails"]),
             "object_balls_to_rail": shot["object_balls_to_rail"],
             "t_us": shot["start"], "source": "sensed"}
+    uncertain = set()
     if shot.get("cue_unpaired"):
         # The cue detector saw the cue ball in the return but no beam saw it drop (a lost
         # edge): a scratch with an unknown pocket. The rules treat a cue ball off the table
-        # exactly like one pocketed (both are `scratch`), so it is passed that way.
+        # exactly like one pocketed (both are `scratch`), so it is passed that way, as an
+        # inferred fact the referee can confirm or correct.
         inp["off_table"] = [0]
+        uncertain.add("off_table")
+    if any(str(w).startswith(_POCKETED_DOUBT) for w in shot.get("warnings") or ()):
+        uncertain.add("pocketed")
+    if uncertain:
+        inp["uncertain"] = sorted(uncertain)
     return inp
 
 
@@ -81,6 +103,13 @@ class Game:
 
     def state(self) -> dict | None:
         return None if self.referee is None else _as_json(self.referee)
+
+    def snapshot(self) -> dict | None:
+        """{"state", "fen"} of the current game (no announcements), or None."""
+        if self.referee is None:
+            return None
+        r = self._result(_as_json(self.referee), self.referee)
+        return {"state": r["state"], "fen": r["fen"]}
 
     def feed(self, inp: dict) -> tuple[bool, dict]:
         """-> (True, {"state", "fen", "announcements"}) or (False, {"error"})."""

@@ -72,6 +72,8 @@ def main(argv=None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     signal.signal(signal.SIGINT, lambda *a: stop.set())
+    from railbird.sim.table import watch_parent
+    watch_parent(stop)
     daemon.start()
     ready = {"pid": os.getpid(), "missing": missing, "web": None}
     if web is not None and getattr(web, "httpd", None) is not None:

@@ -166,7 +166,7 @@ class Player:
             return Turn([call], ShotPlan("miss", [], None, rng.randint(2, 3), 0.6,
                                          f"{who} tries the combo on the 10 and misses"),
                         self._think(st), "combo missed")
-        if rng.random() < sty.safety and not (self.game == "10-ball" and _no_safety(st)):
+        if rng.random() < sty.safety:
             return Turn([{"type": "call", "safety": True}],
                         ShotPlan("safety", [], None, rng.randint(1, 2), 0.25,
                                  f"{who} plays safe"), self._think(st), "safety")
@@ -228,6 +228,3 @@ class Player:
         return Turn([call], ShotPlan("miss", [], scratch, rng.randint(1, 3),
                                      rng.uniform(0.3, 0.8), txt), self._think(st), txt)
 
-
-def _no_safety(st: dict) -> bool:
-    return False

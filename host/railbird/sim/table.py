@@ -46,6 +46,19 @@ def firmware_path() -> str:
     return str(fw)
 
 
+def watch_parent(event: threading.Event, period_s: float = 0.5) -> None:
+    """Set `event` when this process's parent goes away (the demo was killed outright):
+    a child in its own session would otherwise live on."""
+    parent = os.getppid()
+
+    def watch():
+        while not event.wait(period_s):
+            if os.getppid() != parent:
+                log.warning("parent process %d is gone: stopping", parent)
+                event.set()
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 class Expectation:
     """The simulator's own view of the game: a rules Referee fed with the same inputs."""
 

@@ -41,8 +41,11 @@ function render(s) {
   RB.text(document.getElementById("games"), "by game: " + (pk.by_game || [])
           .map((g) => (g.game || "?") + " rack " + g.rack + ": " + g.balls).join(", "));
   const ls = s.last_shot;
-  RB.text(document.getElementById("last-shot"), ls ? "shot " + ls.n + ": " + ((ls.pocketed || [])
-          .map((p) => p.pocket + ":" + (p.ball == null ? "?" : p.ball)).join(" ") || "nothing pocketed") : "no shot yet");
+  const unc = st.unconfirmed || [];
+  RB.text(document.getElementById("last-shot"), (ls ? "shot " + ls.n + ": " + ((ls.pocketed || [])
+          .map((p) => p.pocket + ":" + (p.ball == null ? "?" : p.ball) + (p.source === "inferred" ? "(inferred)" : ""))
+          .join(" ") || "nothing pocketed") : "no shot yet") +
+          (unc.length ? " \u2014 uncertain: " + unc.join(", ") + " (confirm or correct)" : ""));
 }
 
 fetch("/api/v/" + encodeURIComponent(R.venue) + "/" + encodeURIComponent(R.table))
@@ -69,16 +72,20 @@ function inputsFor(btn) {
     if (!rule) throw new Error("enter the rule of the foul");
     return [{ type: "shot", pocketed: [], fouls: [rule] }];
   }
-  if (act === "confirm") {   // replace the last shot with the referee's facts: undo + shot
-    const pocketed = document.getElementById("fix-balls").value.trim().split(/\s+/).filter(Boolean)
+  if (act === "confirm") {
+    // protocol/REFEREE.md §3a: with no field filled in, confirm the last shot's uncertain
+    // facts as sensed; otherwise correct the last shot with the facts given (the rules
+    // re-rule it and re-apply later inputs). "-" in balls: nothing was pocketed.
+    const inp = { type: "confirm" };
+    const balls = document.getElementById("fix-balls").value.trim();
+    if (balls) inp.pocketed = balls === "-" ? [] : balls.split(/\s+/).filter(Boolean)
       .map((w) => { const [p, b] = w.toUpperCase().split(":");
         return (b === undefined || b === "?" || b === "") ? { pocket: p } : { pocket: p, ball: +b }; });
-    const shot = { type: "shot", pocketed };
     const first = document.getElementById("fix-first").value.trim();
-    if (first) shot.first_contact = first === "-" ? null : +first;
+    if (first) inp.first_contact = first === "-" ? null : +first;
     const foul = document.getElementById("fix-foul").value.trim();
-    if (foul) shot.fouls = [foul];
-    return [{ type: "undo" }, shot];
+    if (foul) inp.fouls = [foul];
+    return [inp];
   }
   throw new Error("unknown action " + act);
 }
