@@ -14,8 +14,8 @@ help:
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput benchmarks with baselines"
 	@echo "make soak      - long-running reliability runs"
-	@echo "make firmware  - build the deployable firmware set into firmware/build"
-	@echo "make flash PORT=/dev/ttyUSB0 - install the firmware on a board with mpremote"
+	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
+	@echo "make flash PORT=/dev/ttyUSB0 [TARGET=scoreboard] - install a build on a board with mpremote"
 
 $(VENV)/.stamp-deps: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,10 +49,10 @@ soak: setup
 	$(PY) -m pytest -m slow tests/soak $(PYTEST_ARGS)
 
 firmware: setup
-	$(PY) tools/build_firmware.py
+	$(PY) tools/build_firmware.py $(if $(PINMAP),--pinmap $(PINMAP))
 
 flash: firmware
-	bash tools/flash.sh $(PORT)
+	bash tools/flash.sh $(PORT) $(TARGET)
 
 clean:
 	rm -rf $(VENV) node_modules firmware/build .pytest_cache .hypothesis

@@ -9,7 +9,9 @@ goes into `status.config_error`. Refusals:
 - a channel the pin map lacks (`hw.channels("beam")`, `"rail"`, `"cue"`);
 - two functions on one beam channel: `cue_ch` is a beam-input index like a pocket's `ch`
   (channels 0..beams-1), or, when the board has a dedicated cue input, the index
-  `beams + i` of that input; a cue_ch equal to a pocket's ch is refused;
+  `beams + i` of that input (6 on the shipped 6-beam pin maps = pinmap_core.cue_channel,
+  the default in firmware/config.json; SPEC.md `config`); a cue_ch equal to a pocket's ch
+  is refused;
 - a `rev` below the active one (a stale retained config). An equal rev with the same
   content is "unchanged" (the broker re-delivers the retained config on every connect).
 

@@ -507,11 +507,14 @@ class Calibrator:
             from railbird.hardware import pinmap_core
             ch = pinmap_core.channels(pm)
             return ch["beams"], ch["rails"], pinmap_core.cue_channel(pm)
+        # no pin map: the shipped maps' 6 beams and 6 rails; the dedicated cue input is
+        # config channel beams + 0 (SPEC.md config `cue_ch`, pinmap_core.cue_channel)
+        n_beams = n_rails = 6
         caps = (self.link.birth or {}).get("caps", [])
         cue = (self.link.config or {}).get("cue_ch")
         if cue is None and ("cue" in caps or not self.link.birth):
-            cue = 6
-        return 6, 6, cue
+            cue = n_beams
+        return n_beams, n_rails, cue
 
     def _restore(self):
         cfg = dict(self.base)

@@ -46,3 +46,5 @@ class Output:
 
 
 from .factory import from_config  # noqa: E402,F401 - `railbird run` builds its outputs here
+
+__all__ = ["Output", "from_config"]
