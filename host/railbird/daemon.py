@@ -329,6 +329,10 @@ def _venue_table(topic: str):
 
 def _referee_result(status, reason, records) -> dict:
     for r in records:
+        if r["type"] == "pending":
+            # Shot facts held for the shot in play (docs/host.md "Referee facts").
+            return {"ok": True, "pending": True, "facts": r["facts"], "state": r["state"],
+                    "fen": r["fen"], "announcements": []}
         if r["type"] == "state":
             return {"ok": True, "state": r["state"], "fen": r["fen"],
                     "announcements": r["announcements"]}

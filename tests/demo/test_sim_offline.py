@@ -74,10 +74,35 @@ def test_edges_are_separable_and_one_shot(seed, kind):
         assert cue[0]["pocket"] == plan.scratch
 
 
-def test_cluster_cap_keeps_the_estimate_possible():
+@pytest.mark.parametrize("match", [TEN, STRAIGHT], ids=["10-ball", "14.1"])
+def test_break_burst_is_accepted_and_legal(match):
+    """A real break burst (every rail several times within a second: more rail clusters
+    than balls) goes through the host's real path and is ruled a legal break."""
+    over = 0
     for seed in range(30):
-        es = physics.edges(ShotPlan("break"), random.Random(seed), max_clusters=2)
-        assert physics.sensed_input(es)["object_balls_to_rail"] <= 2
+        ref = Referee(match)
+        ref.feed({"type": "lag", "winner": 0, "breaker": 0})
+        es = physics.edges(ShotPlan("break"), random.Random(seed))
+        over += physics.sensed_shot(es)["object_balls_to_rail"] > 10
+        inp = physics.sensed_input(es, state=ref.state_json())
+        assert inp["object_balls_to_rail"] <= len(ref.state_json()["balls_on_table"])
+        assert "object_balls_to_rail" in inp["uncertain"]
+        out = ref.feed(inp)
+        assert not any("Foul" in r["text"] for r in out["rulings"]), out["rulings"]
+        # after the break the estimate is not sent: the rules use it only on a break
+        later = physics.sensed_input(es, state=out)
+        assert "object_balls_to_rail" not in later
+    assert over > 0  # the simulator no longer keeps the burst under the ball count
+
+
+def test_referee_facts_of_a_plan():
+    plan = ShotPlan("pot", [(7, "SL"), (3, "FR")], "HL", first_contact=7)
+    assert physics.referee_facts(plan) == {
+        "pocketed": [{"ball": 7, "pocket": "SL"}, {"ball": 3, "pocket": "FR"},
+                     {"ball": 0, "pocket": "HL"}], "first_contact": 7}
+    assert physics.referee_facts(ShotPlan("miss", [], "HL")) == {}
+    assert physics.referee_facts(ShotPlan("miss", rail_after_contact=False)) == \
+        {"rail_after_contact": False}
 
 
 # -- the player ----------------------------------------------------------------------------
@@ -125,6 +150,13 @@ def test_games_have_the_expected_events():
     sk = Counter(i["type"] for i in st)
     assert sk["rerack"] >= 3, "14.1 re-racks"
     assert any(i.get("safety") for i in st if i["type"] == "call")
+    # the referee's facts ride on the sensed shots: identities, wrong ball first, no rail
+    shots = [i for i in ten + st if i["type"] == "shot"]
+    assert all(p.get("ball") is not None for i in shots for p in i["pocketed"]
+               if p.get("source") is None)
+    assert any(p.get("source") is None for i in shots for p in i["pocketed"])
+    assert any("first_contact" in i for i in ten if i["type"] == "shot")
+    assert any(i.get("rail_after_contact") is False for i in st if i["type"] == "shot")
 
 
 def test_demo_style_makes_progress_quickly():

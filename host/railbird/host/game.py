@@ -25,13 +25,37 @@ def _rules():
 _POCKETED_DOUBT = ("lost:", "jam:")
 
 
-def shot_input(shot: dict, lip_policy: str = "warn") -> dict:
+# The shot facts a referee may enter for a sensed shot (protocol/REFEREE.md §3a); the same
+# list as railbird.rules.inputs.SHOT_FACTS, kept here so the host runs without the engine.
+SHOT_FACTS = ("pocketed", "first_contact", "rail_after_contact", "object_balls_to_rail",
+              "cue_ball_to_rail", "off_table", "fouls")
+
+
+def object_balls_bound(shot: dict, state: dict | None) -> int | None:
+    """How many object balls can have reached a rail on this shot: the object balls on the
+    table (with those the referee is to spot) less the object-ball drops sensed on the shot
+    (a drop not paired with the cue detector). None without a game state."""
+    if not isinstance(state, dict) or state.get("balls_on_table") is None:
+        return None
+    on_table = set(state.get("balls_on_table") or ()) | set(state.get("to_spot") or ())
+    drops = sum(1 for p in shot["pocketed"] if p.get("ball") != 0)
+    return max(0, len(on_table) - drops)
+
+
+def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) -> dict:
     """Convert an assembled shot into the rules' `shot` input (protocol/REFEREE.md).
+
+    `state` is the table's game state (the rules' output dict) the shot is played in.
 
     Sensors cannot see the first ball contacted, balls off the table or double hits: those
     are left out, so the rules apply the fair default (DESIGN.md §1.4). `rail_after_contact`
-    is inferred from any rail contact in the shot; `object_balls_to_rail` is the break
-    estimate of docs/shots.md.
+    is inferred from any rail contact in the shot.
+
+    `object_balls_to_rail` (docs/shots.md: rail-hit clusters in the first 2 s) is sent only
+    on a break (`state["breaking"]`), the only shot where the rules use it, bounded by the
+    object balls that can have reached a rail (`object_balls_bound`) and flagged uncertain:
+    it is an estimate, which the rules bound rather than refuse and the referee may correct.
+    Without a state (no game) it is sent, flagged, on every shot.
 
     Each pocketed entry keeps its `source` and time `t`: a drop paired with the cue
     detector is the cue ball by inference (`"inferred"`), which the rules treat as an
@@ -52,10 +76,16 @@ def shot_input(shot: dict, lip_policy: str = "warn") -> dict:
             item["rested_us"] = shot["rest_before"]
         pocketed.append(item)
     inp = {"type": "shot", "pocketed": pocketed,
-            "rail_after_contact": bool(shot["rails"]),
-            "object_balls_to_rail": shot["object_balls_to_rail"],
-            "t_us": shot["start"], "source": "sensed"}
+           "rail_after_contact": bool(shot["rails"])}
     uncertain = set()
+    breaking = None if state is None else bool(state.get("breaking"))
+    estimate = shot.get("object_balls_to_rail")
+    if estimate is not None and breaking is not False:
+        bound = object_balls_bound(shot, state)
+        inp["object_balls_to_rail"] = estimate if bound is None else min(estimate, bound)
+        uncertain.add("object_balls_to_rail")
+    inp["t_us"] = shot["start"]
+    inp["source"] = "sensed"
     if shot.get("cue_unpaired"):
         # The cue detector saw the cue ball in the return but no beam saw it drop (a lost
         # edge): a scratch with an unknown pocket. The rules treat a cue ball off the table
@@ -68,6 +98,32 @@ def shot_input(shot: dict, lip_policy: str = "warn") -> dict:
     if uncertain:
         inp["uncertain"] = sorted(uncertain)
     return inp
+
+
+def referee_facts(inp: dict) -> dict:
+    """The shot facts of a `confirm` input (empty: a plain confirmation)."""
+    if not isinstance(inp, dict) or inp.get("type") != "confirm":
+        return {}
+    return {k: inp[k] for k in SHOT_FACTS if k in inp}
+
+
+def with_referee_facts(inp: dict, facts: dict) -> dict:
+    """The sensed shot input `inp` with the referee's `facts` (a `confirm`'s shot facts):
+    each given fact replaces the sensed one, as a `confirm` correction does (REFEREE.md
+    §3a), and is certain (no longer `uncertain`; pocketed entries lose `source`)."""
+    out = dict(inp)
+    for k in SHOT_FACTS:
+        if k in facts:
+            out[k] = copy.deepcopy(facts[k])
+    if isinstance(out.get("pocketed"), list) and "pocketed" in facts:
+        out["pocketed"] = [{k: v for k, v in p.items() if k != "source"}
+                           if isinstance(p, dict) else p for p in out["pocketed"]]
+    unc = [u for u in out.get("uncertain") or () if u not in facts]
+    if unc:
+        out["uncertain"] = unc
+    else:
+        out.pop("uncertain", None)
+    return out
 
 
 class Game:
@@ -100,6 +156,19 @@ class Game:
         except Exception as e:  # noqa: BLE001
             self.referee = None
             self.error = f"match refused: {e}"
+
+    def check_facts(self, facts: dict) -> str | None:
+        """The form of a `confirm`'s shot facts (types, ranges): None, or why it is bad.
+        Whether they fit the table is known only when the shot is ruled."""
+        try:
+            from railbird.rules.inputs import parse_shot
+        except Exception:  # noqa: BLE001 - no engine: the game refuses everything anyway
+            return None
+        try:
+            parse_shot(copy.deepcopy(facts))
+        except Exception as e:  # noqa: BLE001
+            return str(e) or type(e).__name__
+        return None
 
     def state(self) -> dict | None:
         return None if self.referee is None else _as_json(self.referee)

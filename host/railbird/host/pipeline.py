@@ -9,6 +9,7 @@ through a fresh Pipeline and arrives at exactly the same state (DESIGN.md §5).
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from collections import Counter, deque
@@ -18,7 +19,7 @@ from rbproto import codec
 from ..clockmodel import ClockModels
 from ..shots import ShotAssembler
 from ..timeline import Event, Timeline
-from .game import Game, shot_input
+from .game import Game, referee_facts, shot_input, with_referee_facts
 
 log = logging.getLogger("railbird.pipeline")
 
@@ -49,6 +50,14 @@ class Table:
         self.last_t = None  # table time of the latest event released
         self.unsynced_warned: set = set()
         self.shots: list = []  # kept for inspection (bounded)
+        # Referee facts (a `confirm` with shot facts) entered while a shot was in play:
+        # applied to that shot when it closes (protocol/REFEREE.md §3a, docs/host.md).
+        self.pending_facts: dict = {}
+
+    def shot_in_play(self) -> bool:
+        """Activity on the table that is not yet a ruled shot: an open shot, or events
+        still in the reorder window."""
+        return self.assembler.open or self.timeline.pending > 0
 
 
 class Pipeline:
@@ -83,7 +92,7 @@ class Pipeline:
 
     COUNTERS = ("received", "events", "duplicate", "rejected", "late", "reordered", "shots",
                 "states", "sync_samples", "referee", "referee_refused", "rules_refused",
-                "ignored")
+                "ignored", "referee_pending", "referee_facts_refused")
 
     def stats(self) -> dict:
         d = {k: 0 for k in self.COUNTERS}
@@ -175,18 +184,37 @@ class Pipeline:
         if len(t.shots) > 1000:
             del t.shots[0]
         records.append({"type": "shot", "venue": t.venue, "table": t.table, "shot": shot})
+        facts, t.pending_facts = t.pending_facts, {}
         if t.game.available:
-            inp = shot_input(shot, self.cfg.lip_policy)
+            inp = shot_input(shot, self.cfg.lip_policy, t.game.state())
+            if facts:
+                # The referee's facts for this shot: one shot, ruled once with them. If the
+                # rules refuse the combination, the facts are reported refused and the
+                # sensed shot is ruled alone (the referee can still correct it).
+                merged = with_referee_facts(inp, facts)
+                ok, res = t.game.feed(merged)
+                if ok:
+                    self._game_result(t, ok, res, merged, "sensed", records,
+                                      referee_facts=sorted(facts))
+                    return
+                self.counters["referee_facts_refused"] += 1
+                records.append({"type": "rules_error", "venue": t.venue, "table": t.table,
+                                "input": merged, "error": f"referee facts refused: "
+                                                         f"{res['error']}",
+                                "source": "referee"})
             ok, res = t.game.feed(inp)
             self._game_result(t, ok, res, inp, "sensed", records)
 
-    def _game_result(self, t, ok, res, inp, source, records):
+    def _game_result(self, t, ok, res, inp, source, records, referee_facts=None):
         if ok:
             self.counters["states"] += 1
-            records.append({"type": "state", "venue": t.venue, "table": t.table,
-                            "game": t.game.game, "state": res["state"], "fen": res["fen"],
-                            "announcements": res["announcements"], "cause": inp.get("type"),
-                            "source": source})
+            rec = {"type": "state", "venue": t.venue, "table": t.table,
+                   "game": t.game.game, "state": res["state"], "fen": res["fen"],
+                   "announcements": res["announcements"], "cause": inp.get("type"),
+                   "source": source}
+            if referee_facts:
+                rec["referee_facts"] = referee_facts
+            records.append(rec)
         else:
             self.counters["rules_refused"] += 1
             records.append({"type": "rules_error", "venue": t.venue, "table": t.table,
@@ -209,6 +237,9 @@ class Pipeline:
                 t.referee_id_set.discard(t.referee_ids.popleft())
         inp = msg["input"]
         self.counters["referee"] += 1
+        facts = referee_facts(inp)
+        if facts and t.game.available and t.shot_in_play():
+            return self._pending(t, msg, rid, inp, facts, source)
         ok, res = t.game.feed(inp)
         records = [{"type": "referee", "venue": venue, "table": table, "id": rid,
                     "by": msg.get("by"), "input": inp, "ok": ok,
@@ -218,6 +249,24 @@ class Pipeline:
             self.counters["referee_refused"] += 1
             return ("refused", res["error"], records)
         return ("ok", None, records)
+
+    def _pending(self, t: Table, msg, rid, inp, facts, source):
+        """A `confirm` with shot facts while a shot is in play: the facts are for that
+        shot. They are held and ruled with it when it closes (one shot, not two)."""
+        bad = t.game.check_facts(facts)
+        rec = {"type": "referee", "venue": t.venue, "table": t.table, "id": rid,
+               "by": msg.get("by"), "input": inp, "ok": bad is None, "error": bad,
+               "source": source}
+        if bad is not None:
+            self.counters["referee_refused"] += 1
+            return ("refused", bad, [rec])
+        t.pending_facts.update(copy.deepcopy(facts))
+        self.counters["referee_pending"] += 1
+        rec["pending"] = True
+        snap = t.game.snapshot() or {}
+        return ("pending", None, [rec, {"type": "pending", "venue": t.venue, "table": t.table,
+                                        "facts": sorted(t.pending_facts),
+                                        "state": snap.get("state"), "fen": snap.get("fen")}])
 
     def on_referee(self, venue: str, table: str, msg: dict, source: str = "local"):
         """In-process referee input: msg is a `referee` message body ({"input": ...})."""

@@ -173,8 +173,7 @@ class GeneralRules(MatchLayer):
         if shot.contact_reported and shot.first_contact is not None \
                 and shot.first_contact not in table:
             raise ImpossibleInput(f"first contact {shot.first_contact} is not on the table")
-        if shot.object_balls_to_rail is not None and shot.object_balls_to_rail > len(table):
-            raise ImpossibleInput("more object balls to a rail than are on the table")
+        shot = self.check_rail_estimate(table, shot, R)
         potted = []
         restored = 0
         for p in shot.pocketed:
@@ -204,6 +203,28 @@ class GeneralRules(MatchLayer):
                   or shot.rail_after_contact or shot.object_balls_to_rail
                   or shot.cue_ball_to_rail or shot.replay)
         return replace(shot, pocketed=tuple(potted)), bool(restored and not stroke)
+
+    def check_rail_estimate(self, table: set, shot: Shot, R: list) -> Shot:
+        """`object_balls_to_rail` reported as a certain fact above the object balls on the
+        table is impossible input. Flagged uncertain (the host's estimate from rail-sensor
+        clusters, REFEREE.md §3a) it is an estimate: bounded by the object balls that can
+        have reached a rail (on the table, not pocketed or driven off on this shot), with a
+        ruling, never a refusal."""
+        obr = shot.object_balls_to_rail
+        if obr is None:
+            return shot
+        if "object_balls_to_rail" not in shot.uncertain:
+            if obr > len(table):
+                raise ImpossibleInput("more object balls to a rail than are on the table")
+            return shot
+        gone = sum(1 for p in shot.pocketed if p.ball != 0) + sum(1 for b in shot.off_table if b)
+        room = max(0, len(table) - gone)
+        if obr <= room:
+            return shot
+        R.append(Ruling("1.10", f"Object balls to a rail estimated at {obr} by the rail "
+                                f"sensors; at most {room} can have reached a rail: taken as "
+                                f"{room}"))
+        return replace(shot, object_balls_to_rail=room)
 
     def legal_first_balls(self, st: State) -> set[int] | None:
         """6.2: the balls the cue ball may contact first (None: any ball)."""

@@ -60,7 +60,12 @@ class ShotPlan:
     to a rail). `pots`: object balls that drop, in order, as (ball, pocket) - the ball is
     what the simulator believes; the host only senses the pocket. `scratch`: the pocket the
     cue ball falls in, or None. `rails`: how many rail hits after contact (ignored for
-    breaks). `power`: 0..1, scales speeds and amplitudes."""
+    breaks). `power`: 0..1, scales speeds and amplitudes.
+
+    What the sensors cannot see, which the referee enters (`referee_facts`):
+    `first_contact` (the ball hit first, when it is not the presumed one: 10-ball "wrong
+    ball first"), `rail_after_contact` (False: no ball reached a rail after contact, though
+    the cue ball hit one before it) and `fouls` (declared rule numbers)."""
 
     kind: str
     pots: list = field(default_factory=list)
@@ -68,11 +73,41 @@ class ShotPlan:
     rails: int = 2
     power: float = 0.5
     text: str = ""
+    first_contact: int | None = None
+    rail_after_contact: bool | None = None
+    fouls: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "pots": [list(p) for p in self.pots],
-                "scratch": self.scratch, "rails": self.rails, "power": self.power,
-                "text": self.text}
+        d = {"kind": self.kind, "pots": [list(p) for p in self.pots],
+             "scratch": self.scratch, "rails": self.rails, "power": self.power,
+             "text": self.text}
+        if self.first_contact is not None:
+            d["first_contact"] = self.first_contact
+        if self.rail_after_contact is not None:
+            d["rail_after_contact"] = self.rail_after_contact
+        if self.fouls:
+            d["fouls"] = list(self.fouls)
+        return d
+
+
+def referee_facts(plan: ShotPlan) -> dict:
+    """The facts a referee enters for this shot, as the fields of a `confirm` input
+    (protocol/REFEREE.md §3a): the identity of every ball that dropped (object balls in drop
+    order, then the cue ball) whenever an object ball dropped, plus the plan's unsensed
+    facts. Empty when there is nothing the sensors did not see."""
+    facts: dict = {}
+    if plan.pots:
+        pocketed = [{"ball": b, "pocket": p} for b, p in plan.pots]
+        if plan.scratch:
+            pocketed.append({"ball": 0, "pocket": plan.scratch})
+        facts["pocketed"] = pocketed
+    if plan.first_contact is not None:
+        facts["first_contact"] = plan.first_contact
+    if plan.rail_after_contact is not None:
+        facts["rail_after_contact"] = plan.rail_after_contact
+    if plan.fouls:
+        facts["fouls"] = list(plan.fouls)
+    return facts
 
 
 def _amp(rng: random.Random, lo: int, hi: int) -> int:
@@ -85,20 +120,17 @@ def _drop_dur(rng: random.Random, power: float) -> int:
     return int(57_150 / speed)
 
 
-def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_US,
-          max_clusters: int | None = None) -> list:
-    """The sensor edges of `plan`, sorted by time (µs from the cue strike).
-
-    `max_clusters`: at most this many separate rail hits in the host's break window (the
-    host's `object_balls_to_rail` estimate counts them, and the rules refuse an estimate
-    above the number of object balls on the table; see docs/demo.md, known limitations)."""
+def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_US) -> list:
+    """The sensor edges of `plan`, sorted by time (µs from the cue strike). A break hits
+    every rail several times: the host's rail-cluster estimate of object balls to a rail
+    often exceeds the balls on the table, and the host bounds it (docs/shots.md)."""
     out: list[Edge] = []
     p = max(0.05, min(1.0, plan.power))
     if plan.kind == "break":
         contact = rng.randint(140_000, 220_000)
-        for rail in RAILS:  # every rail shaken within a second
+        for rail in RAILS:  # every rail shaken, most several times, within a second
             t = contact + rng.randint(60_000, 300_000)
-            for _ in range(rng.randint(1, 3)):
+            for _ in range(rng.randint(2, 4)):
                 if t > 1_000_000:
                     break
                 out.append(Edge(t, "rail", rail, _amp(rng, 1800, 4095)))
@@ -150,13 +182,12 @@ def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_
         out.append(Edge(t, "drop", plan.scratch, _drop_dur(rng, p)))
         out.append(Edge(t + rng.randint(400_000, 600_000), "cue", None,
                         rng.randint(30_000, 60_000)))
-    return _tidy(out, max_gap_us, max_clusters)
+    return _tidy(out, max_gap_us)
 
 
-def _tidy(out: list, max_gap_us: int, max_clusters: int | None = None) -> list:
-    """Sort; keep same-rail hits apart and clear of the break-window edge; at most
-    `max_clusters` rail hits in the break window; cap the gaps. Repeated until stable
-    (capping a gap moves later edges earlier, into the window)."""
+def _tidy(out: list, max_gap_us: int) -> list:
+    """Sort; keep same-rail hits apart and clear of the break-window edge; cap the gaps.
+    Repeated until stable (capping a gap moves later edges earlier, into the window)."""
     cap = max(200_000, max_gap_us)
     es = sorted(out, key=lambda e: (e.t_us, e.kind, e.where or ""))
     for _ in range(12):
@@ -164,7 +195,6 @@ def _tidy(out: list, max_gap_us: int, max_clusters: int | None = None) -> list:
         t0 = es[0].t_us if es else 0
         last_rail: dict = {}
         kept = []
-        clusters = 0
         for e in es:
             if e.kind == "rail":
                 rel = e.t_us - t0
@@ -172,14 +202,9 @@ def _tidy(out: list, max_gap_us: int, max_clusters: int | None = None) -> list:
                     # just before the window's edge instead (earlier never widens a gap
                     # before it)
                     e = Edge(t0 + BREAK_WINDOW_US - WINDOW_GUARD_US, e.kind, e.where, e.value)
-                    rel = e.t_us - t0
                 prev = last_rail.get(e.where)
                 if prev is not None and e.t_us - prev < SAME_RAIL_GAP_US:
                     continue
-                if rel < BREAK_WINDOW_US and max_clusters is not None:
-                    if clusters >= max(1, max_clusters):
-                        continue
-                    clusters += 1
                 last_rail[e.where] = e.t_us
             kept.append(e)
         if not any(e.kind == "rail" for e in kept):  # a shot must be seen: one rail at least
@@ -227,8 +252,10 @@ def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> dict:
     return assemble(table, n, evs, 10_000_000, [], params or ShotParams())
 
 
-def sensed_input(es: list, params=None, lip_policy: str = "warn") -> dict:
-    """The rules input the host derives from these edges (host.game.shot_input)."""
+def sensed_input(es: list, params=None, lip_policy: str = "warn",
+                 state: dict | None = None) -> dict:
+    """The rules input the host derives from these edges (host.game.shot_input) in the
+    game state `state`."""
     from railbird.host.game import shot_input
 
-    return shot_input(sensed_shot(es, params), lip_policy)
+    return shot_input(sensed_shot(es, params), lip_policy, state)

@@ -7,11 +7,10 @@ Decisions depend only on the state and the player's own `random.Random(seed)`, s
 deterministic per seed.
 
 The simulated world *is* the rules engine's state: the player never keeps ball positions of
-its own. Sensors do not identify balls, and the engine presumes an unidentified ball dropped
-in the called pocket is the called ball and any other is the lowest-numbered ball left
-(protocol/REFEREE.md); the player therefore only lets the called ball drop in its called
-pocket and lets other balls that fall be the lowest-numbered ones, so the engine's
-presumption is always the truth of the simulation.
+its own. Sensors see pockets, not balls; like a real referee, the simulated referee enters
+what they cannot see while the shot is in play (`physics.referee_facts`: the identity of the
+balls that dropped, a wrong ball hit first, no rail after contact), so the player pots any
+ball, not only the one the engine would presume.
 """
 
 from __future__ import annotations
@@ -41,11 +40,14 @@ class Style:
     rebreak: float = 0.5            # 14.1 4.3: have the breaker break again
     rerack_cue_in: float = 0.08     # 14.1 4.8: cue ball in the rack area
     rerack_ball_in: float = 0.08    # 14.1 4.8: 15th ball in the rack area
+    wrong_first: float = 0.03       # 10-ball: another ball hit before the lowest (9.10.2)
+    no_rail: float = 0.03           # 14.1: no ball to a rail after contact (4.9.2)
 
     @classmethod
     def demo(cls) -> "Style":
         return cls(skill=(0.82, 0.78), combo_ten=0.3, combo_ten_make=0.6,
-                   break_pots=(0.15, 0.45, 0.30, 0.10), weak_break=0.03, safety=0.05)
+                   break_pots=(0.15, 0.45, 0.30, 0.10), weak_break=0.03, safety=0.05,
+                   wrong_first=0.06, no_rail=0.05)
 
 
 @dataclass
@@ -141,7 +143,7 @@ class Player:
                 return Turn([], ShotPlan("weak_break", [], None, 1, 0.4,
                                          f"{who} breaks softly: too few balls reach a rail"),
                             self._think(st, 1.2), "weak break")
-            pots = [(b, self._pocket()) for b in table[:k]]  # presumed lowest: so be it
+            pots = [(b, self._pocket()) for b in rng.sample(table, k)]  # the referee names them
             scratch = self._scratch(sty.break_scratch, pots)
             txt = f"{who} breaks" + (f", {len(pots)} down" if pots else "") + \
                 (", scratch" if scratch else "")
@@ -172,6 +174,12 @@ class Player:
                                  f"{who} plays safe"), self._think(st), "safety")
         pocket = self._pocket()
         call = {"type": "call", "ball": lowest, "pocket": pocket}
+        others = [b for b in table if b != lowest]
+        if others and rng.random() < sty.wrong_first:
+            hit = rng.choice(others)
+            plan = ShotPlan("miss", [], None, rng.randint(1, 3), rng.uniform(0.3, 0.8),
+                            f"{who} hits the {hit} before the {lowest}", first_contact=hit)
+            return Turn([call], plan, self._think(st), "wrong ball first")
         made = rng.random() < self._skill(st)
         if made:
             if rng.random() < sty.wrong_pocket:
@@ -183,7 +191,7 @@ class Player:
             pots = [(lowest, pocket)]
             rest = [b for b in table if b != lowest]
             if rest and rng.random() < sty.extra_ball:
-                pots.append((rest[0], self._pocket()))
+                pots.append((rng.choice(rest), self._pocket()))
             scratch = self._scratch(sty.scratch, pots)
             txt = f"{who}: {lowest} in {pocket}" + (", scratch" if scratch else "")
             return Turn([call], ShotPlan("pot", pots, scratch, rng.randint(1, 3),
@@ -214,11 +222,15 @@ class Player:
         ball = rng.choice(table)
         pocket = self._pocket()
         call = {"type": "call", "ball": ball, "pocket": pocket}
+        if rng.random() < sty.no_rail:
+            plan = ShotPlan("miss", [], None, 1, 0.2, f"{who} plays the {ball}: no ball "
+                            "reaches a rail after contact", rail_after_contact=False)
+            return Turn([call], plan, self._think(st), "no rail after contact")
         if rng.random() < self._skill(st):
             pots = [(ball, pocket)]
             rest = [b for b in table if b != ball]
             if len(rest) > 1 and rng.random() < sty.extra_ball:
-                pots.append((rest[0], self._pocket(avoid=(pocket,))))
+                pots.append((rng.choice(rest), self._pocket(avoid=(pocket,))))
             scratch = self._scratch(sty.scratch, pots)
             txt = f"{who}: {ball} in {pocket}" + (", scratch" if scratch else "")
             return Turn([call], ShotPlan("pot", pots, scratch, rng.randint(1, 3),

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from .physics import Edge, ShotPlan
 from .player import Turn
 
-PLAN_FIELDS = {"kind", "pots", "scratch", "rails", "power", "text"}
+PLAN_FIELDS = {"kind", "pots", "scratch", "rails", "power", "text", "first_contact",
+               "rail_after_contact", "fouls"}
 STEP_KEYS = {"referee", "shot", "edges", "expect", "think_s", "comment"}
 
 
@@ -80,8 +81,12 @@ def _plan(d: dict, where: str) -> ShotPlan:
         if not (isinstance(p, (list, tuple)) and len(p) == 2):
             raise ScenarioError(f"{where}: pots are [ball, pocket] pairs")
         pots.append((p[0], p[1]))
+    fouls = d.get("fouls", [])
+    if not (isinstance(fouls, list) and all(isinstance(f, str) for f in fouls)):
+        raise ScenarioError(f"{where}: fouls is a list of rule numbers")
     return ShotPlan(kind, pots, d.get("scratch"), int(d.get("rails", 2)),
-                    float(d.get("power", 0.5)), d.get("text", ""))
+                    float(d.get("power", 0.5)), d.get("text", ""),
+                    d.get("first_contact"), d.get("rail_after_contact"), list(fouls))
 
 
 def _edges(lst, where: str) -> list:

@@ -26,6 +26,8 @@ import time
 import uuid
 from pathlib import Path
 
+from railbird.host.game import with_referee_facts
+
 from . import physics
 from .player import Player, Style
 
@@ -133,6 +135,7 @@ class Runner:
         self.turns = 0
         self.shots = 0
         self.refused = 0
+        self.facts_entered = 0
         self.disagreements = 0
         self.agreements = 0
         self.checks_failed: list = []
@@ -181,19 +184,31 @@ class Runner:
         edges = getattr(turn, "edges", None)
         if turn.plan is not None or edges:
             if edges is None:
-                n_obj = len(set(st.get("balls_on_table", [])) | set(st.get("to_spot", [])))
-                edges = physics.edges(turn.plan, self.rng, self.max_gap_us, n_obj)
-            sensed = physics.sensed_input(edges, self.shot_params, self.lip_policy)
-            ok, err = self.expect.feed(sensed)
+                edges = physics.edges(turn.plan, self.rng, self.max_gap_us)
+            # The host rules the sensed shot in the game state it is played in, with the
+            # facts the referee enters while it is in play (a `confirm` with shot facts:
+            # ball identities, wrong ball first, a foul the sensors cannot see).
+            sensed = physics.sensed_input(edges, self.shot_params, self.lip_policy,
+                                          self.expect.state)
+            facts = physics.referee_facts(turn.plan) if turn.plan is not None else {}
+            shot = with_referee_facts(sensed, facts) if facts else sensed
+            ok, err = self.expect.feed(shot)
             if not ok:
                 self.refused += 1
                 log.warning("%s: the rules refuse the sensed shot %s: %s", self.table,
-                            sensed, err)
-            self._emit({k: v for k, v in sensed.items() if k not in ("t_us",)})
+                            shot, err)
+            self._emit({k: v for k, v in shot.items() if k not in ("t_us",)})
             self.shots += 1
+            self.facts_entered += bool(facts)
             self.strike(edges)
+            if facts:
+                self.enter_facts(facts, edges)
             self.settle("shot", edges)
         return True
+
+    def enter_facts(self, facts: dict, edges: list) -> None:
+        """The referee enters the shot's facts while it is in play (after the balls have
+        dropped, before the host's quiet period closes the shot)."""
 
     def _check(self, expect: dict) -> None:
         st = self.current_state()
@@ -216,7 +231,8 @@ class Runner:
 
     def stats(self) -> dict:
         return {"table": self.table, "turns": self.turns, "shots": self.shots,
-                "refused": self.refused, "agreed": self.agreements,
+                "refused": self.refused, "facts": self.facts_entered,
+                "agreed": self.agreements,
                 "disagreed": self.disagreements, "checks_failed": len(self.checks_failed),
                 "fen": self.expect.fen}
 
@@ -362,6 +378,17 @@ class LiveTable(Runner):
             return base
         sn.call(schedule)
         self._strike_t = time.monotonic() + lead / 1e6
+
+    def enter_facts(self, facts: dict, edges: list) -> None:
+        """Sent as `confirm` with the shot facts after the last edge has played, well
+        inside the host's quiet period: the host holds them for the shot in play and rules
+        that shot once with them (docs/host.md, "Referee facts for a sensed shot")."""
+        last = physics.duration_us(edges) / 1e6
+        wait = self._strike_t + last + min(0.3, self.quiet_us / 4e6) - time.monotonic()
+        self.sleep(wait)
+        if self.stopped.is_set():
+            return
+        self.send_referee(dict({"type": "confirm"}, **facts))
 
     # -- pacing ------------------------------------------------------------------------------
     def settle(self, kind: str, edges=None) -> None:
