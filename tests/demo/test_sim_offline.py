@@ -161,7 +161,7 @@ def test_games_have_the_expected_events():
 
 def test_demo_style_makes_progress_quickly():
     """The demo's 10-ball table (style demo) wins a rack within its first few shots."""
-    r, lines = transcript({**TEN, "players": ["Ana", "Ben"]}, 11, 8, Style.demo())
+    r, lines = transcript({**TEN, "players": ["Ana", "Ben"]}, 19, 4, Style.demo())
     assert sum(r.expect.state["scores"].values()) >= 1
 
 

@@ -151,17 +151,24 @@ def _shot(**kw):
     return s
 
 
+PLAYING = {"breaking": False, "balls_on_table": [3, 4, 5], "to_spot": []}
+
+
 def test_shot_input_forwards_sources_and_uncertain_facts():
     inp = shot_input(_shot(pocketed=[
         {"ball": None, "pocket": "FL", "t": 12, "source": "sensed"},
-        {"ball": 0, "pocket": "SR", "t": 15, "source": "inferred"}]))
+        {"ball": 0, "pocket": "SR", "t": 15, "source": "inferred"}]), state=PLAYING)
     assert inp["pocketed"] == [{"pocket": "FL", "t": 12, "source": "sensed"},
                                {"pocket": "SR", "ball": 0, "t": 15, "source": "inferred"}]
-    assert "uncertain" not in inp
-    inp = shot_input(_shot(cue_unpaired=[14]))
+    assert "uncertain" not in inp and "object_balls_to_rail" not in inp
+    inp = shot_input(_shot(cue_unpaired=[14]), state=PLAYING)
     assert inp["off_table"] == [0] and inp["uncertain"] == ["off_table"]
-    inp = shot_input(_shot(warnings=["lost: pocket HL missed 1 edge(s); a ball may be missing"]))
+    inp = shot_input(_shot(warnings=["lost: pocket HL missed 1 edge(s); a ball may be missing"]),
+                     state=PLAYING)
     assert inp["uncertain"] == ["pocketed"]
+    # no game state: whether it is a break is unknown; the estimate goes, flagged
+    inp = shot_input(_shot())
+    assert inp["object_balls_to_rail"] == 1 and inp["uncertain"] == ["object_balls_to_rail"]
 
 
 def test_an_inferred_scratch_is_unconfirmed_until_the_referee_confirms():
@@ -169,9 +176,10 @@ def test_an_inferred_scratch_is_unconfirmed_until_the_referee_confirms():
     assert g.feed({"type": "lag", "winner": 0})[0]
     ok, res = g.feed(shot_input(_shot(pocketed=[
         {"ball": None, "pocket": "HL", "t": 12, "source": "sensed"},
-        {"ball": 0, "pocket": "SL", "t": 15, "source": "inferred"}])))
-    assert ok and res["state"]["unconfirmed"] == ["pocketed"]
+        {"ball": 0, "pocket": "SL", "t": 15, "source": "inferred"}]), state=g.state()))
+    # the opening break: the rail estimate is an uncertain fact too
+    assert ok and res["state"]["unconfirmed"] == ["object_balls_to_rail", "pocketed"]
     ok, res = g.feed({"type": "confirm"})
     assert ok and res["state"]["unconfirmed"] == []
-    ok, _ = g.feed(shot_input(_shot(cue_unpaired=[14])))
+    ok, _ = g.feed(shot_input(_shot(cue_unpaired=[14]), state=g.state()))
     assert ok and g.state()["unconfirmed"] == ["off_table"]

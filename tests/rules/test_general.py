@@ -297,3 +297,33 @@ def test_match_null_optional_fact_means_not_reported():
     out = feed(r, {"type": "shot", "pocketed": [], "object_balls_to_rail": None,
                    "rail_after_contact": None})
     assert out["ball_in_hand"] is None and out["at_table"] == "Bob"  # presumed legal break
+
+
+# -- a sensed estimate of object balls to a rail (REFEREE.md §2, §3a) ---------------------------
+def test_rule_1_10_sensed_break_estimate_above_the_table_is_bounded_10_ball():
+    """A real 10-ball break burst: the rail sensors count more clusters than there are balls.
+    Flagged uncertain it is an estimate: bounded (1.10), ruled, never impossible input."""
+    from railbird.rules import ImpossibleInput
+    from rulehelp import match, shot
+    r = match("10-ball")
+    with pytest.raises(ImpossibleInput):  # a certain fact above the table stays impossible
+        r.feed(shot(object_balls_to_rail=14))
+    out = r.feed(shot(object_balls_to_rail=15, uncertain=["object_balls_to_rail"]))
+    assert any(x["rule"] == "1.10" and "taken as 10" in x["text"] for x in out["rulings"])
+    assert not any(x["text"].startswith("Foul") for x in out["rulings"])
+    assert out["at_table"] == "Bob" and out["unconfirmed"] == ["object_balls_to_rail"]
+
+
+def test_rule_1_10_sensed_break_estimate_bounded_by_balls_not_pocketed_14_1():
+    from rulehelp import match, shot
+    r = match("14.1")
+    out = r.feed(shot("?FL", "?SR", object_balls_to_rail=15,
+                      uncertain=["object_balls_to_rail"]))
+    assert any("taken as 13" in x["text"] for x in out["rulings"])
+    assert not any(x["text"].startswith("Foul") for x in out["rulings"])
+    # the referee may correct the estimate: too few balls to a rail -> breaking foul (4.3.2)
+    r = match("14.1")
+    r.feed(shot(object_balls_to_rail=12, uncertain=["object_balls_to_rail"]))
+    out = r.feed({"type": "confirm", "object_balls_to_rail": 1, "cue_ball_to_rail": True})
+    assert "4.3.2" in [x["rule"] for x in out["rulings"]] and out["scores"]["Ann"] == -2
+    assert out["unconfirmed"] == []

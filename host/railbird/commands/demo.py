@@ -25,8 +25,9 @@ Start everything on this machine, with nothing to set up:
   - two simulated tables running the real node firmware on simulated hardware:
     t1 plays a 10-ball match, t2 a 14.1 continuous match, each with a simulated
     referee console entering calls and options over MQTT;
-  - the host daemon (journal, shots, rules) with the MQTT display feeds and the web
-    scoreboard and referee panel;
+  - the host daemon, `railbird run` with a generated config (journal, shots, rules, the
+    MQTT display feeds with Home Assistant discovery, the web scoreboard and referee
+    panel);
   - a live scoreboard in this terminal.
 Ctrl-C stops everything and prints a summary. Every run is recorded in the host's
 journal; `railbird replay JOURNAL --check` replays it.
@@ -39,7 +40,7 @@ VENUE = "demo"
 TABLES = (
     # table, node, match, seed
     ("t1", "t1-node", {"type": "match", "game": "10-ball", "players": ["Ana", "Ben"],
-                       "race_to": 3}, 11),
+                       "race_to": 3}, 19),
     ("t2", "t2-node", {"type": "match", "game": "14.1", "players": ["Cleo", "Dev"],
                        "target": 50}, 7),
 )
@@ -123,17 +124,46 @@ def _port_free(port: int) -> bool:
             return False
 
 
-def _host_config(path: Path, port: int, journal: Path) -> None:
-    lines = [f'venue = "{VENUE}"', f'journal = "{journal}"', "stats_period_s = 0", "",
+def _toml_str(s) -> str:
+    return json.dumps(str(s))  # a JSON string is a TOML basic string
+
+
+def _host_config(path: Path, port: int, journal: Path, web_port: int, pin: str) -> None:
+    """The `railbird run` configuration of the demo: the production code path with the
+    demo's broker, a short quiet period, the display feeds with Home Assistant discovery,
+    and the web scoreboard whose referee panel PIN is the venue's referee token."""
+    lines = [f'venue = "{VENUE}"', f"journal = {_toml_str(journal)}", "stats_period_s = 0",
+             f"referee_token = {_toml_str(pin)}", "",
              "[broker]", 'host = "127.0.0.1"', f"port = {port}", 'user = "railbird-host"',
              'password = "host-secret"', f'client_id = "railbird-host-{VENUE}"', "",
-             "[shots]", f"quiet_ms = {QUIET_MS}", ""]
+             "[shots]", f"quiet_ms = {QUIET_MS}", "",
+             "[outputs.feeds]", "enabled = true", "discovery = true", "",
+             "[outputs.web]", 'host = "127.0.0.1"', f"port = {web_port}",
+             'title = "Railbird demo"', ""]
     for table, node, m, _seed in TABLES:
         lines += [f"[tables.{table}]", f'game = "{m["game"]}"',
                   "players = [" + ", ".join(f'"{p}"' for p in m["players"]) + "]"]
         lines.append(f'race_to = {m["race_to"]}' if "race_to" in m else f'target = {m["target"]}')
         lines += [f'nodes = ["{node}"]', ""]
     path.write_text("\n".join(lines))
+
+
+def _wait_host(stats: Path, procs, stop_reason, log: Path, timeout: float = 20.0):
+    """Wait until `railbird run` writes its stats (it runs, its outputs have started);
+    -> the web scoreboard's URL, or None when it is not running."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if procs.dead() or time.monotonic() > deadline or stop_reason["why"]:
+            raise RuntimeError(f"the host did not start; see {log}")
+        try:
+            d = json.loads(stats.read_text())
+        except (OSError, ValueError):
+            time.sleep(0.05)
+            continue
+        for info in (d.get("outputs") or {}).values():
+            if isinstance(info, dict) and info.get("url"):
+                return info["url"]
+        return None
 
 
 # -- the demo --------------------------------------------------------------------------------
@@ -174,25 +204,21 @@ def run(args) -> int:
     try:
         broker = PrivateBroker(work / "broker", users=node_pw)
         broker.start()
-        cfg_path = work / "host.toml"
-        _host_config(cfg_path, broker.port, journal)
         web_port = args.web_port
         if web_port and not _port_free(web_port):
             web_port = 0
-        ready = work / "host.ready"
-        if ready.exists():
-            ready.unlink()
+        cfg_path = work / "host.toml"
+        _host_config(cfg_path, broker.port, journal, web_port, pin)
+        stats = work / "host.stats.json"
+        if stats.exists():
+            stats.unlink()
         py = sys.executable
-        procs.start("host", [py, "-m", "railbird.sim.demohost", "--config", str(cfg_path),
-                             "--web-port", str(web_port), "--pin", pin, "--ready", str(ready)],
-                    work / "host.log")
-        deadline = time.monotonic() + 20
-        while not ready.exists():
-            if procs.dead() or time.monotonic() > deadline or stop_reason["why"]:
-                raise RuntimeError("the host did not start; see " + str(work / "host.log"))
-            time.sleep(0.05)
-        info = json.loads(ready.read_text())
-        web_url = info.get("web")
+        # The host is `railbird run` itself, configured by host.toml: one code path for
+        # production and the demo. Its --stats-file says when it runs and where the web is.
+        procs.start("host", [py, "-m", "railbird", "run", "--config", str(cfg_path),
+                             "--stats-file", str(stats), "--log-level", "INFO",
+                             "--exit-with-parent"], work / "host.log")
+        web_url = _wait_host(stats, procs, stop_reason, work / "host.log")
         for table, node, m, seed in TABLES:
             env = dict(os.environ, RAILBIRD_NODE_PASSWORD=node_pw[node])
             argv = [py, "-m", "railbird", "sim", "--port", str(broker.port), "--venue", VENUE,
@@ -200,6 +226,7 @@ def run(args) -> int:
                     "--players", *m["players"], "--seed", str(seed + args.seed),
                     "--style", "demo", "--quiet-ms", str(QUIET_MS),
                     "--state-dir", str(work / f"{node}-flash"), "--log-level", "INFO",
+                    "--referee-token", pin,
                     "--transcript", str(work / f"{table}-transcript.jsonl")]
             argv += ["--race-to", str(m["race_to"])] if "race_to" in m else \
                 ["--target", str(m["target"])]
@@ -208,8 +235,8 @@ def run(args) -> int:
 
         where = [f"web scoreboard:  {web_url}/v/{VENUE}/   (tables: "
                  + ", ".join(f"{web_url}/v/{VENUE}/{t}/" for t, *_ in TABLES) + ")"
-                 if web_url else "web scoreboard:  not available (" +
-                 "; ".join(f"{k}: {v}" for k, v in info.get("missing", {}).items()) + ")",
+                 if web_url else "web scoreboard:  not available (see "
+                 + str(work / "host.log") + ")",
                  f"referee PIN:     {pin}",
                  f"broker:          127.0.0.1:{broker.port} (users railbird-display/"
                  "display-secret, railbird-referee/referee-secret)",

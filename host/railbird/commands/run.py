@@ -76,6 +76,9 @@ def register(sub) -> None:
                    "(for monitoring and tests)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                    help="log level on standard error (default %(default)s)")
+    p.add_argument("--exit-with-parent", action="store_true",
+                   help="stop (cleanly, as on SIGTERM) when the parent process goes away; for "
+                        "a supervisor that starts the daemon, such as `railbird demo`")
     p.add_argument("--check-config", action="store_true",
                    help="only load and validate the configuration, print it as JSON, and exit")
     p.set_defaults(func=run)
@@ -111,6 +114,9 @@ def run(args) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     signal.signal(signal.SIGINT, lambda *a: stop.set())
+    if getattr(args, "exit_with_parent", False):
+        from railbird.sim.table import watch_parent
+        watch_parent(stop)
     daemon.start()
     for out in outputs:
         url = getattr(out, "url", None) if getattr(out, "httpd", None) is not None else None
