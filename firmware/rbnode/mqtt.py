@@ -23,7 +23,12 @@ Client (`MQTTClient`):
   connection is declared dead after `1.5*keepalive` s without any packet from the broker.
 - Reconnect with capped exponential backoff and full jitter:
   delay = random(0 .. min(backoff_max_ms, backoff_min_ms * 2**attempt)).
-- TLS: pass `ssl=` an SSLContext (CPython `ssl.SSLContext`, MicroPython `tls.SSLContext`).
+- TLS: pass `ssl=` a client SSLContext, e.g. `ssl_context(cafile)` below (CPython
+  `ssl.SSLContext`; MicroPython >= 1.23 `ssl.SSLContext` or `tls.SSLContext`). The context's
+  `wrap_socket(sock, server_hostname=..., do_handshake_on_connect=False)` is called by
+  `asyncio.open_connection(..., ssl=, server_hostname=)` in both; the handshake then runs
+  inside the first write/read, so a certificate failure is a failed connection attempt
+  (counted, retried with backoff, reason in `last_error`), never a crash.
 """
 
 try:
@@ -268,6 +273,40 @@ def topic_matches(filt, topic):
         if f[i] != "+" and f[i] != t[i]:
             return False
     return len(f) == len(t)
+
+
+# -- TLS -------------------------------------------------------------------------------
+
+def ssl_context(cafile=None):
+    """A TLS client context for the broker.
+
+    With `cafile` (a PEM file of the CA that signed the broker's certificate) the broker is
+    authenticated: the chain must lead to that CA and the certificate must name the host
+    the client connects to (`server_hostname`, default the broker host). Without it the
+    connection is encrypted but NOT authenticated: anyone on the network can pose as the
+    broker and collect the node's password.
+
+    Works with CPython's `ssl`, MicroPython's `ssl` (micropython-lib wrapper over `tls`,
+    1.23+; its SSLContext defaults to CERT_NONE, so the mode is always set here) and a bare
+    MicroPython `tls` module (load_verify_locations takes the PEM bytes positionally).
+    """
+    try:
+        import ssl as _ssl
+    except ImportError:  # a MicroPython build without the ssl wrapper
+        import tls as _ssl
+    ctx = _ssl.SSLContext(_ssl.PROTOCOL_TLS_CLIENT)
+    if not cafile:
+        if hasattr(ctx, "check_hostname"):  # CPython: must go off before CERT_NONE
+            ctx.check_hostname = False
+        ctx.verify_mode = _ssl.CERT_NONE
+        return ctx
+    try:
+        ctx.load_verify_locations(cafile=cafile)
+    except TypeError:  # MicroPython tls.SSLContext: load_verify_locations(cadata)
+        with open(cafile, "rb") as f:
+            ctx.load_verify_locations(f.read())
+    ctx.verify_mode = _ssl.CERT_REQUIRED
+    return ctx
 
 
 # -- client ----------------------------------------------------------------------------

@@ -99,7 +99,7 @@ class Node:
                   "dropped_spill": 0, "spilled": 0, "resent": 0, "lost_edges": 0, "jams": 0,
                   "reconnects": 0, "irq_overflow": 0, "glitches": 0, "rail_below": 0,
                   "rail_suppressed": 0, "config_rejected": 0, "config_applied": 0,
-                  "sync_samples": 0, "encode_errors": 0, "skipped": 0}
+                  "sync_samples": 0, "sync_rejected": 0, "encode_errors": 0, "skipped": 0}
         self.config_error = None
         self.sync = None  # [offset, delay, samples]
         self._sync_id = 0
@@ -491,6 +491,7 @@ class Node:
         try:
             msg = codec.decode("sync_resp", payload)
         except codec.ProtocolError:
+            self.c["sync_rejected"] += 1
             return
         t1 = self._sync_pending.pop(msg["id"], None)
         if t1 is None or t1 != msg["t1"]:

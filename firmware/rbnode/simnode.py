@@ -25,6 +25,7 @@ import threading
 import time
 
 from rbnode.hw.sim import SimHardware
+from rbnode.mqtt import ssl_context
 from rbnode.node import Node
 from rbproto import codec
 
@@ -60,6 +61,11 @@ class SimNode:
         self.speed = speed
         self.step_us = step_us
         self.reset_cause = reset_cause
+        # TLS: an SSLContext, or none and the device config's broker "tls"/"ca" keys, as on
+        # the board (firmware/README.md): SimNode(..., dev={"broker": {"tls": True,
+        # "ca": "ca.crt", "port": 8883}}).
+        if ssl is None and d["broker"].get("tls"):
+            ssl = ssl_context(d["broker"].get("ca"))
         self.ssl = ssl
         self.sim_kw = dict(sim_kw or {})
         self.node_id = node

@@ -4,6 +4,11 @@ Used by the tests, the demo and the benchmarks: each gets its own broker on a fr
 port, with a password file, the project ACL and a persistence directory in a directory it
 owns. `restart()` keeps the port and the persistence directory, so sessions and queued
 messages survive as they would on a real broker restart.
+
+`PrivateBroker(dir, tls=True)` adds a TLS listener on `tls_port` (the plain one stays) with a
+throwaway CA and a server certificate for 127.0.0.1/localhost made in `dir/tls` with the
+`openssl` binary; clients trust `cafile`. `make_ca()` makes another CA, for clients that
+must be refused.
 """
 
 from __future__ import annotations
@@ -43,6 +48,54 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def _openssl(*args: str, cwd: Path) -> None:
+    exe = shutil.which("openssl")
+    if exe is None:
+        raise BrokerError("openssl is not installed (needed for a TLS test broker); install it "
+                          "with: sudo apt-get install -y openssl")
+    r = subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True)
+    if r.returncode:
+        raise BrokerError(f"openssl {args[0]} failed: {r.stderr.strip()}")
+
+
+_EC = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+
+
+def make_ca(directory, name: str = "ca", cn: str = "Railbird test CA",
+            days: int = 7) -> tuple[Path, Path]:
+    """A self-signed CA (P-256) in `directory`: (`<name>.crt`, `<name>.key`)."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    crt, key = d / f"{name}.crt", d / f"{name}.key"
+    _openssl("req", "-x509", *_EC, "-keyout", key.name, "-out", crt.name, "-days", str(days),
+             "-subj", f"/CN={cn}",
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=d)
+    key.chmod(0o600)
+    return crt, key
+
+
+def make_server_cert(directory, ca_crt: Path, ca_key: Path,
+                     names=("127.0.0.1", "localhost"), days: int = 7) -> tuple[Path, Path]:
+    """A server certificate signed by the CA, with `names` (IP addresses or DNS names) as
+    subjectAltName: (`server.crt`, `server.key`) in `directory`."""
+    d = Path(directory)
+    crt, key, csr, ext = d / "server.crt", d / "server.key", d / "server.csr", d / "server.ext"
+    san = ",".join(("IP:" if n.replace(".", "").isdigit() or ":" in n else "DNS:") + n
+                   for n in names)
+    ext.write_text(f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
+                   "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                   "extendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\n"
+                   "authorityKeyIdentifier=keyid,issuer\n")
+    _openssl("req", *_EC, "-keyout", key.name, "-out", csr.name, "-subj", f"/CN={names[0]}",
+             cwd=d)
+    _openssl("x509", "-req", "-in", csr.name, "-CA", str(ca_crt), "-CAkey", str(ca_key),
+             "-CAcreateserial", "-out", crt.name, "-days", str(days), "-extfile", ext.name,
+             cwd=d)
+    key.chmod(0o600)
+    return crt, key
+
+
 def _template(name: str) -> str:
     return resources.files("railbird").joinpath("data/broker", name).read_text()
 
@@ -51,10 +104,13 @@ class PrivateBroker:
     """A mosquitto process with the project's configuration in `workdir`."""
 
     def __init__(self, workdir, users: dict | None = None, port: int | None = None,
-                 host: str = "127.0.0.1"):
+                 host: str = "127.0.0.1", tls: bool = False, tls_port: int | None = None):
         self.workdir = Path(workdir)
         self.host = host
         self.port = port or free_port(host)
+        self.tls = tls
+        self.tls_port = (tls_port or free_port(host)) if tls else None
+        self.cafile: Path | None = self.workdir / "tls" / "ca.crt" if tls else None
         self.users = dict(DEFAULT_USERS)
         self.users.update(users or {})
         self.proc: subprocess.Popen | None = None
@@ -82,6 +138,11 @@ class PrivateBroker:
                 .replace("@BIND@", self.host)
                 .replace("@DIR@", str(self.workdir))
                 .replace("@USER@", "user root" if os.geteuid() == 0 else ""))
+        if self.tls:
+            conf += (_template("mosquitto-tls.conf.in")
+                     .replace("@TLS_PORT@", str(self.tls_port))
+                     .replace("@BIND@", self.host)
+                     .replace("@TLS_DIR@", str(self._make_pki())))
         path = self.workdir / "mosquitto.conf"
         path.write_text(conf)
         acl = self.workdir / "acl"
@@ -90,6 +151,17 @@ class PrivateBroker:
         self._write_passwords()
         return path
 
+    def _make_pki(self) -> Path:
+        """The CA and server certificate, made once (a restart keeps them)."""
+        d = self.workdir / "tls"
+        if not (d / "server.crt").exists():
+            ca_crt, ca_key = make_ca(d)
+            names = ["127.0.0.1", "localhost"]
+            if self.host not in names:
+                names.insert(0, self.host)
+            make_server_cert(d, ca_crt, ca_key, names=tuple(names))
+        return d
+
     # -- life cycle ----------------------------------------------------------------
     def start(self, timeout: float = 10.0) -> "PrivateBroker":
         conf = self._write_config()
@@ -97,16 +169,19 @@ class PrivateBroker:
         self.proc = subprocess.Popen([self.binary, "-c", str(conf)], stdout=log, stderr=log,
                                      start_new_session=True)
         deadline = time.monotonic() + timeout
+        waiting = [self.port] + ([self.tls_port] if self.tls else [])
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise BrokerError(f"mosquitto exited with {self.proc.returncode}: {self.log_tail()}")
             try:
-                with socket.create_connection((self.host, self.port), timeout=0.2):
-                    return self
+                with socket.create_connection((self.host, waiting[0]), timeout=0.2):
+                    waiting.pop(0)
+                    if not waiting:
+                        return self
             except OSError:
                 time.sleep(0.05)
         self.stop()
-        raise BrokerError(f"mosquitto did not listen on {self.port}: {self.log_tail()}")
+        raise BrokerError(f"mosquitto did not listen on {waiting}: {self.log_tail()}")
 
     def stop(self, kill: bool = False) -> None:
         if self.proc is None:

@@ -19,8 +19,10 @@ Example (every key optional except where noted; see docs/host.md):
     port = 1883
     user = "railbird-host"
     password = ""                  # or env RAILBIRD_MQTT_PASSWORD
-    tls = false
-    cafile = ""
+    tls = false                    # true: TLS, verifying the broker's certificate and name
+                                   # (use the TLS listener's port, usually 8883)
+    cafile = ""                    # PEM file of the CA that signed the broker's certificate
+                                   # ("" = the system's trusted CAs); needs tls = true
     client_id = "railbird-host-<venue>"
     session_expiry_s = 604800      # 7 days (protocol/SPEC.md)
     keepalive_s = 30
@@ -250,6 +252,8 @@ def _outputs(d) -> OutputsConfig:
 
 def from_dict(d: dict) -> Config:
     raw = d
+    if "venue" not in d:
+        raise ConfigError("venue: required (the venue id, a slug such as \"club\")")
     d = dict(d)
     broker = d.pop("broker", {})
     shots = d.pop("shots", {})
@@ -270,6 +274,11 @@ def from_dict(d: dict) -> Config:
         raise ConfigError("reorder_window_ms: must be >= 0")
     bspec = {k: type(v) for k, v in BrokerConfig().__dict__.items()}
     cfg.broker = BrokerConfig(**_typed(broker, bspec, "broker."))
+    if cfg.broker.cafile and not cfg.broker.tls:
+        raise ConfigError("broker.cafile: set, but broker.tls is false (the connection would "
+                          "not be encrypted); add tls = true")
+    if cfg.broker.tls and cfg.broker.cafile and not os.path.isfile(cfg.broker.cafile):
+        raise ConfigError(f"broker.cafile: {cfg.broker.cafile}: no such file")
     if not cfg.broker.password:
         cfg.broker.password = os.environ.get("RAILBIRD_MQTT_PASSWORD", "")
     if not cfg.broker.client_id:

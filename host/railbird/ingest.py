@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import queue
 import ssl
+import sys
 import threading
 import time
 
@@ -64,6 +65,8 @@ class Ingest:
         self.client.reconnect_delay_set(0.2, 5)
         self.client.max_inflight_messages_set(100)
         self.client.on_connect = self._on_connect
+        self.client.on_connect_fail = self._on_connect_fail
+        self.connect_error = ""  # why the last connection attempt failed ("" after a CONNACK)
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
         self.client.on_subscribe = self._on_subscribe
@@ -88,6 +91,7 @@ class Ingest:
             log.error("broker refused the connection: %s", reason_code)
             return
         self.connects += 1
+        self.connect_error = ""
         log.info("connected to %s:%s (session present: %s)", self.bcfg.host, self.bcfg.port,
                  flags.session_present)
         result, self._sub_mid = client.subscribe(subscriptions(self.venue, self.tables))
@@ -101,6 +105,18 @@ class Ingest:
                 log.error("subscription refused: %s", bad)
             self.connected.set()
             self.inbox.put(("connected", now_us()))
+
+    def _on_connect_fail(self, client, userdata):
+        # paho calls this inside its `except OSError` around the connection attempt, so the
+        # reason is the exception being handled: refused, unreachable, or a TLS failure such
+        # as "[SSL: CERTIFICATE_VERIFY_FAILED] ...". Logged once per distinct reason, not on
+        # every retry.
+        e = sys.exc_info()[1]
+        why = f"{type(e).__name__}: {e}" if e is not None else "unknown error"
+        if why != self.connect_error:
+            log.error("cannot connect to %s:%s%s: %s (retrying)", self.bcfg.host,
+                      self.bcfg.port, " with TLS" if self.bcfg.tls else "", why)
+        self.connect_error = why
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
         self.connected.clear()

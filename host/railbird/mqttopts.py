@@ -20,8 +20,12 @@ def add_broker_options(parser, default_user: str = "railbird-display") -> None:
                    help="password (env RAILBIRD_MQTT_PASSWORD; prefer the variable, a command "
                         "line is visible to other users)")
     g.add_argument("--tls", action="store_true",
-                   help="connect with TLS (use port 8883 on the broker's TLS listener)")
-    g.add_argument("--cafile", help="CA certificate file for --tls (default: system store)")
+                   default=os.environ.get("RAILBIRD_MQTT_TLS", "").lower() in ("1", "true", "yes"),
+                   help="connect with TLS, verifying the broker's certificate and name; give "
+                        "the TLS listener's --port, usually 8883 (env RAILBIRD_MQTT_TLS=1)")
+    g.add_argument("--cafile", default=os.environ.get("RAILBIRD_MQTT_CAFILE") or None,
+                   help="PEM file of the CA that signed the broker's certificate, for --tls "
+                        "(env RAILBIRD_MQTT_CAFILE; default: the system's trusted CAs)")
 
 
 def make_client(args, client_id: str = "", **kwargs) -> mqtt.Client:
@@ -29,5 +33,8 @@ def make_client(args, client_id: str = "", **kwargs) -> mqtt.Client:
     if args.user:
         client.username_pw_set(args.user, args.password)
     if args.tls:
-        client.tls_set(ca_certs=args.cafile, cert_reqs=ssl.CERT_REQUIRED)
+        try:
+            client.tls_set(ca_certs=args.cafile, cert_reqs=ssl.CERT_REQUIRED)
+        except (OSError, ssl.SSLError) as e:  # missing or unreadable CA file
+            raise SystemExit(f"railbird: --cafile {args.cafile}: {e}") from None
     return client

@@ -197,3 +197,16 @@ def test_config_check_unit():
         with pytest.raises(rbconfig.ConfigError) as ei:
             rbconfig.check(c, hw)
         assert reason in ei.value.reason
+
+
+def test_undecodable_sync_resp_is_counted_not_fatal(env):
+    host, sn = env
+    topic = codec.topic("club", "t1", "sync_resp", NODE)
+    host.c.publish(topic, b'{"v":1,"id":"x"}', qos=0).wait_for_publish(5)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and sn.counters().get("sync_rejected", 0) < 1:
+        time.sleep(0.05)
+    assert sn.counters()["sync_rejected"] == 1
+    # the node carries on: a drop still arrives
+    sn.drop("HL", 30000)
+    assert host.wait(lambda k, m: k == "events")["events"][0]["pocket"] == "HL"

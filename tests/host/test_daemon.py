@@ -80,8 +80,9 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
                         S.ev(now / 1000 + 350, "rail", rail="F", amp=900)])
         good = S.batches(evs, size=1)
         t = codec.topic("club", "t1", "events", S.NODE)
-        # (a railbird/v9/... topic never reaches the host: the broker's ACL lets nodes write
-        # v1 only; the pipeline test covers its rejection)
+        # a node speaking another major version reaches the host and is refused, counted
+        v9 = "railbird/v9/club/t1/node/%s/events" % S.NODE
+        node.publish(v9, b'{"v":9,"node":"t1-node","boot":1}', qos=1).wait_for_publish(5)
         bad = [(t, b"{broken"), (t, b'{"v":7,"node":"t1-node","boot":1,"events":[]}'),
                (t, b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":9,"t":-1,"kind":"cue"}]}')]
         for (gt, gp), (bt, bp) in zip(good, bad):
@@ -105,7 +106,7 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
             c.loop_stop()
         s = d.stats()
         assert s["events"] == 3 and s["shots"] == 1
-        assert s["rejected_by_reason"] == {"bad json": 1, "unsupported version": 1, "bad value": 1,
+        assert s["rejected_by_reason"] == {"bad json": 1, "unsupported version": 2, "bad value": 1,
                                            "unknown node": 1, "unauthorized": 1}
         assert s["output_errors"] > 0  # the broken output was called and contained
         assert len(rec.shots) == 1 and rec.shots[0]["pocketed"][0]["pocket"] == "FL"
@@ -136,3 +137,8 @@ def test_config_errors():
     assert c.table_config("t1").match() == {"type": "match", "game": "14.1",
                                              "players": ["Player 1", "Player 2"], "target": 100}
     assert c.table_config("t2") is None
+
+
+def test_config_without_venue_is_refused_with_the_reason():
+    with pytest.raises(ConfigError, match="venue: required"):
+        from_dict({"tables": {"t1": {"game": "10-ball"}}})

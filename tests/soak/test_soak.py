@@ -1,0 +1,222 @@
+"""Soak: four simulated nodes (the real firmware on simulated hardware) on three tables, a
+private mosquitto and `railbird run` as a subprocess, random play at realistic and burst
+rates for RAILBIRD_SOAK_MINUTES (default 5) while, every five minutes of play, the broker is
+stopped and restarted (8 s, 20 s, instant), the host is SIGKILLed and restarted (idle, in
+the middle of a burst, right after a broker restart) and nodes restart (graceful twice, one
+while offline with a spilled backlog; a power cut when idle). Then, from the journal: every
+event the nodes generated is journalled exactly once by (node, boot, seq) with its node
+timestamp, the replay reproduces the journalled shots, and no node dropped anything.
+
+Not part of `make test` (pyproject.toml ignores tests/soak); `make soak` runs it and prints
+the figures (docs/performance.md, "Soak")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from rbproto import codec
+
+from . import soak
+from .soak import NODE_PW, TABLES, VENUE, Host, Node, Traffic, log, now_us
+
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
+
+MINUTES = float(os.environ.get("RAILBIRD_SOAK_MINUTES", "5"))
+SEED = int(os.environ.get("RAILBIRD_SOAK_SEED", "20240501"))
+CYCLE_S = 300.0
+
+
+def referee_lag(port):
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    c.username_pw_set("railbird-referee", "referee-secret")
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    for t in TABLES:
+        info = c.publish(codec.topic(VENUE, t, "referee"),
+                         codec.encode("referee", {"v": 1, "input": {"type": "lag", "winner": 0},
+                                                  "id": f"soak-lag-{t}", "by": "soak"}), qos=1)
+        info.wait_for_publish(5)
+    c.disconnect()
+    c.loop_stop()
+
+
+class Soak:
+    def __init__(self, broker, tmp_path):
+        self.broker = broker
+        self.tmp = tmp_path
+        self.host = Host(tmp_path / "host", broker.port)
+        self.nodes = []
+        seed = SEED
+        for t, (_, ids) in TABLES.items():
+            for nid in ids:
+                broker.add_user(nid, NODE_PW)
+                seed += 1
+                self.nodes.append(Node(broker, t, nid, tmp_path / "nodes" / nid, seed))
+        self.by_id = {n.id: n for n in self.nodes}
+        self.traffic = Traffic(self.nodes, self.host, SEED)
+        self.disruptions = []       # (start µs, end µs) on the host's monotonic axis
+        self.broker_restarts = 0
+        self.reconnect_s = []       # node reconnect times after the broker came back
+        self.t0 = None
+
+    # -- helpers -----------------------------------------------------------------------
+    def wait_nodes_connected(self, timeout=90):
+        t = time.monotonic()
+        for n in self.nodes:
+            n.sn.wait_connected(timeout=max(1.0, timeout - (time.monotonic() - t)))
+        return time.monotonic() - t
+
+    def disrupted(self, start_us):
+        self.disruptions.append((start_us - 1_000_000, now_us() + 10_000_000))
+
+    def sleep_until(self, offset_s):
+        while time.monotonic() - self.t0 < offset_s:
+            if self.traffic.error:
+                raise self.traffic.error
+            assert self.host.alive(), self.host.log_tail()
+            time.sleep(0.2)
+
+    # -- chaos -------------------------------------------------------------------------
+    def broker_outage(self, down_s, during=None):
+        s = now_us()
+        log(f"broker stop for {down_s:.0f} s")
+        self.broker.stop()
+        if during:
+            time.sleep(min(5.0, down_s / 2))
+            during()
+        time.sleep(max(0.0, down_s - (now_us() - s) / 1e6))
+        self.broker.start()
+        self.broker_restarts += 1
+        dt = self.wait_nodes_connected()
+        self.reconnect_s.append(dt)
+        self.host.wait(lambda st: st.get("connected"), "host reconnected", 60)
+        log(f"broker back; nodes reconnected in {dt:.1f} s")
+        self.disrupted(s)
+
+    def host_kill(self, down_s):
+        s = now_us()
+        log(f"host SIGKILL, down {down_s:.0f} s")
+        self.host.kill()
+        time.sleep(down_s)
+        self.host.start()
+        log(f"host restarted (replayed {self.host.stats().get('replayed')} inputs)")
+        self.disrupted(s)
+
+    def node_restart(self, nid, park=True, cause="soft"):
+        s = now_us()
+        n = self.by_id[nid]
+        log(f"node {nid} restart ({'graceful' if park else 'power cut'}) from boot {n.sn.boot}")
+        n.restart(park=park, reset_cause=cause)
+        if self.broker.running:
+            n.sn.wait_connected(60)
+        log(f"node {nid} now boot {n.sn.boot}")
+        self.disrupted(s)
+
+    def burst_then_kill(self):
+        for n in self.nodes:
+            self.traffic.forced[n.id] = "burst"
+        # the forced windows start within ~2 s (the cursor look-ahead); kill in the middle
+        time.sleep(4.5)
+        self.host_kill(3)
+
+    def cycle(self, base):
+        """One five-minute cycle of chaos, offsets scaled down for short runs."""
+        k = min(1.0, MINUTES * 60 / CYCLE_S)
+        plan = [
+            (30, lambda: self.broker_outage(8)),
+            (70, lambda: self.host_kill(5)),
+            (100, lambda: self.node_restart("t1-a")),
+            (130, lambda: self.broker_outage(20, during=lambda: self.node_restart("t2-a"))),
+            (185, self.burst_then_kill),
+            (225, lambda: self.node_restart("t3-a", park=False, cause="power")),
+            (255, lambda: (self.broker_outage(0), self.host_kill(0))),
+        ]
+        for at, action in plan:
+            self.sleep_until(base + at * k)
+            action()
+
+    # -- the run -----------------------------------------------------------------------
+    def run(self):
+        self.host.start()
+        for n in self.nodes:
+            n.start()
+        self.wait_nodes_connected(30)
+        self.host.wait(lambda s: s.get("sync_samples", 0) >= 3 * len(self.nodes), "sync", 30)
+        referee_lag(self.broker.port)
+        self.t0 = time.monotonic()
+        self.traffic.start()
+        log(f"play for {MINUTES:g} min: {len(self.nodes)} nodes on {len(TABLES)} tables")
+        cycles = max(1, int(MINUTES * 60 // CYCLE_S))
+        for c in range(cycles):
+            self.cycle(c * CYCLE_S)
+            log(f"cycle {c + 1}/{cycles} done; {self.traffic.scheduled} events scheduled")
+        self.sleep_until(MINUTES * 60)
+        self.traffic.stop_evt.set()
+        self.traffic.join(10)
+        if self.traffic.error:
+            raise self.traffic.error
+
+    def drain(self):
+        """Let every node empty its buffers and the host journal and close everything."""
+        log("draining")
+        for n in self.nodes:
+            n.sn.wait_idle(timeout=180)
+            n.sample()
+        generated = sum(len(n.sn.truth) for n in self.nodes)
+        try:
+            self.host.wait(lambda s: s.get("events", 0) >= generated and s.get("pending") == 0,
+                           f"host has all {generated} events", 120)
+            time.sleep(soak.QUIET_MS / 1000 + 1.0)   # the last shots close
+        except TimeoutError as e:
+            log(f"drain incomplete: {str(e)[:300]}")
+        self.host.sample_rss()
+        final = self.host.stats()
+        self.host.stop()
+        return final
+
+
+def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report):
+    s = Soak(broker, tmp_path)
+    try:
+        s.run()
+        final = s.drain()
+    finally:
+        s.traffic.stop_evt.set()
+        for n in s.nodes:
+            try:
+                n.sn.stop()
+            except Exception:  # noqa: BLE001
+                pass
+        if s.host.alive():
+            s.host.stop()
+    r = subprocess.run([sys.executable, "-m", "railbird", "replay", str(s.host.journal),
+                        "--check"], capture_output=True, text=True)
+    f = soak.analyse(s.nodes, s.host, s.disruptions, r.returncode == 0, final,
+                     s.t0, s.broker_restarts)
+    f["node_reconnect_after_broker_s"] = [round(x, 1) for x in s.reconnect_s]
+    (tmp_path / "figures.json").write_text(json.dumps(f, indent=1, default=str))
+    text = soak.format_figures(f)
+    text += ("\n\nnode reconnect after the broker came back (s): "
+             f"{f['node_reconnect_after_broker_s']}\ninputs by status: {f['inputs_by_status']}"
+             f"\nrejected by reason: {f['rejected_by_reason']}\nfigures: {tmp_path / 'figures.json'}")
+    soak_report("Railbird soak: 3 tables, 4 nodes, chaos", text)
+    log("figures:\n" + text)
+
+    assert r.returncode == 0, r.stderr
+    assert f["lost"] == 0 and not f["missing"], f["missing"][:20]
+    assert not f["extra"] and f["dup_keys"] == 0
+    assert f["time_off"] == 0, f["time_off_examples"]
+    assert not f["seq_gaps"], f["seq_gaps"]
+    assert final.get("events") == f["journalled"], (final, f["journalled"])
+    assert final.get("rejected") == 0, final.get("rejected_by_reason")
+    for n in f["nodes"]:
+        assert n["dropped_ram"] == 0 and n["dropped_spill"] == 0, n
+        assert n["irq_overflow"] == 0 and n["lost_edges"] == 0, n
+    assert f["shots"] > 0 and f["host_kills"] >= 1 and f["broker_restarts"] >= 1
