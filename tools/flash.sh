@@ -15,6 +15,11 @@ set -euo pipefail
 PORT="${1:-${PORT:-/dev/ttyUSB0}}"
 TARGET="${2:-${TARGET:-node}}"
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
+# The copy below runs from inside the build directory: make CONFIG absolute first.
+if [ -n "${CONFIG:-}" ]; then
+  [ -f "$CONFIG" ] || { echo "CONFIG=$CONFIG: no such file" >&2; exit 1; }
+  CONFIG="$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")"
+fi
 MPREMOTE="${MPREMOTE:-$HERE/.venv/bin/mpremote}"
 [ -x "$MPREMOTE" ] || MPREMOTE=mpremote
 case "$TARGET" in
