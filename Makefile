@@ -13,7 +13,7 @@ help:
 	@echo "make test      - set up everything and run the whole test suite"
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput benchmarks with baselines"
-	@echo "make soak      - long-running reliability runs"
+	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
 	@echo "make flash PORT=/dev/ttyUSB0 [TARGET=scoreboard] - install a build on a board with mpremote"
 
@@ -45,6 +45,7 @@ demo: setup
 bench: setup
 	$(PY) -m railbird.bench
 
+# RAILBIRD_SOAK_MINUTES=60 make soak for a longer run (default 5 minutes of play)
 soak: setup
 	$(PY) -m pytest -m slow tests/soak $(PYTEST_ARGS)
 

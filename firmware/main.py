@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover
 
 from rbnode import hw as rbhw
 from rbnode.hw import hal
+from rbnode.mqtt import ssl_context
 from rbnode.node import Node
 
 
@@ -28,17 +29,11 @@ def load_config(path="config.json"):
 
 
 def make_ssl(broker):
-    """TLS is one setting away: "tls": true and "ca": "<file on the board>"."""
+    """TLS is one setting away: "tls": true and "ca": "<file on the board>" (the same
+    context builder the tests exercise, which also works on builds with only `tls`)."""
     if not broker.get("tls"):
         return None
-    import ssl
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    if broker.get("ca"):
-        ctx.load_verify_locations(cafile=broker["ca"])
-        ctx.verify_mode = ssl.CERT_REQUIRED
-    else:
-        ctx.verify_mode = ssl.CERT_NONE
-    return ctx
+    return ssl_context(broker.get("ca"))
 
 
 async def keep_wifi(hw, wifi):

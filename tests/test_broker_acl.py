@@ -69,10 +69,11 @@ def test_wrong_password_and_anonymous_are_refused(broker):
     c.loop_stop()
     c2 = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
     codes = []
-    c2.on_connect = lambda *a: codes.append(a[3])
+    answered = threading.Event()
+    c2.on_connect = lambda *a: (codes.append(a[3]), answered.set())
     c2.connect("127.0.0.1", broker.port)
     c2.loop_start()
-    time.sleep(1)
+    assert answered.wait(5), "no CONNACK"
     c2.loop_stop()
     assert codes and codes[0].is_failure
 
@@ -91,14 +92,18 @@ def test_round_trip_and_node_confined_to_its_subtree(broker):
         # closing the connection (measured); either way nothing may reach the host.
         node, rc = connect(broker, "n1", "node-pw")
         assert not rc.is_failure
-        node.publish(topic, payload, qos=1)
-        time.sleep(0.5)
+        info = node.publish(topic, payload, qos=1)
+        # the broker has handled it: acknowledged (and dropped) or the connection closed
+        deadline = time.monotonic() + 5
+        while not info.is_published() and node.is_connected():
+            assert time.monotonic() < deadline, "the broker never answered the publish"
+            time.sleep(0.02)
         node.loop_stop()
         node.disconnect()
     node, rc = connect(broker, "n1", "node-pw")
     node.publish(own, events_payload("n1"), qos=1).wait_for_publish(5)
-    got = seen.wait_for(1)
-    time.sleep(0.5)  # anything the ACL let through would arrive in this time
+    # mosquitto handles packets in order: anything the ACL had let through before would
+    # have reached the host before this message
     got = seen.wait_for(1)
     assert [t for t, _ in got] == [own], "the ACL let a node write outside its subtree"
     kind, venue, table, node_id, msg = codec.decode_message(*got[0])
@@ -114,7 +119,9 @@ def test_tail_prints_decoded_events_and_flags_bad_messages(broker):
         [sys.executable, "-m", "railbird", "tail", "--port", str(broker.port), "--venue", VENUE,
          "--password", "display-secret", "--count", "3", "--seconds", "20"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)  # let tail subscribe
+    # it says so once it has subscribed (or exits with an error: EOF)
+    while "# tailing" not in (line := tail.stderr.readline()):
+        assert line, tail.communicate(timeout=30)
     node, _ = connect(broker, "n1", "node-pw")
     topic = codec.topic(VENUE, TABLE, "events", "n1")
     node.publish(topic, events_payload("n1"), qos=1).wait_for_publish(5)

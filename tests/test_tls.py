@@ -8,6 +8,7 @@ certificate error and keep running."""
 import asyncio
 import json
 import os
+import socket
 import ssl
 import subprocess
 import sys
@@ -116,8 +117,8 @@ def test_plain_config_unchanged_and_tls_listener_added(tmp_path):
     tls.start()
     try:
         for name in ("127.0.0.1", "localhost"):
-            with ctx.wrap_socket(__import__("socket").create_connection(
-                    ("127.0.0.1", tls.tls_port), timeout=5), server_hostname=name) as s:
+            raw = socket.create_connection(("127.0.0.1", tls.tls_port), timeout=5)
+            with ctx.wrap_socket(raw, server_hostname=name) as s:
                 assert s.version() in ("TLSv1.2", "TLSv1.3")
         # the certificates survive a restart (clients keep trusting the same CA)
         ca = tls.cafile.read_bytes()

@@ -34,13 +34,12 @@ merges balls: docs/firmware-sensing.md, "VM stalls longer than a ball".
 Lost edges (DESIGN §4: the soft-IRQ queue holds 8; overflowing pin edges vanish): each
 poll compares the hardware counter (PCNT, both edges) with the edges the handler stored.
 In-flight handlers make a transient positive difference, so a deficit is confirmed with a
-probe queued behind them (LostCheck); a confirmed loss emits `lost` (val = n) and the
+probe queued behind them (edges.LostCheck); a confirmed loss emits `lost` (val = n) and the
 beam state is resynced from the pin level.
 """
 
-from array import array
-
-from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_JAM, K_LOST
+from rbnode.edges import EdgeChannel
+from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_JAM
 
 try:
     from micropython import const
@@ -59,127 +58,19 @@ _BLOCKED = const(1)
 _GAP = const(2)
 
 
-class Barrier:
-    """One outstanding probe per board, queued with hw.schedule() into the SAME FIFO as
-    the pin handlers (mp_sched_schedule on ESP32). When probe k has run, every handler
-    queued before probe k was queued has run or was dropped. Only one probe is ever in
-    the queue, so probes take at most one of its 8 slots (DESIGN §4)."""
-
-    def __init__(self, hw):
-        self._sched = hw.schedule
-        self.done = 0
-        self.pending = False
-        self._cb = self._ran  # bound once
-
-    def _ran(self, _arg):
-        # Scheduler context: no allocation.
-        self.done += 1
-        self.pending = False
-
-    def request(self):
-        """Return the `done` value that proves a probe queued after this call has run,
-        or -1 if the queue is full (try again next poll)."""
-        if self.pending:
-            return self.done + 2  # the queued one predates this call: need the next
-        if self._sched(self._cb, 0):
-            self.pending = True
-            return self.done + 1
-        return -1
-
-    def kick(self):
-        if not self.pending:
-            if self._sched(self._cb, 0):
-                self.pending = True
-
-
-def barrier(hw):
-    b = getattr(hw, "_rb_barrier", None)
-    if b is None:
-        b = Barrier(hw)
-        hw._rb_barrier = b
-    return b
-
-
-class LostCheck:
-    """Pulse-counter cross-check shared by beams and rails (task code).
-
-    A deficit (counted > stored edges) is either real (handler dropped: queue overflow,
-    edge ring full) or in flight (handler queued, not run yet: the VM may be busy with a
-    long flash write). Instead of a guessed timeout, the deficit counted at time A is
-    confirmed once a Barrier probe queued after A has run: every handler for an edge
-    before A has then run or was lost, so counted(A) - stored(now) is a lost count
-    (never too high; if too low, the rest shows up at the next check).
-    """
-
-    def __init__(self, hw, counter):
-        self.counter = counter
-        self._bar = barrier(hw)
-        self._last = counter.value() if counter is not None else 0
-        self._counted = 0
-        self._seen = 0  # cumulative stored edges
-        self._w_last = 0
-        self._acc = 0  # deficit already reported (or absorbed)
-        self._target = 0  # barrier generation to wait for; 0 = idle
-        self._pcount = 0
-
-    def check(self, w, counter_value):
-        """w: the channel's stored-edge count (src._w) read BEFORE counter_value.
-        Returns the number of edges to report as lost now (usually 0)."""
-        c = self.counter
-        if c is None:
-            return 0
-        self._seen += (w - self._w_last) & _WRAP
-        self._w_last = w
-        self._counted += (counter_value - self._last) % c.modulus
-        self._last = counter_value
-        n = 0
-        bar = self._bar
-        if self._target > 0:
-            if bar.done >= self._target:
-                d = self._pcount - self._seen - self._acc
-                if d > 0:
-                    n = d
-                    self._acc += d
-                self._target = 0
-            elif not bar.pending:
-                bar.kick()  # an earlier request failed or was the older probe
-        d = self._counted - self._seen - self._acc
-        if d < 0:
-            # Stored more than counted: the PCNT glitch filter ate a pulse the GPIO saw.
-            self._acc += d
-        elif d > 0 and self._target == 0:
-            t = bar.request()
-            if t > 0:
-                self._pcount = self._counted
-                self._target = t
-        return n
-
-
-class Beam:
+class Beam(EdgeChannel):
     def __init__(self, hw, clock, emit, ch, kind="beam", code=None, debounce_us=2000,
                  gap_us=None, jam_us=2000000):
-        self._hw = hw
-        self._clock = clock
-        self._emit = emit
-        self.ch = ch
-        self.kind = kind
-        self._kcode = K_CUE if kind == "cue" else K_DROP
         if code is None:
             code = CH_CUE if kind == "cue" else ch
-        self.code = code
+        EdgeChannel.__init__(self, hw, clock, emit, kind, ch, code, _N)
+        self._kcode = K_CUE if kind == "cue" else K_DROP
         self.glitch_us = debounce_us
         self.gap_us = debounce_us if gap_us is None else gap_us
         self.jam_us = jam_us
         self._blocked = hw.BEAM_BLOCKED
         self._pin = hw.pin(kind, ch)
-        # IRQ-side state, preallocated.
-        self._et = array("I", range(_N))  # see ring.py on range()
-        self._el = bytearray(_N)
-        self._w = 0
-        self._r = 0
-        self._calls = 0
-        self._ovf = 0
-        self._ticks = hw.ticks_us  # bound once: the handler does no attribute lookups
+        self._el = bytearray(_N)  # pin level of each edge, beside its time in _et
         # Task-side state.
         self._st = _CLEAR
         self._start = 0
@@ -190,13 +81,10 @@ class Beam:
         self.events = 0
         self.glitches = 0
         self.jams = 0
-        self.lost_edges = 0
         self.stale_edges = 0
-        self._lost = LostCheck(hw, hw.counter(kind, ch))
         if self._pin.value() == self._blocked:  # blocked at boot: a jam if it stays
             self._begin(clock.now())
-        self._irq = self._on_edge  # bound method allocated here, not per edge
-        hw.set_irq(kind, ch, self._irq)
+        self._arm()
 
     # ---- IRQ context: no allocation ----
     def _on_edge(self, pin):
@@ -212,14 +100,6 @@ class Beam:
         self._w = (w + 1) & _WRAP
 
     # ---- task context ----
-    @property
-    def ring_overflow(self):
-        return self._ovf
-
-    @property
-    def irq_calls(self):
-        return self._calls
-
     def configure(self, debounce_us=None, gap_us=None, jam_us=None):
         if debounce_us is not None:
             self.glitch_us = debounce_us
@@ -230,17 +110,13 @@ class Beam:
         if jam_us is not None:
             self.jam_us = jam_us
 
-    def close(self):
-        self._hw.set_irq(self.kind, self.ch, None)
-
     def poll(self, now=None):
         clk = self._clock
         if now is None:
             now = clk.now()
         # Snapshot AFTER `now`: every handler that ran before `now` is in [r, w).
         w = self._w
-        c = self._lost.counter
-        cv = c.value() if c is not None else 0  # read after w: counted >= stored
+        cv = self._counted()
         r = self._r
         et = self._et
         el = self._el
@@ -253,10 +129,7 @@ class Beam:
             self._r = r  # free the slot at once
             self._level(t, b)
         self._timers(now)
-        n = self._lost.check(w, cv)
-        if n:
-            self.lost_edges += n
-            self._emit(now, K_LOST, self.code, n)
+        if self._report_lost(now, w, cv):
             # Edges are missing, so the level sequence may be wrong: trust the pin now.
             if self._r == self._w:
                 b = self._pin.value() == blk

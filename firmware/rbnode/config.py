@@ -92,27 +92,8 @@ def check(msg, hw, active=None):
     nbeam = hw.channels("beam")
     nrail = hw.channels("rail")
     ncue = hw.channels("cue")
-    used = {}
-    i = 0
-    for p in cfg["pockets"]:
-        if p["ch"] >= nbeam:
-            raise ConfigError("bad value: pockets[%d].ch: channel %d not in pin map %s "
-                              "(%d beams)" % (i, p["ch"], hw.pinmap_id, nbeam))
-        if p["pocket"] in used:
-            raise ConfigError("bad value: pockets[%d].pocket: %s mapped twice"
-                              % (i, p["pocket"]))
-        used[p["pocket"]] = p["ch"]
-        i += 1
-    rails = {}
-    i = 0
-    for r in cfg["rails"]:
-        if r["ch"] >= nrail:
-            raise ConfigError("bad value: rails[%d].ch: channel %d not in pin map %s "
-                              "(%d rails)" % (i, r["ch"], hw.pinmap_id, nrail))
-        if r["rail"] in rails:
-            raise ConfigError("bad value: rails[%d].rail: %s mapped twice" % (i, r["rail"]))
-        rails[r["rail"]] = r["ch"]
-        i += 1
+    _check_map(cfg["pockets"], "pockets", "pocket", nbeam, "beams", hw)
+    _check_map(cfg["rails"], "rails", "rail", nrail, "rails", hw)
     cue = cfg["cue_ch"]
     if cue is not None:
         if cue >= nbeam + ncue:
@@ -127,6 +108,21 @@ def check(msg, hw, active=None):
     return cfg
 
 
+def _check_map(entries, field, key, n, unit, hw):
+    """Refuse an entry whose channel the pin map lacks (it has n) or whose pocket/rail is
+    already mapped: the codec checks the message alone, not against the board."""
+    seen = set()
+    i = 0
+    for e in entries:
+        if e["ch"] >= n:
+            raise ConfigError("bad value: %s[%d].ch: channel %d not in pin map %s (%d %s)"
+                              % (field, i, e["ch"], hw.pinmap_id, n, unit))
+        if e[key] in seen:
+            raise ConfigError("bad value: %s[%d].%s: %s mapped twice" % (field, i, key, e[key]))
+        seen.add(e[key])
+        i += 1
+
+
 def join(root, name):
     """root + "/" + name without a doubled slash (the device's fs root is "/")."""
     return (root[:-1] if root.endswith("/") else root) + "/" + name
@@ -138,7 +134,6 @@ def path(hw):
 
 def load(hw, fallback=None):
     """The persisted config, else `fallback` (checked), else defaults(); never raises."""
-    import os
     try:
         with open(path(hw)) as f:
             return check(json.loads(f.read()), hw)

@@ -41,7 +41,7 @@ from rbnode.bootcount import boot_count
 from rbnode.clock import Clock
 from rbnode.mqtt import MQTTClient
 from rbnode.rail import Rail
-from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_JAM, K_LOST, K_RAIL, KIND_NAMES, RAIL
+from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_LOST, K_RAIL, KIND_NAMES, RAIL
 from rbnode.ring import EventRing
 from rbnode.spill import Spill
 from rbnode.supervisor import Supervisor

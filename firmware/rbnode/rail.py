@@ -23,10 +23,8 @@ inside the refractory time is skipped without an ADC read. Counting `below` and
 `suppressed` lets the installer tune both values.
 """
 
-from array import array
-
-from rbnode.beam import LostCheck
-from rbnode.ring import K_LOST, K_RAIL, RAIL
+from rbnode.edges import EdgeChannel
+from rbnode.ring import K_RAIL, RAIL
 
 try:
     from micropython import const
@@ -41,35 +39,23 @@ _WRAP = const(0x3FFFFFFF)
 EDGES_PER_CHANNEL = _N
 
 
-class Rail:
+class Rail(EdgeChannel):
     def __init__(self, hw, clock, emit, ch, threshold=200, refractory_us=50000,
                  adc_delay_us=1000, code=None):
-        self._hw = hw
-        self._clock = clock
-        self._emit = emit
-        self.ch = ch
-        self.code = (RAIL | ch) if code is None else code
+        EdgeChannel.__init__(self, hw, clock, emit, "rail", ch,
+                             (RAIL | ch) if code is None else code, _N)
         self.threshold = threshold
         self.refractory_us = refractory_us
         self.adc_delay_us = adc_delay_us
-        self._et = array("I", range(_N))  # see ring.py on range()
-        self._w = 0
-        self._r = 0
-        self._calls = 0
-        self._ovf = 0
-        self._ticks = hw.ticks_us
         self._have_last = False
         self._last = 0
         self.events = 0
         self.below = 0
         self.suppressed = 0
-        self.lost_edges = 0
-        self._lost = LostCheck(hw, hw.counter("rail", ch))
-        self._irq = self._on_edge
-        hw.set_irq("rail", ch, self._irq)
+        self._arm()
 
     def _on_edge(self, pin):
-        # IRQ context: no allocation (see beam.py).
+        # IRQ context: no allocation (see beam.py). Time only: the amplitude is read later.
         t = self._ticks()
         self._calls = (self._calls + 1) & _WRAP
         w = self._w
@@ -79,14 +65,6 @@ class Rail:
         self._et[w & _M] = t
         self._w = (w + 1) & _WRAP
 
-    @property
-    def ring_overflow(self):
-        return self._ovf
-
-    @property
-    def irq_calls(self):
-        return self._calls
-
     def configure(self, threshold=None, refractory_us=None, adc_delay_us=None):
         if threshold is not None:
             self.threshold = threshold
@@ -95,16 +73,12 @@ class Rail:
         if adc_delay_us is not None:
             self.adc_delay_us = adc_delay_us
 
-    def close(self):
-        self._hw.set_irq("rail", self.ch, None)
-
     def poll(self, now=None):
         clk = self._clock
         if now is None:
             now = clk.now()
         w = self._w
-        c = self._lost.counter
-        cv = c.value() if c is not None else 0
+        cv = self._counted()
         r = self._r
         hw = self._hw
         while r != w:
@@ -126,7 +100,4 @@ class Rail:
                     self.below += 1
             r = (r + 1) & _WRAP
             self._r = r
-        n = self._lost.check(w, cv)
-        if n:
-            self.lost_edges += n
-            self._emit(now, K_LOST, self.code, n)
+        self._report_lost(now, w, cv)

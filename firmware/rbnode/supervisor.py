@@ -28,10 +28,6 @@ class Supervisor:
         self.feeds = 0
         self.running = True
 
-    def _now(self):
-        # milliseconds on the ticks circle; spans here are seconds, far below the limit
-        return self.hw.ticks_us() // 1000
-
     def register(self, name, max_ms):
         self._names.append(name)
         self._max.append(max_ms)

@@ -203,13 +203,8 @@ class Daemon:
                 self.journal.add_records(iid, records)
                 dispatch += records
                 futures.append((fut, _referee_result(status, reason, records)))
-            elif kind == "tick":
-                self.journal.commit()
-                dispatch += self.tick(item[1])
-            elif kind == "connected":
-                self._caught_up = False
-            elif kind == "disconnected":
-                self._caught_up = False
+            elif kind in ("connected", "disconnected"):
+                self._caught_up = False  # a backlog may follow: no ticks until it is drained
         self.journal.commit()
         if self.ingest is not None:
             for mid, qos in acks:
@@ -241,10 +236,6 @@ class Daemon:
             else:
                 return
         self._dispatch(self.tick(now_us()))
-
-    def request_tick(self, t: int) -> None:
-        """Ask the worker to tick at table time `t` (thread-safe)."""
-        self.inbox.put(("tick", t))
 
     def tick(self, t: int) -> list:
         """Worker thread only."""

@@ -100,10 +100,6 @@ class Journal:
             (source, rx, time.time(), topic, payload, venue, table, status, reason))
         return cur.lastrowid
 
-    def set_status(self, input_id: int, status, reason) -> None:
-        self.db.execute("UPDATE inputs SET status=?, reason=? WHERE id=?",
-                        (status, reason, input_id))
-
     def add_records(self, input_id: int, records: list) -> None:
         ex = self.db.execute
         for r in records:
@@ -154,10 +150,3 @@ class Journal:
             args = (venue, table)
         q += " ORDER BY venue, tbl, n"
         return [json.loads(s) for (s,) in self.db.execute(q, args)]
-
-    def last_states(self) -> dict:
-        out = {}
-        for venue, tbl, game, state, fen in self.db.execute(
-                "SELECT venue, tbl, game, state, fen FROM states ORDER BY id"):
-            out[(venue, tbl)] = {"game": game, "state": json.loads(state), "fen": fen}
-        return out

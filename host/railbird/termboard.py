@@ -17,7 +17,6 @@ import html
 import json
 import re
 import sqlite3
-import time
 from collections import deque
 
 RESET = "\x1b[0m"
@@ -52,7 +51,6 @@ class TablePanel:
         self.shots = 0
         self.last_shot: dict | None = None
         self.rulings: deque = deque(maxlen=3)
-        self.updated = 0.0
 
     def on_state(self, state: dict, fen: str | None, announcements) -> None:
         self.state = state
@@ -66,12 +64,10 @@ class TablePanel:
                 rule = a.get("rule") if isinstance(a, dict) else None
                 self.rulings.append((text, rule, (a.get("level") if isinstance(a, dict)
                                                   else None)))
-        self.updated = time.monotonic()
 
     def on_shot(self, shot: dict) -> None:
         self.shots = max(self.shots, int(shot.get("n", self.shots + 1)))
         self.last_shot = shot
-        self.updated = time.monotonic()
 
     # -- rendering -------------------------------------------------------------------------
     def lines(self, color: bool = True, width: int = PANEL_W) -> list:

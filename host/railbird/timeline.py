@@ -158,6 +158,3 @@ class Timeline:
     @property
     def pending(self) -> int:
         return len(self._heap)
-
-    def earliest_pending(self):
-        return self._heap[0][0] if self._heap else None

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -62,9 +63,7 @@ def test_refusals():
 
 
 def test_roundtrip_publish_random():
-    hypothesis = pytest.importorskip("hypothesis")
-    from hypothesis import given, strategies as st
-
+    @settings(deadline=None)  # 20 kB payloads: no per-example deadline on a loaded machine
     @given(st.text(min_size=1, max_size=60).filter(lambda s: "\x00" not in s),
            st.binary(max_size=20000), st.integers(0, 1), st.booleans(), st.booleans(),
            st.integers(1, 65535))

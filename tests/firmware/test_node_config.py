@@ -135,10 +135,17 @@ def test_good_config_applied_live_and_persisted(env, tmp_path):
     sn.call(lambda: sn.hw.schedule_drop(0, sn.hw.now_us + 1000, 30000))
     sn.rail("H", 1000)
     sn.rail("F", 1000)
-    ev = host.wait(lambda k, m: k == "events" and any(e["kind"] == "rail" for e in m["events"])
-                   or k == "events" and len(m["events"]) > 1)
-    time.sleep(0.5)
-    evs = [e for k, m in host.msgs if k == "events" for e in m["events"]]
+    # events arrive in seq order; a rail-H event (if the node wrongly made one) would be
+    # queued before the F event, so once the drop and F are in, so is any H
+    def events():
+        with host.lock:
+            return [e for k, m in host.msgs if k == "events" for e in m["events"]]
+
+    deadline = time.monotonic() + 10
+    while not ({"drop", "F"} <= {e.get("rail") or e["kind"] for e in events()}):
+        assert time.monotonic() < deadline, events()
+        time.sleep(0.02)
+    evs = events()
     assert [e.get("pocket") for e in evs if e["kind"] == "drop"] == ["HR"]
     assert [e["rail"] for e in evs if e["kind"] == "rail"] == ["F"]
     # persisted: the next boot runs it before any broker message
@@ -171,10 +178,13 @@ def test_time_sync_four_timestamps(env):
         time.sleep(0.1)
     s = st["sync"]
     assert s["samples"] >= 2 and s["uncertainty_us"] == s["delay_us"] // 2
-    assert s["delay_us"] < 100000
-    # offset = host - node clock; host monotonic - node uptime, so about the host's
-    # monotonic time at the node's boot
-    assert abs(s["offset_us"]) > 0
+    assert s["delay_us"] < 500_000  # the best round trip via the broker (generous: loaded CI)
+    # offset = host - node clock (SPEC: the test host answers with its monotonic µs; the
+    # sim node's clock runs at real speed): host monotonic now - node clock now, up to the
+    # sync uncertainty and the sim clock's lag behind real time. A sign error or a
+    # one-sided (t2 - t1) offset would be off by far more than this.
+    expected = time.monotonic_ns() // 1000 - sn.now_us
+    assert abs(s["offset_us"] - expected) < s["uncertainty_us"] + 250_000, (s, expected)
 
 
 def test_config_check_unit():

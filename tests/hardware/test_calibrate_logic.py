@@ -4,7 +4,7 @@ handling of a node that refuses the config (a plain paho client plays the node).
 from __future__ import annotations
 
 import io
-import time
+import threading
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -94,16 +94,21 @@ class PahoNode:
     refuses with `refuse` as config_error (keeping its rev)."""
 
     def __init__(self, broker, venue, table, node, refuse=None):
-        broker.add_user(node, "pw")
-        time.sleep(0.2)
+        broker.add_user(node, "pw")  # mosquitto reloads its passwords on SIGHUP, async
         self.venue, self.table, self.node, self.refuse = venue, table, node, refuse
         self.rev, self.error, self.configs = 0, None, []
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=node)
         self.c.username_pw_set(node, "pw")
         self.c.on_message = self._on_message
+        # refused until the reload is done: paho retries; subscribed means logged in
+        self.c.reconnect_delay_set(0.05, 0.2)
+        subscribed = threading.Event()
+        self.c.on_connect = lambda c, u, f, rc, p: None if rc.is_failure else c.subscribe(
+            codec.topic(venue, table, "config", node), 1)
+        self.c.on_subscribe = lambda *a: subscribed.set()
         self.c.connect("127.0.0.1", broker.port)
-        self.c.subscribe(codec.topic(venue, table, "config", node), 1)
         self.c.loop_start()
+        assert subscribed.wait(10), "paho node never logged in and subscribed"
         self.c.publish(codec.topic(venue, table, "birth", node), codec.encode("birth", {
             "v": 1, "node": node, "boot": 1, "fw": "paho-node", "reset": "power",
             "config_hash": "00000000", "pinmap": "esp32-devkitc", "caps": ["pcnt", "cue"]}),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -57,10 +58,12 @@ class Listener:
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="cal-listener")
         self.c.username_pw_set("railbird-host", "host-secret")
         self.c.on_message = lambda c, u, m: self.events.extend(codec.decode("events", m.payload)["events"])
+        subscribed = threading.Event()
+        self.c.on_subscribe = lambda *a: subscribed.set()
         self.c.connect("127.0.0.1", broker.port)
         self.c.subscribe(codec.topic(VENUE, TABLE, "events", NODE), 1)
         self.c.loop_start()
-        time.sleep(0.3)
+        assert subscribed.wait(5), "listener never subscribed"
 
     def close(self):
         self.c.disconnect()
@@ -120,13 +123,15 @@ def test_calibration_end_to_end_through_the_cli(broker, simnode, hooks, tmp_path
             hw.schedule_drop(WIRING_POCKETS["HL"], t, 30000)
             hw.schedule_rail(WIRING_RAILS["H"], t + 100000, 1600)
             hw.schedule_rail(WIRING_RAILS["F"], t + 100300, 150)     # below threshold
+            hw.schedule_drop(WIRING_POCKETS["FR"], t + 300000, 30000)  # end marker
         simnode.call(stim)
-        deadline = time.monotonic() + 5
-        while len(listen.events) < 2 and time.monotonic() < deadline:
+        # events arrive in order: once the marker is in, so is any (wrong) F event
+        deadline = time.monotonic() + 10
+        while ("drop", "FR") not in [(e["kind"], e.get("pocket")) for e in listen.events]:
+            assert time.monotonic() < deadline, listen.events
             time.sleep(0.05)
-        time.sleep(0.3)
         got = [(e["kind"], e.get("pocket") or e.get("rail")) for e in listen.events]
-        assert got == [("drop", "HL"), ("rail", "H")]
+        assert got == [("drop", "HL"), ("rail", "H"), ("drop", "FR")]
     finally:
         listen.close()
     # The config is retained on the broker for the next boot.

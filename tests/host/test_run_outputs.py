@@ -248,8 +248,8 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         assert code == 200 and res["state"]["unconfirmed"] == [], res
         assert res["state"]["scores"] == st["scores"]
         wait(lambda: sink.all(state_t)[-1]["state"]["unconfirmed"] == [], "confirmed state")
-        time.sleep(0.2)
-        assert len(sink.all("railbird/v1/club/t1/announce")) > n_ann  # the confirm's ruling
+        wait(lambda: len(sink.all("railbird/v1/club/t1/announce")) > n_ann,
+             "the confirm's ruling announced")
         # the restart itself re-announced nothing
         texts = [a["text"] for a in sink.all("railbird/v1/club/t1/announce")[n_ann:]]
         assert not any("foul" in t.lower() for t in texts), texts

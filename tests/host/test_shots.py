@@ -118,6 +118,7 @@ def test_advance_closes_after_quiet():
 def test_shot_message_is_valid_protocol():
     from rbproto import codec
     shots, _ = run(S.game())
+    assert len(shots) == 7
     for s in shots:
         msg = {k: v for k, v in s.items()}
         msg["v"] = 1

@@ -72,6 +72,9 @@ def test_general_27_ball_off_table_is_a_foul_spotted_per_game():
     r = ten_after_break()
     out = feed(r, shot(off_table=[4]))
     assert out["to_spot"] == [] and 4 in out["pocketed"]            # 10-ball: not spotted
+    # ... but a foul in every game (9.10 item 5): ball in hand for the opponent
+    assert out["at_table"] == "Bob" and out["ball_in_hand"] == "anywhere"
+    assert out["consecutive_fouls"]["Ann"] == 1
     out = feed(r, shot(fouls=["general 27"]))
     assert "general 27" in rules_of(out)
 

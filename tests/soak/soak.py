@@ -199,7 +199,14 @@ class Node:
             self.sample()
             with self.lock:
                 self.up = False
-                self.sn.restart(park=park, reset_cause=reset_cause)
+                old = self.sn.boot
+                # SimNode.restart() with the old boot's final counters read in between
+                # (a park moves the ring to the spill and counts it)
+                self.sn.stop(park=park)
+                self.boot_counters[old] = dict(self.sn.node.c)
+                self.sn.reset_cause = reset_cause
+                self.sn.seed += 1000
+                self.sn.start()
                 self.up = True
                 self.cursor_us = self.sn.now_us + 200_000
             self.restarts += 1
@@ -339,7 +346,14 @@ def match_truth(nodes: list, events: list, tol_us=2000):
 
 
 def in_windows(t_us, windows):
-    return any(a <= t_us <= b for a, b in windows)
+    return any(a <= t_us <= b for a, b, *_ in windows)
+
+
+def window_kind(t_us, windows):
+    for a, b, kind in windows:
+        if a <= t_us <= b:
+            return kind
+    return "none"
 
 
 def analyse(nodes, host: Host, disruptions, replay_ok: bool, final_stats: dict,
@@ -358,6 +372,10 @@ def analyse(nodes, host: Host, disruptions, replay_ok: bool, final_stats: dict,
         if rx_of.get(iid) is not None and not late:
             release.append(rx_of[iid] - t)
     late = sum(1 for e in events if e[11])
+    late_by = Counter()
+    for e in events:
+        if e[11]:
+            late_by[(e[1], window_kind(e[4], disruptions))] += 1
     pocketed = sum(len(s.get("pocketed", [])) for s in shots)
     drops_ok = sum(1 for e in events if e[6] == "drop" and not e[11])
 
@@ -394,7 +412,9 @@ def analyse(nodes, host: Host, disruptions, replay_ok: bool, final_stats: dict,
         "duplicate_copies_dropped": sum(copies.values()) - len(copies),
         "duplicate_event_messages": dup_msgs,
         "inputs_by_status": {f"{k}/{s}": c for (k, s), c in sorted(status.items())},
-        "late": late, "shots": len(shots), "states": states, "pocketed_in_shots": pocketed,
+        "late": late, "late_by_node_and_disruption": {f"{a} {b}": c for (a, b), c in
+                                                      sorted(late_by.items())},
+        "shots": len(shots), "states": states, "pocketed_in_shots": pocketed,
         "drops_in_time": drops_ok,
         "host": {k: final_stats.get(k) for k in ("received", "events", "duplicate", "rejected",
                                                  "late", "reordered", "shots", "states",

@@ -73,8 +73,8 @@ class Soak:
             n.sn.wait_connected(timeout=max(1.0, timeout - (time.monotonic() - t)))
         return time.monotonic() - t
 
-    def disrupted(self, start_us):
-        self.disruptions.append((start_us - 1_000_000, now_us() + 10_000_000))
+    def disrupted(self, start_us, kind):
+        self.disruptions.append((start_us - 1_000_000, now_us() + 10_000_000, kind))
 
     def sleep_until(self, offset_s):
         while time.monotonic() - self.t0 < offset_s:
@@ -98,7 +98,7 @@ class Soak:
         self.reconnect_s.append(dt)
         self.host.wait(lambda st: st.get("connected"), "host reconnected", 60)
         log(f"broker back; nodes reconnected in {dt:.1f} s")
-        self.disrupted(s)
+        self.disrupted(s, f"broker {down_s:.0f}s")
 
     def host_kill(self, down_s):
         s = now_us()
@@ -107,7 +107,7 @@ class Soak:
         time.sleep(down_s)
         self.host.start()
         log(f"host restarted (replayed {self.host.stats().get('replayed')} inputs)")
-        self.disrupted(s)
+        self.disrupted(s, "host kill")
 
     def node_restart(self, nid, park=True, cause="soft"):
         s = now_us()
@@ -117,7 +117,7 @@ class Soak:
         if self.broker.running:
             n.sn.wait_connected(60)
         log(f"node {nid} now boot {n.sn.boot}")
-        self.disrupted(s)
+        self.disrupted(s, f"{nid} restart")
 
     def burst_then_kill(self):
         for n in self.nodes:
@@ -204,7 +204,8 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report):
     (tmp_path / "figures.json").write_text(json.dumps(f, indent=1, default=str))
     text = soak.format_figures(f)
     text += ("\n\nnode reconnect after the broker came back (s): "
-             f"{f['node_reconnect_after_broker_s']}\ninputs by status: {f['inputs_by_status']}"
+             f"{f['node_reconnect_after_broker_s']}\nlate by node and disruption window: {f['late_by_node_and_disruption']}"
+             f"\ninputs by status: {f['inputs_by_status']}"
              f"\nrejected by reason: {f['rejected_by_reason']}\nfigures: {tmp_path / 'figures.json'}")
     soak_report("Railbird soak: 3 tables, 4 nodes, chaos", text)
     log("figures:\n" + text)

@@ -53,11 +53,6 @@ class _Pcnt:
         self.value = self._u.value  # bound once
 
 
-class _Null:
-    def feed(self):
-        pass
-
-
 class Esp32Hardware(hal.Hardware):
     BEAM_BLOCKED = 1
 

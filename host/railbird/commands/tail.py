@@ -7,8 +7,6 @@ import sys
 import threading
 import time
 
-import paho.mqtt.client as mqtt
-
 from railbird.mqttopts import add_broker_options, make_client
 from rbproto import codec
 

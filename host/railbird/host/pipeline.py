@@ -47,7 +47,6 @@ class Table:
         self.referee_ids: deque = deque()
         self.referee_id_set: set = set()
         self.pos = 0
-        self.last_t = None  # table time of the latest event released
         self.unsynced_warned: set = set()
         self.shots: list = []  # kept for inspection (bounded)
         # Referee facts (a `confirm` with shot facts) entered while a shot was in play:
@@ -169,7 +168,6 @@ class Pipeline:
     def _advance(self, t: Table, released: list, now, records: list) -> None:
         for ev in released:
             t.pos += 1
-            t.last_t = ev.t
             records.append({"type": "event", "venue": t.venue, "table": t.table, "event": ev,
                             "pos": t.pos})
             for shot in t.assembler.feed(ev):

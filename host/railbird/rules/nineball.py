@@ -12,8 +12,6 @@ class NineBall(RotationGame):
     name = "9-ball"
     rack_size = 9
     money_ball = 9
-    std_fouls = ("6.1", "6.2", "6.3", "6.4", "6.5", "6.6", "6.7", "6.8", "6.9", "6.10", "6.12",
-                 "6.13", "6.15")
     std_foul_prefix = "2.7"
     call_shot = False
     rule_lag = "2.1"

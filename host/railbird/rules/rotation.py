@@ -15,7 +15,10 @@ from .state import Ruling, State
 class RotationGame(GeneralRules):
     push_out_game = True
     money_ball = 10
-    # Rule numbers; ten-ball's by default, nine-ball overrides.
+    # The standard fouls (in the order the game's section lists them) and the rule
+    # numbers: ten-ball's by default, nine-ball overrides the numbers.
+    std_fouls = ("6.1", "6.2", "6.3", "6.4", "6.5", "6.6", "6.7", "6.8", "6.9", "6.10", "6.12",
+                 "6.13", "6.15")
     rule_intro = "9"
     rule_break_req = "9.3.2"
     rule_push_out = "9.4"

@@ -24,6 +24,7 @@ class StraightPool(GeneralRules):
     rule_lag = "4.1"
     rule_call = "4.5"
     rule_safety = "4.5"
+    rule_break_req = "4.3.2"
     rule_serious = "4.11"
     rule_stalemate = "4.12"
     call_on_break = True  # 4.3 (TN): the breaker may call a ball
@@ -46,12 +47,15 @@ class StraightPool(GeneralRules):
         return st
 
     # -- break (4.3, 4.10) -------------------------------------------------------------
-    def break_foul(self, st: State, shot: Shot) -> Foul | None:
+    @staticmethod
+    def break_ball_pocketed(st: State, shot: Shot) -> bool:
+        """4.3: the called ball went into the called pocket (Thai option: any ball did)."""
         if st.opt("thai_4_3_any_ball"):
-            met = bool(shot.objects_pocketed)
-        else:
-            met = st.call is not None and shot.pocket_of(st.call[0]) == st.call[1]
-        if met:
+            return bool(shot.objects_pocketed)
+        return st.call is not None and shot.pocket_of(st.call[0]) == st.call[1]
+
+    def break_foul(self, st: State, shot: Shot) -> Foul | None:
+        if self.break_ball_pocketed(st, shot):
             return None
         if shot.object_balls_to_rail is None and shot.cue_ball_to_rail is None:
             return None  # nobody reported: presumed fair
@@ -66,14 +70,8 @@ class StraightPool(GeneralRules):
         return Foul("4.3.2", "breaking foul: no called ball pocketed and not the cue ball and "
                              "two object balls to a rail", BREAKING)
 
-    rule_break_req = "4.3.2"
-
     def break_default_text(self, st: State, shot: Shot) -> str | None:
-        if st.opt("thai_4_3_any_ball"):
-            met = bool(shot.objects_pocketed)
-        else:
-            met = st.call is not None and shot.pocket_of(st.call[0]) == st.call[1]
-        if met:
+        if self.break_ball_pocketed(st, shot):
             return None
         obr, cue = shot.object_balls_to_rail, shot.cue_ball_to_rail
         if obr is None and cue is None:

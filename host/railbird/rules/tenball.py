@@ -14,8 +14,6 @@ class TenBall(RotationGame):
     name = "10-ball"
     rack_size = 10
     money_ball = 10
-    std_fouls = ("6.1", "6.2", "6.3", "6.4", "6.5", "6.6", "6.7", "6.8", "6.9", "6.10", "6.12",
-                 "6.13", "6.15")
     std_foul_prefix = "9.10"
     rule_lag = "9.1"
     rule_call = "9.5"

@@ -117,10 +117,19 @@ class Player:
         choices = [p for p in POCKETS if p not in avoid]
         return self.rng.choice(choices)
 
-    def _scratch(self, p: float, pots) -> str | None:
+    def _scratch(self, p: float) -> str | None:
         if self.rng.random() >= p:
             return None
         return self._pocket()
+
+    def _called_shot(self, st: dict, call: dict, kind: str, pots: list, txt: str) -> Turn:
+        """A called shot made ("pot") or missed ("miss"); the cue ball may follow."""
+        scratch = self._scratch(self.style.scratch)
+        if scratch:
+            txt += ", scratch"
+        rng = self.rng
+        return Turn([call], ShotPlan(kind, pots, scratch, rng.randint(1, 3),
+                                     rng.uniform(0.3, 0.8), txt), self._think(st), txt)
 
     # -- 10-ball (and 9-ball): rotation --------------------------------------------------------
     def _rotation(self, st: dict) -> Turn:
@@ -144,7 +153,7 @@ class Player:
                                          f"{who} breaks softly: too few balls reach a rail"),
                             self._think(st, 1.2), "weak break")
             pots = [(b, self._pocket()) for b in rng.sample(table, k)]  # the referee names them
-            scratch = self._scratch(sty.break_scratch, pots)
+            scratch = self._scratch(sty.break_scratch)
             txt = f"{who} breaks" + (f", {len(pots)} down" if pots else "") + \
                 (", scratch" if scratch else "")
             return Turn([], ShotPlan("break", pots, scratch, 6, 1.0, txt),
@@ -159,7 +168,7 @@ class Player:
             pocket = self._pocket()
             call = {"type": "call", "ball": money, "pocket": pocket}
             if rng.random() < sty.combo_ten_make:
-                scratch = self._scratch(sty.scratch / 2, [])
+                scratch = self._scratch(sty.scratch / 2)
                 return Turn([call], ShotPlan("pot", [(money, pocket)], scratch,
                                              rng.randint(1, 2), 0.6,
                                              f"{who} plays the {lowest} into the 10, "
@@ -189,17 +198,10 @@ class Player:
                                                   f"not {pocket}"),
                             self._think(st), "wrong pocket")
             pots = [(lowest, pocket)]
-            rest = [b for b in table if b != lowest]
-            if rest and rng.random() < sty.extra_ball:
-                pots.append((rng.choice(rest), self._pocket()))
-            scratch = self._scratch(sty.scratch, pots)
-            txt = f"{who}: {lowest} in {pocket}" + (", scratch" if scratch else "")
-            return Turn([call], ShotPlan("pot", pots, scratch, rng.randint(1, 3),
-                                         rng.uniform(0.3, 0.8), txt), self._think(st), txt)
-        scratch = self._scratch(sty.scratch, [])
-        txt = f"{who} misses the {lowest}" + (", scratch" if scratch else "")
-        return Turn([call], ShotPlan("miss", [], scratch, rng.randint(1, 3),
-                                     rng.uniform(0.3, 0.8), txt), self._think(st), txt)
+            if others and rng.random() < sty.extra_ball:
+                pots.append((rng.choice(others), self._pocket()))
+            return self._called_shot(st, call, "pot", pots, f"{who}: {lowest} in {pocket}")
+        return self._called_shot(st, call, "miss", [], f"{who} misses the {lowest}")
 
     # -- 14.1 continuous -----------------------------------------------------------------------
     def _straight(self, st: dict) -> Turn:
@@ -211,7 +213,7 @@ class Player:
                 return Turn([], ShotPlan("weak_break", [], None, 1, 0.3,
                                          f"{who} breaks: only one ball reaches a rail"),
                             self._think(st, 1.2), "breaking foul")
-            scratch = self._scratch(sty.break_scratch / 2, [])
+            scratch = self._scratch(sty.break_scratch / 2)
             txt = f"{who} plays the opening safe break" + (", scratch" if scratch else "")
             return Turn([], ShotPlan("safe_break", [], scratch, 3, 0.5, txt),
                         self._think(st, 1.2), txt)
@@ -231,12 +233,6 @@ class Player:
             rest = [b for b in table if b != ball]
             if len(rest) > 1 and rng.random() < sty.extra_ball:
                 pots.append((rng.choice(rest), self._pocket(avoid=(pocket,))))
-            scratch = self._scratch(sty.scratch, pots)
-            txt = f"{who}: {ball} in {pocket}" + (", scratch" if scratch else "")
-            return Turn([call], ShotPlan("pot", pots, scratch, rng.randint(1, 3),
-                                         rng.uniform(0.3, 0.8), txt), self._think(st), txt)
-        scratch = self._scratch(sty.scratch, [])
-        txt = f"{who} misses the {ball}" + (", scratch" if scratch else "")
-        return Turn([call], ShotPlan("miss", [], scratch, rng.randint(1, 3),
-                                     rng.uniform(0.3, 0.8), txt), self._think(st), txt)
+            return self._called_shot(st, call, "pot", pots, f"{who}: {ball} in {pocket}")
+        return self._called_shot(st, call, "miss", [], f"{who} misses the {ball}")
 

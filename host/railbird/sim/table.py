@@ -264,7 +264,6 @@ class LiveTable(Runner):
         self.sn = None
         self.client = None
         self._host_fen = None
-        self._host_state = None
         self._host_seen = threading.Event()
         self._cond = threading.Condition()
         self._session = uuid.uuid4().hex[:8]
@@ -336,7 +335,6 @@ class LiveTable(Runner):
         fen = d.get("fen")
         with self._cond:
             self._host_fen = fen
-            self._host_state = d.get("state")
             self._cond.notify_all()
         self._host_seen.set()
 

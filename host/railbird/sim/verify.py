@@ -77,28 +77,23 @@ def progressed(s: dict) -> bool:
 
 def replay_check(path) -> dict:
     """Replay the journal's inputs through a fresh pipeline; compare shots and states."""
+    from railbird.daemon import rebuild
     from railbird.host.offline import journal_config
     from railbird.host.pipeline import Pipeline, shot_json
     from railbird.journal import Journal
 
     j = Journal(path)
     try:
-        pipe = Pipeline(journal_config(j))
         shots, states = [], []
-        for _id, source, rx, topic, payload, venue, tbl in j.inputs():
-            if source == "mqtt":
-                records = pipe.on_message(topic, payload, rx)[2]
-            elif source == "local":
-                records = pipe.on_referee(venue, tbl, json.loads(payload), "local")[2]
-            elif source == "tick":
-                records = pipe.tick(rx)
-            else:
-                continue
+
+        def collect(records):
             for r in records:
                 if r["type"] == "shot":
                     shots.append((r["venue"], r["table"], shot_json(r["shot"])))
                 elif r["type"] == "state":
                     states.append((r["venue"], r["table"], _canon(r["state"]), r["fen"]))
+
+        rebuild(Pipeline(journal_config(j)), j, collect)
         stored_shots = sorted((v, t, shot_json(json.loads(s))) for v, t, s in j.db.execute(
             "SELECT venue, tbl, shot FROM shots"))
         stored_states = [(v, t, _canon(json.loads(s)), f) for v, t, s, f in j.db.execute(

@@ -21,7 +21,6 @@ import mimetypes
 import queue
 import threading
 import time
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from urllib.parse import unquote, urlsplit
