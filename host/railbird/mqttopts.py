@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import ssl
 
-import paho.mqtt.client as mqtt
 
 
 def add_broker_options(parser, default_user: str = "railbird-display") -> None:
@@ -28,7 +27,11 @@ def add_broker_options(parser, default_user: str = "railbird-display") -> None:
                         "(env RAILBIRD_MQTT_CAFILE; default: the system's trusted CAs)")
 
 
-def make_client(args, client_id: str = "", **kwargs) -> mqtt.Client:
+def make_client(args, client_id: str = "", **kwargs):
+    # Imported here: every `railbird` command loads this module to build its parser, and
+    # paho costs ~30 ms of start-up that only the commands that connect need.
+    import paho.mqtt.client as mqtt
+
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, **kwargs)
     if args.user:
         client.username_pw_set(args.user, args.password)

@@ -64,3 +64,22 @@ def test_replay_of_a_daemon_journal(tmp_path):
     shots = subprocess.run([sys.executable, "-m", "railbird", "replay", j, "--shots"],
                            capture_output=True, check=True).stdout
     assert _assemble(exp.decode()).stdout == shots
+
+
+def test_replay_refuses_a_missing_journal_without_creating_one(tmp_path):
+    missing = tmp_path / "nope.sqlite"
+    p = subprocess.run([sys.executable, "-m", "railbird", "replay", str(missing)],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "no such journal file" in p.stderr
+    assert not missing.exists()
+
+
+def test_replay_reports_a_bad_config_file_clearly(tmp_path):
+    journal = tmp_path / "j.sqlite"
+    from railbird.journal import Journal
+    Journal(str(journal)).close()
+    bad = tmp_path / "bad.toml"
+    bad.write_text('venue = "Not A Slug"\n')
+    p = subprocess.run([sys.executable, "-m", "railbird", "replay", str(journal), "--config",
+                        str(bad)], capture_output=True, text=True)
+    assert p.returncode == 2 and "venue" in p.stderr and "Traceback" not in p.stderr

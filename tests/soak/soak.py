@@ -10,7 +10,6 @@ Everything here is test code; it drives the product only through its public surf
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import sqlite3
@@ -398,7 +397,8 @@ def analyse(nodes, host: Host, disruptions, replay_ok: bool, final_stats: dict,
     rss_rows = []
     for i, samples in enumerate(host.rss):
         if samples:
-            rss_rows.append({"run": i + 1, "minutes": round((samples[-1][0] - samples[0][0]) / 60, 1),
+            mins = round((samples[-1][0] - samples[0][0]) / 60, 1)
+            rss_rows.append({"run": i + 1, "minutes": mins,
                              "first_kb": samples[0][1], "last_kb": samples[-1][1],
                              "max_kb": max(s[1] for s in samples)})
     dup_msgs = sum(c for (kind, st), c in status.items() if kind == "events" and st == "duplicate")
@@ -426,7 +426,8 @@ def analyse(nodes, host: Host, disruptions, replay_ok: bool, final_stats: dict,
                                       "p50": ms(percentile(arrive_steady, 50)),
                                       "p99": ms(percentile(arrive_steady, 99)),
                                       "max": ms(max(arrive_steady) if arrive_steady else None)},
-        "latency_release_ms": {"p50": ms(percentile(release, 50)), "p99": ms(percentile(release, 99)),
+        "latency_release_ms": {"p50": ms(percentile(release, 50)),
+                               "p99": ms(percentile(release, 99)),
                                "max": ms(max(release) if release else None)},
         "nodes": node_rows, "host_rss": rss_rows, "host_starts": host.starts,
         "host_kills": host.kills, "broker_restarts": broker_restarts, "replay_check": replay_ok,

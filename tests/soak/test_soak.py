@@ -204,9 +204,11 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report):
     (tmp_path / "figures.json").write_text(json.dumps(f, indent=1, default=str))
     text = soak.format_figures(f)
     text += ("\n\nnode reconnect after the broker came back (s): "
-             f"{f['node_reconnect_after_broker_s']}\nlate by node and disruption window: {f['late_by_node_and_disruption']}"
+             f"{f['node_reconnect_after_broker_s']}\nlate by node and disruption window: "
+             f"{f['late_by_node_and_disruption']}"
              f"\ninputs by status: {f['inputs_by_status']}"
-             f"\nrejected by reason: {f['rejected_by_reason']}\nfigures: {tmp_path / 'figures.json'}")
+             f"\nrejected by reason: {f['rejected_by_reason']}"
+             f"\nfigures: {tmp_path / 'figures.json'}")
     soak_report("Railbird soak: 3 tables, 4 nodes, chaos", text)
     log("figures:\n" + text)
 

@@ -26,18 +26,28 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from railbird.config import load
+    from pathlib import Path
+
+    from railbird.config import ConfigError, load
     from railbird.host.offline import export_inputs, replay
     from railbird.host.pipeline import shot_json
     from railbird.journal import Journal
 
+    # Opening a missing file would create an empty journal and "replay" nothing.
+    if not Path(args.journal).is_file():
+        print(f"railbird replay: {args.journal}: no such journal file", file=sys.stderr)
+        return 2
+    try:
+        cfg = load(args.config) if args.config else None
+    except (ConfigError, OSError) as e:
+        print(f"railbird replay: --config {args.config}: {e}", file=sys.stderr)
+        return 2
     journal = Journal(args.journal)
     try:
         if args.export_inputs:
             for line in export_inputs(journal):
                 sys.stdout.write(line + "\n")
             return 0
-        cfg = load(args.config) if args.config else None
         pipe, shots = replay(journal, cfg)
         if args.shots:
             for s in shots:

@@ -7,6 +7,7 @@ game) a table still assembles and journals shots, it just has no game state.
 from __future__ import annotations
 
 import copy
+from railbird.rules.inputs import SHOT_FACTS  # the facts a referee may enter (REFEREE.md §3a)
 
 
 def _rules():
@@ -25,10 +26,7 @@ def _rules():
 _POCKETED_DOUBT = ("lost:", "jam:")
 
 
-# The shot facts a referee may enter for a sensed shot (protocol/REFEREE.md §3a); the same
-# list as railbird.rules.inputs.SHOT_FACTS, kept here so the host runs without the engine.
-SHOT_FACTS = ("pocketed", "first_contact", "rail_after_contact", "object_balls_to_rail",
-              "cue_ball_to_rail", "off_table", "fouls")
+
 
 
 def object_balls_bound(shot: dict, state: dict | None) -> int | None:
