@@ -175,6 +175,11 @@ def main(argv=None):
     ap.add_argument("--pinmap", default=None, help="pin map id or file (sensor node)")
     ap.add_argument("--march", default="xtensawin")
     a = ap.parse_args(argv)
+    # Anything else in the parent (e.g. an older flat build) would be mistaken for firmware.
+    if a.out.is_dir():
+        for stale in a.out.iterdir():
+            if stale.name not in ("node", "scoreboard"):
+                shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     if a.target in ("node", "all"):
         made, total = build(a.out / "node", a.config, a.march, a.pinmap)
         print("sensor node: %d files (%d bytes) into %s (pin map %s)"
