@@ -11,7 +11,10 @@ Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when al
 - publisher: drains the spill first, then the ring, in batches of up to `batch_max` events
   (waiting up to `batch_linger_ms` for a batch to fill), QoS 1, at most `max_inflight`
   batches unacknowledged. Offline, or when the ring is over 3/4 full, it moves the oldest
-  ring events to the flash spill, so order is always: in flight < spill < ring.
+  ring events to the flash spill, so order is always: in flight < spill < ring. Until the
+  boot's first sync result is out, it holds events for up to SYNC_FIRST_MS after each
+  connect, so the host has status (uptime_us) and a sync sample of the boot before an
+  offline backlog arrives and maps its times right (docs/host.md, "Table time").
 - status: retained status every `status_period_s` and at once on a change (config,
   connect); retained birth once per boot (again when the config hash changes).
 - sync: a four-timestamp exchange with the host every `sync_period_s` (3 quick samples
@@ -47,6 +50,8 @@ from rbnode.spill import Spill
 from rbnode.supervisor import Supervisor
 
 FW_VERSION = "rbnode-0.1.0"
+# After a connect, events wait up to this long for the boot's first sync result (above).
+SYNC_FIRST_MS = 2000
 
 # Device settings and their defaults (firmware/config.json overrides them).
 DEV_DEFAULTS = {
@@ -114,6 +119,8 @@ class Node:
         self._window = dev["max_inflight"] - 1 if dev["max_inflight"] > 1 else 1
         self._sync_burst = 3
         self._sync_result = None
+        self._sync_sent = False  # a sync result of this boot went out
+        self._hold_until = 0  # clock.now() until which events wait for it
         self.sup = Supervisor(hw, dev["wdt_ms"], enable=dev["wdt"])
         v, t, n = dev["venue"], dev["table"], self.node_id
         self.t_events = codec.topic(v, t, "events", n)
@@ -279,8 +286,15 @@ class Node:
         while not self._stopping:
             self.sup.beat("publisher")
             r = self.ring
+            # the birth of the boot (of the config) goes out before any further events:
+            # queued here, not only when the status task next wakes (up to 100 ms later,
+            # by when a backlog can be drained and the node cut off with no birth sent)
+            if m.isconnected() and m.inflight_count() < self._window:
+                if await self._publish_birth():
+                    continue
             # one in-flight slot stays free for birth/status/sync results
-            if not m.isconnected() or m.inflight_count() >= self._window:
+            if not m.isconnected() or m.inflight_count() >= self._window or \
+                    (not self._sync_sent and self.clock.now() < self._hold_until):
                 if len(r) * 4 >= r.capacity * 3:
                     self._spill_some(r.capacity // 4)
                 await _sleep_ms(10)
@@ -329,6 +343,7 @@ class Node:
     def _on_connect(self):
         self.c["reconnects"] = self.mqtt.counters["reconnects"]
         self._sync_burst = 3
+        self._hold_until = self.clock.now() + SYNC_FIRST_MS * 1000
         self._status_now.set()
 
     def _on_message(self, topic, payload, retain):
@@ -436,6 +451,17 @@ class Node:
                 "reset": self.reset_cause, "config_hash": self.cfg_hash,
                 "pinmap": self.hw.pinmap_id, "caps": caps}
 
+    async def _publish_birth(self):
+        """Publish the retained birth when this boot's birth for the active config has not
+        been handed to the client yet (publisher and status task both call it; the check
+        and the mark happen with no await between them, so it goes out once) -> True when
+        it did."""
+        if self._birth_hash == self.cfg_hash:
+            return False
+        self._birth_hash = self.cfg_hash
+        await self.mqtt.publish(self.t_birth, codec.encode("birth", self.birth_msg()), 1, True)
+        return True
+
     async def _status_task(self):
         m = self.mqtt
         last = self.clock.now()
@@ -444,10 +470,8 @@ class Node:
             # never wait for an in-flight slot here (the publisher leaves one free)
             if m.isconnected() and m.inflight_count() < m.max_inflight:
                 now = self.clock.now()
-                if self._birth_hash != self.cfg_hash:
-                    self._birth_hash = self.cfg_hash
-                    await m.publish(self.t_birth, codec.encode("birth", self.birth_msg()), 1,
-                                    True)
+                if await self._publish_birth():
+                    pass
                 elif self._status_now.is_set() or \
                         now - last >= self.cfg["status_period_s"] * 1000000:
                     self._status_now.clear()
@@ -517,6 +541,7 @@ class Node:
         if r is not None:
             self._sync_result = None
             await self.mqtt.publish(self.t_sync_result, codec.encode("sync_result", r), 1)
+            self._sync_sent = True
 
     # -- life cycle -----------------------------------------------------------------------------
     async def _net_task(self):

@@ -7,9 +7,16 @@ the last `keep` samples of a boot, uses those whose delay is within `slack_us` o
 (min-delay filtering) and fits offset + drift by least squares over node time. Drift is only
 fitted once the used samples span `min_span_us`, and is clamped to +-`max_drift_ppm`.
 
-Without any sample for a boot the model falls back to a frozen estimate from the arrival
-time of the first message of that boot (`observe_arrival`), or to offset 0 when no arrival
-time is known (offline tools fed bare node times). Such events are marked `synced=False`.
+Without any sample for a boot the model falls back to a provisional offset from arrival
+times (`observe_arrival`): something the node stamped at node time t arrived at host time
+rx, so offset <= rx - t. Each observation is only an upper bound (the first `events`
+message after an offline boot is the oldest batch of the backlog, too large by its age), so
+the model keeps the tightest one seen: the newest event of each `events` batch and
+`status.uptime_us` (node time at publish) are observations. A provisional mapping is also
+clamped to the arrival time of the message carrying the event (an event cannot have
+happened after it arrived), so it never puts an event in the future nor pushes a table's
+reorder watermark ahead of host time. With no arrival time known (offline tools fed bare
+node times) the offset is 0. Such events are marked `synced=False`.
 All arithmetic is integer or exact-rational-free float on small numbers; the result is an int.
 """
 
@@ -71,15 +78,23 @@ class BootClock:
         self.synced = True
 
     def observe_arrival(self, t_node: int, rx: int | None) -> None:
-        """First message of the boot without a sync sample: freeze offset = rx - t_node
-        (an upper bound of the true offset: the message was sent at or after t_node)."""
-        if self.fallback is None and rx is not None:
-            self.fallback = rx - t_node
+        """Something the node stamped at node time `t_node` arrived at host time `rx`: the
+        offset is at most rx - t_node. Keep the tightest (smallest) bound seen."""
+        if rx is None:
+            return
+        bound = rx - t_node
+        if self.fallback is None or bound < self.fallback:
+            self.fallback = bound
 
-    def to_table(self, t_node: int) -> int:
+    def to_table(self, t_node: int, rx: int | None = None) -> int:
+        """Table time of node time `t_node`; `rx`, the arrival time of the message that
+        carried it, caps a provisional (unsynced) mapping."""
         if self.synced:
             return t_node + int(round(self.offset + self.drift * (t_node - self.t_ref)))
-        return t_node + (self.fallback or 0)
+        t = t_node + (self.fallback or 0)
+        if rx is not None and t > rx:
+            t = rx
+        return t
 
     def describe(self) -> dict:
         if not self.synced:

@@ -46,7 +46,9 @@ def test_fallback_from_arrival_until_synced():
     c = BootClock()
     assert c.to_table(1000) == 1000  # nothing known: node time as is
     c.observe_arrival(1000, 9_000)
-    c.observe_arrival(2000, 100)  # frozen at the first arrival
+    c.observe_arrival(2000, 20_000)  # a looser upper bound: the tightest one is kept
     assert c.to_table(1000) == 9_000 and not c.synced
+    c.observe_arrival(3000, 9_500)  # a tighter one
+    assert c.to_table(1000) == 7_500
     c.add_sample(*exchange(5000, 3000, 0.0, 100, 100))
     assert c.synced and c.to_table(1000) == 4000

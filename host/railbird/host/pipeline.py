@@ -125,6 +125,11 @@ class Pipeline:
                 self.counters["sync_samples"] += 1
                 return ("ok", None, [])
             # birth / status
+            if kind == "status" and rx is not None and msg.get("uptime_us") is not None:
+                # node time at publish: an arrival bound for an unsynced clock model
+                clock = self.clocks.get(node, msg["boot"])
+                if not clock.synced:
+                    clock.observe_arrival(msg["uptime_us"], rx)
             self.node_status[(venue, table, node)] = msg
             return ("ok", None, [{"type": "node", "venue": venue, "table": table,
                                   "node": node, "status": msg}])
@@ -136,7 +141,8 @@ class Pipeline:
         clock = self.clocks.get(node, boot)
         evs = msg["events"]
         if not clock.synced:
-            clock.observe_arrival(evs[-1]["t"], rx)
+            # the batch's newest event gives its tightest bound (see clockmodel.py)
+            clock.observe_arrival(max(e["t"] for e in evs), rx)
             if (node, boot) not in t.unsynced_warned:
                 t.unsynced_warned.add((node, boot))
                 t.assembler.warn(f"unsynced: node {node} boot {boot} has no time sync yet; "
@@ -144,7 +150,7 @@ class Pipeline:
         records = []
         fresh = 0
         for e in evs:
-            ev = Event(clock.to_table(e["t"]), node, boot, e["seq"], e["kind"], e.get("pocket"),
+            ev = Event(clock.to_table(e["t"], rx), node, boot, e["seq"], e["kind"], e.get("pocket"),
                        e.get("rail"), e.get("amp"), e.get("dur"), e.get("n"), e["t"],
                        clock.synced)
             st = t.timeline.push(ev)

@@ -1,0 +1,89 @@
+"""A node that booted while the broker was unreachable holds its backlog after connecting
+until its first sync result is out (rbnode/node.py SYNC_FIRST_MS), so the host can map the
+backlog's node times before it arrives (docs/host.md "Table time"; the host side of this
+soak finding is tests/host/test_offline_boot.py)."""
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import paho.mqtt.client as paho
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+if str(REPO / "firmware") not in sys.path:
+    sys.path.insert(0, str(REPO / "firmware"))
+
+from rbnode.simnode import SimNode  # noqa: E402
+from rbproto import codec  # noqa: E402
+
+pytestmark = pytest.mark.broker
+NODE, PW = "n1", "node-pw"
+
+
+class SyncHost:
+    """Answers sync requests and records the node's messages in arrival order."""
+
+    def __init__(self, broker):
+        self.lock = threading.Lock()
+        self.order = []  # (kind, boot)
+        self.c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="sync-host")
+        self.c.username_pw_set("railbird-host", "host-secret")
+        self.c.reconnect_delay_set(0.05, 0.5)
+        self.c.on_message = self._on
+        self.ready = threading.Event()
+        self.c.on_subscribe = lambda *a: self.ready.set()
+        self.c.on_connect = lambda c, u, f, rc, p: c.subscribe("railbird/v1/#", 1)
+        self.c.connect("127.0.0.1", broker.port)
+        self.c.loop_start()
+        assert self.ready.wait(5)
+
+    def _on(self, c, u, m):
+        t2 = time.monotonic_ns() // 1000
+        kind, venue, table, node, msg = codec.decode_message(m.topic, m.payload)
+        if kind == "sync_req":
+            resp = {"v": 1, "id": msg["id"], "t1": msg["t1"], "t2": t2,
+                    "t3": time.monotonic_ns() // 1000}
+            c.publish(codec.topic(venue, table, "sync_resp", node),
+                      codec.encode("sync_resp", resp), qos=0)
+        with self.lock:
+            self.order.append((kind, msg.get("boot")))
+
+    def kinds(self, boot):
+        with self.lock:
+            return [k for k, b in self.order if b == boot]
+
+    def close(self):
+        self.c.loop_stop()
+        self.c.disconnect()
+
+
+def test_backlog_waits_for_the_first_sync_result(broker, tmp_path):
+    broker.add_user(NODE, PW)
+    broker.stop()  # the node boots while the broker is unreachable
+    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
+                 seed=21, speed=1)
+    sn.start()
+    host = None
+    try:
+        sn.call(setattr, sn.node.mqtt, "backoff_max_ms", 300)
+        for i, p in enumerate(("HL", "HR", "SL", "SR", "FL", "FR")):
+            sn.drop(p, 30000, at_us=sn.now_us + 20_000 + i * 100_000)
+        time.sleep(1.0)
+        assert not sn.connected() and sn.status()["queue"] == 6  # the backlog
+        broker.start()
+        host = SyncHost(broker)
+        sn.wait_connected(15)
+        deadline = time.monotonic() + 10
+        while "events" not in host.kinds(sn.boot) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        kinds = host.kinds(sn.boot)
+        assert "events" in kinds, kinds
+        first_ev = kinds.index("events")
+        assert "sync_result" in kinds[:first_ev], kinds
+    finally:
+        sn.stop()
+        if host is not None:
+            host.close()
