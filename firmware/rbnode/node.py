@@ -16,7 +16,8 @@ Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when al
   connect, so the host has status (uptime_us) and a sync sample of the boot before an
   offline backlog arrives and maps its times right (docs/host.md, "Table time").
 - status: retained status every `status_period_s` and at once on a change (config,
-  connect); retained birth once per boot (again when the config hash changes).
+  connect); retained birth once per boot (again when the config hash changes), before the
+  boot's events: the publisher sends it first when the status task has not yet.
 - sync: a four-timestamp exchange with the host every `sync_period_s` (3 quick samples
   after each connect); the min-delay sample goes into status.sync.
 - net: the MQTT client's own reconnect loop (mqtt.MQTTClient.run).

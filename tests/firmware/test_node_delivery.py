@@ -4,6 +4,7 @@ drop and rail hit reaches a subscriber exactly once after de-duplication by
 (RAM ring -> flash spill -> in order after the reconnect) and across node restarts (the
 boot counter rises; spilled events keep their boot)."""
 
+import asyncio
 import json
 import sys
 import threading
@@ -18,6 +19,7 @@ REPO = HERE.parents[1]
 if str(REPO / "firmware") not in sys.path:
     sys.path.insert(0, str(REPO / "firmware"))
 
+from rbnode.node import Node  # noqa: E402
 from rbnode.simnode import SimNode, default_device_config  # noqa: E402
 from rbproto import codec  # noqa: E402
 
@@ -43,6 +45,7 @@ class Host:
         self.seen = set()
         self.dups = 0
         self.msgs = []          # (topic, payload) of everything else
+        self.order = []         # (kind, boot) of every message, arrival order
         self.c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id,
                              clean_session=False)
         self.c.username_pw_set("railbird-host", "host-secret")
@@ -58,6 +61,7 @@ class Host:
     def _on(self, c, u, m):
         kind, venue, table, node, msg = codec.decode_message(m.topic, m.payload)
         with self.lock:
+            self.order.append((kind, msg.get("boot")))
             if kind != "events":
                 self.msgs.append((kind, msg))
                 return
@@ -213,5 +217,69 @@ def test_node_restarts_boot_rises_nothing_lost(broker, host, tmp_path):
         assert [m["boot"] for m in births][-3:] == [b1, b2, b3] or \
             sorted(set(m["boot"] for m in births)) == [b1, b2, b3]
         assert births[-1]["reset"] == "power"
+    finally:
+        sn.stop()
+
+
+async def _status_task_without_birth(self):
+    """The status task as if starved of CPU until the backlog is out (as under load): it
+    sends the status due on connect, never the birth."""
+    m = self.mqtt
+    while not self._stopping:
+        self.sup.beat("status")
+        if m.isconnected() and self._status_now.is_set() and \
+                m.inflight_count() < m.max_inflight:
+            self._status_now.clear()
+            await m.publish(self.t_status, codec.encode("status", self.status_msg()), 1, True)
+        await asyncio.sleep(0.1)
+
+
+def test_birth_goes_before_the_boots_events_and_is_owed_by_wait_idle(broker, host, tmp_path,
+                                                                      monkeypatch):
+    """Regression: the birth used to be sent only by the status task, which wakes every
+    100 ms; under load a reconnecting node drained its backlog first, wait_idle() returned
+    and the power cut that followed lost that boot's birth for good. Now the publisher sends
+    the birth before the boot's first events, and wait_idle() waits for it. A status task
+    that never gets to the birth makes the old race certain."""
+    monkeypatch.setattr(Node, "_status_task", _status_task_without_birth)
+    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
+                 seed=14, speed=10, sensing=sensing())
+    sn.start()
+    try:
+        boots = []
+        n = 0
+        for k in range(3):
+            sn.wait_connected(20)
+            boots.append(sn.boot)
+            n += len(schedule(sn, 1.0, 10, 40))
+            sn.wait_idle(timeout=30)
+            sn.restart(park=False, reset_cause="power")   # cut right after idle
+        assert host.wait_count(n, 30) == n
+        with host.lock:
+            order = list(host.order)
+        for b in boots:
+            kinds = [k for k, bb in order if bb == b and k in ("birth", "events")]
+            assert kinds and kinds[0] == "birth", (b, kinds[:3])
+            assert kinds.count("birth") == 1, (b, kinds.count("birth"))
+    finally:
+        sn.stop()
+
+
+def test_wait_idle_counts_an_unsent_birth(broker, host, tmp_path, monkeypatch):
+    """SimNode.idle() is what tests wait on before a power cut: while connected, a birth
+    nobody has sent yet is still owed, so the node is not idle."""
+    async def never(self):
+        return False
+    monkeypatch.setattr(Node, "_status_task", _status_task_without_birth)
+    monkeypatch.setattr(Node, "_publish_birth", never)
+    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
+                 seed=15, speed=10, sensing=sensing())
+    sn.start()
+    try:
+        sn.wait_connected(20)
+        time.sleep(0.3)
+        assert not sn.idle()
+        with pytest.raises(TimeoutError):
+            sn.wait_idle(timeout=0.5)
     finally:
         sn.stop()
