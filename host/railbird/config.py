@@ -7,6 +7,8 @@ Example (every key optional except where noted; see docs/host.md):
     accept_unknown_tables = false  # a table not under [tables] is rejected ('unknown table')
     journal = "railbird-journal.sqlite"
     reorder_window_ms = 500        # timeline reorder window
+    max_hold_ms = 60000            # per-node watermark: how long a node that is offline or
+                                   # has a backlog pending may hold its table (0: never hold)
     journal_sync = "normal"        # SQLite synchronous: "normal" (survives a process crash)
                                    # or "full" (also survives power loss; slower)
     referee_token = ""             # if set, MQTT referee input must carry this token
@@ -160,6 +162,7 @@ class Config:
     accept_unknown_tables: bool = False
     journal: str = "railbird-journal.sqlite"
     reorder_window_ms: int = 500
+    max_hold_ms: int = 60_000
     journal_sync: str = "normal"
     referee_token: str = ""
     lip_policy: str = "warn"
@@ -175,6 +178,10 @@ class Config:
     def window_us(self) -> int:
         return self.reorder_window_ms * 1000
 
+    @property
+    def max_hold_us(self) -> int:
+        return self.max_hold_ms * 1000
+
     def table_config(self, table: str) -> TableConfig | None:
         tc = self.table.get(table)
         if tc is None and self.accept_unknown_tables:
@@ -183,7 +190,7 @@ class Config:
 
 
 _TOP = {"venue": str, "subscribe": list, "accept_unknown_tables": bool, "journal": str,
-        "reorder_window_ms": int, "journal_sync": str, "referee_token": str,
+        "reorder_window_ms": int, "max_hold_ms": int, "journal_sync": str, "referee_token": str,
         "lip_policy": str, "stats_period_s": int}
 _TABLE = {"game": str, "players": list, "race_to": int, "target": int, "options": dict,
           "nodes": list}
@@ -272,6 +279,8 @@ def from_dict(d: dict) -> Config:
         raise ConfigError("lip_policy: expected 'warn' or 'rule'")
     if cfg.reorder_window_ms < 0:
         raise ConfigError("reorder_window_ms: must be >= 0")
+    if cfg.max_hold_ms < 0:
+        raise ConfigError("max_hold_ms: must be >= 0")
     bspec = {k: type(v) for k, v in BrokerConfig().__dict__.items()}
     cfg.broker = BrokerConfig(**_typed(broker, bspec, "broker."))
     if cfg.broker.cafile and not cfg.broker.tls:

@@ -11,6 +11,11 @@ only then are the MQTT messages acknowledged (manual ack) and the outputs called
 anywhere before the commit leaves the messages unacknowledged, so the broker sends them
 again; a crash after it is repaired by the replay at start-up plus de-duplication.
 
+A reconnect to the broker after losing it (not the first connect of the process: after a host
+crash the broker kept the session and the nodes went on) is journalled as a `reconnect`
+input: the pipeline then holds every node's table until that node is caught up
+(docs/host.md "Per-node watermarks").
+
 Time ticks (`Pipeline.tick`) close shots when the table is quiet. They run only once the
 ingest has caught up after a (re)connect (the inbox stayed empty for `CATCHUP_IDLE_S`), so a
 backlog queued at the broker is never declared late; a tick that changed something is
@@ -58,6 +63,8 @@ def rebuild(pipeline: Pipeline, journal: Journal, on_records=None,
             records = pipeline.on_referee(venue, tbl, json.loads(payload), "local")[2]
         elif source == "tick":
             records = pipeline.tick(rx)
+        elif source == "reconnect":
+            records = pipeline.on_reconnect(rx)
         else:
             continue
         if on_records is not None:
@@ -94,6 +101,7 @@ class Daemon:
         self._stop = threading.Event()
         self._thread = None
         self._caught_up = False
+        self._connected_before = False
         self._idle_since = None
         self._last_stats = time.monotonic()
         self.replayed = 0
@@ -205,6 +213,17 @@ class Daemon:
                 futures.append((fut, _referee_result(status, reason, records)))
             elif kind in ("connected", "disconnected"):
                 self._caught_up = False  # a backlog may follow: no ticks until it is drained
+                if kind == "connected":
+                    if self._connected_before:
+                        # the broker was lost (and so, most likely, were the nodes): every
+                        # node holds its table until it is caught up (per-node watermarks)
+                        rx = item[1]
+                        records = self._safe(
+                            lambda: ("ok", None, self.pipeline.on_reconnect(rx)))[2]
+                        iid = self.journal.add_input("reconnect", rx, status="ok")
+                        self.journal.add_records(iid, records)
+                        dispatch += records
+                    self._connected_before = True
         self.journal.commit()
         if self.ingest is not None:
             for mid, qos in acks:

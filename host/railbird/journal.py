@@ -24,7 +24,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS inputs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
-  source TEXT NOT NULL,            -- mqtt | local | tick
+  source TEXT NOT NULL,            -- mqtt | local | tick | reconnect
   rx INTEGER,                      -- host monotonic µs at receipt (tick: the tick time)
   wall REAL NOT NULL,              -- wall clock, for people
   topic TEXT, payload BLOB,

@@ -3,7 +3,8 @@
 Events of all the table's nodes go into a heap. An event is released (in order of the key
 (t, node, boot, seq)) once the table's event-time watermark — the largest table time seen so
 far minus the reorder window — has passed it, or when the daemon advances time explicitly
-(`advance(now)`, used when the table has been idle) or at the end of input (`flush()`).
+(`release(upto)`: the daemon's idle ticks, and the pipeline's per-node watermarks, which cap
+the release point while a node is cut off) or at the end of input (`flush()`).
 
 - duplicate: (node, boot, seq) seen before -> dropped and counted.
 - reordered: arrived with a time below the largest seen so far, but inside the window.

@@ -21,6 +21,8 @@ configuration file (TOML; every key optional except venue; defaults shown):
   journal = "railbird-journal.sqlite"   SQLite journal (WAL); --journal overrides
   journal_sync = "normal"         "normal": survives a process crash; "full": power loss too
   reorder_window_ms = 500         how long the timeline waits for out-of-order events
+  max_hold_ms = 60000             how long a node that is offline or still sending its
+                                  backlog may hold its table's timeline (0: never)
   referee_token = ""              when set, MQTT referee input must carry this token
   lip_policy = "warn"             "rule": also pass the lip time to the rules (general 30)
   stats_period_s = 60             log the counters this often (0: never)

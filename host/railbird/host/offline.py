@@ -5,10 +5,12 @@ Input lines for `assemble` (one JSON object per line; blank lines and `#` commen
 
     {"topic": "railbird/v1/club/t1/node/n1/events", "payload": {...}, "rx": 123}
     {"tick": 123456789}
+    {"reconnect": 123456789}
 
 `payload` is the message object (or its JSON text); `rx` (optional) is the host receive time
 in µs, used only for nodes without time sync; `tick` advances table time as the daemon's
-idle ticks do. At the end of input every table is flushed. The output is a pure function of
+idle ticks do; `reconnect` is the host reconnecting to the broker after losing it (per-node
+watermarks, docs/host.md). At the end of input every table is flushed. The output is a pure function of
 the input lines: same input, same bytes.
 """
 
@@ -61,6 +63,8 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
                 raise ValueError("not an object")
             if "tick" in obj:
                 records = pipe.tick(int(obj["tick"]))
+            elif "reconnect" in obj:
+                records = pipe.on_reconnect(int(obj["reconnect"]))
             else:
                 payload = obj["payload"]
                 if not isinstance(payload, (str, bytes)):
@@ -104,7 +108,7 @@ def journal_config(journal: Journal) -> Config:
 
 
 def export_inputs(journal: Journal):
-    """The journal's MQTT inputs and ticks as `assemble` input lines."""
+    """The journal's MQTT inputs, ticks and reconnects as `assemble` input lines."""
     for _id, source, rx, topic, payload, venue, tbl in journal.inputs():
         if source == "mqtt":
             try:
@@ -115,3 +119,5 @@ def export_inputs(journal: Journal):
                              separators=(",", ":"))
         elif source == "tick":
             yield json.dumps({"tick": rx})
+        elif source == "reconnect":
+            yield json.dumps({"reconnect": rx})

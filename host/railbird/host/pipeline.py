@@ -5,6 +5,18 @@ time ticks into records (events released in timeline order, late events, shots, 
 referee results, node status). It does no I/O: the daemon journals the input and the records
 in one transaction and then calls the outputs; a restart replays the journalled inputs
 through a fresh Pipeline and arrives at exactly the same state (DESIGN.md §5).
+
+Per-node watermarks (docs/host.md "Per-node watermarks"): each node of a table that has
+reported has a `NodeMark` — the table time up to which all its events are in (`known`: its
+newest event, or a fresh status with nothing buffered) and, when the node may still have
+events for the past (last will `offline`, host reconnect after a broker outage, a reconnect
+status with a backlog), a hold. A table's release point (event watermark or idle tick) is
+capped at the `known` time of every held node, so no shot closes and no other node's event
+is released past a time for which a held node's events may still come. A node leaves the
+hold with evidence that it is caught up (a live synced event, or a fresh status with empty
+queue and spill); a hold older than `max_hold_ms` (host time of the input) expires: the node
+is `gone`, the table moves on, and its later events are late as before. All of it is a
+function of the journalled inputs (receive times, ticks, reconnects), so replays are exact.
 """
 
 from __future__ import annotations
@@ -34,6 +46,25 @@ class Reject(Exception):
         self.reason = reason
 
 
+class NodeMark:
+    """Watermark state of one node of one table (see the module docstring)."""
+
+    __slots__ = ("known", "since", "reason", "gone", "boot", "status_key", "reconnects")
+
+    def __init__(self):
+        self.known = None       # table µs up to which all the node's events are in
+        self.since = None       # host µs at which the current hold began (None: not held)
+        self.reason = None      # offline | reconnect | backlog
+        self.gone = False       # the hold passed max_hold: no longer holds the table
+        self.boot = None        # boot of the last fresh status
+        self.status_key = None  # (boot, uptime_us) of the last fresh online status
+        self.reconnects = None  # its counters.reconnects
+
+    @property
+    def holding(self) -> bool:
+        return self.since is not None and not self.gone
+
+
 class Table:
     """Runtime state of one table."""
 
@@ -52,6 +83,13 @@ class Table:
         # Referee facts (a `confirm` with shot facts) entered while a shot was in play:
         # applied to that shot when it closes (protocol/REFEREE.md §3a, docs/host.md).
         self.pending_facts: dict = {}
+        self.marks: dict = {}  # node -> NodeMark (nodes that have reported)
+
+    def mark(self, node: str) -> NodeMark:
+        m = self.marks.get(node)
+        if m is None:
+            m = self.marks[node] = NodeMark()
+        return m
 
     def shot_in_play(self) -> bool:
         """Activity on the table that is not yet a ruled shot: an open shot, or events
@@ -91,13 +129,16 @@ class Pipeline:
 
     COUNTERS = ("received", "events", "duplicate", "rejected", "late", "reordered", "shots",
                 "states", "sync_samples", "referee", "referee_refused", "rules_refused",
-                "ignored", "referee_pending", "referee_facts_refused")
+                "ignored", "referee_pending", "referee_facts_refused", "holds",
+                "holds_expired", "reconnects")
 
     def stats(self) -> dict:
         d = {k: 0 for k in self.COUNTERS}
         d.update(self.counters)
         d["rejected_by_reason"] = dict(self.rejected)
         d["pending"] = sum(t.timeline.pending for t in self.tables.values())
+        d["held"] = sorted(f"{k[1]}/{n}" for k, t in self.tables.items()
+                           for n, m in t.marks.items() if m.holding)
         return d
 
     # -- MQTT messages -------------------------------------------------------------------
@@ -131,10 +172,100 @@ class Pipeline:
                 if not clock.synced:
                     clock.observe_arrival(msg["uptime_us"], rx)
             self.node_status[(venue, table, node)] = msg
-            return ("ok", None, [{"type": "node", "venue": venue, "table": table,
-                                  "node": node, "status": msg}])
+            records = [{"type": "node", "venue": venue, "table": table, "node": node,
+                        "status": msg}]
+            if kind == "status":
+                self._status_mark(t, node, msg, rx, records)
+            else:
+                t.mark(node)
+            return ("ok", None, records)
         except Reject as e:
             return self._reject(e.code, e.reason)
+
+    # -- per-node watermarks -----------------------------------------------------------
+    def _hold(self, t: Table, node: str, m: NodeMark, now, reason: str, records) -> None:
+        if now is None or self.cfg.max_hold_us <= 0:
+            return
+        if m.since is not None and not m.gone:
+            m.reason = reason if reason != "reconnect" else m.reason
+            return
+        m.since, m.reason, m.gone = now, reason, False
+        self.counters["holds"] += 1
+        records.append({"type": "hold", "venue": t.venue, "table": t.table, "node": node,
+                        "state": "held", "reason": reason, "known": m.known, "at": now})
+
+    def _unhold(self, t: Table, node: str, m: NodeMark, now, records) -> None:
+        if m.since is None:
+            return
+        was = "gone" if m.gone else "held"
+        m.since, m.reason, m.gone = None, None, False
+        records.append({"type": "hold", "venue": t.venue, "table": t.table, "node": node,
+                        "state": "live", "was": was, "known": m.known, "at": now})
+
+    def _status_mark(self, t: Table, node: str, msg: dict, rx, records) -> None:
+        m = t.mark(node)
+        boot = msg["boot"]
+        if msg["state"] == "offline":
+            # the last will (or its retained copy): the node's events since `known` may
+            # still come; a will of an older boot than the node's latest status is stale
+            if m.boot is None or boot >= m.boot:
+                self._hold(t, node, m, rx, "offline", records)
+            return
+        key = (boot, msg.get("uptime_us") or 0)
+        if m.status_key is not None and key <= m.status_key:
+            return  # a retained copy re-delivered (host resubscribe): no news
+        new_conn = m.boot is not None and boot != m.boot
+        rc = (msg.get("counters") or {}).get("reconnects")
+        if rc is not None and m.reconnects is not None and rc > m.reconnects:
+            new_conn = True
+        m.status_key, m.boot, m.reconnects = key, boot, rc
+        buffered = (msg.get("queue") or 0) + (msg.get("spill") or 0)
+        if buffered == 0:
+            # nothing buffered at publish: every event before uptime_us is in
+            when = self.clocks.get(node, boot).to_table(msg["uptime_us"], rx)
+            if m.known is None or when > m.known:
+                m.known = when
+            self._unhold(t, node, m, rx, records)
+        elif new_conn or m.holding:
+            # (re)connected with a backlog: hold until it is in
+            self._hold(t, node, m, rx, "backlog", records)
+
+    def _upto(self, t: Table, cand, now, records):
+        """The table's release point: `cand` capped at the known time of every held node
+        (None: a held node with no known time holds everything). Expires old holds."""
+        for node in sorted(t.marks):
+            m = t.marks[node]
+            if not m.holding:
+                continue
+            if now is not None and now - m.since >= self.cfg.max_hold_us:
+                m.gone = True
+                self.counters["holds_expired"] += 1
+                t.assembler.warn(f"gone: node {node} ({m.reason}) held the table "
+                                 f"{(now - m.since) / 1e6:.0f} s (max_hold_ms); the table "
+                                 "moved on, its events before now may arrive late")
+                records.append({"type": "hold", "venue": t.venue, "table": t.table,
+                                "node": node, "state": "gone", "reason": m.reason,
+                                "known": m.known, "at": now})
+                continue
+            if m.known is None:
+                return None
+            if cand is None or m.known < cand:
+                cand = m.known
+        return cand
+
+    def on_reconnect(self, rx: int) -> list:
+        """The host reconnected to the broker after losing it (journalled by the daemon):
+        the nodes lost it too, most likely, and their backlogs are still to come. Every
+        node that has reported holds its table until it shows it is caught up."""
+        self.counters["reconnects"] += 1
+        records = []
+        for key in sorted(self.tables):
+            t = self.tables[key]
+            for node in sorted(t.marks):
+                m = t.marks[node]
+                if m.since is None:
+                    self._hold(t, node, m, rx, "reconnect", records)
+        return records
 
     def _events(self, t: Table, node: str, msg: dict, rx):
         boot = msg["boot"]
@@ -149,10 +280,14 @@ class Pipeline:
                                  "its times are estimated from arrival")
         records = []
         fresh = 0
+        m = t.mark(node)
+        newest = None
         for e in evs:
             ev = Event(clock.to_table(e["t"], rx), node, boot, e["seq"], e["kind"], e.get("pocket"),
                        e.get("rail"), e.get("amp"), e.get("dur"), e.get("n"), e["t"],
                        clock.synced)
+            if newest is None or ev.t > newest:
+                newest = ev.t
             st = t.timeline.push(ev)
             if st == "duplicate":
                 self.counters["duplicate"] += 1
@@ -166,7 +301,16 @@ class Pipeline:
                                  "the reorder window; journalled, not in the shot facts")
             elif st == "reordered":
                 self.counters["reordered"] += 1
-        self._advance(t, t.timeline.release(), None, records)
+        # a node sends its events in order: all of them up to its newest are in
+        if m.known is None or newest > m.known:
+            m.known = newest
+        if m.since is not None and clock.synced and rx is not None \
+                and rx - newest <= self.cfg.window_us:
+            self._unhold(t, node, m, rx, records)  # a live event: the node is caught up
+        tl = t.timeline
+        cand = None if tl.max_seen is None else tl.max_seen - tl.window_us
+        upto = self._upto(t, cand, rx, records)
+        self._advance(t, [] if upto is None else tl.release(upto), None, records)
         if fresh == 0:
             return ("duplicate", None, records)
         return ("ok", None, records)
@@ -287,10 +431,12 @@ class Pipeline:
         """Host time `now` (table time); release what the window allows and close shots
         that have been quiet long enough. Returns the records (empty: nothing changed)."""
         records = []
-        upto = now - self.cfg.window_us
         for key in sorted(tables if tables is not None else self.tables):
             t = self.tables.get(key)
             if t is None:
+                continue
+            upto = self._upto(t, now - self.cfg.window_us, now, records)
+            if upto is None:
                 continue
             rel = t.timeline.release(upto)
             self._advance(t, rel, upto, records)
