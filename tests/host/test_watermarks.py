@@ -264,6 +264,42 @@ def test_two_nodes_one_away_beyond_max_hold_the_table_moves_on_and_flags_late():
     assert held_at[RAILS] == "live"
 
 
+def test_a_drop_sent_after_a_later_rail_hit_in_a_held_backlog_is_not_late():
+    """Found by the soak: a board with beams and piezos sends a drop when its beam clears,
+    after rail hits stamped up to `dur` later, so its stream is in time order only within
+    the window. A batch boundary between them must not make the drop late while the other
+    board's events are released up to the held board's newest time."""
+    a, b = "t1-a", "t1-b"
+    t0 = 5000
+    a_evs = S.number([S.ev(t0, "rail", rail="F", amp=900), S.ev(t0 + 12, "rail", rail="LF",
+                                                                  amp=700),
+                      S.ev(t0 + 40, "rail", rail="H", amp=300)])
+    drop = dict(S.ev(t0 - 20, "drop", pocket="SL", dur=36000), seq=len(a_evs))
+    b_evs = S.number([S.ev(t0 + 5, "rail", rail="RH", amp=500),
+                      S.ev(t0 + 30, "rail", rail="LH", amp=400)])
+    run = Run(cfg([a, b]))
+    for node in (a, b):
+        run.msg(OFF, S.sync_result(OFF, node=node, t1=100))
+        run.msg(OFF + 200_000, status(node, 1, 200))
+    run.ticks(OFF + 300_000, OFF + ms(2000))
+    run.at(OFF + ms(2400), "reconnect")
+    run.ticks(OFF + ms(2500), OFF + ms(40_000))
+    # b is back first and goes live; a later, its backlog in two batches: the rails, then
+    # the drop (stamped 20 ms before them, emitted when its beam cleared)
+    run.msg(OFF + ms(15_000), status(b, 1, 15_000, queue=2, reconnects=1))
+    run.backlog(b_evs, b, OFF + ms(15_200))
+    run.live(S.number([S.ev(16_000, "rail", rail="F", amp=100)], first_seq=2), b)
+    run.msg(OFF + ms(20_000), status(a, 1, 20_000, queue=4, reconnects=1))
+    ((ta, pa),) = S.batches(a_evs, node=a, size=8)
+    ((td, pd),) = S.batches([drop], node=a, size=8)
+    run.msg(OFF + ms(20_200), (ta, pa))
+    run.msg(OFF + ms(20_202), (td, pd))
+    run.live(S.number([S.ev(21_000, "rail", rail="H", amp=100)], first_seq=4), a)
+    run.go()
+    assert run.pipe.counters["late"] == 0
+    assert run.shots[0]["pocketed"][0]["t"] - OFF == ms(t0 - 20)
+
+
 # -- last will ----------------------------------------------------------------------------------
 def test_last_will_holds_the_table_until_the_node_is_back():
     """The rails board drops off (its last will arrives at once: a reset, a dead access point)

@@ -7,16 +7,17 @@ in one transaction and then calls the outputs; a restart replays the journalled 
 through a fresh Pipeline and arrives at exactly the same state (DESIGN.md §5).
 
 Per-node watermarks (docs/host.md "Per-node watermarks"): each node of a table that has
-reported has a `NodeMark` — the table time up to which all its events are in (`known`: its
-newest event, or a fresh status with nothing buffered) and, when the node may still have
-events for the past (last will `offline`, host reconnect after a broker outage, a reconnect
-status with a backlog), a hold. A table's release point (event watermark or idle tick) is
-capped at the `known` time of every held node, so no shot closes and no other node's event
-is released past a time for which a held node's events may still come. A node leaves the
-hold with evidence that it is caught up (a live synced event, or a fresh status with empty
-queue and spill); a hold older than `max_hold_ms` (host time of the input) expires: the node
-is `gone`, the table moves on, and its later events are late as before. All of it is a
-function of the journalled inputs (receive times, ticks, reconnects), so replays are exact.
+reported has a `NodeMark`: `known`, its newest event time (or a fresh status with nothing
+buffered), and, when the node may still have events for the past (last will `offline`, host
+reconnect after a broker outage, a reconnect status with a backlog), a hold. A table's
+release point (event watermark or idle tick) is capped at `known` − window of every held
+node (the window because a node sends a drop when its beam clears, after rail hits stamped
+later), so no shot closes and no other node's event is released past a time for which a
+held node's events may still come. A node leaves the hold with evidence that it is caught
+up (a live synced event, or a fresh status with empty queue and spill); a hold older than
+`max_hold_ms` (host time of the input) expires: the node is `gone`, the table moves on, and
+its later events are late as before. All of it is a function of the journalled inputs
+(receive times, ticks, reconnects), so replays are exact.
 """
 
 from __future__ import annotations
@@ -231,7 +232,7 @@ class Pipeline:
             self._hold(t, node, m, rx, "backlog", records)
 
     def _upto(self, t: Table, cand, now, records):
-        """The table's release point: `cand` capped at the known time of every held node
+        """The table's release point: `cand` capped at known − window of every held node
         (None: a held node with no known time holds everything). Expires old holds."""
         for node in sorted(t.marks):
             m = t.marks[node]
@@ -249,8 +250,11 @@ class Pipeline:
                 continue
             if m.known is None:
                 return None
-            if cand is None or m.known < cand:
-                cand = m.known
+            # a node's stream is in order only within the window (a drop is sent when the
+            # beam clears, after rail hits stamped later): its newest time minus the window
+            b = m.known - self.cfg.window_us
+            if cand is None or b < cand:
+                cand = b
         return cand
 
     def on_reconnect(self, rx: int) -> list:
