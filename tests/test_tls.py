@@ -6,7 +6,6 @@ reach the broker under a name its certificate does not carry, are refused with a
 certificate error and keep running."""
 
 import asyncio
-import json
 import os
 import socket
 import ssl
@@ -27,6 +26,7 @@ if str(REPO / "firmware") not in sys.path:
 
 from rbnode import mqtt as rbmqtt  # noqa: E402
 from rbnode.simnode import SimNode  # noqa: E402
+from harness.hostproc import RailbirdRun  # noqa: E402
 
 pytestmark = pytest.mark.broker
 
@@ -75,13 +75,6 @@ def wait_for(cond, what, timeout=20.0):
             return v
         time.sleep(0.05)
     raise TimeoutError(what)
-
-
-def read_json(path):
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def tail_cmd(port, *extra):
@@ -147,21 +140,13 @@ def test_host_config_tls_keys(tmp_path):
 @pytest.mark.slow
 def test_node_daemon_and_tail_over_tls(tls_broker, tmp_path):
     b = tls_broker
-    host_dir = tmp_path / "host"
-    host_dir.mkdir()
-    conf = host_dir / "railbird.toml"
-    conf.write_text(CONFIG.format(port=b.tls_port, cafile=b.cafile, node=NODE))
-    stats_file = host_dir / "stats.json"
-    host_log = open(host_dir / "host.log", "wb")
-    host = subprocess.Popen([sys.executable, "-m", "railbird", "run", "--config", str(conf),
-                             "--journal", str(host_dir / "j.sqlite"),
-                             "--stats-file", str(stats_file)],
-                            stdout=host_log, stderr=subprocess.STDOUT)
+    host = RailbirdRun(tmp_path / "host",
+                       CONFIG.format(port=b.tls_port, cafile=b.cafile, node=NODE))
     tail_out, tail_err = tmp_path / "tail.out", tmp_path / "tail.err"
     tail = None
     sn = None
     try:
-        wait_for(lambda: read_json(stats_file).get("connected"), "host connected over TLS")
+        host.start(what="host connected over TLS")
         with open(tail_out, "wb") as o, open(tail_err, "wb") as e:
             tail = subprocess.Popen(tail_cmd(b.tls_port, "--tls", "--cafile", str(b.cafile),
                                              "--seconds", "60"), stdout=o, stderr=e, env=env())
@@ -182,8 +167,7 @@ def test_node_daemon_and_tail_over_tls(tls_broker, tmp_path):
         sn.wait_idle(30)
 
         # the daemon ingested the three events over TLS
-        st = wait_for(lambda: (lambda s: s if s.get("events", 0) >= 3 else None)(
-            read_json(stats_file)), "host ingested 3 events")
+        st = host.wait(lambda s: s.get("events", 0) >= 3, "host ingested 3 events")
         assert st["events"] == 3, st
         # tail printed them (and the node's birth/status)
         def printed():
@@ -201,10 +185,7 @@ def test_node_daemon_and_tail_over_tls(tls_broker, tmp_path):
         if tail is not None:
             tail.terminate()
             tail.wait(10)
-        host.terminate()
-        rc = host.wait(20)
-        host_log.close()
-    assert rc == 0, (host_dir / "host.log").read_text()[-3000:]
+        host.stop()
     # the broker saw TLS connections from all three on the TLS port
     log = (b.workdir / "mosquitto.log").read_text()
     assert f"on port {b.tls_port}" in log

@@ -3,8 +3,6 @@ subprocess. The host is SIGKILLed mid-game and restarted: no event lost, none co
 and the shots and game state equal those of a run without the crash."""
 
 import json
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +19,7 @@ if str(REPO / "firmware") not in sys.path:
     sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.simnode import SimNode  # noqa: E402
+from harness.hostproc import RailbirdRun  # noqa: E402
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -65,48 +64,9 @@ nodes = ["{node}"]
 """
 
 
-class Host:
+class Host(RailbirdRun):
     def __init__(self, workdir: Path, port: int, client_id: str):
-        self.dir = workdir
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.conf = self.dir / "railbird.toml"
-        self.conf.write_text(CONFIG.format(port=port, client_id=client_id, node=NODE))
-        self.journal = self.dir / "journal.sqlite"
-        self.stats_file = self.dir / "stats.json"
-        self.proc = None
-
-    def start(self):
-        if self.stats_file.exists():
-            self.stats_file.unlink()
-        log = open(self.dir / "host.log", "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "railbird", "run", "--config", str(self.conf),
-             "--journal", str(self.journal), "--stats-file", str(self.stats_file)],
-            stdout=log, stderr=log)
-        self.wait(lambda s: s.get("connected"), "host connected")
-
-    def stats(self):
-        try:
-            return json.loads(self.stats_file.read_text())
-        except (OSError, ValueError):
-            return {}
-
-    def wait(self, cond, what, timeout=20):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, (self.dir / "host.log").read_text()[-3000:]
-            if cond(self.stats()):
-                return
-            time.sleep(0.05)
-        raise TimeoutError(f"{what}: {self.stats()}\n{(self.dir / 'host.log').read_text()[-3000:]}")
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(20) == 0
+        super().__init__(workdir, CONFIG.format(port=port, client_id=client_id, node=NODE))
 
     def results(self):
         db = sqlite3.connect(self.journal)

@@ -8,7 +8,6 @@ same while the last announcements are not shown again."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ if str(REPO / "firmware") not in sys.path:
     sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.simnode import SimNode  # noqa: E402
+from harness.hostproc import RailbirdRun  # noqa: E402
 
 pytestmark = [pytest.mark.broker]
 
@@ -55,54 +55,20 @@ port = 0
 """
 
 
-class Host:
+class Host(RailbirdRun):
     def __init__(self, workdir: Path, port: int):
-        self.dir = workdir
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.conf = self.dir / "railbird.toml"
-        self.conf.write_text(CONFIG.format(port=port, node=NODE, pin=PIN))
-        self.stats_file = self.dir / "stats.json"
-        self.proc = None
+        super().__init__(workdir, CONFIG.format(port=port, node=NODE, pin=PIN))
 
     def start(self):
-        if self.stats_file.exists():
-            self.stats_file.unlink()
-        log = open(self.dir / "host.log", "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "railbird", "run", "--config", str(self.conf),
-             "--journal", str(self.dir / "journal.sqlite"), "--stats-file",
-             str(self.stats_file)], stdout=log, stderr=log)
-        self.wait(lambda s: s.get("connected") and s["outputs"]["web"]["url"], "connected")
-        return self
-
-    def stats(self):
-        try:
-            return json.loads(self.stats_file.read_text())
-        except (OSError, ValueError):
-            return {}
+        return super().start(lambda s: s.get("connected") and s["outputs"]["web"]["url"],
+                             "connected")
 
     @property
     def web(self):
         return self.stats()["outputs"]["web"]["url"]
 
-    def log(self):
-        return (self.dir / "host.log").read_text()[-3000:]
-
     def wait(self, cond, what, timeout=10):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log()
-            try:
-                if cond(self.stats()):
-                    return
-            except (KeyError, TypeError):
-                pass
-            time.sleep(0.05)
-        raise TimeoutError(f"{what}: {self.stats()}\n{self.log()}")
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(10) == 0, self.log()
+        return super().wait(cond, what, timeout)
 
 
 class Sink:
