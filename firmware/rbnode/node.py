@@ -16,7 +16,9 @@ Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when al
   connect, so the host has status (uptime_us) and a sync sample of the boot before an
   offline backlog arrives and maps its times right (docs/host.md, "Table time").
 - status: retained status every `status_period_s` and at once on a change (config,
-  connect); retained birth once per boot (again when the config hash changes), before the
+  connect), and once the backlog is out after a connect (ring, spill and in-flight batches
+  all empty: the host ends its hold on the node, docs/host.md "Per-node watermarks");
+  retained birth once per boot (again when the config hash changes), before the
   boot's events: the publisher sends it first when the status task has not yet.
 - sync: a four-timestamp exchange with the host every `sync_period_s` (3 quick samples
   after each connect); the min-delay sample goes into status.sync.
@@ -115,6 +117,7 @@ class Node:
         self._rails = []
         self._stopping = False
         self._status_now = asyncio.Event()
+        self._drain_status = False  # after a connect: a status is owed once drained()
         self._birth_hash = None
         self._base = None
         self._window = dev["max_inflight"] - 1 if dev["max_inflight"] > 1 else 1
@@ -346,6 +349,7 @@ class Node:
         self._sync_burst = 3
         self._hold_until = self.clock.now() + SYNC_FIRST_MS * 1000
         self._status_now.set()
+        self._drain_status = True
 
     def _on_message(self, topic, payload, retain):
         if topic == self.t_config:
@@ -452,6 +456,11 @@ class Node:
                 "reset": self.reset_cause, "config_hash": self.cfg_hash,
                 "pinmap": self.hw.pinmap_id, "caps": caps}
 
+    def drained(self):
+        """True when no event waits in the ring or the spill or is unacknowledged."""
+        return not len(self.ring) and not self._pending and \
+            (self.spill is None or not len(self.spill))
+
     async def _publish_birth(self):
         """Publish the retained birth when this boot's birth for the active config has not
         been handed to the client yet (publisher and status task both call it; the check
@@ -474,9 +483,14 @@ class Node:
                 if await self._publish_birth():
                     pass
                 elif self._status_now.is_set() or \
+                        (self._drain_status and self.drained()) or \
                         now - last >= self.cfg["status_period_s"] * 1000000:
                     self._status_now.clear()
                     last = now
+                    # the status of a drained node (queue 0, spill 0) settles what a
+                    # connect owed; no await between this check and status_msg()
+                    if self._drain_status and self.drained():
+                        self._drain_status = False
                     await m.publish(self.t_status, codec.encode("status", self.status_msg()),
                                     1, True)
                     continue

@@ -201,12 +201,13 @@ class SimNode:
     def idle(self):
         """True when every scheduled edge has happened and nothing is queued, spilled or
         in flight; and, while connected, the birth and the status due (on connect, on a
-        config change) have been handed to the client too (so a power cut after
-        wait_idle() loses nothing the node owed the broker)."""
+        config change, once drained after a connect) have been handed to the client too
+        (so a power cut after wait_idle() loses nothing the node owed the broker)."""
         def check():
             n = self.node
             owed = n.mqtt.isconnected() and (n._birth_hash != n.cfg_hash
-                                              or n._status_now.is_set())
+                                              or n._status_now.is_set()
+                                              or n._drain_status)
             return (not self.hw._edges and not self.hw._pending and len(n.ring) == 0
                     and (n.spill is None or len(n.spill) == 0)
                     and n.mqtt.inflight_count() == 0 and not n._pending

@@ -223,13 +223,16 @@ def test_node_restarts_boot_rises_nothing_lost(broker, host, tmp_path):
 
 async def _status_task_without_birth(self):
     """The status task as if starved of CPU until the backlog is out (as under load): it
-    sends the status due on connect, never the birth."""
+    sends the status due on connect and once drained after it, never the birth."""
     m = self.mqtt
     while not self._stopping:
         self.sup.beat("status")
-        if m.isconnected() and self._status_now.is_set() and \
+        if m.isconnected() and (self._status_now.is_set() or
+                                (self._drain_status and self.drained())) and \
                 m.inflight_count() < m.max_inflight:
             self._status_now.clear()
+            if self.drained():
+                self._drain_status = False
             await m.publish(self.t_status, codec.encode("status", self.status_msg()), 1, True)
         await asyncio.sleep(0.1)
 
