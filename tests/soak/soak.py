@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-import signal
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -25,6 +23,7 @@ if str(REPO / "firmware") not in sys.path:
     sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.simnode import SimNode  # noqa: E402
+from harness.hostproc import RailbirdRun  # noqa: E402
 
 VENUE = "club"
 NODE_PW = "node-pw"
@@ -74,77 +73,42 @@ def rss_kb(pid: int) -> int | None:
     return None
 
 
-class Host:
-    """`railbird run` as a subprocess with a stats file; SIGKILL and restart on demand."""
+class Host(RailbirdRun):
+    """`railbird run` with the soak's tables; counts its starts and SIGKILLs and samples its
+    memory per incarnation."""
 
     def __init__(self, workdir: Path, port: int):
-        self.dir = workdir
-        self.dir.mkdir(parents=True, exist_ok=True)
         conf = CONFIG.format(venue=VENUE, port=port, quiet=QUIET_MS)
         for t, (game, nodes) in TABLES.items():
             conf += f"[tables.{t}]\n{game}\nnodes = {json.dumps(nodes)}\n"
-        self.conf = self.dir / "railbird.toml"
-        self.conf.write_text(conf)
-        self.journal = self.dir / "journal.sqlite"
-        self.stats_file = self.dir / "stats.json"
-        self.proc: subprocess.Popen | None = None
+        super().__init__(workdir, conf, extra_args=["--log-level", "WARNING"])
         self.starts = 0
         self.kills = 0
         self.rss = []          # per incarnation: [(t, kB)]
 
     def start(self, timeout=60):
-        if self.stats_file.exists():
-            self.stats_file.unlink()
-        logf = open(self.dir / "host.log", "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "railbird", "run", "--config", str(self.conf),
-             "--journal", str(self.journal), "--stats-file", str(self.stats_file),
-             "--log-level", "WARNING"], stdout=logf, stderr=logf)
-        logf.close()
         self.starts += 1
         self.rss.append([])
-        self.wait(lambda s: s.get("connected"), "host connected", timeout)
-
-    def stats(self) -> dict:
-        try:
-            return json.loads(self.stats_file.read_text())
-        except (OSError, ValueError):
-            return {}
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return super().start(timeout=timeout)
 
     def wait(self, cond, what, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.alive():
-                raise AssertionError(f"host exited ({self.proc.returncode}): "
-                                     f"{self.log_tail()}")
-            if cond(self.stats()):
-                return
-            time.sleep(0.1)
-        raise TimeoutError(f"{what}: {self.stats()}\n{self.log_tail()}")
+        return super().wait(cond, what, timeout, poll=0.1)
 
     def sample_rss(self):
-        if self.alive():
+        if self.alive:
             kb = rss_kb(self.proc.pid)
             if kb:
                 self.rss[-1].append((time.monotonic(), kb))
 
     def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        super().kill()
         self.kills += 1
 
     def stop(self):
-        if self.alive():
-            self.proc.send_signal(signal.SIGTERM)
-            rc = self.proc.wait(30)
-            assert rc == 0, f"host exit code {rc}: {self.log_tail()}"
+        super().stop(timeout=30)
 
     def log_tail(self, n=4000) -> str:
-        p = self.dir / "host.log"
-        return p.read_text(errors="replace")[-n:] if p.exists() else ""
+        return self.log(n)
 
 
 class Node:

@@ -80,7 +80,7 @@ class Soak:
         while time.monotonic() - self.t0 < offset_s:
             if self.traffic.error:
                 raise self.traffic.error
-            assert self.host.alive(), self.host.log_tail()
+            assert self.host.alive, self.host.log_tail()
             time.sleep(0.2)
 
     # -- chaos -------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report):
                 n.sn.stop()
             except Exception:  # noqa: BLE001
                 pass
-        if s.host.alive():
+        if s.host.alive:
             s.host.stop()
     r = subprocess.run([sys.executable, "-m", "railbird", "replay", str(s.host.journal),
                         "--check"], capture_output=True, text=True)
