@@ -172,6 +172,9 @@ def run(args) -> int:
     from railbird.sim import verify
     from railbird.termboard import JournalFeed, TermBoard
 
+    # Live lines must show as they happen also when the output is a pipe or a CI log.
+    sys.stdout.reconfigure(line_buffering=True)
+
     try:
         find_mosquitto()
     except BrokerError:
