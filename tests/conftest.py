@@ -20,6 +20,10 @@ settings.load_profile("ci" if os.environ.get("CI") else "railbird")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+# The firmware runs under CPython in many tests (SimNode, the sensing path): make its
+# packages importable once, here, as `rbnode` and the scoreboard modules.
+if str(REPO / "firmware") not in sys.path:
+    sys.path.insert(0, str(REPO / "firmware"))
 
 from harness import micropython as mp_harness  # noqa: E402
 

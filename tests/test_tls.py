@@ -12,7 +12,6 @@ import ssl
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -20,9 +19,6 @@ import pytest
 from railbird.broker import PrivateBroker, make_ca
 from railbird.config import ConfigError, from_dict
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode import mqtt as rbmqtt  # noqa: E402
 from rbnode.simnode import SimNode  # noqa: E402

@@ -1,18 +1,12 @@
 """Our MQTT client against the private mosquitto (auth + ACL + persistence)."""
 
 import asyncio
-import sys
 import threading
 import time
-from pathlib import Path
 
 import paho.mqtt.client as paho
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode import mqtt  # noqa: E402
 

@@ -19,8 +19,6 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode import mqtt  # noqa: E402
 

@@ -3,7 +3,6 @@ status.config_error while the old one keeps running; a good one is applied live 
 persisted. Time sync: the node's four-timestamp exchange, answered by a test host."""
 
 import json
-import sys
 import threading
 import time
 from pathlib import Path
@@ -11,10 +10,6 @@ from pathlib import Path
 import paho.mqtt.client as paho
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode import config as rbconfig  # noqa: E402
 from rbnode.hw.sim import SimHardware  # noqa: E402

@@ -6,18 +6,12 @@ boot counter rises; spilled events keep their boot)."""
 
 import asyncio
 import json
-import sys
 import threading
 import time
-from pathlib import Path
 
 import paho.mqtt.client as paho
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.node import Node  # noqa: E402
 from rbnode.simnode import SimNode, default_device_config  # noqa: E402

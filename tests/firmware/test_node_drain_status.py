@@ -3,18 +3,12 @@ flash spill, in-flight batches) is out, so the host can end its hold on the node
 (docs/host.md "Per-node watermarks") without waiting for the periodic status
 (`status_period_s`, 30 s)."""
 
-import sys
 import threading
 import time
-from pathlib import Path
 
 import paho.mqtt.client as paho
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.simnode import SimNode, default_device_config  # noqa: E402
 from rbproto import codec  # noqa: E402

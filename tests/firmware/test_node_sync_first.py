@@ -3,18 +3,12 @@ until its first sync result is out (rbnode/node.py SYNC_FIRST_MS), so the host c
 backlog's node times before it arrives (docs/host.md "Table time"; the host side of this
 soak finding is tests/host/test_offline_boot.py)."""
 
-import sys
 import threading
 import time
-from pathlib import Path
 
 import paho.mqtt.client as paho
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.simnode import SimNode  # noqa: E402
 from rbproto import codec  # noqa: E402

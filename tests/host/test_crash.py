@@ -14,9 +14,6 @@ import pytest
 
 from rbproto import codec
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.simnode import SimNode  # noqa: E402
 from harness.hostproc import RailbirdRun  # noqa: E402

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -19,9 +18,6 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.simnode import SimNode  # noqa: E402
 from harness.hostproc import RailbirdRun  # noqa: E402

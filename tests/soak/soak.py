@@ -18,9 +18,6 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO / "firmware") not in sys.path:
-    sys.path.insert(0, str(REPO / "firmware"))
 
 from rbnode.simnode import SimNode  # noqa: E402
 from harness.hostproc import RailbirdRun  # noqa: E402
