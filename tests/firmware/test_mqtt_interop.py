@@ -9,6 +9,7 @@ import pytest
 
 
 from rbnode import mqtt  # noqa: E402
+from harness.mqttsub import subscriber  # noqa: E402
 
 pytestmark = pytest.mark.broker
 ROOT = "railbird/v1/v1/t1/node/n1/"
@@ -21,17 +22,8 @@ class Sub:
         self.msgs = []
         self.lock = threading.Lock()
         # persistent session: messages published while it is away are queued for it
-        self.c = paho.Client(paho.CallbackAPIVersion.VERSION2,
-                             client_id=client_id or "sub-%d" % id(self), clean_session=False)
-        self.c.reconnect_delay_set(0.05, 0.5)
-        self.c.username_pw_set("railbird-host", "host-secret")
-        self.c.on_message = self._on
-        ready = threading.Event()
-        self.c.on_subscribe = lambda *a: ready.set()
-        self.c.on_connect = lambda c, u, f, rc, p: c.subscribe(topic, 1)
-        self.c.connect("127.0.0.1", broker.port)
-        self.c.loop_start()
-        assert ready.wait(5)
+        self.c = subscriber(broker.port, self._on, client_id or "sub-%d" % id(self), topic,
+                            persistent=True)
 
     def _on(self, c, u, m):
         with self.lock:

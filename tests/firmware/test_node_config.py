@@ -7,13 +7,13 @@ import threading
 import time
 from pathlib import Path
 
-import paho.mqtt.client as paho
 import pytest
 
 
 from rbnode import config as rbconfig  # noqa: E402
 from rbnode.hw.sim import SimHardware  # noqa: E402
 from rbnode.simnode import SimNode, config_message, default_device_config  # noqa: E402
+from harness.mqttsub import subscriber  # noqa: E402
 from rbproto import codec  # noqa: E402
 
 pytestmark = pytest.mark.broker
@@ -26,15 +26,7 @@ class Host:
         self.lock = threading.Lock()
         self.msgs = []
         self.answer_sync = answer_sync
-        self.c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="cfg-host")
-        self.c.username_pw_set("railbird-host", "host-secret")
-        self.c.on_message = self._on
-        ready = threading.Event()
-        self.c.on_subscribe = lambda *a: ready.set()
-        self.c.on_connect = lambda c, u, f, rc, p: c.subscribe("railbird/v1/#", 1)
-        self.c.connect("127.0.0.1", broker.port)
-        self.c.loop_start()
-        assert ready.wait(5)
+        self.c = subscriber(broker.port, self._on, "cfg-host")
 
     def _on(self, c, u, m):
         t2 = time.monotonic_ns() // 1000

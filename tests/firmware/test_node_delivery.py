@@ -9,12 +9,12 @@ import json
 import threading
 import time
 
-import paho.mqtt.client as paho
 import pytest
 
 
 from rbnode.node import Node  # noqa: E402
 from rbnode.simnode import SimNode, default_device_config  # noqa: E402
+from harness.mqttsub import subscriber  # noqa: E402
 from rbproto import codec  # noqa: E402
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
@@ -40,17 +40,7 @@ class Host:
         self.dups = 0
         self.msgs = []          # (topic, payload) of everything else
         self.order = []         # (kind, boot) of every message, arrival order
-        self.c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id,
-                             clean_session=False)
-        self.c.username_pw_set("railbird-host", "host-secret")
-        self.c.reconnect_delay_set(0.05, 0.5)
-        self.c.on_message = self._on
-        ready = threading.Event()
-        self.c.on_subscribe = lambda *a: ready.set()
-        self.c.on_connect = lambda c, u, f, rc, p: c.subscribe("railbird/v1/#", 1)
-        self.c.connect("127.0.0.1", broker.port)
-        self.c.loop_start()
-        assert ready.wait(5)
+        self.c = subscriber(broker.port, self._on, client_id, persistent=True)
 
     def _on(self, c, u, m):
         kind, venue, table, node, msg = codec.decode_message(m.topic, m.payload)

@@ -6,11 +6,11 @@ flash spill, in-flight batches) is out, so the host can end its hold on the node
 import threading
 import time
 
-import paho.mqtt.client as paho
 import pytest
 
 
 from rbnode.simnode import SimNode, default_device_config  # noqa: E402
+from harness.mqttsub import subscriber  # noqa: E402
 from rbproto import codec  # noqa: E402
 
 pytestmark = pytest.mark.broker
@@ -23,15 +23,7 @@ class Recorder:
     def __init__(self, broker):
         self.lock = threading.Lock()
         self.msgs = []  # (monotonic s, kind, msg)
-        self.c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="drain-rec")
-        self.c.username_pw_set("railbird-host", "host-secret")
-        self.c.on_message = self._on
-        ready = threading.Event()
-        self.c.on_subscribe = lambda *a: ready.set()
-        self.c.on_connect = lambda c, u, f, rc, p: c.subscribe("railbird/v1/#", 1)
-        self.c.connect("127.0.0.1", broker.port)
-        self.c.loop_start()
-        assert ready.wait(5)
+        self.c = subscriber(broker.port, self._on, "drain-rec")
 
     def _on(self, c, u, m):
         if m.retain:

@@ -6,12 +6,12 @@ soak finding is tests/host/test_offline_boot.py)."""
 import threading
 import time
 
-import paho.mqtt.client as paho
 import pytest
 
 
 from rbnode.simnode import SimNode  # noqa: E402
 from rbproto import codec  # noqa: E402
+from harness.mqttsub import subscriber  # noqa: E402
 
 pytestmark = pytest.mark.broker
 NODE, PW = "n1", "node-pw"
@@ -23,16 +23,7 @@ class SyncHost:
     def __init__(self, broker):
         self.lock = threading.Lock()
         self.order = []  # (kind, boot)
-        self.c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="sync-host")
-        self.c.username_pw_set("railbird-host", "host-secret")
-        self.c.reconnect_delay_set(0.05, 0.5)
-        self.c.on_message = self._on
-        self.ready = threading.Event()
-        self.c.on_subscribe = lambda *a: self.ready.set()
-        self.c.on_connect = lambda c, u, f, rc, p: c.subscribe("railbird/v1/#", 1)
-        self.c.connect("127.0.0.1", broker.port)
-        self.c.loop_start()
-        assert self.ready.wait(5)
+        self.c = subscriber(broker.port, self._on, "sync-host")
 
     def _on(self, c, u, m):
         t2 = time.monotonic_ns() // 1000
