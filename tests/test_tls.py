@@ -228,7 +228,7 @@ def test_untrusted_ca_refused_everywhere(tls_broker, tmp_path):
     assert r.returncode != 0 and "nope.crt" in r.stderr and "Traceback" not in r.stderr
 
     # the host daemon's ingest: not connected, the reason kept and logged, still running
-    from railbird.daemon import Daemon
+    from railbird.daemon.worker import Daemon
     cfg = from_dict({"venue": "club", "journal": str(tmp_path / "j.sqlite"),
                      "broker": {"port": b.tls_port, "password": "host-secret", "tls": True,
                                 "cafile": str(other_ca), "client_id": "bad-ca-host"},

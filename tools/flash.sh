@@ -7,7 +7,7 @@
 #   - copies config.json only when the board has none (it holds the node's Wi-Fi and
 #     broker secrets), unless CONFIG=path/to/config.json is given;
 # TARGET=scoreboard: firmware/build/scoreboard, the scoreboard node
-#   - copies segfont/layout/max7219/board/hw_real (.mpy), rbproto/ (sbframe), main.py;
+#   - copies segfont/layout/max7219/board (.mpy), hw/ (esp32), rbproto/ (sbframe), main.py;
 # both delete stale .py copies of the deployed modules (a .py would shadow the .mpy) and
 # reset the board.
 # Environment: PORT (default /dev/ttyUSB0), TARGET, CONFIG, MPREMOTE (default: the venv's).
@@ -62,9 +62,11 @@ except OSError:
   fi
 else
   mp fs mkdir :rbproto >/dev/null 2>&1 || true
+  mp fs mkdir :hw >/dev/null 2>&1 || true
   mp exec "
 import os
 for f in ('segfont.py', 'layout.py', 'max7219.py', 'board.py', 'hw_real.py',
+          'hw_real.mpy', 'hw/esp32.py',
           'rbproto/sbframe.py'):
     try:
         os.remove(f)
@@ -72,7 +74,8 @@ for f in ('segfont.py', 'layout.py', 'max7219.py', 'board.py', 'hw_real.py',
         pass
 "
   mp fs cp -r rbproto :
-  mp fs cp segfont.mpy layout.mpy max7219.mpy board.mpy hw_real.mpy main.py :
+  mp fs cp -r hw :
+  mp fs cp segfont.mpy layout.mpy max7219.mpy board.mpy main.py :
 fi
 mp reset
 echo "done"

@@ -1,6 +1,6 @@
 """Scoreboard node core: frames in, digits out (common subset, no machine imports).
 
-`hw` is the hardware layer (hw_real on the ESP32, hw_sim under CPython):
+`hw` is the hardware layer (hw.esp32 on the ESP32, hw.sim under CPython):
   hw.read() -> bytes or None (never blocks)    hw.write(bytes)
   hw.ticks_ms() -> int    hw.ticks_diff(a, b) -> a - b    hw.ticks_add(a, n)    hw.boot_id() -> int
   hw.display: show(rows of segment bytes), brightness(0..15)

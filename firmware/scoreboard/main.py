@@ -5,7 +5,7 @@ import time
 from machine import WDT
 
 from board import Board
-from hw_real import RealHW
+from hw.esp32 import RealHW
 
 
 def run():

@@ -62,7 +62,7 @@ def _config(journal=None, port=None):
 
 
 def bench_inprocess(payloads: list, batch: int) -> dict:
-    from .host.pipeline import Pipeline
+    from railbird.core.pipeline import Pipeline
     topic = codec.topic(VENUE, TABLE, "events", NODE)
     n_events = len(payloads) * batch
 
@@ -104,7 +104,7 @@ def bench_e2e(payloads: list, batch: int, workdir: str) -> dict:
     import paho.mqtt.client as mqtt
 
     from .broker import PrivateBroker
-    from .daemon import Daemon
+    from railbird.daemon.worker import Daemon
     n_events = len(payloads) * batch
     topic = codec.topic(VENUE, TABLE, "events", NODE)
     broker = PrivateBroker(os.path.join(workdir, "broker"), users={NODE: "pw"}).start()

@@ -76,7 +76,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
-from .shots import ShotParams
+from railbird.core.shots import ShotParams
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from railbird.journal import Journal
+from railbird.daemon.journal import Journal
 from railbird.rules import Referee, to_fen
 from railbird.termboard import ANSI_RE, JournalFeed, TermBoard
 

@@ -2,7 +2,7 @@
 # simulated MAX7219 chain; prints one line per check for tests/displays/test_scoreboard_mp.py.
 from rbproto import sbframe
 from board import Board
-from hw_sim import SimMax7219Chain
+from hw.sim import SimMax7219Chain
 from max7219 import Max7219Chain
 
 

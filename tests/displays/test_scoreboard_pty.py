@@ -130,7 +130,7 @@ def test_nak_on_corrupt_frame_triggers_resend():
         def __init__(self):
             self.rx = b""
             self.tx = b""
-            from hw_sim import SimMax7219Chain
+            from hw.sim import SimMax7219Chain
             from max7219 import Max7219Chain
             self.chips = SimMax7219Chain()
             self.display = Max7219Chain(self.chips, self.chips.cs)

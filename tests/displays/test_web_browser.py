@@ -12,8 +12,8 @@ import urllib.request
 import pytest
 
 from railbird.config import from_dict
-from railbird.daemon import Daemon
-from railbird.web.server import WebOutput
+from railbird.daemon.worker import Daemon
+from railbird.outputs.web.server import WebOutput
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"

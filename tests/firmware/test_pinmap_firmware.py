@@ -282,7 +282,8 @@ def test_build_both_nodes(tmp_path):
     build_firmware.main(["--out", str(tmp_path)])
     sb = {p.relative_to(tmp_path / "scoreboard").as_posix()
           for p in (tmp_path / "scoreboard").rglob("*") if p.is_file()}
-    assert sb == {"segfont.mpy", "layout.mpy", "max7219.mpy", "board.mpy", "hw_real.mpy",
+    assert sb == {"segfont.mpy", "layout.mpy", "max7219.mpy", "board.mpy",
+                  "hw/__init__.py", "hw/esp32.mpy",
                   "main.py", "rbproto/__init__.py", "rbproto/sbframe.mpy", "MANIFEST.txt"}
     assert (tmp_path / "node" / "main.py").exists() and (tmp_path / "node" / "pinmap.json").exists()
 

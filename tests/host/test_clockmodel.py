@@ -2,7 +2,7 @@
 
 import random
 
-from railbird.clockmodel import BootClock
+from railbird.core.clockmodel import BootClock
 
 
 def exchange(t1, offset, drift, d_up, d_down, proc=50):

@@ -8,8 +8,8 @@ import pytest
 
 from rbproto import codec
 from railbird.config import ConfigError, from_dict
-from railbird.daemon import Daemon
-from railbird.outputs import Output
+from railbird.daemon.worker import Daemon
+from railbird.outputs.base import Output
 
 from . import scripts as S
 

@@ -41,7 +41,7 @@ def test_assemble_all_records_and_stats():
 
 def test_replay_of_a_daemon_journal(tmp_path):
     from railbird.config import from_dict
-    from railbird.daemon import Daemon
+    from railbird.daemon.worker import Daemon
     import time
     cfg = from_dict({"venue": "club", "journal": str(tmp_path / "j.sqlite"),
                      "tables": {"t1": {}}})
@@ -76,7 +76,7 @@ def test_replay_refuses_a_missing_journal_without_creating_one(tmp_path):
 
 def test_replay_reports_a_bad_config_file_clearly(tmp_path):
     journal = tmp_path / "j.sqlite"
-    from railbird.journal import Journal
+    from railbird.daemon.journal import Journal
     Journal(str(journal)).close()
     bad = tmp_path / "bad.toml"
     bad.write_text('venue = "Not A Slug"\n')

@@ -5,7 +5,7 @@ got table times in the future, pushed the table's watermark ahead, and once the 
 arrived the correctly timed live play fell behind it and was declared late (356 live events,
 about 20 s of play, kept out of the shots).
 
-Now (railbird/clockmodel.py): the arrival offset is the tightest upper bound seen (the newest
+Now (railbird/core/clockmodel.py): the arrival offset is the tightest upper bound seen (the newest
 event of every batch, `status.uptime_us`), and a provisional mapping is capped at the
 message's arrival time. The node (rbnode/node.py) sends status and its first sync result
 before a backlog (`SYNC_FIRST_MS`). In-process, no broker: the Pipeline as the daemon runs it.
@@ -15,10 +15,10 @@ import json
 
 from rbproto import codec
 
-from railbird.clockmodel import BootClock
+from railbird.core.clockmodel import BootClock
 from railbird.config import from_dict
-from railbird.host.offline import assemble
-from railbird.host.pipeline import Pipeline
+from railbird.daemon.offline import assemble
+from railbird.core.pipeline import Pipeline
 
 from . import scripts as S
 

@@ -4,9 +4,9 @@ a journal replays to the same state."""
 import json
 
 from railbird.config import from_dict
-from railbird.daemon import Daemon, rebuild
-from railbird.host.pipeline import Pipeline
-from railbird.journal import Journal
+from railbird.daemon.worker import Daemon, rebuild
+from railbird.core.pipeline import Pipeline
+from railbird.daemon.journal import Journal
 
 from . import scripts as S
 

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from rbproto import codec
-from railbird.host.offline import offline_config
-from railbird.host.pipeline import Pipeline, shot_json
+from railbird.daemon.offline import offline_config
+from railbird.core.pipeline import Pipeline, shot_json
 
 from . import scripts as S
 

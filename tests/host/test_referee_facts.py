@@ -12,10 +12,10 @@ import pytest
 from rbproto import codec
 
 from railbird.config import from_dict
-from railbird.daemon import Daemon, now_us, rebuild
-from railbird.host.game import shot_input, with_referee_facts
-from railbird.host.pipeline import Pipeline
-from railbird.journal import Journal
+from railbird.daemon.worker import Daemon, now_us, rebuild
+from railbird.core.game import shot_input, with_referee_facts
+from railbird.core.pipeline import Pipeline
+from railbird.daemon.journal import Journal
 
 from . import scripts as S
 

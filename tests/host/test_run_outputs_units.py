@@ -12,13 +12,14 @@ import urllib.request
 import pytest
 
 from railbird.config import ConfigError, from_dict
-from railbird.daemon import Daemon
-from railbird.host.game import Game, shot_input
-from railbird.outputs import Output, from_config
+from railbird.daemon.worker import Daemon
+from railbird.core.game import Game, shot_input
+from railbird.outputs.base import Output
+from railbird.outputs.factory import from_config
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput
 from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
 from railbird.outputs.tables import Venues
-from railbird.web.server import WebOutput
+from railbird.outputs.web.server import WebOutput
 
 BASE = {"venue": "club",
         "tables": {"t1": {"game": "10-ball", "players": ["A", "B"], "race_to": 3}}}

@@ -1,9 +1,9 @@
 """Shot assembly on scripted sensor streams (docs/shots.md)."""
 
-from railbird.host.offline import offline_config
-from railbird.host.pipeline import Pipeline
-from railbird.shots import ShotAssembler, ShotParams
-from railbird.timeline import Event
+from railbird.daemon.offline import offline_config
+from railbird.core.pipeline import Pipeline
+from railbird.core.shots import ShotAssembler, ShotParams
+from railbird.core.timeline import Event
 
 from . import scripts as S
 

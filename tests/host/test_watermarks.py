@@ -17,10 +17,10 @@ from concurrent.futures import Future
 from rbproto import codec
 
 from railbird.config import from_dict
-from railbird.daemon import Daemon, rebuild
-from railbird.host.offline import assemble, export_inputs
-from railbird.host.pipeline import Pipeline, shot_json
-from railbird.journal import Journal
+from railbird.daemon.worker import Daemon, rebuild
+from railbird.daemon.offline import assemble, export_inputs
+from railbird.core.pipeline import Pipeline, shot_json
+from railbird.daemon.journal import Journal
 
 from . import scripts as S
 

@@ -33,7 +33,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from railbird.config import ConfigError, load
-    from railbird.host.offline import assemble, offline_config
+    from railbird.daemon.offline import assemble, offline_config
 
     cfg = None
     if args.config:

@@ -29,9 +29,9 @@ def run(args) -> int:
     from pathlib import Path
 
     from railbird.config import ConfigError, load
-    from railbird.host.offline import export_inputs, replay
-    from railbird.host.pipeline import shot_json
-    from railbird.journal import Journal
+    from railbird.daemon.offline import export_inputs, replay
+    from railbird.core.pipeline import shot_json
+    from railbird.daemon.journal import Journal
 
     # Opening a missing file would create an empty journal and "replay" nothing.
     if not Path(args.journal).is_file():

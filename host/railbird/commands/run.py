@@ -110,7 +110,7 @@ def run(args) -> int:
         return 0
     outputs = _outputs(cfg)
 
-    from railbird.daemon import Daemon
+    from railbird.daemon.worker import Daemon
     daemon = Daemon(cfg, outputs=outputs)
     _connect(outputs, daemon)
     stop = threading.Event()
@@ -169,17 +169,10 @@ def _write_stats(path, stats) -> None:
 
 
 def _outputs(cfg) -> list:
-    """Outputs named by the config's [outputs] section, when the outputs package provides a
-    factory (`railbird.outputs.from_config(cfg)`); none otherwise."""
+    """The outputs named by the config's [outputs] section (railbird.outputs.factory)."""
+    from railbird.outputs.factory import from_config
     try:
-        from railbird import outputs as mod
-    except Exception:  # noqa: BLE001
-        return []
-    factory = getattr(mod, "from_config", None)
-    if factory is None:
-        return []
-    try:
-        return list(factory(cfg))
-    except Exception as e:  # noqa: BLE001
+        return list(from_config(cfg))
+    except Exception as e:  # noqa: BLE001 - a broken display must not stop scoring
         logging.getLogger("railbird.run").error("outputs not started: %s", e)
         return []

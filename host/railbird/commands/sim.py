@@ -107,7 +107,7 @@ def build_match(args, scenario) -> dict:
 
 
 def run(args) -> int:
-    from railbird.shots import ShotParams
+    from railbird.core.shots import ShotParams
     from railbird.sim import scenario as scen
     from railbird.sim.player import Style
     from railbird.sim.table import LiveTable, Offline, make_source

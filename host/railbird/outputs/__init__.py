@@ -1,50 +1,13 @@
 """Outputs of the host daemon: everything that shows a table's game to people.
 
-The daemon calls every configured output with the same three events. An output must never
-raise into the daemon (a broken scoreboard must not stop scoring): it logs and counts its
-own failures.
+The daemon calls every configured output with the same events (`base.Output`). An output
+must never raise into the daemon (a broken scoreboard must not stop scoring): it logs and
+counts its own failures.
+
+Lives here: `base` (the interface), `tables` (per-venue view shared by the displays),
+`mqtt_feeds` (MQTT display feeds, Home Assistant discovery), `serial_scoreboard`, `web/`
+(web scoreboard and referee panel), `factory` (builds the outputs from `[outputs]`).
+May import: `railbird.config`, `railbird.scoreboard`, `rbproto`; never the daemon or the
+core (outputs see only the records the daemon hands them). This `__init__` imports nothing,
+so `web` can import `base` without an import circle.
 """
-
-from __future__ import annotations
-
-
-class Output:
-    """Base class; override what you need. All methods are called from the daemon thread."""
-
-    name = "output"
-
-    def start(self) -> None:
-        """Open ports, connect, start threads."""
-
-    def stop(self) -> None:
-        """Release everything; called once at shutdown."""
-
-    def on_shot(self, venue: str, table: str, shot: dict) -> None:
-        """An assembled shot: the `shot` message of protocol/SPEC.md (without `v`)."""
-
-    def on_state(self, venue: str, table: str, game: str, state: dict, fen: str,
-                 announcements: list[dict]) -> None:
-        """The table's game state after an input (the state object of protocol/REFEREE.md),
-        its one-line form, and the announcements of that input ({"text", "rule", "level"})."""
-
-    def on_node(self, venue: str, table: str, node: str, status: dict) -> None:
-        """A node's latest `status` (or `birth`) message."""
-
-    def restore(self, venue: str, table: str, history: list[dict], nodes: dict) -> None:
-        """Called once per table at start-up, after `start` and the journal replay, instead
-        of re-sending everything: `history` is the table's recent `shot` and `state` records
-        in journal order (each with `wall`, the wall-clock time it was journalled: enough
-        for today's pocket counts; the first one is the state before that window, or the
-        configured match), `nodes` the latest status per node. Show the table as it is now,
-        without re-announcing anything. The default shows the last state with no
-        announcements and the nodes' status; outputs that count shots override it."""
-        last = next((r for r in reversed(history) if r["type"] == "state"), None)
-        if last is not None:
-            self.on_state(venue, table, last["game"], last["state"], last["fen"], [])
-        for node, status in sorted(nodes.items()):
-            self.on_node(venue, table, node, status)
-
-
-from .factory import from_config  # noqa: E402,F401 - `railbird run` builds its outputs here
-
-__all__ = ["Output", "from_config"]

@@ -34,7 +34,7 @@ def from_config(cfg) -> list:
             discovery=oc.feeds.discovery, discovery_prefix=oc.feeds.discovery_prefix,
             venues=Venues(day_start_hour=oc.day_start_hour)))
     if oc.web is not None and oc.web.enabled:
-        from railbird.web.server import WebOutput
+        from railbird.outputs.web.server import WebOutput
         pins = {cfg.venue: cfg.referee_token} if cfg.referee_token else {}
         if not pins:
             log.warning("web referee panel disabled: the config has no referee_token (the "

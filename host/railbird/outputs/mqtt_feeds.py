@@ -26,7 +26,7 @@ import threading
 import paho.mqtt.client as mqtt
 
 import railbird
-from railbird.outputs import Output
+from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
 from rbproto import codec
 

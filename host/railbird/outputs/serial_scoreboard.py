@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from railbird.outputs import Output
+from railbird.outputs.base import Output
 from railbird.scoreboard.link import ScoreboardLink
 from railbird.scoreboard.screens import board_announcement, screen_fields
 

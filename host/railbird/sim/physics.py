@@ -236,10 +236,10 @@ def duration_us(es: list) -> int:
 
 
 def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> dict:
-    """The shot the host will assemble from these edges (railbird.shots.assemble on the
+    """The shot the host will assemble from these edges (railbird.core.shots.assemble on the
     same events), for the simulator's own expectation of the game state."""
-    from railbird.shots import ShotParams, assemble
-    from railbird.timeline import Event
+    from railbird.core.shots import ShotParams, assemble
+    from railbird.core.timeline import Event
 
     evs = []
     for i, e in enumerate(es):
@@ -256,6 +256,6 @@ def sensed_input(es: list, params=None, lip_policy: str = "warn",
                  state: dict | None = None) -> dict:
     """The rules input the host derives from these edges (host.game.shot_input) in the
     game state `state`."""
-    from railbird.host.game import shot_input
+    from railbird.core.game import shot_input
 
     return shot_input(sensed_shot(es, params), lip_policy, state)

@@ -26,7 +26,7 @@ import time
 import uuid
 from pathlib import Path
 
-from railbird.host.game import with_referee_facts
+from railbird.core.game import with_referee_facts
 
 from . import physics
 from .player import Player, Style

@@ -77,10 +77,10 @@ def progressed(s: dict) -> bool:
 
 def replay_check(path) -> dict:
     """Replay the journal's inputs through a fresh pipeline; compare shots and states."""
-    from railbird.daemon import rebuild
-    from railbird.host.offline import journal_config
-    from railbird.host.pipeline import Pipeline, shot_json
-    from railbird.journal import Journal
+    from railbird.daemon.worker import rebuild
+    from railbird.daemon.offline import journal_config
+    from railbird.core.pipeline import Pipeline, shot_json
+    from railbird.daemon.journal import Journal
 
     j = Journal(path)
     try:

@@ -31,9 +31,9 @@ import threading
 import time
 from concurrent.futures import Future
 
-from .host.pipeline import Pipeline
-from .ingest import Ingest, now_us
-from .journal import Journal
+from railbird.core.pipeline import Pipeline
+from railbird.daemon.ingest import Ingest, now_us
+from railbird.daemon.journal import Journal
 
 log = logging.getLogger("railbird.daemon")
 

@@ -29,10 +29,10 @@ from collections import Counter, deque
 
 from rbproto import codec
 
-from ..clockmodel import ClockModels
-from ..shots import ShotAssembler
-from ..timeline import Event, Timeline
-from .game import Game, referee_facts, shot_input, with_referee_facts
+from railbird.core.clockmodel import ClockModels
+from railbird.core.shots import ShotAssembler
+from railbird.core.timeline import Event, Timeline
+from railbird.core.game import Game, referee_facts, shot_input, with_referee_facts
 
 log = logging.getLogger("railbird.pipeline")
 

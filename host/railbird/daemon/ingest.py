@@ -26,7 +26,7 @@ from paho.mqtt.properties import Properties
 
 from rbproto import codec
 
-log = logging.getLogger("railbird.ingest")
+log = logging.getLogger("railbird.daemon.ingest")
 
 
 def now_us() -> int:

@@ -25,10 +25,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from urllib.parse import unquote, urlsplit
 
-from railbird.outputs import Output
+from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
 
-log = logging.getLogger("railbird.web")
+log = logging.getLogger("railbird.outputs.web")
 
 MAX_BODY = 16384
 SSE_QUEUE = 256
@@ -40,7 +40,7 @@ def _static(name: str) -> bytes | None:
     if "/" in name or name.startswith("."):
         return None
     try:
-        return resources.files("railbird.web").joinpath("static", name).read_bytes()
+        return resources.files("railbird.outputs.web").joinpath("static", name).read_bytes()
     except (FileNotFoundError, IsADirectoryError, OSError):
         return None
 

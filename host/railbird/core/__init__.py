@@ -1,3 +1,3 @@
 """Host daemon internals: the deterministic pipeline (`pipeline`) and per-table games
-(`game`). The thin I/O layers around them are `railbird.ingest`, `railbird.journal` and
+(`game`). The thin I/O layers around them are `railbird.daemon.ingest`, `railbird.daemon.journal` and
 `railbird.daemon`."""

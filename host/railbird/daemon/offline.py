@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from ..config import Config
-from ..journal import Journal
-from .pipeline import Pipeline, shot_json
+from railbird.config import Config
+from railbird.daemon.journal import Journal
+from railbird.core.pipeline import Pipeline, shot_json
 
 
 def offline_config(base: Config | None = None) -> Config:
@@ -88,7 +88,7 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
 def replay(journal: Journal, cfg: Config | None = None):
     """A fresh pipeline that has seen every journalled input (daemon.rebuild), and the
     shots it produced in order -> (pipeline, shots)."""
-    from ..daemon import rebuild
+    from railbird.daemon.worker import rebuild
     if cfg is None:
         cfg = journal_config(journal)
     pipe = Pipeline(cfg)
@@ -99,7 +99,7 @@ def replay(journal: Journal, cfg: Config | None = None):
 
 
 def journal_config(journal: Journal) -> Config:
-    from ..config import from_dict
+    from railbird.config import from_dict
     row = journal.db.execute("SELECT value FROM meta WHERE key='config'").fetchone()
     raw = json.loads(row[0]) if row and row[0] else {}
     if not raw:
