@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, settings
 # Property tests: no per-example time limit (this suite runs on a loaded 2-core machine, and
 # speed is measured by `make bench`, not by tests). Under CI the examples are derived from
 # the test itself, so a run is reproducible; locally they are random and keep exploring.
-settings.register_profile("railbird", deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", parent=settings.get_profile("railbird"), derandomize=True,
-                          print_blob=True)
+settings.register_profile("railbird", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", parent=settings.get_profile("railbird"), derandomize=True, print_blob=True
+)
 settings.load_profile("ci" if os.environ.get("CI") else "railbird")
 
 REPO = Path(__file__).resolve().parents[1]

@@ -55,10 +55,18 @@ class Collector:
 
 
 def events_payload(node, boot=1, seq=0):
-    return codec.encode("events", {"v": 1, "node": node, "boot": boot, "events": [
-        {"seq": seq, "t": 1_000_000, "kind": "drop", "pocket": "HL", "dur": 30_000},
-        {"seq": seq + 1, "t": 1_250_000, "kind": "rail", "rail": "F", "amp": 1800},
-    ]})
+    return codec.encode(
+        "events",
+        {
+            "v": 1,
+            "node": node,
+            "boot": boot,
+            "events": [
+                {"seq": seq, "t": 1_000_000, "kind": "drop", "pocket": "HL", "dur": 30_000},
+                {"seq": seq + 1, "t": 1_250_000, "kind": "rail", "rail": "F", "amp": 1800},
+            ],
+        },
+    )
 
 
 @pytest.mark.broker
@@ -116,9 +124,26 @@ def test_round_trip_and_node_confined_to_its_subtree(broker):
 def test_tail_prints_decoded_events_and_flags_bad_messages(broker):
     broker.add_user("n1", "node-pw")
     tail = subprocess.Popen(
-        [sys.executable, "-m", "railbird", "tail", "--port", str(broker.port), "--venue", VENUE,
-         "--password", "display-secret", "--count", "3", "--seconds", "20"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "railbird",
+            "tail",
+            "--port",
+            str(broker.port),
+            "--venue",
+            VENUE,
+            "--password",
+            "display-secret",
+            "--count",
+            "3",
+            "--seconds",
+            "20",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # it says so once it has subscribed (or exits with an error: EOF)
     while "# tailing" not in (line := tail.stderr.readline()):
         assert line, tail.communicate(timeout=30)
@@ -126,11 +151,19 @@ def test_tail_prints_decoded_events_and_flags_bad_messages(broker):
     topic = codec.topic(VENUE, TABLE, "events", "n1")
     node.publish(topic, events_payload("n1"), qos=1).wait_for_publish(5)
     node.publish(topic, b"{not json", qos=1).wait_for_publish(5)
-    node.publish(topic, b'{"v":1,"node":"n1","boot":1,"events":[{"seq":0,"t":1.5,"kind":"drop","pocket":"HL"}]}', qos=1).wait_for_publish(5)
+    node.publish(
+        topic,
+        b'{"v":1,"node":"n1","boot":1,"events":[{"seq":0,"t":1.5,"kind":"drop","pocket":"HL"}]}',
+        qos=1,
+    ).wait_for_publish(5)
     out, err = tail.communicate(timeout=30)
     lines = out.strip().splitlines()
     assert tail.returncode == 0, err
     assert len(lines) == 3, out
-    assert "demo-bar/t1/n1 events" in lines[0] and "drop HL" in lines[0] and "rail F amp=1800" in lines[0]
+    assert (
+        "demo-bar/t1/n1 events" in lines[0]
+        and "drop HL" in lines[0]
+        and "rail F amp=1800" in lines[0]
+    )
     assert "REJECTED" in lines[1] and "bad json" in lines[1]
     assert "REJECTED" in lines[2] and "t" in lines[2]

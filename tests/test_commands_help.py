@@ -50,11 +50,25 @@ def test_every_option_of_every_command_has_help():
 
 
 def test_help_runs_as_a_console_script():
-    out = subprocess.run([sys.executable, "-m", "railbird", "--help"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "railbird", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert "tail" in out and "unavailable" not in out
-    out = subprocess.run([sys.executable, "-m", "railbird", "tail", "--help"],
-                         capture_output=True, text=True, check=True).stdout
-    for opt in ("--venue", "--table", "--json", "--count", "--host", "--port", "--user",
-                "--password", "--tls"):
+    out = subprocess.run(
+        [sys.executable, "-m", "railbird", "tail", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for opt in (
+        "--venue",
+        "--table",
+        "--json",
+        "--count",
+        "--host",
+        "--port",
+        "--user",
+        "--password",
+        "--tls",
+    ):
         assert opt in out

@@ -74,8 +74,21 @@ def wait_for(cond, what, timeout=20.0):
 
 
 def tail_cmd(port, *extra):
-    return [sys.executable, "-m", "railbird", "tail", "--venue", "club", "--host", "127.0.0.1",
-            "--port", str(port), "--user", "railbird-display", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "railbird",
+        "tail",
+        "--venue",
+        "club",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--user",
+        "railbird-display",
+        *extra,
+    ]
 
 
 def env():
@@ -86,6 +99,7 @@ def env():
 
 
 # -- the broker's configuration -----------------------------------------------------------
+
 
 def test_plain_config_unchanged_and_tls_listener_added(tmp_path):
     plain = PrivateBroker(tmp_path / "plain")
@@ -98,8 +112,10 @@ def test_plain_config_unchanged_and_tls_listener_added(tmp_path):
     assert ttext.startswith(text.replace(str(tmp_path / "plain"), str(tmp_path / "tls")))
     assert f"listener {tls.tls_port} 127.0.0.1" in ttext
     assert f"certfile {tmp_path / 'tls' / 'tls' / 'server.crt'}" in ttext
-    assert tls.cafile.exists() and (tmp_path / "tls" / "tls" / "server.key").stat().st_mode \
-        & 0o077 == 0
+    assert (
+        tls.cafile.exists()
+        and (tmp_path / "tls" / "tls" / "server.key").stat().st_mode & 0o077 == 0
+    )
     # the server certificate names 127.0.0.1 and localhost and chains to the CA
     ctx = ssl.create_default_context(cafile=str(tls.cafile))
     ctx.verify_flags |= ssl.VERIFY_X509_STRICT
@@ -133,29 +149,43 @@ def test_host_config_tls_keys(tmp_path):
 
 # -- node -> broker -> host daemon and tail, all over TLS ----------------------------------
 
+
 @pytest.mark.slow
 def test_node_daemon_and_tail_over_tls(tls_broker, tmp_path):
     b = tls_broker
-    host = RailbirdRun(tmp_path / "host",
-                       CONFIG.format(port=b.tls_port, cafile=b.cafile, node=NODE))
+    host = RailbirdRun(
+        tmp_path / "host", CONFIG.format(port=b.tls_port, cafile=b.cafile, node=NODE)
+    )
     tail_out, tail_err = tmp_path / "tail.out", tmp_path / "tail.err"
     tail = None
     sn = None
     try:
         host.start(what="host connected over TLS")
         with open(tail_out, "wb") as o, open(tail_err, "wb") as e:
-            tail = subprocess.Popen(tail_cmd(b.tls_port, "--tls", "--cafile", str(b.cafile),
-                                             "--seconds", "60"), stdout=o, stderr=e, env=env())
+            tail = subprocess.Popen(
+                tail_cmd(b.tls_port, "--tls", "--cafile", str(b.cafile), "--seconds", "60"),
+                stdout=o,
+                stderr=e,
+                env=env(),
+            )
         wait_for(lambda: "# tailing" in tail_err.read_text(), "tail subscribed over TLS")
 
         # the node's TLS comes from its device config keys, as on the board
-        sn = SimNode("127.0.0.1", b.tls_port, "club", "t1", NODE, PW, tmp_path / "node",
-                     seed=3, dev={"broker": {"tls": True, "ca": str(b.cafile)}})
+        sn = SimNode(
+            "127.0.0.1",
+            b.tls_port,
+            "club",
+            "t1",
+            NODE,
+            PW,
+            tmp_path / "node",
+            seed=3,
+            dev={"broker": {"tls": True, "ca": str(b.cafile)}},
+        )
         assert sn.ssl is not None and sn.ssl.verify_mode == ssl.CERT_REQUIRED
         sn.start()
         sn.wait_connected(15)
-        tls_version = sn.call(
-            lambda: sn.node.mqtt._writer.get_extra_info("ssl_object").version())
+        tls_version = sn.call(lambda: sn.node.mqtt._writer.get_extra_info("ssl_object").version())
         assert tls_version in ("TLSv1.2", "TLSv1.3")
         sn.drop("HL", dur_us=30000)
         sn.rail("LH", 1500)
@@ -165,10 +195,12 @@ def test_node_daemon_and_tail_over_tls(tls_broker, tmp_path):
         # the daemon ingested the three events over TLS
         st = host.wait(lambda s: s.get("events", 0) >= 3, "host ingested 3 events")
         assert st["events"] == 3, st
+
         # tail printed them (and the node's birth/status)
         def printed():
             t = tail_out.read_text()
             return "drop HL" in t and "rail LH" in t and "drop FR" in t and t
+
         out = wait_for(printed, "tail printed the events")
         assert "club/t1/t1-node events" in out and "club/t1/t1-node birth" in out
         assert "REJECTED" not in out
@@ -189,6 +221,7 @@ def test_node_daemon_and_tail_over_tls(tls_broker, tmp_path):
 
 # -- refusals ------------------------------------------------------------------------------
 
+
 def test_untrusted_ca_refused_everywhere(tls_broker, tmp_path):
     b = tls_broker
     other_ca, _ = make_ca(tmp_path / "other", cn="Somebody else's CA")
@@ -202,37 +235,59 @@ def test_untrusted_ca_refused_everywhere(tls_broker, tmp_path):
 
     # ... and run() counts it, retries with backoff and keeps going (no crash)
     async def run_briefly():
-        cl = rbmqtt.MQTTClient(NODE, "127.0.0.1", b.tls_port, NODE, PW, ssl=ctx,
-                               backoff_min_ms=20, backoff_max_ms=50)
+        cl = rbmqtt.MQTTClient(
+            NODE, "127.0.0.1", b.tls_port, NODE, PW, ssl=ctx, backoff_min_ms=20, backoff_max_ms=50
+        )
         task = asyncio.create_task(cl.run())
         await asyncio.sleep(0.6)
         assert not task.done()
         cl.stop()
         await asyncio.wait_for(task, 2)
         return cl
+
     cl = asyncio.run(run_briefly())
     assert cl.counters["conn_fail"] >= 2 and cl.counters["connects"] == 0
     assert "CERTIFICATE_VERIFY_FAILED" in cl.last_error
 
     # railbird tail with the wrong CA, and with the system store: a clear error, exit 1
     for extra in (["--cafile", str(other_ca)], []):
-        r = subprocess.run(tail_cmd(b.tls_port, "--tls", *extra, "--seconds", "5"),
-                           capture_output=True, text=True, timeout=30, env=env())
+        r = subprocess.run(
+            tail_cmd(b.tls_port, "--tls", *extra, "--seconds", "5"),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env(),
+        )
         assert r.returncode == 1, r.stderr
         assert "cannot connect" in r.stderr and "CERTIFICATE_VERIFY_FAILED" in r.stderr
         assert "Traceback" not in r.stderr
     # a CA file that does not exist: a one-line error, no traceback
-    r = subprocess.run(tail_cmd(b.tls_port, "--tls", "--cafile", str(tmp_path / "nope.crt"),
-                                "--seconds", "5"),
-                       capture_output=True, text=True, timeout=30, env=env())
+    r = subprocess.run(
+        tail_cmd(b.tls_port, "--tls", "--cafile", str(tmp_path / "nope.crt"), "--seconds", "5"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env(),
+    )
     assert r.returncode != 0 and "nope.crt" in r.stderr and "Traceback" not in r.stderr
 
     # the host daemon's ingest: not connected, the reason kept and logged, still running
     from railbird.daemon.worker import Daemon
-    cfg = from_dict({"venue": "club", "journal": str(tmp_path / "j.sqlite"),
-                     "broker": {"port": b.tls_port, "password": "host-secret", "tls": True,
-                                "cafile": str(other_ca), "client_id": "bad-ca-host"},
-                     "outputs": {"feeds": {"enabled": False}}})
+
+    cfg = from_dict(
+        {
+            "venue": "club",
+            "journal": str(tmp_path / "j.sqlite"),
+            "broker": {
+                "port": b.tls_port,
+                "password": "host-secret",
+                "tls": True,
+                "cafile": str(other_ca),
+                "client_id": "bad-ca-host",
+            },
+            "outputs": {"feeds": {"enabled": False}},
+        }
+    )
     d = Daemon(cfg).start()
     try:
         assert not d.ingest.connected.wait(2)
@@ -245,8 +300,9 @@ def test_hostname_mismatch_and_plain_client_refused(tls_broker):
     b = tls_broker
     # the CA is trusted but the certificate does not name the host we think we reach
     ctx = rbmqtt.ssl_context(str(b.cafile))
-    c = rbmqtt.MQTTClient(NODE, "127.0.0.1", b.tls_port, NODE, PW, ssl=ctx,
-                          server_hostname="broker.example")
+    c = rbmqtt.MQTTClient(
+        NODE, "127.0.0.1", b.tls_port, NODE, PW, ssl=ctx, server_hostname="broker.example"
+    )
     with pytest.raises(ssl.SSLCertVerificationError, match="[Hh]ostname mismatch"):
         asyncio.run(c.connect())
     # the right name and password get in; a wrong password is refused over TLS too
@@ -258,6 +314,7 @@ def test_hostname_mismatch_and_plain_client_refused(tls_broker):
         await ok.disconnect()
         with pytest.raises(rbmqtt.MQTTError, match="bad user name or password|not authorized"):
             await bad.connect()
+
     asyncio.run(both())
     # an unencrypted MQTT client on the TLS port gets no CONNACK
     p = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
@@ -276,12 +333,20 @@ def test_tls_without_ca_encrypts_but_does_not_verify(tls_broker):
     (documented as such in firmware/README.md)."""
     ctx = rbmqtt.ssl_context(None)
     assert ctx.verify_mode == ssl.CERT_NONE
-    c = rbmqtt.MQTTClient(NODE, "127.0.0.1", tls_broker.tls_port, NODE, PW, ssl=ctx,
-                          server_hostname="anything.example")
+    c = rbmqtt.MQTTClient(
+        NODE,
+        "127.0.0.1",
+        tls_broker.tls_port,
+        NODE,
+        PW,
+        ssl=ctx,
+        server_hostname="anything.example",
+    )
 
     async def go():
         await c.connect()
         v = c._writer.get_extra_info("ssl_object").version()
         await c.disconnect()
         return v
+
     assert asyncio.run(go()) in ("TLSv1.2", "TLSv1.3")

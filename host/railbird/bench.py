@@ -36,33 +36,58 @@ def make_payloads(n_msgs: int, batch: int, seed: int = 1) -> list:
         for _ in range(rnd.randint(2, 12)):  # one shot
             t += rnd.randint(20_000, 400_000)
             if rnd.random() < 0.15:
-                events.append({"seq": seq, "t": t, "kind": "drop", "pocket": rnd.choice(POCKETS),
-                               "dur": rnd.randint(15_000, 50_000)})
+                events.append(
+                    {
+                        "seq": seq,
+                        "t": t,
+                        "kind": "drop",
+                        "pocket": rnd.choice(POCKETS),
+                        "dur": rnd.randint(15_000, 50_000),
+                    }
+                )
             else:
-                events.append({"seq": seq, "t": t, "kind": "rail", "rail": rnd.choice(RAILS),
-                               "amp": rnd.randint(200, 4000)})
+                events.append(
+                    {
+                        "seq": seq,
+                        "t": t,
+                        "kind": "rail",
+                        "rail": rnd.choice(RAILS),
+                        "amp": rnd.randint(200, 4000),
+                    }
+                )
             seq += 1
         t += rnd.randint(6_000_000, 20_000_000)  # rest between shots
     for i in range(n_msgs):
-        msg = {"v": 1, "node": NODE, "boot": 1, "events": events[i * batch:(i + 1) * batch]}
+        msg = {"v": 1, "node": NODE, "boot": 1, "events": events[i * batch : (i + 1) * batch]}
         out.append(codec.encode("events", msg))
     return out
 
 
 def _config(journal=None, port=None):
     from .config import from_dict
-    d = {"venue": VENUE, "reorder_window_ms": 500, "stats_period_s": 0,
-         "tables": {TABLE: {"nodes": [NODE]}}}
+
+    d = {
+        "venue": VENUE,
+        "reorder_window_ms": 500,
+        "stats_period_s": 0,
+        "tables": {TABLE: {"nodes": [NODE]}},
+    }
     if journal:
         d["journal"] = journal
     if port:
-        d["broker"] = {"host": "127.0.0.1", "port": port, "user": "railbird-host",
-                       "password": "host-secret", "client_id": "bench-host"}
+        d["broker"] = {
+            "host": "127.0.0.1",
+            "port": port,
+            "user": "railbird-host",
+            "password": "host-secret",
+            "client_id": "bench-host",
+        }
     return from_dict(d)
 
 
 def bench_inprocess(payloads: list, batch: int) -> dict:
     from railbird.core.pipeline import Pipeline
+
     topic = codec.topic(VENUE, TABLE, "events", NODE)
     n_events = len(payloads) * batch
 
@@ -79,15 +104,19 @@ def bench_inprocess(payloads: list, batch: int) -> dict:
     pipe.flush()
     mine = time.perf_counter() - t0
     assert pipe.counters["events"] == n_events, pipe.stats()
-    return {"events": n_events, "shots": pipe.counters["shots"],
-            "baseline_eps": n_events / base, "railbird_eps": n_events / mine,
-            "ratio": (n_events / mine) / (n_events / base)}
+    return {
+        "events": n_events,
+        "shots": pipe.counters["shots"],
+        "baseline_eps": n_events / base,
+        "railbird_eps": n_events / mine,
+        "ratio": (n_events / mine) / (n_events / base),
+    }
 
 
 def _publish_all(port, user, pw, topic, payloads, client_id):
     import paho.mqtt.client as mqtt
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                    protocol=mqtt.MQTTv5)
+
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
     c.username_pw_set(user, pw)
     c.max_inflight_messages_set(100)
     c.max_queued_messages_set(0)
@@ -105,6 +134,7 @@ def bench_e2e(payloads: list, batch: int, workdir: str) -> dict:
 
     from .broker import PrivateBroker
     from railbird.daemon.worker import Daemon
+
     n_events = len(payloads) * batch
     topic = codec.topic(VENUE, TABLE, "events", NODE)
     broker = PrivateBroker(os.path.join(workdir, "broker"), users={NODE: "pw"}).start()
@@ -118,8 +148,9 @@ def bench_e2e(payloads: list, batch: int, workdir: str) -> dict:
             if count[0] == len(payloads):
                 got.set()
 
-        sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-baseline",
-                          protocol=mqtt.MQTTv5)
+        sub = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2, client_id="bench-baseline", protocol=mqtt.MQTTv5
+        )
         sub.username_pw_set("railbird-host", "host-secret")
         sub.on_message = on_message
         subbed = threading.Event()
@@ -151,34 +182,53 @@ def bench_e2e(payloads: list, batch: int, workdir: str) -> dict:
         assert stats["events"] == n_events, stats
     finally:
         broker.stop()
-    return {"events": n_events, "messages": len(payloads),
-            "baseline_eps": n_events / base, "railbird_eps": n_events / mine,
-            "ratio": (n_events / mine) / (n_events / base),
-            "baseline_msgs": len(payloads) / base, "railbird_msgs": len(payloads) / mine}
+    return {
+        "events": n_events,
+        "messages": len(payloads),
+        "baseline_eps": n_events / base,
+        "railbird_eps": n_events / mine,
+        "ratio": (n_events / mine) / (n_events / base),
+        "baseline_msgs": len(payloads) / base,
+        "railbird_msgs": len(payloads) / mine,
+    }
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m railbird.bench", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--messages", type=int, default=20_000,
-                    help="event batches for the in-process run (default %(default)s)")
-    ap.add_argument("--e2e-messages", type=int, default=5_000,
-                    help="event batches for the end-to-end run (default %(default)s)")
+    ap = argparse.ArgumentParser(
+        prog="python -m railbird.bench", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument(
+        "--messages",
+        type=int,
+        default=20_000,
+        help="event batches for the in-process run (default %(default)s)",
+    )
+    ap.add_argument(
+        "--e2e-messages",
+        type=int,
+        default=5_000,
+        help="event batches for the end-to-end run (default %(default)s)",
+    )
     ap.add_argument("--batch", type=int, default=8, help="events per batch (default %(default)s)")
     ap.add_argument("--skip-e2e", action="store_true", help="only the in-process benchmark")
     args = ap.parse_args(argv)
 
     payloads = make_payloads(args.messages, args.batch)
     r = bench_inprocess(payloads, args.batch)
-    print(f"in-process  decode->dedup->timeline->shots: {r['railbird_eps']:>10,.0f} events/s"
-          f"   baseline json.loads: {r['baseline_eps']:>12,.0f} events/s"
-          f"   ratio {r['ratio']:.3f}   ({r['events']:,} events, {r['shots']:,} shots)")
+    print(
+        f"in-process  decode->dedup->timeline->shots: {r['railbird_eps']:>10,.0f} events/s"
+        f"   baseline json.loads: {r['baseline_eps']:>12,.0f} events/s"
+        f"   ratio {r['ratio']:.3f}   ({r['events']:,} events, {r['shots']:,} shots)"
+    )
     if not args.skip_e2e:
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
-            e = bench_e2e(payloads[:args.e2e_messages], args.batch, wd)
-        print(f"end-to-end  mosquitto->daemon (journal, ack): {e['railbird_eps']:>8,.0f} events/s"
-              f"   baseline paho pub->sub: {e['baseline_eps']:>9,.0f} events/s"
-              f"   ratio {e['ratio']:.3f}   ({e['messages']:,} messages of {args.batch} events;"
-              f" {e['railbird_msgs']:,.0f} vs {e['baseline_msgs']:,.0f} messages/s)")
+            e = bench_e2e(payloads[: args.e2e_messages], args.batch, wd)
+        print(
+            f"end-to-end  mosquitto->daemon (journal, ack): {e['railbird_eps']:>8,.0f} events/s"
+            f"   baseline paho pub->sub: {e['baseline_eps']:>9,.0f} events/s"
+            f"   ratio {e['ratio']:.3f}   ({e['messages']:,} messages of {args.batch} events;"
+            f" {e['railbird_msgs']:,.0f} vs {e['baseline_msgs']:,.0f} messages/s)"
+        )
     return 0
 
 

@@ -34,7 +34,11 @@ class BrokerError(RuntimeError):
 
 
 def find_mosquitto() -> str:
-    for candidate in (shutil.which("mosquitto"), "/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"):
+    for candidate in (
+        shutil.which("mosquitto"),
+        "/usr/sbin/mosquitto",
+        "/usr/local/sbin/mosquitto",
+    ):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     raise BrokerError(
@@ -51,8 +55,10 @@ def free_port(host: str = "127.0.0.1") -> int:
 def _openssl(*args: str, cwd: Path) -> None:
     exe = shutil.which("openssl")
     if exe is None:
-        raise BrokerError("openssl is not installed (needed for a TLS test broker); install it "
-                          "with: sudo apt-get install -y openssl")
+        raise BrokerError(
+            "openssl is not installed (needed for a TLS test broker); install it "
+            "with: sudo apt-get install -y openssl"
+        )
     r = subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True)
     if r.returncode:
         raise BrokerError(f"openssl {args[0]} failed: {r.stderr.strip()}")
@@ -61,37 +67,70 @@ def _openssl(*args: str, cwd: Path) -> None:
 _EC = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
 
 
-def make_ca(directory, name: str = "ca", cn: str = "Railbird test CA",
-            days: int = 7) -> tuple[Path, Path]:
+def make_ca(
+    directory, name: str = "ca", cn: str = "Railbird test CA", days: int = 7
+) -> tuple[Path, Path]:
     """A self-signed CA (P-256) in `directory`: (`<name>.crt`, `<name>.key`)."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     crt, key = d / f"{name}.crt", d / f"{name}.key"
-    _openssl("req", "-x509", *_EC, "-keyout", key.name, "-out", crt.name, "-days", str(days),
-             "-subj", f"/CN={cn}",
-             "-addext", "basicConstraints=critical,CA:TRUE",
-             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        *_EC,
+        "-keyout",
+        key.name,
+        "-out",
+        crt.name,
+        "-days",
+        str(days),
+        "-subj",
+        f"/CN={cn}",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=d,
+    )
     key.chmod(0o600)
     return crt, key
 
 
-def make_server_cert(directory, ca_crt: Path, ca_key: Path,
-                     names=("127.0.0.1", "localhost"), days: int = 7) -> tuple[Path, Path]:
+def make_server_cert(
+    directory, ca_crt: Path, ca_key: Path, names=("127.0.0.1", "localhost"), days: int = 7
+) -> tuple[Path, Path]:
     """A server certificate signed by the CA, with `names` (IP addresses or DNS names) as
     subjectAltName: (`server.crt`, `server.key`) in `directory`."""
     d = Path(directory)
     crt, key, csr, ext = d / "server.crt", d / "server.key", d / "server.csr", d / "server.ext"
-    san = ",".join(("IP:" if n.replace(".", "").isdigit() or ":" in n else "DNS:") + n
-                   for n in names)
-    ext.write_text(f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
-                   "keyUsage=critical,digitalSignature,keyEncipherment\n"
-                   "extendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\n"
-                   "authorityKeyIdentifier=keyid,issuer\n")
-    _openssl("req", *_EC, "-keyout", key.name, "-out", csr.name, "-subj", f"/CN={names[0]}",
-             cwd=d)
-    _openssl("x509", "-req", "-in", csr.name, "-CA", str(ca_crt), "-CAkey", str(ca_key),
-             "-CAcreateserial", "-out", crt.name, "-days", str(days), "-extfile", ext.name,
-             cwd=d)
+    san = ",".join(
+        ("IP:" if n.replace(".", "").isdigit() or ":" in n else "DNS:") + n for n in names
+    )
+    ext.write_text(
+        f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\n"
+        "authorityKeyIdentifier=keyid,issuer\n"
+    )
+    _openssl("req", *_EC, "-keyout", key.name, "-out", csr.name, "-subj", f"/CN={names[0]}", cwd=d)
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        csr.name,
+        "-CA",
+        str(ca_crt),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-out",
+        crt.name,
+        "-days",
+        str(days),
+        "-extfile",
+        ext.name,
+        cwd=d,
+    )
     key.chmod(0o600)
     return crt, key
 
@@ -103,8 +142,15 @@ def _template(name: str) -> str:
 class PrivateBroker:
     """A mosquitto process with the project's configuration in `workdir`."""
 
-    def __init__(self, workdir, users: dict | None = None, port: int | None = None,
-                 host: str = "127.0.0.1", tls: bool = False, tls_port: int | None = None):
+    def __init__(
+        self,
+        workdir,
+        users: dict | None = None,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        tls: bool = False,
+        tls_port: int | None = None,
+    ):
         self.workdir = Path(workdir)
         self.host = host
         self.port = port or free_port(host)
@@ -127,22 +173,27 @@ class PrivateBroker:
         passwd = self.workdir / "passwd"
         passwd.write_text("")
         for name, pw in self.users.items():
-            subprocess.run(["mosquitto_passwd", "-b", str(passwd), name, pw],
-                           check=True, capture_output=True)
+            subprocess.run(
+                ["mosquitto_passwd", "-b", str(passwd), name, pw], check=True, capture_output=True
+            )
         passwd.chmod(0o600)
 
     def _write_config(self) -> Path:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        conf = (_template("mosquitto.conf.in")
-                .replace("@PORT@", str(self.port))
-                .replace("@BIND@", self.host)
-                .replace("@DIR@", str(self.workdir))
-                .replace("@USER@", "user root" if os.geteuid() == 0 else ""))
+        conf = (
+            _template("mosquitto.conf.in")
+            .replace("@PORT@", str(self.port))
+            .replace("@BIND@", self.host)
+            .replace("@DIR@", str(self.workdir))
+            .replace("@USER@", "user root" if os.geteuid() == 0 else "")
+        )
         if self.tls:
-            conf += (_template("mosquitto-tls.conf.in")
-                     .replace("@TLS_PORT@", str(self.tls_port))
-                     .replace("@BIND@", self.host)
-                     .replace("@TLS_DIR@", str(self._make_pki())))
+            conf += (
+                _template("mosquitto-tls.conf.in")
+                .replace("@TLS_PORT@", str(self.tls_port))
+                .replace("@BIND@", self.host)
+                .replace("@TLS_DIR@", str(self._make_pki()))
+            )
         path = self.workdir / "mosquitto.conf"
         path.write_text(conf)
         acl = self.workdir / "acl"
@@ -166,13 +217,16 @@ class PrivateBroker:
     def start(self, timeout: float = 10.0) -> "PrivateBroker":
         conf = self._write_config()
         log = open(self.workdir / "stderr.log", "ab")
-        self.proc = subprocess.Popen([self.binary, "-c", str(conf)], stdout=log, stderr=log,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [self.binary, "-c", str(conf)], stdout=log, stderr=log, start_new_session=True
+        )
         deadline = time.monotonic() + timeout
         waiting = [self.port] + ([self.tls_port] if self.tls else [])
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise BrokerError(f"mosquitto exited with {self.proc.returncode}: {self.log_tail()}")
+                raise BrokerError(
+                    f"mosquitto exited with {self.proc.returncode}: {self.log_tail()}"
+                )
             try:
                 with socket.create_connection((self.host, waiting[0]), timeout=0.2):
                     waiting.pop(0)

@@ -151,7 +151,7 @@ class SerialConfig:
 class OutputsConfig:
     day_start_hour: int = 6
     feeds: FeedsConfig = field(default_factory=FeedsConfig)
-    web: WebConfig | None = None          # None: no [outputs.web] section, no web server
+    web: WebConfig | None = None  # None: no [outputs.web] section, no web server
     serial: list = field(default_factory=list)  # SerialConfig per board
 
 
@@ -189,11 +189,26 @@ class Config:
         return tc
 
 
-_TOP = {"venue": str, "subscribe": list, "accept_unknown_tables": bool, "journal": str,
-        "reorder_window_ms": int, "max_hold_ms": int, "journal_sync": str, "referee_token": str,
-        "lip_policy": str, "stats_period_s": int}
-_TABLE = {"game": str, "players": list, "race_to": int, "target": int, "options": dict,
-          "nodes": list}
+_TOP = {
+    "venue": str,
+    "subscribe": list,
+    "accept_unknown_tables": bool,
+    "journal": str,
+    "reorder_window_ms": int,
+    "max_hold_ms": int,
+    "journal_sync": str,
+    "referee_token": str,
+    "lip_policy": str,
+    "stats_period_s": int,
+}
+_TABLE = {
+    "game": str,
+    "players": list,
+    "race_to": int,
+    "target": int,
+    "options": dict,
+    "nodes": list,
+}
 
 
 def _typed(d: dict, spec: dict, where: str) -> dict:
@@ -227,8 +242,9 @@ def _outputs(d) -> OutputsConfig:
     if not isinstance(feeds, dict):
         raise ConfigError("outputs.feeds: expected a section")
     oc.feeds = FeedsConfig(**_typed(feeds, _spec(FeedsConfig), "outputs.feeds."))
-    if not re.match(r"^[^#+/][^#+]*$", oc.feeds.discovery_prefix) or \
-            oc.feeds.discovery_prefix.endswith("/"):
+    if not re.match(
+        r"^[^#+/][^#+]*$", oc.feeds.discovery_prefix
+    ) or oc.feeds.discovery_prefix.endswith("/"):
         raise ConfigError("outputs.feeds.discovery_prefix: not a valid topic prefix")
     if web is not None:
         if not isinstance(web, dict):
@@ -260,7 +276,7 @@ def _outputs(d) -> OutputsConfig:
 def from_dict(d: dict) -> Config:
     raw = d
     if "venue" not in d:
-        raise ConfigError("venue: required (the venue id, a slug such as \"club\")")
+        raise ConfigError('venue: required (the venue id, a slug such as "club")')
     d = dict(d)
     broker = d.pop("broker", {})
     shots = d.pop("shots", {})
@@ -284,8 +300,10 @@ def from_dict(d: dict) -> Config:
     bspec = {k: type(v) for k, v in BrokerConfig().__dict__.items()}
     cfg.broker = BrokerConfig(**_typed(broker, bspec, "broker."))
     if cfg.broker.cafile and not cfg.broker.tls:
-        raise ConfigError("broker.cafile: set, but broker.tls is false (the connection would "
-                          "not be encrypted); add tls = true")
+        raise ConfigError(
+            "broker.cafile: set, but broker.tls is false (the connection would "
+            "not be encrypted); add tls = true"
+        )
     if cfg.broker.tls and cfg.broker.cafile and not os.path.isfile(cfg.broker.cafile):
         raise ConfigError(f"broker.cafile: {cfg.broker.cafile}: no such file")
     if not cfg.broker.password:

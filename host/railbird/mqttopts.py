@@ -6,25 +6,43 @@ import os
 import ssl
 
 
-
 def add_broker_options(parser, default_user: str = "railbird-display") -> None:
     g = parser.add_argument_group("broker")
-    g.add_argument("--host", default=os.environ.get("RAILBIRD_MQTT_HOST", "127.0.0.1"),
-                   help="broker host name or address (env RAILBIRD_MQTT_HOST; default %(default)s)")
-    g.add_argument("--port", type=int, default=int(os.environ.get("RAILBIRD_MQTT_PORT", "1883")),
-                   help="broker port (env RAILBIRD_MQTT_PORT; default %(default)s)")
-    g.add_argument("--user", default=os.environ.get("RAILBIRD_MQTT_USER", default_user),
-                   help="user name at the broker (env RAILBIRD_MQTT_USER; default %(default)s)")
-    g.add_argument("--password", default=os.environ.get("RAILBIRD_MQTT_PASSWORD"),
-                   help="password (env RAILBIRD_MQTT_PASSWORD; prefer the variable, a command "
-                        "line is visible to other users)")
-    g.add_argument("--tls", action="store_true",
-                   default=os.environ.get("RAILBIRD_MQTT_TLS", "").lower() in ("1", "true", "yes"),
-                   help="connect with TLS, verifying the broker's certificate and name; give "
-                        "the TLS listener's --port, usually 8883 (env RAILBIRD_MQTT_TLS=1)")
-    g.add_argument("--cafile", default=os.environ.get("RAILBIRD_MQTT_CAFILE") or None,
-                   help="PEM file of the CA that signed the broker's certificate, for --tls "
-                        "(env RAILBIRD_MQTT_CAFILE; default: the system's trusted CAs)")
+    g.add_argument(
+        "--host",
+        default=os.environ.get("RAILBIRD_MQTT_HOST", "127.0.0.1"),
+        help="broker host name or address (env RAILBIRD_MQTT_HOST; default %(default)s)",
+    )
+    g.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("RAILBIRD_MQTT_PORT", "1883")),
+        help="broker port (env RAILBIRD_MQTT_PORT; default %(default)s)",
+    )
+    g.add_argument(
+        "--user",
+        default=os.environ.get("RAILBIRD_MQTT_USER", default_user),
+        help="user name at the broker (env RAILBIRD_MQTT_USER; default %(default)s)",
+    )
+    g.add_argument(
+        "--password",
+        default=os.environ.get("RAILBIRD_MQTT_PASSWORD"),
+        help="password (env RAILBIRD_MQTT_PASSWORD; prefer the variable, a command "
+        "line is visible to other users)",
+    )
+    g.add_argument(
+        "--tls",
+        action="store_true",
+        default=os.environ.get("RAILBIRD_MQTT_TLS", "").lower() in ("1", "true", "yes"),
+        help="connect with TLS, verifying the broker's certificate and name; give "
+        "the TLS listener's --port, usually 8883 (env RAILBIRD_MQTT_TLS=1)",
+    )
+    g.add_argument(
+        "--cafile",
+        default=os.environ.get("RAILBIRD_MQTT_CAFILE") or None,
+        help="PEM file of the CA that signed the broker's certificate, for --tls "
+        "(env RAILBIRD_MQTT_CAFILE; default: the system's trusted CAs)",
+    )
 
 
 def make_client(args, client_id: str = "", **kwargs):

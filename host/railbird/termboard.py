@@ -22,8 +22,14 @@ from collections import deque
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
 DIM = "\x1b[2m"
-COLORS = {"green": "\x1b[32m", "yellow": "\x1b[33m", "red": "\x1b[31m", "cyan": "\x1b[36m",
-          "magenta": "\x1b[35m", "white": "\x1b[37m"}
+COLORS = {
+    "green": "\x1b[32m",
+    "yellow": "\x1b[33m",
+    "red": "\x1b[31m",
+    "cyan": "\x1b[36m",
+    "magenta": "\x1b[35m",
+    "white": "\x1b[37m",
+}
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 PANEL_W = 46
 # Rulings not worth a line on the board: the presumed identity of an unidentified ball
@@ -34,7 +40,7 @@ QUIET_RULES = ("8.3",)
 def _fen_field(fen: str | None, key: str):
     for tok in (fen or "").split():
         if tok.startswith(key + "="):
-            return tok[len(key) + 1:]
+            return tok[len(key) + 1 :]
     return None
 
 
@@ -62,8 +68,7 @@ class TablePanel:
             text = a.get("text") if isinstance(a, dict) else str(a)
             if text:
                 rule = a.get("rule") if isinstance(a, dict) else None
-                self.rulings.append((text, rule, (a.get("level") if isinstance(a, dict)
-                                                  else None)))
+                self.rulings.append((text, rule, (a.get("level") if isinstance(a, dict) else None)))
 
     def on_shot(self, shot: dict) -> None:
         self.shots = max(self.shots, int(shot.get("n", self.shots + 1)))
@@ -115,8 +120,11 @@ class TablePanel:
             rows.append(d(" · ".join(info)))
             balls = st.get("balls_on_table") or []
             spot = st.get("to_spot") or []
-            rows.append("balls " + (" ".join(str(x) for x in balls) or "-")
-                        + (c("yellow", "  spot " + " ".join(map(str, spot))) if spot else ""))
+            rows.append(
+                "balls "
+                + (" ".join(str(x) for x in balls) or "-")
+                + (c("yellow", "  spot " + " ".join(map(str, spot))) if spot else "")
+            )
             bits = []
             if st.get("ball_in_hand"):
                 bits.append(c("yellow", f"ball in hand ({st['ball_in_hand']})"))
@@ -131,21 +139,36 @@ class TablePanel:
         s = self.last_shot
         if s is not None:
             down = [p for p in s.get("pocketed", [])]
-            what = ", ".join(("cue" if p.get("ball") == 0 else
-                              (str(p["ball"]) if p.get("ball") is not None else "ball"))
-                             + f"→{p.get('pocket') or '?'}" for p in down) or "nothing down"
+            what = (
+                ", ".join(
+                    (
+                        "cue"
+                        if p.get("ball") == 0
+                        else (str(p["ball"]) if p.get("ball") is not None else "ball")
+                    )
+                    + f"→{p.get('pocket') or '?'}"
+                    for p in down
+                )
+                or "nothing down"
+            )
             dur = (s.get("end", 0) - s.get("start", 0)) / 1e6
             if len(what) > 20:
                 what = f"{len(down)} down"
-            rows.append(f"shot {s.get('n')}: {what} · {len(s.get('rails', []))} rails"
-                        f" · {dur:.1f} s")
+            rows.append(
+                f"shot {s.get('n')}: {what} · {len(s.get('rails', []))} rails · {dur:.1f} s"
+            )
         else:
             rows.append(d("no shot yet"))
         for text, rule, level in list(self.rulings)[-3:]:
             t = text if not rule else f"{text} [{rule}]"
-            t = t if len(t) <= inner else t[:inner - 1] + "…"
-            col = "red" if (level == "foul" or "Foul" in text) else \
-                "magenta" if ("wins" in text) else "white"
+            t = t if len(t) <= inner else t[: inner - 1] + "…"
+            col = (
+                "red"
+                if (level == "foul" or "Foul" in text)
+                else "magenta"
+                if ("wins" in text)
+                else "white"
+            )
             rows.append(c(col, t) if color else t)
         while len(rows) < 10:
             rows.append("")
@@ -184,7 +207,7 @@ class TermBoard:
         title = f"{self.title} · live scoreboard"
         out = [(BOLD + title + RESET) if color else title, ""]
         for i in range(0, len(panels), per_row):
-            group = panels[i:i + per_row]
+            group = panels[i : i + per_row]
             h = max(len(p) for p in group)
             for r in range(h):
                 out.append(" ".join(p[r] if r < len(p) else " " * PANEL_W for p in group))
@@ -200,13 +223,20 @@ class TermBoard:
     def render_html(self, width: int = 100) -> str:
         """The board as a standalone HTML page (ANSI colours as spans), for screenshots."""
         text = self.render(width, True)
-        css = {"1": "font-weight:bold", "2": "opacity:.6", "31": "color:#ff6b6b",
-               "32": "color:#69db7c", "33": "color:#ffd43b", "35": "color:#e599f7",
-               "36": "color:#66d9e8", "37": "color:#f1f3f5"}
+        css = {
+            "1": "font-weight:bold",
+            "2": "opacity:.6",
+            "31": "color:#ff6b6b",
+            "32": "color:#69db7c",
+            "33": "color:#ffd43b",
+            "35": "color:#e599f7",
+            "36": "color:#66d9e8",
+            "37": "color:#f1f3f5",
+        }
         out, open_spans = [], 0
         pos = 0
         for m in ANSI_RE.finditer(text):
-            out.append(html.escape(text[pos:m.start()]))
+            out.append(html.escape(text[pos : m.start()]))
             code = m.group()[2:-1]
             if code in ("0", ""):
                 out.append("</span>" * open_spans)
@@ -218,10 +248,12 @@ class TermBoard:
         out.append(html.escape(text[pos:]))
         out.append("</span>" * open_spans)
         body = "".join(out)
-        return ("<!doctype html><html><head><meta charset='utf-8'><style>"
-                "body{margin:0;background:#1e1e2e;}pre{margin:0;padding:14px 18px;"
-                "color:#dee2e6;font:15px/1.25 'DejaVu Sans Mono','Liberation Mono',monospace;}"
-                "</style></head><body><pre>" + body + "</pre></body></html>")
+        return (
+            "<!doctype html><html><head><meta charset='utf-8'><style>"
+            "body{margin:0;background:#1e1e2e;}pre{margin:0;padding:14px 18px;"
+            "color:#dee2e6;font:15px/1.25 'DejaVu Sans Mono','Liberation Mono',monospace;}"
+            "</style></head><body><pre>" + body + "</pre></body></html>"
+        )
 
 
 class JournalFeed:
@@ -237,8 +269,9 @@ class JournalFeed:
 
     def _open(self):
         if self.db is None:
-            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=1.0,
-                                      check_same_thread=False)
+            self.db = sqlite3.connect(
+                f"file:{self.path}?mode=ro", uri=True, timeout=1.0, check_same_thread=False
+            )
         return self.db
 
     def poll(self, on_state, on_shot) -> int:
@@ -249,15 +282,19 @@ class JournalFeed:
             db = self._open()
             items = []
             for sid, venue, tbl, state, fen, anns, iid in db.execute(
-                    "SELECT id, venue, tbl, state, fen, announcements, input_id FROM states "
-                    "WHERE id > ? ORDER BY id", (self.last_state,)):
+                "SELECT id, venue, tbl, state, fen, announcements, input_id FROM states "
+                "WHERE id > ? ORDER BY id",
+                (self.last_state,),
+            ):
                 self.last_state = sid
                 if self.venue and venue != self.venue:
                     continue
                 items.append((iid or 0, 1, sid, ("state", tbl, state, fen, anns)))
             for rowid, venue, tbl, num, shot, iid in db.execute(
-                    "SELECT rowid, venue, tbl, n, shot, input_id FROM shots WHERE rowid > ?"
-                    " ORDER BY rowid", (self.last_shot_row,)):
+                "SELECT rowid, venue, tbl, n, shot, input_id FROM shots WHERE rowid > ?"
+                " ORDER BY rowid",
+                (self.last_shot_row,),
+            ):
                 self.last_shot_row = rowid
                 if (venue, tbl, num) in self.seen_shots:
                     continue

@@ -16,37 +16,62 @@ slug -> object (arg (max entries, sub-spec)).
 import json
 
 VERSION = 1
-ROOT = 'railbird/v1'
+ROOT = "railbird/v1"
 MAX_PAYLOAD = 16384
 MAX_EVENTS = 64
 U64_MAX = 18446744073709551615
 I64_MIN = -9223372036854775808
 I64_MAX = 9223372036854775807
 
-POCKETS = ('HL', 'HR', 'SL', 'SR', 'FL', 'FR')
-RAILS = ('H', 'F', 'LH', 'LF', 'RH', 'RF')
-KINDS = ('events', 'birth', 'status', 'config', 'sync_req', 'sync_resp', 'sync_result',
-         'referee', 'shot', 'state', 'announce', 'summary')
+POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
+RAILS = ("H", "F", "LH", "LF", "RH", "RF")
+KINDS = (
+    "events",
+    "birth",
+    "status",
+    "config",
+    "sync_req",
+    "sync_resp",
+    "sync_result",
+    "referee",
+    "shot",
+    "state",
+    "announce",
+    "summary",
+)
 NODE_KINDS = KINDS[:7]
-TABLE_KINDS = ('referee', 'shot', 'state', 'announce')
-EVENT_KINDS = ('drop', 'cue', 'rail', 'jam', 'lost')
-RESETS = ('power', 'hard', 'wdt', 'deepsleep', 'soft', 'unknown')
-NODE_STATES = ('online', 'offline')
-GAMES = ('10-ball', '14.1', '9-ball', '8-ball')
-SOURCES = ('sensed', 'inferred', 'referee')
-LEVELS = ('info', 'foul', 'win')
-ERROR_CODES = ('missing field', 'bad type', 'bad value', 'too large', 'bad json',
-               'unsupported version', 'bad topic')
-CONFIG_DEFAULTS = {'cue_ch': None, 'debounce_us': 2000, 'jam_us': 2000000,
-                   'status_period_s': 30, 'batch_max': 32, 'batch_linger_ms': 20}
+TABLE_KINDS = ("referee", "shot", "state", "announce")
+EVENT_KINDS = ("drop", "cue", "rail", "jam", "lost")
+RESETS = ("power", "hard", "wdt", "deepsleep", "soft", "unknown")
+NODE_STATES = ("online", "offline")
+GAMES = ("10-ball", "14.1", "9-ball", "8-ball")
+SOURCES = ("sensed", "inferred", "referee")
+LEVELS = ("info", "foul", "win")
+ERROR_CODES = (
+    "missing field",
+    "bad type",
+    "bad value",
+    "too large",
+    "bad json",
+    "unsupported version",
+    "bad topic",
+)
+CONFIG_DEFAULTS = {
+    "cue_ch": None,
+    "debounce_us": 2000,
+    "jam_us": 2000000,
+    "status_period_s": 30,
+    "batch_max": 32,
+    "batch_linger_ms": 20,
+}
 
 # topic leaf below node/<node>/, in the order of NODE_KINDS
-_LEAVES = ('events', 'birth', 'status', 'config', 'sync/req', 'sync/resp', 'sync/result')
-_HAS_NODE = ('events', 'birth', 'status', 'sync_req', 'sync_result')  # node-level with a node field
-_HAS_TABLE = ('shot', 'state', 'announce')
-_SLUG0 = 'abcdefghijklmnopqrstuvwxyz0123456789'
-_SLUG = _SLUG0 + '-'
-_HEX = '0123456789abcdef'
+_LEAVES = ("events", "birth", "status", "config", "sync/req", "sync/resp", "sync/result")
+_HAS_NODE = ("events", "birth", "status", "sync_req", "sync_result")  # node-level with a node field
+_HAS_TABLE = ("shot", "state", "announce")
+_SLUG0 = "abcdefghijklmnopqrstuvwxyz0123456789"
+_SLUG = _SLUG0 + "-"
+_HEX = "0123456789abcdef"
 
 
 class ProtocolError(ValueError):
@@ -57,11 +82,11 @@ class ProtocolError(ValueError):
     def __init__(self, code, details=None):
         if details is None:
             reason = code
-            i = code.find(': ')
+            i = code.find(": ")
             if i > 0:
                 code = code[:i]
         else:
-            reason = code + ': ' + details
+            reason = code + ": " + details
         super().__init__(reason)
         self.code = code
         self.reason = reason
@@ -71,58 +96,135 @@ class ProtocolError(ValueError):
 
 
 # --- field specs --------------------------------------------------------------------
-_EVENT = (('seq', 'u', 1, None), ('t', 'u', 1, None), ('kind', 'e', 1, EVENT_KINDS),
-          ('pocket', 'e', 0, POCKETS), ('rail', 'e', 0, RAILS), ('amp', 'u', 0, (0, 4095)),
-          ('dur', 'u', 0, None), ('n', 'u', 0, (1, U64_MAX)))
+_EVENT = (
+    ("seq", "u", 1, None),
+    ("t", "u", 1, None),
+    ("kind", "e", 1, EVENT_KINDS),
+    ("pocket", "e", 0, POCKETS),
+    ("rail", "e", 0, RAILS),
+    ("amp", "u", 0, (0, 4095)),
+    ("dur", "u", 0, None),
+    ("n", "u", 0, (1, U64_MAX)),
+)
 # fields each event kind requires ('lost' also needs exactly one of pocket, rail)
-_EVENT_NEEDS = {'drop': ('pocket',), 'cue': (), 'rail': ('rail', 'amp'),
-                'jam': ('pocket', 'dur'), 'lost': ('n',)}
-_NODE = ('node', 'g', 1, None)
-_BOOT = ('boot', 'u', 1, None)
-_SYNC = (('offset_us', 'i', 1, None), ('delay_us', 'u', 1, None),
-         ('uncertainty_us', 'u', 1, None), ('samples', 'u', 1, None))
-_PCH = (('ch', 'u', 1, None), ('pocket', 'e', 1, POCKETS))
-_RCH = (('ch', 'u', 1, None), ('rail', 'e', 1, RAILS), ('threshold', 'u', 1, (0, 4095)),
-        ('refractory_us', 'u', 1, None))
-_POCKETED = (('ball', 'u', 3, (0, 15)), ('pocket', 'e', 1, POCKETS), ('t', 'i', 1, None),
-             ('source', 'e', 1, SOURCES))
-_RAILHIT = (('rail', 'e', 1, RAILS), ('t', 'i', 1, None), ('amp', 'u', 1, (0, 4095)))
-_INPUT = (('type', 's', 1, (1, 32)),)
-_TABLE = (('game', 'e', 2, GAMES), ('scores', 'n', 0, 8), ('at_table', 'u', 2, None),
-          ('online', 'b', 0, None), ('pocketed_today', 'u', 0, None))
-_T1 = ('t1', 'u', 1, None)
-_ID = ('id', 'u', 1, None)
+_EVENT_NEEDS = {
+    "drop": ("pocket",),
+    "cue": (),
+    "rail": ("rail", "amp"),
+    "jam": ("pocket", "dur"),
+    "lost": ("n",),
+}
+_NODE = ("node", "g", 1, None)
+_BOOT = ("boot", "u", 1, None)
+_SYNC = (
+    ("offset_us", "i", 1, None),
+    ("delay_us", "u", 1, None),
+    ("uncertainty_us", "u", 1, None),
+    ("samples", "u", 1, None),
+)
+_PCH = (("ch", "u", 1, None), ("pocket", "e", 1, POCKETS))
+_RCH = (
+    ("ch", "u", 1, None),
+    ("rail", "e", 1, RAILS),
+    ("threshold", "u", 1, (0, 4095)),
+    ("refractory_us", "u", 1, None),
+)
+_POCKETED = (
+    ("ball", "u", 3, (0, 15)),
+    ("pocket", "e", 1, POCKETS),
+    ("t", "i", 1, None),
+    ("source", "e", 1, SOURCES),
+)
+_RAILHIT = (("rail", "e", 1, RAILS), ("t", "i", 1, None), ("amp", "u", 1, (0, 4095)))
+_INPUT = (("type", "s", 1, (1, 32)),)
+_TABLE = (
+    ("game", "e", 2, GAMES),
+    ("scores", "n", 0, 8),
+    ("at_table", "u", 2, None),
+    ("online", "b", 0, None),
+    ("pocketed_today", "u", 0, None),
+)
+_T1 = ("t1", "u", 1, None)
+_ID = ("id", "u", 1, None)
 
 _SPECS = {
-    'events': (_NODE, _BOOT, ('events', 'L', 1, (1, MAX_EVENTS, _EVENT))),
-    'birth': (_NODE, _BOOT, ('fw', 's', 1, (1, 32)), ('reset', 'e', 1, RESETS),
-              ('config_hash', 'h', 1, None), ('pinmap', 'g', 1, None),
-              ('caps', 'l', 0, (32, (1, 32)))),
-    'status': (_NODE, _BOOT, ('state', 'e', 1, NODE_STATES), ('uptime_us', 'u', 0, None),
-               ('heap_free', 'u', 0, None), ('rssi', 'i', 0, None), ('queue', 'u', 0, None),
-               ('spill', 'u', 0, None), ('counters', 'M', 0, 64),
-               ('config_rev', 'u', 0, None), ('config_error', 's', 2, (0, 200)),
-               ('sync', 'O', 2, _SYNC)),
-    'config': (('rev', 'u', 1, None), ('pockets', 'L', 1, (0, 16, _PCH)),
-               ('rails', 'L', 1, (0, 16, _RCH)), ('cue_ch', 'u', 2, None),
-               ('debounce_us', 'u', 0, None), ('jam_us', 'u', 0, None),
-               ('status_period_s', 'u', 0, (1, 3600)), ('batch_max', 'u', 0, (1, MAX_EVENTS)),
-               ('batch_linger_ms', 'u', 0, None)),
-    'sync_req': (_NODE, _BOOT, _ID, _T1),
-    'sync_resp': (_ID, _T1, ('t2', 'u', 1, None), ('t3', 'u', 1, None)),
-    'sync_result': (_NODE, _BOOT, _ID, _T1, ('t2', 'u', 1, None), ('t3', 'u', 1, None),
-                    ('t4', 'u', 1, None)),
-    'referee': (('input', 'O', 1, _INPUT), ('id', 's', 0, (1, 64)), ('by', 's', 0, (1, 32)),
-                ('token', 's', 0, (1, 128))),
-    'shot': (('table', 'g', 1, None), ('n', 'u', 1, None), ('start', 'i', 1, None),
-             ('end', 'i', 1, None), ('pocketed', 'L', 1, (0, 64, _POCKETED)),
-             ('rails', 'L', 1, (0, 1024, _RAILHIT)), ('distinct_rails', 'u', 0, (0, 6)),
-             ('object_balls_to_rail', 'u', 0, (0, 15)), ('warnings', 'l', 0, (32, (1, 200)))),
-    'state': (('table', 'g', 1, None), ('game', 'e', 1, GAMES), ('state', 'o', 1, None),
-              ('fen', 's', 0, (1, 512)), ('t', 'i', 0, None)),
-    'announce': (('table', 'g', 1, None), ('text', 's', 1, (1, 120)),
-                 ('rule', 's', 2, (1, 32)), ('level', 'e', 0, LEVELS)),
-    'summary': (('venue', 'g', 1, None), ('tables', 'T', 1, (256, _TABLE))),
+    "events": (_NODE, _BOOT, ("events", "L", 1, (1, MAX_EVENTS, _EVENT))),
+    "birth": (
+        _NODE,
+        _BOOT,
+        ("fw", "s", 1, (1, 32)),
+        ("reset", "e", 1, RESETS),
+        ("config_hash", "h", 1, None),
+        ("pinmap", "g", 1, None),
+        ("caps", "l", 0, (32, (1, 32))),
+    ),
+    "status": (
+        _NODE,
+        _BOOT,
+        ("state", "e", 1, NODE_STATES),
+        ("uptime_us", "u", 0, None),
+        ("heap_free", "u", 0, None),
+        ("rssi", "i", 0, None),
+        ("queue", "u", 0, None),
+        ("spill", "u", 0, None),
+        ("counters", "M", 0, 64),
+        ("config_rev", "u", 0, None),
+        ("config_error", "s", 2, (0, 200)),
+        ("sync", "O", 2, _SYNC),
+    ),
+    "config": (
+        ("rev", "u", 1, None),
+        ("pockets", "L", 1, (0, 16, _PCH)),
+        ("rails", "L", 1, (0, 16, _RCH)),
+        ("cue_ch", "u", 2, None),
+        ("debounce_us", "u", 0, None),
+        ("jam_us", "u", 0, None),
+        ("status_period_s", "u", 0, (1, 3600)),
+        ("batch_max", "u", 0, (1, MAX_EVENTS)),
+        ("batch_linger_ms", "u", 0, None),
+    ),
+    "sync_req": (_NODE, _BOOT, _ID, _T1),
+    "sync_resp": (_ID, _T1, ("t2", "u", 1, None), ("t3", "u", 1, None)),
+    "sync_result": (
+        _NODE,
+        _BOOT,
+        _ID,
+        _T1,
+        ("t2", "u", 1, None),
+        ("t3", "u", 1, None),
+        ("t4", "u", 1, None),
+    ),
+    "referee": (
+        ("input", "O", 1, _INPUT),
+        ("id", "s", 0, (1, 64)),
+        ("by", "s", 0, (1, 32)),
+        ("token", "s", 0, (1, 128)),
+    ),
+    "shot": (
+        ("table", "g", 1, None),
+        ("n", "u", 1, None),
+        ("start", "i", 1, None),
+        ("end", "i", 1, None),
+        ("pocketed", "L", 1, (0, 64, _POCKETED)),
+        ("rails", "L", 1, (0, 1024, _RAILHIT)),
+        ("distinct_rails", "u", 0, (0, 6)),
+        ("object_balls_to_rail", "u", 0, (0, 15)),
+        ("warnings", "l", 0, (32, (1, 200))),
+    ),
+    "state": (
+        ("table", "g", 1, None),
+        ("game", "e", 1, GAMES),
+        ("state", "o", 1, None),
+        ("fen", "s", 0, (1, 512)),
+        ("t", "i", 0, None),
+    ),
+    "announce": (
+        ("table", "g", 1, None),
+        ("text", "s", 1, (1, 120)),
+        ("rule", "s", 2, (1, 32)),
+        ("level", "e", 0, LEVELS),
+    ),
+    "summary": (("venue", "g", 1, None), ("tables", "T", 1, (256, _TABLE))),
 }
 
 
@@ -138,11 +240,11 @@ def _is_slug(s):
 
 def _short(x):
     r = repr(x)
-    return r if len(r) <= 40 else r[:37] + '...'
+    return r if len(r) <= 40 else r[:37] + "..."
 
 
 def _bad_type(path, what):
-    return ProtocolError('bad type', path + ': expected ' + what)
+    return ProtocolError("bad type", path + ": expected " + what)
 
 
 def _fields(obj, spec, where):
@@ -154,7 +256,7 @@ def _fields(obj, spec, where):
                 continue
             _value(val, f[1], f[3], where + name)
         elif f[2] & 1:
-            raise ProtocolError('missing field', where + name)
+            raise ProtocolError("missing field", where + name)
 
 
 def _int(val, arg, path, what, lo, hi):
@@ -164,149 +266,168 @@ def _int(val, arg, path, what, lo, hi):
         lo = arg[0]
         hi = arg[1]
     if val < lo or val > hi:
-        raise ProtocolError('bad value', '%s: %d not in %d..%d' % (path, val, lo, hi))
+        raise ProtocolError("bad value", "%s: %d not in %d..%d" % (path, val, lo, hi))
 
 
 def _str(val, arg, path):
     if type(val) is not str:
-        raise _bad_type(path, 'string')
+        raise _bad_type(path, "string")
     n = len(val)
     if n < arg[0] or n > arg[1]:
-        raise ProtocolError('bad value', '%s: length %d not in %d..%d' % (path, n, arg[0], arg[1]))
+        raise ProtocolError("bad value", "%s: length %d not in %d..%d" % (path, n, arg[0], arg[1]))
 
 
 def _value(val, t, arg, path):
-    if t == 'u':
-        _int(val, arg, path, 'uint', 0, U64_MAX)
-    elif t == 'e':
+    if t == "u":
+        _int(val, arg, path, "uint", 0, U64_MAX)
+    elif t == "e":
         if type(val) is not str:
-            raise _bad_type(path, 'string')
+            raise _bad_type(path, "string")
         if val not in arg:
-            raise ProtocolError('bad value', '%s: %s not in %s' % (path, _short(val), ' '.join(arg)))
-    elif t == 'i':
-        _int(val, arg, path, 'int', I64_MIN, I64_MAX)
-    elif t == 'g':
+            raise ProtocolError(
+                "bad value", "%s: %s not in %s" % (path, _short(val), " ".join(arg))
+            )
+    elif t == "i":
+        _int(val, arg, path, "int", I64_MIN, I64_MAX)
+    elif t == "g":
         if type(val) is not str:
-            raise _bad_type(path, 'slug')
+            raise _bad_type(path, "slug")
         if not _is_slug(val):
-            raise ProtocolError('bad value', path + ': ' + _short(val) + ' is not a slug')
-    elif t == 's':
+            raise ProtocolError("bad value", path + ": " + _short(val) + " is not a slug")
+    elif t == "s":
         _str(val, arg, path)
-    elif t == 'L':
+    elif t == "L":
         if not isinstance(val, (list, tuple)):
-            raise _bad_type(path, 'list')
+            raise _bad_type(path, "list")
         n = len(val)
         if n < arg[0] or n > arg[1]:
-            raise ProtocolError('bad value', '%s: %d items, expected %d..%d' % (path, n, arg[0], arg[1]))
+            raise ProtocolError(
+                "bad value", "%s: %d items, expected %d..%d" % (path, n, arg[0], arg[1])
+            )
         sub = arg[2]
         i = 0
         for item in val:
-            p = '%s[%d]' % (path, i)
+            p = "%s[%d]" % (path, i)
             if not isinstance(item, dict):
-                raise _bad_type(p, 'object')
-            _fields(item, sub, p + '.')
+                raise _bad_type(p, "object")
+            _fields(item, sub, p + ".")
             i += 1
-    elif t == 'O':
+    elif t == "O":
         if not isinstance(val, dict):
-            raise _bad_type(path, 'object')
-        _fields(val, arg, path + '.')
-    elif t == 'o':
+            raise _bad_type(path, "object")
+        _fields(val, arg, path + ".")
+    elif t == "o":
         if not isinstance(val, dict):
-            raise _bad_type(path, 'object')
-    elif t == 'b':
+            raise _bad_type(path, "object")
+    elif t == "b":
         if val is not True and val is not False:
-            raise _bad_type(path, 'bool')
-    elif t == 'h':
+            raise _bad_type(path, "bool")
+    elif t == "h":
         if type(val) is not str:
-            raise _bad_type(path, 'string')
+            raise _bad_type(path, "string")
         ok = len(val) == 8
         for c in val:
             if c not in _HEX:
                 ok = False
         if not ok:
-            raise ProtocolError('bad value', path + ': ' + _short(val) + ' is not 8 lowercase hex digits')
-    elif t == 'l' or t == 'n':
+            raise ProtocolError(
+                "bad value", path + ": " + _short(val) + " is not 8 lowercase hex digits"
+            )
+    elif t == "l" or t == "n":
         if not isinstance(val, (list, tuple)):
-            raise _bad_type(path, 'list')
-        mx = arg if t == 'n' else arg[0]
+            raise _bad_type(path, "list")
+        mx = arg if t == "n" else arg[0]
         if len(val) > mx:
-            raise ProtocolError('bad value', '%s: %d items, at most %d' % (path, len(val), mx))
+            raise ProtocolError("bad value", "%s: %d items, at most %d" % (path, len(val), mx))
         i = 0
         for item in val:
-            if t == 'n':
-                _int(item, None, '%s[%d]' % (path, i), 'int', I64_MIN, I64_MAX)
+            if t == "n":
+                _int(item, None, "%s[%d]" % (path, i), "int", I64_MIN, I64_MAX)
             else:
-                _str(item, arg[1], '%s[%d]' % (path, i))
+                _str(item, arg[1], "%s[%d]" % (path, i))
             i += 1
-    elif t == 'M' or t == 'T':
+    elif t == "M" or t == "T":
         if not isinstance(val, dict):
-            raise _bad_type(path, 'object')
-        mx = arg if t == 'M' else arg[0]
+            raise _bad_type(path, "object")
+        mx = arg if t == "M" else arg[0]
         if len(val) > mx:
-            raise ProtocolError('bad value', '%s: %d entries, at most %d' % (path, len(val), mx))
+            raise ProtocolError("bad value", "%s: %d entries, at most %d" % (path, len(val), mx))
         for k in val:
-            if t == 'M':
+            if t == "M":
                 if type(k) is not str or not 0 < len(k) <= 32:
-                    raise ProtocolError('bad value', path + ': key ' + _short(k) + ' is not a name of 1..32 characters')
-                _int(val[k], None, path + '.' + k, 'uint', 0, U64_MAX)
+                    raise ProtocolError(
+                        "bad value",
+                        path + ": key " + _short(k) + " is not a name of 1..32 characters",
+                    )
+                _int(val[k], None, path + "." + k, "uint", 0, U64_MAX)
             else:
                 if not _is_slug(k):
-                    raise ProtocolError('bad value', path + ': key ' + _short(k) + ' is not a slug')
-                p = path + '.' + k
+                    raise ProtocolError("bad value", path + ": key " + _short(k) + " is not a slug")
+                p = path + "." + k
                 if not isinstance(val[k], dict):
-                    raise _bad_type(p, 'object')
-                _fields(val[k], arg[1], p + '.')
+                    raise _bad_type(p, "object")
+                _fields(val[k], arg[1], p + ".")
     else:  # pragma: no cover - a mistake in a spec table
-        raise ProtocolError('bad value', path + ': unknown field type ' + t)
+        raise ProtocolError("bad value", path + ": unknown field type " + t)
 
 
 def _check_events(msg):
     last = -1
     i = 0
-    for ev in msg['events']:
-        p = 'events[%d].' % i
-        seq = ev['seq']
+    for ev in msg["events"]:
+        p = "events[%d]." % i
+        seq = ev["seq"]
         if seq <= last:
-            raise ProtocolError('bad value', '%sseq: %d not above %d (seq must strictly increase)' % (p, seq, last))
+            raise ProtocolError(
+                "bad value", "%sseq: %d not above %d (seq must strictly increase)" % (p, seq, last)
+            )
         last = seq
-        kind = ev['kind']
+        kind = ev["kind"]
         for name in _EVENT_NEEDS[kind]:
             if name not in ev:
-                raise ProtocolError('missing field', '%s%s (required for kind %s)' % (p, name, kind))
-        if kind == 'lost' and ('pocket' in ev) == ('rail' in ev):
-            raise ProtocolError('bad value', p + 'kind: lost needs exactly one of pocket, rail')
+                raise ProtocolError(
+                    "missing field", "%s%s (required for kind %s)" % (p, name, kind)
+                )
+        if kind == "lost" and ("pocket" in ev) == ("rail" in ev):
+            raise ProtocolError("bad value", p + "kind: lost needs exactly one of pocket, rail")
         i += 1
 
 
 def _check_status(msg):
-    if msg['state'] == 'online' and 'uptime_us' not in msg:
-        raise ProtocolError('missing field', 'uptime_us (required when state is online)')
+    if msg["state"] == "online" and "uptime_us" not in msg:
+        raise ProtocolError("missing field", "uptime_us (required when state is online)")
 
 
 def _check_config(msg):
-    for name in ('pockets', 'rails'):
+    for name in ("pockets", "rails"):
         seen = []
         i = 0
         for c in msg[name]:
-            if c['ch'] in seen:
-                raise ProtocolError('bad value', '%s[%d].ch: channel %d used twice' % (name, i, c['ch']))
-            seen.append(c['ch'])
+            if c["ch"] in seen:
+                raise ProtocolError(
+                    "bad value", "%s[%d].ch: channel %d used twice" % (name, i, c["ch"])
+                )
+            seen.append(c["ch"])
             i += 1
 
 
 def _check_shot(msg):
-    if msg['end'] < msg['start']:
-        raise ProtocolError('bad value', 'end: %d before start %d' % (msg['end'], msg['start']))
+    if msg["end"] < msg["start"]:
+        raise ProtocolError("bad value", "end: %d before start %d" % (msg["end"], msg["start"]))
 
 
-_CHECKS = {'events': _check_events, 'status': _check_status, 'config': _check_config,
-           'shot': _check_shot}
+_CHECKS = {
+    "events": _check_events,
+    "status": _check_status,
+    "config": _check_config,
+    "shot": _check_shot,
+}
 
 
 def _spec(kind):
     spec = _SPECS.get(kind) if type(kind) is str else None
     if spec is None:
-        raise ProtocolError('bad value', 'kind: ' + _short(kind) + ' is not a message kind')
+        raise ProtocolError("bad value", "kind: " + _short(kind) + " is not a message kind")
     return spec
 
 
@@ -315,15 +436,15 @@ def validate(kind, msg):
     ProtocolError. Unknown fields are ignored."""
     spec = _spec(kind)
     if not isinstance(msg, dict):
-        raise _bad_type('message', 'object')
-    if 'v' not in msg:
-        raise ProtocolError('missing field', 'v')
-    v = msg['v']
+        raise _bad_type("message", "object")
+    if "v" not in msg:
+        raise ProtocolError("missing field", "v")
+    v = msg["v"]
     if type(v) is not int:
-        raise _bad_type('v', 'int')
+        raise _bad_type("v", "int")
     if v != VERSION:
-        raise ProtocolError('unsupported version', str(v))
-    _fields(msg, spec, '')
+        raise ProtocolError("unsupported version", str(v))
+    _fields(msg, spec, "")
     check = _CHECKS.get(kind)
     if check is not None:
         check(msg)
@@ -332,11 +453,11 @@ def validate(kind, msg):
 
 # --- encode / decode ------------------------------------------------------------------
 def _no_constant(name):
-    raise ValueError(name + ' is not JSON')
+    raise ValueError(name + " is not JSON")
 
 
 try:  # CPython: refuse NaN/Infinity like MicroPython does; MicroPython: no keywords
-    json.loads('0', parse_constant=_no_constant)
+    json.loads("0", parse_constant=_no_constant)
     _STRICT = True
 except TypeError:
     _STRICT = False
@@ -347,14 +468,14 @@ def encode(kind, msg):
     validate(kind, msg)
     try:
         if _STRICT:
-            s = json.dumps(msg, separators=(',', ':'), allow_nan=False)
+            s = json.dumps(msg, separators=(",", ":"), allow_nan=False)
         else:
-            s = json.dumps(msg, separators=(',', ':'))
+            s = json.dumps(msg, separators=(",", ":"))
     except (TypeError, ValueError, RuntimeError) as e:
-        raise ProtocolError('bad value', 'not serialisable as JSON: ' + str(e))
-    b = s.encode('utf-8')
+        raise ProtocolError("bad value", "not serialisable as JSON: " + str(e))
+    b = s.encode("utf-8")
     if len(b) > MAX_PAYLOAD:
-        raise ProtocolError('too large', '%d > %d bytes' % (len(b), MAX_PAYLOAD))
+        raise ProtocolError("too large", "%d > %d bytes" % (len(b), MAX_PAYLOAD))
     return b
 
 
@@ -363,89 +484,91 @@ def decode(kind, payload):
     _spec(kind)
     if isinstance(payload, str):
         try:
-            n = len(payload.encode('utf-8'))
+            n = len(payload.encode("utf-8"))
         except UnicodeError:
-            raise ProtocolError('bad json', 'payload is not UTF-8')
+            raise ProtocolError("bad json", "payload is not UTF-8")
         s = payload
     elif isinstance(payload, (bytes, bytearray, memoryview)):
         n = len(payload)
         s = None
     else:
-        raise _bad_type('payload', 'bytes or str')
+        raise _bad_type("payload", "bytes or str")
     if n > MAX_PAYLOAD:
-        raise ProtocolError('too large', '%d > %d bytes' % (n, MAX_PAYLOAD))
+        raise ProtocolError("too large", "%d > %d bytes" % (n, MAX_PAYLOAD))
     if n == 0:
-        raise ProtocolError('bad json', 'empty payload')
+        raise ProtocolError("bad json", "empty payload")
     if s is None:
         try:
-            s = str(payload, 'utf-8')
+            s = str(payload, "utf-8")
         except UnicodeError:
-            raise ProtocolError('bad json', 'payload is not UTF-8')
+            raise ProtocolError("bad json", "payload is not UTF-8")
     try:
         if _STRICT:
             msg = json.loads(s, parse_constant=_no_constant)
         else:
             msg = json.loads(s)
     except ValueError as e:
-        raise ProtocolError('bad json', str(e) or 'syntax error')
+        raise ProtocolError("bad json", str(e) or "syntax error")
     except RuntimeError:  # CPython RecursionError on very deep nesting
-        raise ProtocolError('bad json', 'nested too deeply')
+        raise ProtocolError("bad json", "nested too deeply")
     return validate(kind, msg)
 
 
 # --- topics ---------------------------------------------------------------------------
 def _topic_slug(what, s):
     if not _is_slug(s):
-        raise ProtocolError('bad topic', what + ': ' + _short(s) + ' is not a slug')
+        raise ProtocolError("bad topic", what + ": " + _short(s) + " is not a slug")
 
 
 def topic(venue, table, kind, node=None):
     """The topic of message `kind`: node kinds need `node`; 'summary' is venue-level
     (table and node None)."""
     _spec(kind)
-    _topic_slug('venue', venue)
-    if kind == 'summary':
+    _topic_slug("venue", venue)
+    if kind == "summary":
         if table is not None or node is not None:
-            raise ProtocolError('bad topic', 'summary is venue-level: table and node must be None')
-        return ROOT + '/' + venue + '/summary'
-    _topic_slug('table', table)
+            raise ProtocolError("bad topic", "summary is venue-level: table and node must be None")
+        return ROOT + "/" + venue + "/summary"
+    _topic_slug("table", table)
     if kind in TABLE_KINDS:
         if node is not None:
-            raise ProtocolError('bad topic', kind + ' is table-level: node must be None')
-        return ROOT + '/' + venue + '/' + table + '/' + kind
-    _topic_slug('node', node)
-    return ROOT + '/' + venue + '/' + table + '/node/' + node + '/' + _LEAVES[NODE_KINDS.index(kind)]
+            raise ProtocolError("bad topic", kind + " is table-level: node must be None")
+        return ROOT + "/" + venue + "/" + table + "/" + kind
+    _topic_slug("node", node)
+    return (
+        ROOT + "/" + venue + "/" + table + "/node/" + node + "/" + _LEAVES[NODE_KINDS.index(kind)]
+    )
 
 
 def parse_topic(topic):
     """-> (venue, table, kind, node); table is None for 'summary', node None unless a node
     topic. Raises ProtocolError 'bad topic' or 'unsupported version'."""
     if type(topic) is not str:
-        raise ProtocolError('bad topic', 'expected str, got ' + type(topic).__name__)
-    p = topic.split('/')
+        raise ProtocolError("bad topic", "expected str, got " + type(topic).__name__)
+    p = topic.split("/")
     n = len(p)
-    if n < 4 or p[0] != 'railbird':
-        raise ProtocolError('bad topic', _short(topic) + ' is not railbird/v1/...')
-    if p[1] != 'v1':
+    if n < 4 or p[0] != "railbird":
+        raise ProtocolError("bad topic", _short(topic) + " is not railbird/v1/...")
+    if p[1] != "v1":
         ver = p[1]
-        if len(ver) > 1 and ver[0] == 'v' and ver[1:].isdigit():
-            raise ProtocolError('unsupported version', ver[1:] + ' (topic ' + _short(topic) + ')')
-        raise ProtocolError('bad topic', _short(topic) + ': no version after railbird/')
-    _topic_slug('venue', p[2])
+        if len(ver) > 1 and ver[0] == "v" and ver[1:].isdigit():
+            raise ProtocolError("unsupported version", ver[1:] + " (topic " + _short(topic) + ")")
+        raise ProtocolError("bad topic", _short(topic) + ": no version after railbird/")
+    _topic_slug("venue", p[2])
     if n == 4:
-        if p[3] == 'summary':
-            return (p[2], None, 'summary', None)
-        raise ProtocolError('bad topic', _short(topic) + ': unknown venue topic')
-    _topic_slug('table', p[3])
+        if p[3] == "summary":
+            return (p[2], None, "summary", None)
+        raise ProtocolError("bad topic", _short(topic) + ": unknown venue topic")
+    _topic_slug("table", p[3])
     if n == 5:
         if p[4] in TABLE_KINDS:
             return (p[2], p[3], p[4], None)
-    elif n >= 7 and p[4] == 'node' and n <= 8:
-        _topic_slug('node', p[5])
-        leaf = p[6] if n == 7 else p[6] + '/' + p[7]
+    elif n >= 7 and p[4] == "node" and n <= 8:
+        _topic_slug("node", p[5])
+        leaf = p[6] if n == 7 else p[6] + "/" + p[7]
         if leaf in _LEAVES:
             return (p[2], p[3], NODE_KINDS[_LEAVES.index(leaf)], p[5])
-    raise ProtocolError('bad topic', _short(topic) + ': unknown topic')
+    raise ProtocolError("bad topic", _short(topic) + ": unknown topic")
 
 
 def decode_message(topic, payload):
@@ -454,11 +577,20 @@ def decode_message(topic, payload):
     venue, table, kind, node = parse_topic(topic)
     msg = decode(kind, payload)
     if node is not None:
-        if kind in _HAS_NODE and msg['node'] != node:
-            raise ProtocolError('bad value', 'node: %s does not match topic node %s' % (_short(msg['node']), _short(node)))
-    elif kind == 'summary':
-        if msg['venue'] != venue:
-            raise ProtocolError('bad value', 'venue: %s does not match topic venue %s' % (_short(msg['venue']), _short(venue)))
-    elif kind in _HAS_TABLE and msg['table'] != table:
-        raise ProtocolError('bad value', 'table: %s does not match topic table %s' % (_short(msg['table']), _short(table)))
+        if kind in _HAS_NODE and msg["node"] != node:
+            raise ProtocolError(
+                "bad value",
+                "node: %s does not match topic node %s" % (_short(msg["node"]), _short(node)),
+            )
+    elif kind == "summary":
+        if msg["venue"] != venue:
+            raise ProtocolError(
+                "bad value",
+                "venue: %s does not match topic venue %s" % (_short(msg["venue"]), _short(venue)),
+            )
+    elif kind in _HAS_TABLE and msg["table"] != table:
+        raise ProtocolError(
+            "bad value",
+            "table: %s does not match topic table %s" % (_short(msg["table"]), _short(table)),
+        )
     return (kind, venue, table, node, msg)

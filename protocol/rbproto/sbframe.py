@@ -88,7 +88,7 @@ def unpack(payload):
         i = item.find("=")
         if i <= 0:
             raise ValueError("bad field")
-        out[item[:i]] = item[i + 1:]
+        out[item[:i]] = item[i + 1 :]
     return out
 
 
@@ -141,9 +141,9 @@ class Parser:
             if b < 0x20 or b > 0x7E:
                 self.bad += 1
                 return (-1, None, "format")
-        body = bytes(buf[:n - 5])
+        body = bytes(buf[: n - 5])
         try:
-            crc = int(bytes(buf[n - 4:]).decode(), 16)
+            crc = int(bytes(buf[n - 4 :]).decode(), 16)
             seq = int(bytes(buf[:2]).decode(), 16)
         except ValueError:
             self.bad += 1

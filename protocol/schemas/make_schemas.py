@@ -15,144 +15,311 @@ import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BASE = 'https://railbird.invalid/protocol/v1/'
+BASE = "https://railbird.invalid/protocol/v1/"
 
-U64 = {'type': 'integer', 'minimum': 0, 'maximum': 2 ** 64 - 1}
-I64 = {'type': 'integer', 'minimum': -2 ** 63, 'maximum': 2 ** 63 - 1}
-SLUG = {'type': 'string', 'pattern': r'^[a-z0-9][a-z0-9-]{0,31}(?!\n)$'}
-POCKET = {'enum': ['HL', 'HR', 'SL', 'SR', 'FL', 'FR']}
-RAIL = {'enum': ['H', 'F', 'LH', 'LF', 'RH', 'RF']}
-AMP = {'type': 'integer', 'minimum': 0, 'maximum': 4095}
-V = {'const': 1, 'description': 'protocol major version'}
+U64 = {"type": "integer", "minimum": 0, "maximum": 2**64 - 1}
+I64 = {"type": "integer", "minimum": -(2**63), "maximum": 2**63 - 1}
+SLUG = {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,31}(?!\n)$"}
+POCKET = {"enum": ["HL", "HR", "SL", "SR", "FL", "FR"]}
+RAIL = {"enum": ["H", "F", "LH", "LF", "RH", "RF"]}
+AMP = {"type": "integer", "minimum": 0, "maximum": 4095}
+V = {"const": 1, "description": "protocol major version"}
 
 
-def uint(lo=0, hi=2 ** 64 - 1, **kw):
-    d = {'type': 'integer', 'minimum': lo, 'maximum': hi}
+def uint(lo=0, hi=2**64 - 1, **kw):
+    d = {"type": "integer", "minimum": lo, "maximum": hi}
     d.update(kw)
     return d
 
 
 def string(lo, hi, **kw):
-    d = {'type': 'string', 'minLength': lo, 'maxLength': hi}
+    d = {"type": "string", "minLength": lo, "maxLength": hi}
     d.update(kw)
     return d
 
 
 def nullable(schema):
-    return {'anyOf': [schema, {'type': 'null'}]}
+    return {"anyOf": [schema, {"type": "null"}]}
 
 
 def obj(required, properties, **kw):
-    d = {'type': 'object', 'required': required, 'properties': properties}
+    d = {"type": "object", "required": required, "properties": properties}
     d.update(kw)
     return d
 
 
 def when(field, value, then):
-    return {'if': {'properties': {field: {'const': value}}, 'required': [field]}, 'then': then}
+    return {"if": {"properties": {field: {"const": value}}, "required": [field]}, "then": then}
 
 
-EVENT = obj(['seq', 't', 'kind'], {
-    'seq': dict(U64, description='sequence number within the boot, strictly increasing in a batch'),
-    't': dict(U64, description='node time of the event, microseconds since boot'),
-    'kind': {'enum': ['drop', 'cue', 'rail', 'jam', 'lost']},
-    'pocket': POCKET, 'rail': RAIL, 'amp': AMP, 'dur': U64, 'n': uint(1)},
-    allOf=[when('kind', 'drop', {'required': ['pocket']}),
-           when('kind', 'rail', {'required': ['rail', 'amp']}),
-           when('kind', 'jam', {'required': ['pocket', 'dur']}),
-           when('kind', 'lost', {'required': ['n'], 'oneOf': [
-               {'required': ['pocket'], 'not': {'required': ['rail']}},
-               {'required': ['rail'], 'not': {'required': ['pocket']}}]})])
+EVENT = obj(
+    ["seq", "t", "kind"],
+    {
+        "seq": dict(
+            U64, description="sequence number within the boot, strictly increasing in a batch"
+        ),
+        "t": dict(U64, description="node time of the event, microseconds since boot"),
+        "kind": {"enum": ["drop", "cue", "rail", "jam", "lost"]},
+        "pocket": POCKET,
+        "rail": RAIL,
+        "amp": AMP,
+        "dur": U64,
+        "n": uint(1),
+    },
+    allOf=[
+        when("kind", "drop", {"required": ["pocket"]}),
+        when("kind", "rail", {"required": ["rail", "amp"]}),
+        when("kind", "jam", {"required": ["pocket", "dur"]}),
+        when(
+            "kind",
+            "lost",
+            {
+                "required": ["n"],
+                "oneOf": [
+                    {"required": ["pocket"], "not": {"required": ["rail"]}},
+                    {"required": ["rail"], "not": {"required": ["pocket"]}},
+                ],
+            },
+        ),
+    ],
+)
 
 SCHEMAS = {
-    'events': ('A batch of sensor events (node -> host)', obj(['v', 'node', 'boot', 'events'], {
-        'v': V, 'node': SLUG, 'boot': U64,
-        'events': {'type': 'array', 'minItems': 1, 'maxItems': 64, 'items': EVENT}})),
-    'birth': ('Node birth, retained, once per boot', obj(
-        ['v', 'node', 'boot', 'fw', 'reset', 'config_hash', 'pinmap'], {
-            'v': V, 'node': SLUG, 'boot': U64, 'fw': string(1, 32),
-            'reset': {'enum': ['power', 'hard', 'wdt', 'deepsleep', 'soft', 'unknown']},
-            'config_hash': {'type': 'string', 'pattern': r'^[0-9a-f]{8}(?!\n)$'},
-            'pinmap': SLUG,
-            'caps': {'type': 'array', 'maxItems': 32, 'items': string(1, 32)}})),
-    'status': ('Node status, retained; also the last will (state offline)', obj(
-        ['v', 'node', 'boot', 'state'], {
-            'v': V, 'node': SLUG, 'boot': U64, 'state': {'enum': ['online', 'offline']},
-            'uptime_us': U64, 'heap_free': U64, 'rssi': I64, 'queue': U64, 'spill': U64,
-            'counters': {'type': 'object', 'maxProperties': 64,
-                         'propertyNames': {'minLength': 1, 'maxLength': 32},
-                         'additionalProperties': U64},
-            'config_rev': U64, 'config_error': nullable(string(0, 200)),
-            'sync': nullable(obj(['offset_us', 'delay_us', 'uncertainty_us', 'samples'], {
-                'offset_us': I64, 'delay_us': U64, 'uncertainty_us': U64, 'samples': U64}))},
-        allOf=[when('state', 'online', {'required': ['uptime_us']})])),
-    'config': ('Node configuration, retained (host/installer -> node)', obj(
-        ['v', 'rev', 'pockets', 'rails'], {
-            'v': V, 'rev': U64,
-            'pockets': {'type': 'array', 'maxItems': 16, 'items': obj(
-                ['ch', 'pocket'], {'ch': U64, 'pocket': POCKET})},
-            'rails': {'type': 'array', 'maxItems': 16, 'items': obj(
-                ['ch', 'rail', 'threshold', 'refractory_us'],
-                {'ch': U64, 'rail': RAIL, 'threshold': AMP, 'refractory_us': U64})},
-            'cue_ch': nullable(U64),
-            'debounce_us': dict(U64, default=2000), 'jam_us': dict(U64, default=2000000),
-            'status_period_s': uint(1, 3600, default=30), 'batch_max': uint(1, 64, default=32),
-            'batch_linger_ms': dict(U64, default=20)})),
-    'sync_req': ('Time sync request (node -> host)', obj(
-        ['v', 'node', 'boot', 'id', 't1'],
-        {'v': V, 'node': SLUG, 'boot': U64, 'id': U64, 't1': U64})),
-    'sync_resp': ('Time sync response (host -> node)', obj(
-        ['v', 'id', 't1', 't2', 't3'], {'v': V, 'id': U64, 't1': U64, 't2': U64, 't3': U64})),
-    'sync_result': ('Time sync result, all four timestamps (node -> host)', obj(
-        ['v', 'node', 'boot', 'id', 't1', 't2', 't3', 't4'],
-        {'v': V, 'node': SLUG, 'boot': U64, 'id': U64, 't1': U64, 't2': U64, 't3': U64,
-         't4': U64})),
-    'referee': ('Referee input (console -> host)', obj(['v', 'input'], {
-        'v': V, 'input': obj(['type'], {'type': string(1, 32)}),
-        'id': string(1, 64), 'by': string(1, 32), 'token': string(1, 128)})),
-    'shot': ('A finished shot (host -> displays)', obj(
-        ['v', 'table', 'n', 'start', 'end', 'pocketed', 'rails'], {
-            'v': V, 'table': SLUG, 'n': U64, 'start': I64, 'end': I64,
-            'pocketed': {'type': 'array', 'maxItems': 64, 'items': obj(
-                ['ball', 'pocket', 't', 'source'], {
-                    'ball': nullable(uint(0, 15)), 'pocket': POCKET, 't': I64,
-                    'source': {'enum': ['sensed', 'inferred', 'referee']}})},
-            'rails': {'type': 'array', 'maxItems': 1024, 'items': obj(
-                ['rail', 't', 'amp'], {'rail': RAIL, 't': I64, 'amp': AMP})},
-            'distinct_rails': uint(0, 6), 'object_balls_to_rail': uint(0, 15),
-            'warnings': {'type': 'array', 'maxItems': 32, 'items': string(1, 200)}})),
-    'state': ('Game state of a table, retained (host -> displays)', obj(
-        ['v', 'table', 'game', 'state'], {
-            'v': V, 'table': SLUG, 'game': {'enum': ['10-ball', '14.1', '9-ball', '8-ball']},
-            'state': {'type': 'object'}, 'fen': string(1, 512), 't': I64})),
-    'announce': ('Announcement (host -> displays)', obj(['v', 'table', 'text'], {
-        'v': V, 'table': SLUG, 'text': string(1, 120), 'rule': nullable(string(1, 32)),
-        'level': {'enum': ['info', 'foul', 'win']}})),
-    'summary': ('Venue summary, retained (host -> displays)', obj(['v', 'venue', 'tables'], {
-        'v': V, 'venue': SLUG,
-        'tables': {'type': 'object', 'maxProperties': 256, 'propertyNames': SLUG,
-                   'additionalProperties': obj([], {
-                       'game': nullable({'enum': ['10-ball', '14.1', '9-ball', '8-ball']}),
-                       'scores': {'type': 'array', 'maxItems': 8, 'items': I64},
-                       'at_table': nullable(U64),
-                       'online': {'type': 'boolean'},
-                       'pocketed_today': U64})}})),
+    "events": (
+        "A batch of sensor events (node -> host)",
+        obj(
+            ["v", "node", "boot", "events"],
+            {
+                "v": V,
+                "node": SLUG,
+                "boot": U64,
+                "events": {"type": "array", "minItems": 1, "maxItems": 64, "items": EVENT},
+            },
+        ),
+    ),
+    "birth": (
+        "Node birth, retained, once per boot",
+        obj(
+            ["v", "node", "boot", "fw", "reset", "config_hash", "pinmap"],
+            {
+                "v": V,
+                "node": SLUG,
+                "boot": U64,
+                "fw": string(1, 32),
+                "reset": {"enum": ["power", "hard", "wdt", "deepsleep", "soft", "unknown"]},
+                "config_hash": {"type": "string", "pattern": r"^[0-9a-f]{8}(?!\n)$"},
+                "pinmap": SLUG,
+                "caps": {"type": "array", "maxItems": 32, "items": string(1, 32)},
+            },
+        ),
+    ),
+    "status": (
+        "Node status, retained; also the last will (state offline)",
+        obj(
+            ["v", "node", "boot", "state"],
+            {
+                "v": V,
+                "node": SLUG,
+                "boot": U64,
+                "state": {"enum": ["online", "offline"]},
+                "uptime_us": U64,
+                "heap_free": U64,
+                "rssi": I64,
+                "queue": U64,
+                "spill": U64,
+                "counters": {
+                    "type": "object",
+                    "maxProperties": 64,
+                    "propertyNames": {"minLength": 1, "maxLength": 32},
+                    "additionalProperties": U64,
+                },
+                "config_rev": U64,
+                "config_error": nullable(string(0, 200)),
+                "sync": nullable(
+                    obj(
+                        ["offset_us", "delay_us", "uncertainty_us", "samples"],
+                        {"offset_us": I64, "delay_us": U64, "uncertainty_us": U64, "samples": U64},
+                    )
+                ),
+            },
+            allOf=[when("state", "online", {"required": ["uptime_us"]})],
+        ),
+    ),
+    "config": (
+        "Node configuration, retained (host/installer -> node)",
+        obj(
+            ["v", "rev", "pockets", "rails"],
+            {
+                "v": V,
+                "rev": U64,
+                "pockets": {
+                    "type": "array",
+                    "maxItems": 16,
+                    "items": obj(["ch", "pocket"], {"ch": U64, "pocket": POCKET}),
+                },
+                "rails": {
+                    "type": "array",
+                    "maxItems": 16,
+                    "items": obj(
+                        ["ch", "rail", "threshold", "refractory_us"],
+                        {"ch": U64, "rail": RAIL, "threshold": AMP, "refractory_us": U64},
+                    ),
+                },
+                "cue_ch": nullable(U64),
+                "debounce_us": dict(U64, default=2000),
+                "jam_us": dict(U64, default=2000000),
+                "status_period_s": uint(1, 3600, default=30),
+                "batch_max": uint(1, 64, default=32),
+                "batch_linger_ms": dict(U64, default=20),
+            },
+        ),
+    ),
+    "sync_req": (
+        "Time sync request (node -> host)",
+        obj(
+            ["v", "node", "boot", "id", "t1"],
+            {"v": V, "node": SLUG, "boot": U64, "id": U64, "t1": U64},
+        ),
+    ),
+    "sync_resp": (
+        "Time sync response (host -> node)",
+        obj(["v", "id", "t1", "t2", "t3"], {"v": V, "id": U64, "t1": U64, "t2": U64, "t3": U64}),
+    ),
+    "sync_result": (
+        "Time sync result, all four timestamps (node -> host)",
+        obj(
+            ["v", "node", "boot", "id", "t1", "t2", "t3", "t4"],
+            {
+                "v": V,
+                "node": SLUG,
+                "boot": U64,
+                "id": U64,
+                "t1": U64,
+                "t2": U64,
+                "t3": U64,
+                "t4": U64,
+            },
+        ),
+    ),
+    "referee": (
+        "Referee input (console -> host)",
+        obj(
+            ["v", "input"],
+            {
+                "v": V,
+                "input": obj(["type"], {"type": string(1, 32)}),
+                "id": string(1, 64),
+                "by": string(1, 32),
+                "token": string(1, 128),
+            },
+        ),
+    ),
+    "shot": (
+        "A finished shot (host -> displays)",
+        obj(
+            ["v", "table", "n", "start", "end", "pocketed", "rails"],
+            {
+                "v": V,
+                "table": SLUG,
+                "n": U64,
+                "start": I64,
+                "end": I64,
+                "pocketed": {
+                    "type": "array",
+                    "maxItems": 64,
+                    "items": obj(
+                        ["ball", "pocket", "t", "source"],
+                        {
+                            "ball": nullable(uint(0, 15)),
+                            "pocket": POCKET,
+                            "t": I64,
+                            "source": {"enum": ["sensed", "inferred", "referee"]},
+                        },
+                    ),
+                },
+                "rails": {
+                    "type": "array",
+                    "maxItems": 1024,
+                    "items": obj(["rail", "t", "amp"], {"rail": RAIL, "t": I64, "amp": AMP}),
+                },
+                "distinct_rails": uint(0, 6),
+                "object_balls_to_rail": uint(0, 15),
+                "warnings": {"type": "array", "maxItems": 32, "items": string(1, 200)},
+            },
+        ),
+    ),
+    "state": (
+        "Game state of a table, retained (host -> displays)",
+        obj(
+            ["v", "table", "game", "state"],
+            {
+                "v": V,
+                "table": SLUG,
+                "game": {"enum": ["10-ball", "14.1", "9-ball", "8-ball"]},
+                "state": {"type": "object"},
+                "fen": string(1, 512),
+                "t": I64,
+            },
+        ),
+    ),
+    "announce": (
+        "Announcement (host -> displays)",
+        obj(
+            ["v", "table", "text"],
+            {
+                "v": V,
+                "table": SLUG,
+                "text": string(1, 120),
+                "rule": nullable(string(1, 32)),
+                "level": {"enum": ["info", "foul", "win"]},
+            },
+        ),
+    ),
+    "summary": (
+        "Venue summary, retained (host -> displays)",
+        obj(
+            ["v", "venue", "tables"],
+            {
+                "v": V,
+                "venue": SLUG,
+                "tables": {
+                    "type": "object",
+                    "maxProperties": 256,
+                    "propertyNames": SLUG,
+                    "additionalProperties": obj(
+                        [],
+                        {
+                            "game": nullable({"enum": ["10-ball", "14.1", "9-ball", "8-ball"]}),
+                            "scores": {"type": "array", "maxItems": 8, "items": I64},
+                            "at_table": nullable(U64),
+                            "online": {"type": "boolean"},
+                            "pocketed_today": U64,
+                        },
+                    ),
+                },
+            },
+        ),
+    ),
 }
 
 
 def render():
     out = {}
     for kind, (title, body) in SCHEMAS.items():
-        doc = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
-               '$id': BASE + kind + '.schema.json', 'title': 'railbird v1 ' + kind,
-               'description': title + '. Unknown fields are allowed and ignored. See protocol/SPEC.md.'}
+        doc = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": BASE + kind + ".schema.json",
+            "title": "railbird v1 " + kind,
+            "description": title
+            + ". Unknown fields are allowed and ignored. See protocol/SPEC.md.",
+        }
         doc.update(body)
-        out[kind + '.schema.json'] = json.dumps(doc, indent=2) + '\n'
+        out[kind + ".schema.json"] = json.dumps(doc, indent=2) + "\n"
     return out
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     for name, text in render().items():
-        with open(os.path.join(HERE, name), 'w') as f:
+        with open(os.path.join(HERE, name), "w") as f:
             f.write(text)
-    print('wrote %d schemas' % len(SCHEMAS))
+    print("wrote %d schemas" % len(SCHEMAS))

@@ -19,8 +19,21 @@ HOST = REPO / "host"
 
 # The core is a pure function of its inputs (docs/architecture.md): none of these may
 # appear in it, so `railbird replay` reproduces the daemon exactly.
-IO_MODULES = {"socket", "threading", "sqlite3", "paho", "serial", "subprocess", "http",
-              "urllib", "asyncio", "selectors", "select", "queue", "multiprocessing"}
+IO_MODULES = {
+    "socket",
+    "threading",
+    "sqlite3",
+    "paho",
+    "serial",
+    "subprocess",
+    "http",
+    "urllib",
+    "asyncio",
+    "selectors",
+    "select",
+    "queue",
+    "multiprocessing",
+}
 
 
 def unit_of(module: str) -> str:
@@ -54,8 +67,11 @@ def imports_of(path: Path) -> list[str]:
                 mod = node.module or ""
             out.append(mod)
             # `from railbird import outputs` imports the subpackage `railbird.outputs`
-            out.extend(f"{mod}.{a.name}" for a in node.names
-                       if HOST.joinpath(*f"{mod}.{a.name}".split(".")).is_dir())
+            out.extend(
+                f"{mod}.{a.name}"
+                for a in node.names
+                if HOST.joinpath(*f"{mod}.{a.name}".split(".")).is_dir()
+            )
     return out
 
 
@@ -80,7 +96,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         stack.append(u)
         for v in sorted(edges.get(u, ())):
             if state.get(v) == 1:
-                return stack[stack.index(v):] + [v]
+                return stack[stack.index(v) :] + [v]
             if v not in state:
                 found = visit(v)
                 if found:
@@ -106,9 +122,11 @@ def test_the_detector_finds_a_circle(tmp_path):
     # The check above must be able to fail: two subpackages importing each other, the
     # shape the outputs/web circle had, is reported.
     pkg = tmp_path / "railbird"
-    for name, body in {"a/__init__.py": "from railbird.b import x\n",
-                       "b/__init__.py": "def f():\n    from railbird.a import y\n",
-                       "c.py": "import railbird.a\n"}.items():
+    for name, body in {
+        "a/__init__.py": "from railbird.b import x\n",
+        "b/__init__.py": "def f():\n    from railbird.a import y\n",
+        "c.py": "import railbird.a\n",
+    }.items():
         (pkg / name).parent.mkdir(parents=True, exist_ok=True)
         (pkg / name).write_text(body)
     global HOST
@@ -120,8 +138,9 @@ def test_the_detector_finds_a_circle(tmp_path):
     assert cycle == ["railbird.a", "railbird.b", "railbird.a"]
 
 
-@pytest.mark.parametrize("path", sorted((HOST / "railbird" / "core").rglob("*.py")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted((HOST / "railbird" / "core").rglob("*.py")), ids=lambda p: p.name
+)
 def test_core_does_no_io(path):
     used = {m.split(".")[0] for m in imports_of(path)}
     assert not used & IO_MODULES, f"{path.name} imports {sorted(used & IO_MODULES)}"

@@ -24,9 +24,16 @@ REPO = Path(__file__).resolve().parents[2]
 def fresh_checkout(dest: Path) -> Path:
     """The checkout's files as a clone would have them (tracked and new, not ignored): no
     .venv, no node_modules, no build output, no __pycache__."""
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
-                            "--exclude-standard"], cwd=REPO, capture_output=True,
-                           check=True).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for f in files:
         src = REPO / f
         if not f or not src.is_file():
@@ -64,10 +71,25 @@ def demo_run(tmp_path_factory):
     checkout = fresh_checkout(base / "clone")
     work = base / "work"
     t0 = time.monotonic()
-    res = subprocess.run([sys.executable, "-m", "railbird", "demo", "--seconds", "20",
-                          "--workdir", str(work), "--web-port", "0"],
-                         cwd=checkout, env=env_for(checkout), capture_output=True, text=True,
-                         timeout=120)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "railbird",
+            "demo",
+            "--seconds",
+            "20",
+            "--workdir",
+            str(work),
+            "--web-port",
+            "0",
+        ],
+        cwd=checkout,
+        env=env_for(checkout),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     res.elapsed = time.monotonic() - t0
     res.work = work
     res.checkout = checkout
@@ -103,9 +125,9 @@ def test_simulator_and_host_agree(demo_run):
     """The simulated referee consoles follow the host's retained state topic: the host's
     state equalled the simulator's expectation after every turn."""
     import json
+
     for t in ("t1", "t2"):
-        stats = json.loads((demo_run.work / f"sim-{t}.log").read_text().strip()
-                           .splitlines()[-1])
+        stats = json.loads((demo_run.work / f"sim-{t}.log").read_text().strip().splitlines()[-1])
         assert stats["disagreed"] == 0, stats
         assert stats["agreed"] >= 3, stats
 
@@ -116,17 +138,35 @@ def test_replay_gives_identical_shots_and_states(demo_run):
     assert chk["shots"] == chk["stored_shots"] >= 4
     assert chk["states"] == chk["stored_states"] >= 8
     assert chk["shots_equal"] and chk["states_equal"], chk
-    res = subprocess.run([sys.executable, "-m", "railbird", "replay", str(journal), "--check"],
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", str(journal), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     assert "identical" in res.stderr
 
 
 def test_ctrl_c_stops_everything(tmp_path):
     work = tmp_path / "work"
-    p = subprocess.Popen([sys.executable, "-m", "railbird", "demo", "--workdir", str(work),
-                          "--web-port", "0", "--no-board"], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "railbird",
+            "demo",
+            "--workdir",
+            str(work),
+            "--web-port",
+            "0",
+            "--no-board",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 30
         out = []
@@ -156,11 +196,14 @@ def test_ctrl_c_stops_everything(tmp_path):
 
 def test_missing_mosquitto_prints_the_install_command(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))  # no mosquitto on PATH
-    code = ("import railbird.broker as b, sys\n"
-            "b.find_mosquitto = lambda: (_ for _ in ()).throw(b.BrokerError('missing'))\n"
-            "from railbird.cli import main\n"
-            "sys.exit(main(['demo', '--seconds', '1']))\n")
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=60)
+    code = (
+        "import railbird.broker as b, sys\n"
+        "b.find_mosquitto = lambda: (_ for _ in ()).throw(b.BrokerError('missing'))\n"
+        "from railbird.cli import main\n"
+        "sys.exit(main(['demo', '--seconds', '1']))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 1
     assert "sudo apt-get install -y mosquitto" in res.stderr

@@ -40,8 +40,9 @@ def test_break_shakes_every_rail_within_a_second(seed):
 
 
 @pytest.mark.parametrize("seed", range(30))
-@pytest.mark.parametrize("kind", ["break", "pot", "miss", "safety", "push_out", "safe_break",
-                                  "weak_break"])
+@pytest.mark.parametrize(
+    "kind", ["break", "pot", "miss", "safety", "push_out", "safe_break", "weak_break"]
+)
 def test_edges_are_separable_and_one_shot(seed, kind):
     rng = random.Random(seed)
     pots = [(3, "HL"), (4, "HL")] if kind in ("pot", "break") else []
@@ -98,18 +99,23 @@ def test_break_burst_is_accepted_and_legal(match):
 def test_referee_facts_of_a_plan():
     plan = ShotPlan("pot", [(7, "SL"), (3, "FR")], "HL", first_contact=7)
     assert physics.referee_facts(plan) == {
-        "pocketed": [{"ball": 7, "pocket": "SL"}, {"ball": 3, "pocket": "FR"},
-                     {"ball": 0, "pocket": "HL"}], "first_contact": 7}
+        "pocketed": [
+            {"ball": 7, "pocket": "SL"},
+            {"ball": 3, "pocket": "FR"},
+            {"ball": 0, "pocket": "HL"},
+        ],
+        "first_contact": 7,
+    }
     assert physics.referee_facts(ShotPlan("miss", [], "HL")) == {}
-    assert physics.referee_facts(ShotPlan("miss", rail_after_contact=False)) == \
-        {"rail_after_contact": False}
+    assert physics.referee_facts(ShotPlan("miss", rail_after_contact=False)) == {
+        "rail_after_contact": False
+    }
 
 
 # -- the player ----------------------------------------------------------------------------
 def transcript(match, seed, turns, style=None):
     lines = []
-    r = Offline("t1", match, make_source(match, seed, style=style), seed=seed,
-                out=lines.append)
+    r = Offline("t1", match, make_source(match, seed, style=style), seed=seed, out=lines.append)
     r.run(turns=turns)
     return r, lines
 
@@ -152,8 +158,9 @@ def test_games_have_the_expected_events():
     assert any(i.get("safety") for i in st if i["type"] == "call")
     # the referee's facts ride on the sensed shots: identities, wrong ball first, no rail
     shots = [i for i in ten + st if i["type"] == "shot"]
-    assert all(p.get("ball") is not None for i in shots for p in i["pocketed"]
-               if p.get("source") is None)
+    assert all(
+        p.get("ball") is not None for i in shots for p in i["pocketed"] if p.get("source") is None
+    )
     assert any(p.get("source") is None for i in shots for p in i["pocketed"])
     assert any("first_contact" in i for i in ten if i["type"] == "shot")
     assert any(i.get("rail_after_contact") is False for i in st if i["type"] == "shot")
@@ -179,35 +186,68 @@ def test_scenarios_play_as_scripted(name):
 
 def test_scenario_expectation_failure_is_reported(tmp_path):
     p = tmp_path / "s.json"
-    p.write_text(json.dumps({"match": TEN, "steps": [
-        {"referee": {"type": "lag", "winner": "Ann"}},
-        {"expect": {"at_table": "Bob"}}]}))
+    p.write_text(
+        json.dumps(
+            {
+                "match": TEN,
+                "steps": [
+                    {"referee": {"type": "lag", "winner": "Ann"}},
+                    {"expect": {"at_table": "Bob"}},
+                ],
+            }
+        )
+    )
     cmd = [sys.executable, "-m", "railbird", "sim", "--dry-run", "--scenario", str(p)]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert res.returncode == 1, res.stderr
 
 
-@pytest.mark.parametrize("bad,msg", [
-    ({"steps": "x"}, "list of steps"),
-    ({"steps": [{"shot": {"kind": "jump"}}]}, "unknown shot kind"),
-    ({"steps": [{"shot": {"pots": [[1]]}}]}, "pairs"),
-    ({"steps": [{"bogus": 1}]}, "unknown key"),
-    ({"steps": [{"edges": []}]}, "non-empty"),
-    ({"steps": [{"think_s": 1}]}, "nothing to do"),
-])
+@pytest.mark.parametrize(
+    "bad,msg",
+    [
+        ({"steps": "x"}, "list of steps"),
+        ({"steps": [{"shot": {"kind": "jump"}}]}, "unknown shot kind"),
+        ({"steps": [{"shot": {"pots": [[1]]}}]}, "pairs"),
+        ({"steps": [{"bogus": 1}]}, "unknown key"),
+        ({"steps": [{"edges": []}]}, "non-empty"),
+        ({"steps": [{"think_s": 1}]}, "nothing to do"),
+    ],
+)
 def test_bad_scenarios_are_refused(bad, msg):
     with pytest.raises(scenario.ScenarioError, match=msg):
         scenario.parse(bad)
 
 
 def test_dry_run_transcript_feeds_railbird_referee():
-    sim = subprocess.run([sys.executable, "-m", "railbird", "sim", "--dry-run", "--game", "14.1",
-                          "--seed", "9", "--turns", "40"], capture_output=True, text=True,
-                         timeout=60, check=True)
+    sim = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "railbird",
+            "sim",
+            "--dry-run",
+            "--game",
+            "14.1",
+            "--seed",
+            "9",
+            "--turns",
+            "40",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     lines = sim.stdout.splitlines()
     assert json.loads(lines[0])["type"] == "match"
-    ref = subprocess.run([sys.executable, "-m", "railbird", "referee"], input=sim.stdout,
-                         capture_output=True, text=True, timeout=60, check=True)
+    ref = subprocess.run(
+        [sys.executable, "-m", "railbird", "referee"],
+        input=sim.stdout,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     outs = [json.loads(x) for x in ref.stdout.splitlines()]
     assert len(outs) == len(lines)
     assert not [o for o in outs if "error" in o]

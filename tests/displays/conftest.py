@@ -54,6 +54,7 @@ class PtyCable:
 
     def power_on(self, **board_kw):
         from simboard import SimBoard
+
         self.board = SimBoard(self.master, **board_kw).start()
         return self.board
 
@@ -86,5 +87,6 @@ def cable(tmp_path):
 def expected_rows(*texts):
     """Segment rows the board must show for the given row texts."""
     import segfont
+
     texts = list(texts) + [""] * (4 - len(texts))
     return [segfont.render(t, 8) for t in texts]

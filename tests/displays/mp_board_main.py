@@ -40,9 +40,23 @@ b = Board(hw)
 b.poll()
 print("BOOT", hw.chips.text()[0], b"H:" in hw.tx)
 hw.tx = b""
-hw.rx = sbframe.encode(1, "S", sbframe.pack({"g": "141", "a": "87", "b": "-2", "t": "b",
-                                              "run": "14", "fa": "0", "fb": "2",
-                                              "ha": "31", "hb": "9"}))
+hw.rx = sbframe.encode(
+    1,
+    "S",
+    sbframe.pack(
+        {
+            "g": "141",
+            "a": "87",
+            "b": "-2",
+            "t": "b",
+            "run": "14",
+            "fa": "0",
+            "fb": "2",
+            "ha": "31",
+            "hb": "9",
+        }
+    ),
+)
 b.poll()
 print("ROWS", "|".join(hw.chips.text()))
 print("ACK", hw.tx == sbframe.encode(1, "K"))

@@ -26,20 +26,30 @@ def shows(cable, *texts, timeout=15.0):
 
 def test_node_to_board_with_unplug(broker, cable, tmp_path):
     from rbnode.simnode import SimNode
+
     broker.add_user("n1", "n1-secret")
-    cfg = from_dict({
-        "venue": "club",
-        "broker": {"host": "127.0.0.1", "port": broker.port, "user": "railbird-host",
-                   "password": "host-secret"},
-        "tables": {"t1": {"game": "10-ball", "players": ["Ann", "Bob"], "race_to": 2,
-                          "nodes": ["n1"]}},
-    })
+    cfg = from_dict(
+        {
+            "venue": "club",
+            "broker": {
+                "host": "127.0.0.1",
+                "port": broker.port,
+                "user": "railbird-host",
+                "password": "host-secret",
+            },
+            "tables": {
+                "t1": {"game": "10-ball", "players": ["Ann", "Bob"], "race_to": 2, "nodes": ["n1"]}
+            },
+        }
+    )
     cable.plug()
-    board_out = SerialScoreboardOutput(str(cable.path), "club", "t1", ack_timeout=0.15,
-                                       reopen_interval=0.1, ping_interval=0.5)
+    board_out = SerialScoreboardOutput(
+        str(cable.path), "club", "t1", ack_timeout=0.15, reopen_interval=0.1, ping_interval=0.5
+    )
     d = Daemon(cfg, outputs=[board_out], journal_path=str(tmp_path / "j.sqlite")).start()
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", "n1", "n1-secret",
-                 str(tmp_path / "node"), seed=1)
+    sn = SimNode(
+        "127.0.0.1", broker.port, "club", "t1", "n1", "n1-secret", str(tmp_path / "node"), seed=1
+    )
     try:
         sn.start()
         sn.wait_connected()
@@ -60,8 +70,9 @@ def test_node_to_board_with_unplug(broker, cable, tmp_path):
         cable.unplug()
         assert wait_for(lambda: not board_out.link.connected, 5)
         assert d.referee_input("club", "t1", {"type": "call", "ball": 10, "pocket": "HL"})["ok"]
-        assert d.referee_input("club", "t1", {"type": "shot", "pocketed": [
-            {"ball": 10, "pocket": "HL"}]})["ok"]
+        assert d.referee_input(
+            "club", "t1", {"type": "shot", "pocketed": [{"ball": 10, "pocket": "HL"}]}
+        )["ok"]
         # the host noticed the port is gone and keeps failing to reopen it
         assert wait_for(lambda: board_out.link.stats["open_failures"] >= 1, 5)
         cable.plug()  # the board was USB powered: it boots blank and says HELLO

@@ -84,16 +84,22 @@ def test_discovery_payloads_validate_against_documented_schema():
             seen.add(cfg["unique_id"])
             assert cfg["device"]["identifiers"] == [f"railbird_{venue}_{table}".replace("-", "_")]
     kinds = {t.split("/")[1] + ":" + c["name"] for t, c in ha_discovery("club", "t1")}
-    assert kinds == {"sensor:Score", "sensor:Player at the table",
-                     "sensor:Balls pocketed today", "binary_sensor:Sensor node online"}
+    assert kinds == {
+        "sensor:Score",
+        "sensor:Player at the table",
+        "sensor:Balls pocketed today",
+        "binary_sensor:Sensor node online",
+    }
 
 
 def test_schema_rejects_what_home_assistant_would_refuse():
     topic, cfg = ha_discovery("club", "t1")[0]
-    for broken in ({k: v for k, v in cfg.items() if k != "unique_id"},
-                   dict(cfg, device={"name": "x"}),
-                   dict(cfg, device=dict(cfg["device"], identifiers=[])),
-                   {k: v for k, v in cfg.items() if k != "state_topic"}):
+    for broken in (
+        {k: v for k, v in cfg.items() if k != "unique_id"},
+        dict(cfg, device={"name": "x"}),
+        dict(cfg, device=dict(cfg["device"], identifiers=[])),
+        {k: v for k, v in cfg.items() if k != "state_topic"},
+    ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, SCHEMA)
 
@@ -102,6 +108,7 @@ def _render(template, value_json):
     """Render a value template with Jinja2 as Home Assistant does (jinja2 is a dev
     dependency: a missing jinja2 must fail here, not pass the template check silently)."""
     import jinja2
+
     env = jinja2.Environment()
     env.filters["tojson"] = json.dumps
     return env.from_string(template).render(value_json=value_json)
@@ -111,35 +118,57 @@ def _render(template, value_json):
 def test_feeds_and_discovery_over_real_broker(habroker):
     sink = Sink(habroker.port)
     clock = [time.mktime((2025, 6, 6, 21, 15, 0, 0, 0, -1))]
-    out = MqttFeedsOutput("127.0.0.1", habroker.port, "railbird-host", "host-secret",
-                          venues=Venues(clock=lambda: clock[0]))
+    out = MqttFeedsOutput(
+        "127.0.0.1",
+        habroker.port,
+        "railbird-host",
+        "host-secret",
+        venues=Venues(clock=lambda: clock[0]),
+    )
     out.start()
     try:
-        ref = Referee({"type": "match", "game": "10-ball", "players": ["Ann", "Bob"],
-                       "race_to": 3})
+        ref = Referee({"type": "match", "game": "10-ball", "players": ["Ann", "Bob"], "race_to": 3})
         st = ref.feed({"type": "lag", "winner": "Ann"})
-        out.on_node("club", "t1", "n1", {"v": 1, "node": "n1", "boot": 1, "state": "online",
-                                         "uptime_us": 5})
+        out.on_node(
+            "club", "t1", "n1", {"v": 1, "node": "n1", "boot": 1, "state": "online", "uptime_us": 5}
+        )
         out.on_state("club", "t1", "10-ball", st, st["fen"], ref.announcements)
-        shot = {"table": "t1", "n": 1, "start": 0, "end": 10,
-                "pocketed": [{"ball": 3, "pocket": "FL", "t": 5, "source": "sensed"},
-                             {"ball": None, "pocket": "SR", "t": 6, "source": "sensed"}],
-                "rails": []}
+        shot = {
+            "table": "t1",
+            "n": 1,
+            "start": 0,
+            "end": 10,
+            "pocketed": [
+                {"ball": 3, "pocket": "FL", "t": 5, "source": "sensed"},
+                {"ball": None, "pocket": "SR", "t": 6, "source": "sensed"},
+            ],
+            "rails": [],
+        }
         out.on_shot("club", "t1", shot)
         st = ref.feed({"type": "shot", "pocketed": [{"ball": 0, "pocket": "FL"}]})
-        anns = [dict(a, level="foul" if a["text"].startswith("Foul") else "info")
-                for a in ref.announcements]
+        anns = [
+            dict(a, level="foul" if a["text"].startswith("Foul") else "info")
+            for a in ref.announcements
+        ]
         out.on_state("club", "t1", "10-ball", st, st["fen"], anns)
 
         base = "railbird/v1/club/t1/"
-        assert wait_for(lambda: sink.last(base + "state") and
-                        sink.last(base + "state")["state"]["at_table"] == "Bob")
+        assert wait_for(
+            lambda: (
+                sink.last(base + "state")
+                and sink.last(base + "state")["state"]["at_table"] == "Bob"
+            )
+        )
         state_msg = sink.last(base + "state")
         codec.validate("state", state_msg)
         assert wait_for(lambda: sink.last(base + "shot"))
         codec.validate("shot", sink.last(base + "shot"))
-        assert wait_for(lambda: any(json.loads(p).get("level") == "foul"
-                                    for p, _ in sink.msgs.get(base + "announce", [])))
+        assert wait_for(
+            lambda: any(
+                json.loads(p).get("level") == "foul"
+                for p, _ in sink.msgs.get(base + "announce", [])
+            )
+        )
         summary = wait_for(lambda: sink.last("railbird/v1/club/summary"))
         codec.validate("summary", summary)
         t1 = summary["tables"]["t1"]
@@ -155,15 +184,26 @@ def test_feeds_and_discovery_over_real_broker(habroker):
             jsonschema.validate(cfg, SCHEMA)
             src = state_msg if cfg["state_topic"].endswith("/state") else summary
             value = _render(cfg["value_template"], src)
-            assert value == {"Score": "0 - 0", "Player at the table": "Bob",
-                             "Balls pocketed today": "2", "Sensor node online": "ON"}[cfg["name"]]
+            assert (
+                value
+                == {
+                    "Score": "0 - 0",
+                    "Player at the table": "Bob",
+                    "Balls pocketed today": "2",
+                    "Sensor node online": "ON",
+                }[cfg["name"]]
+            )
 
         # retained: a display that connects later gets state, summary and discovery at once
         late = Sink(habroker.port)
         try:
-            assert wait_for(lambda: late.last(base + "state") and late.last(
-                "railbird/v1/club/summary") and len(
-                [t for t in late.msgs if t.startswith("homeassistant/")]) == 4)
+            assert wait_for(
+                lambda: (
+                    late.last(base + "state")
+                    and late.last("railbird/v1/club/summary")
+                    and len([t for t in late.msgs if t.startswith("homeassistant/")]) == 4
+                )
+            )
         finally:
             late.close()
 
@@ -190,6 +230,8 @@ def test_pocket_counts_roll_over_at_business_day_start():
     assert v.summary("club")["tables"]["t1"]["pockets"]["day"] == "2025-06-06"
     clock[0] += 5 * 3600  # 06:30
     assert v.summary("club")["tables"]["t1"]["pocketed_today"] == 0
-    v.on_shot("club", "t1", {"pocketed": [{"ball": 2, "pocket": "HR"}, {"ball": 0, "pocket": "HR"}]})
+    v.on_shot(
+        "club", "t1", {"pocketed": [{"ball": 2, "pocket": "HR"}, {"ball": 0, "pocket": "HR"}]}
+    )
     p = v.summary("club")["tables"]["t1"]["pockets"]
     assert (p["day"], p["total"], p["cue"], p["by_pocket"]["HR"]) == ("2025-06-07", 2, 1, 2)

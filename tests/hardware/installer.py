@@ -10,9 +10,20 @@ class SimInstaller:
     """`wiring`: pocket -> beam channel and rail -> rail channel as actually wired.
     Each calibration Step makes the matching physical stimulus on `sn.hw`."""
 
-    def __init__(self, sn, pockets, rails, *, knock_amps=(1500, 1800, 1650), crosstalk=0.12,
-                 noise_amps=(40, 55, 35), drop_durs=(28000, 36000), cue_ok=True, seed=7,
-                 skip=()):
+    def __init__(
+        self,
+        sn,
+        pockets,
+        rails,
+        *,
+        knock_amps=(1500, 1800, 1650),
+        crosstalk=0.12,
+        noise_amps=(40, 55, 35),
+        drop_durs=(28000, 36000),
+        cue_ok=True,
+        seed=7,
+        skip=(),
+    ):
         self.sn = sn
         self.pockets, self.rails = dict(pockets), dict(rails)
         self.knock_amps, self.crosstalk = knock_amps, crosstalk
@@ -37,6 +48,7 @@ class SimInstaller:
             t = hw.now_us + 5000
             for i, a in enumerate(self.noise_amps):
                 hw.schedule_rail(i % 6, t + i * 70000, a)
+
         self._sched(do)
 
     def _pocket(self, step):
@@ -46,6 +58,7 @@ class SimInstaller:
             t = hw.now_us + 2000
             for i in range(step.count):
                 hw.schedule_drop(ch, t + i * 200000, self.drop_durs[i % len(self.drop_durs)])
+
         self._sched(do)
 
     def _rail(self, step):
@@ -60,6 +73,7 @@ class SimInstaller:
                 hw.schedule_rail(ch, at, amp)
                 for n in neighbours:
                     hw.schedule_rail(n, at + 300, int(amp * self.crosstalk))
+
         self._sched(do)
 
     def _cue(self, step):
@@ -70,6 +84,7 @@ class SimInstaller:
 
         def do():
             t = hw.now_us + 2000
-            hw.schedule_drop(beam, t, 30000)                 # the cue ball drops ...
-            hw.schedule_drop(0, t + 400000, 30000, kind="cue")   # ... and reaches the return
+            hw.schedule_drop(beam, t, 30000)  # the cue ball drops ...
+            hw.schedule_drop(0, t + 400000, 30000, kind="cue")  # ... and reaches the return
+
         self._sched(do)

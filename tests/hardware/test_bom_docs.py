@@ -12,8 +12,12 @@ def test_bom_total_matches_lines():
     lines = [r for r in rows if r["item"] != "Total"]
     assert len(total) == 1
     for r in lines:
-        assert abs(float(r["unit_usd"]) * float(r["qty_per_table"]) - float(r["extended_usd"])) < 0.01, r
-    assert abs(sum(float(r["extended_usd"]) for r in lines) - float(total[0]["extended_usd"])) < 0.01
+        assert (
+            abs(float(r["unit_usd"]) * float(r["qty_per_table"]) - float(r["extended_usd"])) < 0.01
+        ), r
+    assert (
+        abs(sum(float(r["extended_usd"]) for r in lines) - float(total[0]["extended_usd"])) < 0.01
+    )
     assert 50 < float(total[0]["extended_usd"]) < 200
 
 

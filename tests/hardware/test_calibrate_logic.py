@@ -45,12 +45,15 @@ def test_analyse_rail_warns_on_disagreeing_knocks():
     assert cal.analyse_rail([], PROBE_RAILS, {})[0] is None
 
 
-@pytest.mark.parametrize("hits,noise,expect", [
-    ([1480, 1720, 1600], [], 480),              # 0.3 x median 1600
-    ([1480, 1720, 1600], [40, 55], 480),        # quiet noise far below
-    ([1480, 1720, 1600], [400], 601),           # noise 400 x 1.5 margin + 1
-    ([30, 40, 35], [], 16),                     # floor
-])
+@pytest.mark.parametrize(
+    "hits,noise,expect",
+    [
+        ([1480, 1720, 1600], [], 480),  # 0.3 x median 1600
+        ([1480, 1720, 1600], [40, 55], 480),  # quiet noise far below
+        ([1480, 1720, 1600], [400], 601),  # noise 400 x 1.5 margin + 1
+        ([30, 40, 35], [], 16),  # floor
+    ],
+)
 def test_propose_threshold(hits, noise, expect):
     thr, warns = cal.propose_threshold(hits, noise)
     assert thr == expect and warns == []
@@ -60,13 +63,13 @@ def test_propose_threshold_noise_overlapping_hits():
     thr, warns = cal.propose_threshold([300, 900, 1000], [350])
     assert thr == 351 and "reaches the softest knock" in warns[0]
     thr, warns = cal.propose_threshold([500, 2000, 2100], [300])
-    assert 300 < thr <= 500 and warns                 # squeezed between noise and softest
+    assert 300 < thr <= 500 and warns  # squeezed between noise and softest
     assert cal.propose_threshold([], [10]) == (None, ["no knocks measured"])
 
 
 def test_propose_beam_timing():
     assert cal.propose_beam_timing([28000, 36000, 41000]) == (5000, 2_000_000, [])
-    deb, jam, _ = cal.propose_beam_timing([8000, 600000])      # a slow ball in a gully
+    deb, jam, _ = cal.propose_beam_timing([8000, 600000])  # a slow ball in a gully
     assert deb == 2000 and jam == 3_000_000
     deb, _, warns = cal.propose_beam_timing([1500])
     assert deb == 1000 and "beam height" in warns[0]
@@ -89,6 +92,7 @@ def test_configs_are_valid_protocol_messages():
 
 # -- a node that refuses: plain paho client as the node --------------------------------
 
+
 class PahoNode:
     """Publishes retained birth/status; answers each config with a status: applies it, or
     refuses with `refuse` as config_error (keeping its rev)."""
@@ -103,22 +107,51 @@ class PahoNode:
         # refused until the reload is done: paho retries; subscribed means logged in
         self.c.reconnect_delay_set(0.05, 0.2)
         subscribed = threading.Event()
-        self.c.on_connect = lambda c, u, f, rc, p: None if rc.is_failure else c.subscribe(
-            codec.topic(venue, table, "config", node), 1)
+        self.c.on_connect = lambda c, u, f, rc, p: (
+            None if rc.is_failure else c.subscribe(codec.topic(venue, table, "config", node), 1)
+        )
         self.c.on_subscribe = lambda *a: subscribed.set()
         self.c.connect("127.0.0.1", broker.port)
         self.c.loop_start()
         assert subscribed.wait(10), "paho node never logged in and subscribed"
-        self.c.publish(codec.topic(venue, table, "birth", node), codec.encode("birth", {
-            "v": 1, "node": node, "boot": 1, "fw": "paho-node", "reset": "power",
-            "config_hash": "00000000", "pinmap": "esp32-devkitc", "caps": ["pcnt", "cue"]}),
-            qos=1, retain=True).wait_for_publish(5)
+        self.c.publish(
+            codec.topic(venue, table, "birth", node),
+            codec.encode(
+                "birth",
+                {
+                    "v": 1,
+                    "node": node,
+                    "boot": 1,
+                    "fw": "paho-node",
+                    "reset": "power",
+                    "config_hash": "00000000",
+                    "pinmap": "esp32-devkitc",
+                    "caps": ["pcnt", "cue"],
+                },
+            ),
+            qos=1,
+            retain=True,
+        ).wait_for_publish(5)
         self._status()
 
     def _status(self):
-        self.c.publish(codec.topic(self.venue, self.table, "status", self.node), codec.encode("status", {
-            "v": 1, "node": self.node, "boot": 1, "state": "online", "uptime_us": 1,
-            "config_rev": self.rev, "config_error": self.error}), qos=1, retain=True)
+        self.c.publish(
+            codec.topic(self.venue, self.table, "status", self.node),
+            codec.encode(
+                "status",
+                {
+                    "v": 1,
+                    "node": self.node,
+                    "boot": 1,
+                    "state": "online",
+                    "uptime_us": 1,
+                    "config_rev": self.rev,
+                    "config_error": self.error,
+                },
+            ),
+            qos=1,
+            retain=True,
+        )
 
     def _on_message(self, c, u, m):
         cfg = codec.decode("config", m.payload)
@@ -136,9 +169,18 @@ class PahoNode:
 
 @pytest.mark.broker
 def test_refused_probe_is_reported(broker):
-    node = PahoNode(broker, "club", "t2", "t2-node", refuse="bad value: rails[0].ch: channel 0 not in pin map")
-    link = cal.NodeLink("127.0.0.1", broker.port, "club", "t2", "t2-node", user="railbird-host",
-                        password="host-secret").connect()
+    node = PahoNode(
+        broker, "club", "t2", "t2-node", refuse="bad value: rails[0].ch: channel 0 not in pin map"
+    )
+    link = cal.NodeLink(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t2",
+        "t2-node",
+        user="railbird-host",
+        password="host-secret",
+    ).connect()
     out = io.StringIO()
     try:
         res = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=out), apply_timeout=5).run()
@@ -156,17 +198,55 @@ def test_refused_probe_is_reported(broker):
 @pytest.mark.broker
 def test_offline_node_and_wrong_password(broker, capsys):
     from railbird.cli import main
-    rc = main(["calibrate", "--table", "t3", "--venue", "club", "--host", "127.0.0.1",
-               "--port", str(broker.port), "--password", "host-secret", "--non-interactive"])
+
+    rc = main(
+        [
+            "calibrate",
+            "--table",
+            "t3",
+            "--venue",
+            "club",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(broker.port),
+            "--password",
+            "host-secret",
+            "--non-interactive",
+        ]
+    )
     assert rc == 2 and "no node online at club/t3" in capsys.readouterr().err
-    rc = main(["calibrate", "--table", "t3", "--venue", "club", "--node", "x", "--host",
-               "127.0.0.1", "--port", str(broker.port), "--password", "wrong"])
+    rc = main(
+        [
+            "calibrate",
+            "--table",
+            "t3",
+            "--venue",
+            "club",
+            "--node",
+            "x",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(broker.port),
+            "--password",
+            "wrong",
+        ]
+    )
     assert rc == 2 and "refused" in capsys.readouterr().err
-    link = cal.NodeLink("127.0.0.1", broker.port, "club", "t3", "ghost", user="railbird-host",
-                        password="host-secret").connect()
+    link = cal.NodeLink(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t3",
+        "ghost",
+        user="railbird-host",
+        password="host-secret",
+    ).connect()
     try:
-        res = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=io.StringIO()),
-                             apply_timeout=1).run()
+        res = cal.Calibrator(
+            link, cal.ConsoleUI(interactive=False, out=io.StringIO()), apply_timeout=1
+        ).run()
     finally:
         link.close()
     assert not res.ok and "not online" in res.message

@@ -35,8 +35,17 @@ WIRING_RAILS = {"H": 2, "F": 5, "LH": 0, "LF": 4, "RH": 1, "RF": 3}
 @pytest.fixture
 def simnode(broker, tmp_path):
     broker.add_user(NODE, "node-pw")
-    sn = SimNode("127.0.0.1", broker.port, VENUE, TABLE, NODE, "node-pw", tmp_path / "node",
-                 seed=3, dev={"status_period_s": 1})
+    sn = SimNode(
+        "127.0.0.1",
+        broker.port,
+        VENUE,
+        TABLE,
+        NODE,
+        "node-pw",
+        tmp_path / "node",
+        seed=3,
+        dev={"status_period_s": 1},
+    )
     sn.start()
     sn.wait_connected()
     yield sn
@@ -57,7 +66,9 @@ class Listener:
         self.events = []
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="cal-listener")
         self.c.username_pw_set("railbird-host", "host-secret")
-        self.c.on_message = lambda c, u, m: self.events.extend(codec.decode("events", m.payload)["events"])
+        self.c.on_message = lambda c, u, m: self.events.extend(
+            codec.decode("events", m.payload)["events"]
+        )
         subscribed = threading.Event()
         self.c.on_subscribe = lambda *a: subscribed.set()
         self.c.connect("127.0.0.1", broker.port)
@@ -71,8 +82,9 @@ class Listener:
 
 
 def link_for(broker):
-    return cal.NodeLink("127.0.0.1", broker.port, VENUE, TABLE, NODE, user="railbird-host",
-                        password="host-secret").connect()
+    return cal.NodeLink(
+        "127.0.0.1", broker.port, VENUE, TABLE, NODE, user="railbird-host", password="host-secret"
+    ).connect()
 
 
 def fast(**kw):
@@ -85,10 +97,30 @@ def test_calibration_end_to_end_through_the_cli(broker, simnode, hooks, tmp_path
     robot = SimInstaller(simnode, WIRING_POCKETS, WIRING_RAILS)
     hooks.append(robot)
     out = tmp_path / "result.json"
-    rc = main(["calibrate", "--table", TABLE, "--venue", VENUE, "--broker", "127.0.0.1",
-               "--port", str(broker.port), "--user", "railbird-host", "--password", "host-secret",
-               "--non-interactive", "--quiet-seconds", "0.8", "--step-timeout", "8",
-               "--json", str(out)])
+    rc = main(
+        [
+            "calibrate",
+            "--table",
+            TABLE,
+            "--venue",
+            VENUE,
+            "--broker",
+            "127.0.0.1",
+            "--port",
+            str(broker.port),
+            "--user",
+            "railbird-host",
+            "--password",
+            "host-secret",
+            "--non-interactive",
+            "--quiet-seconds",
+            "0.8",
+            "--step-timeout",
+            "8",
+            "--json",
+            str(out),
+        ]
+    )
     text = capsys.readouterr()
     assert rc == 0, text.out + text.err
     res = json.loads(out.read_text())
@@ -122,8 +154,9 @@ def test_calibration_end_to_end_through_the_cli(broker, simnode, hooks, tmp_path
             t = hw.now_us + 2000
             hw.schedule_drop(WIRING_POCKETS["HL"], t, 30000)
             hw.schedule_rail(WIRING_RAILS["H"], t + 100000, 1600)
-            hw.schedule_rail(WIRING_RAILS["F"], t + 100300, 150)     # below threshold
+            hw.schedule_rail(WIRING_RAILS["F"], t + 100300, 150)  # below threshold
             hw.schedule_drop(WIRING_POCKETS["FR"], t + 300000, 30000)  # end marker
+
         simnode.call(stim)
         # events arrive in order: once the marker is in, so is any (wrong) F event
         deadline = time.monotonic() + 10
@@ -149,21 +182,29 @@ def test_abandoned_calibration_restores_previous_config(broker, simnode, hooks):
     try:
         prev = cal.default_config(threshold=321)
         prev["rev"] = 5
-        c = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
-                           **fast(step_timeout=1.5))
+        c = cal.Calibrator(
+            link,
+            cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+            **fast(step_timeout=1.5),
+        )
         c._apply(prev, "previous")
         robot = SimInstaller(simnode, WIRING_POCKETS, WIRING_RAILS, skip={"HR"})
         hooks.append(robot)
-        c2 = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
-                            **fast(step_timeout=1.5))
+        c2 = cal.Calibrator(
+            link,
+            cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+            **fast(step_timeout=1.5),
+        )
         res = c2.run()
     finally:
         link.close()
     assert not res.ok and "HR" in res.message
     cfg = simnode.node.cfg
-    assert cfg["rev"] == 7                          # 6 was the probe, 7 the restored one
+    assert cfg["rev"] == 7  # 6 was the probe, 7 the restored one
     assert [r["threshold"] for r in cfg["rails"]] == [321] * 6
-    assert {p["pocket"]: p["ch"] for p in cfg["pockets"]} == {p: i for i, p in enumerate(codec.POCKETS)}
+    assert {p["pocket"]: p["ch"] for p in cfg["pockets"]} == {
+        p: i for i, p in enumerate(codec.POCKETS)
+    }
 
 
 def test_partial_calibration_and_dead_cue_detector(broker, simnode, hooks):
@@ -171,8 +212,12 @@ def test_partial_calibration_and_dead_cue_detector(broker, simnode, hooks):
     hooks.append(robot)
     link = link_for(broker)
     try:
-        res = cal.Calibrator(link, cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
-                             allow_partial=True, **fast(step_timeout=1.5, drops=1, knocks=2)).run()
+        res = cal.Calibrator(
+            link,
+            cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+            allow_partial=True,
+            **fast(step_timeout=1.5, drops=1, knocks=2),
+        ).run()
     finally:
         link.close()
     assert res.ok, res.message
@@ -186,10 +231,33 @@ def test_declined_by_script_restores(broker, simnode, hooks, tmp_path):
     hooks.append(SimInstaller(simnode, WIRING_POCKETS, WIRING_RAILS))
     script = tmp_path / "answers.txt"
     script.write_text("# installer answers\nn\n")
-    rc = main(["calibrate", "--table", TABLE, "--venue", VENUE, "--node", NODE,
-               "--host", "127.0.0.1", "--port", str(broker.port), "--password", "host-secret",
-               "--script", str(script), "--quiet-seconds", "0.5", "--step-timeout", "8",
-               "--drops", "1", "--knocks", "2"])
+    rc = main(
+        [
+            "calibrate",
+            "--table",
+            TABLE,
+            "--venue",
+            VENUE,
+            "--node",
+            NODE,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(broker.port),
+            "--password",
+            "host-secret",
+            "--script",
+            str(script),
+            "--quiet-seconds",
+            "0.5",
+            "--step-timeout",
+            "8",
+            "--drops",
+            "1",
+            "--knocks",
+            "2",
+        ]
+    )
     assert rc == 1
     # probe was rev 1, the restore rev 2: the node is back on the identity default map
     assert simnode.node.cfg["rev"] == 2

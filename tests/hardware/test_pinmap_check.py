@@ -43,6 +43,7 @@ def only_error(pm, rule, pin):
 
 # -- the shipped maps ---------------------------------------------------------------------
 
+
 def test_two_pin_maps_are_shipped():
     assert {p.stem for p in shipped_pinmaps()} >= {"esp32-devkitc", "esp32-s3-devkitc"}
 
@@ -71,8 +72,9 @@ def test_cli_check_passes_on_shipped_maps(capsys):
 
 # -- one bad map per rule -----------------------------------------------------------------
 
+
 def test_two_functions_on_one_pin(esp32):
-    esp32["cue"]["pin"] = 16                      # beam0's pin
+    esp32["cue"]["pin"] = 16  # beam0's pin
     errs = only_error(esp32, "duplicate-pin", 16)
     assert "beam0 and cue" in errs[0].message
 
@@ -124,8 +126,8 @@ def test_analog_on_pin_without_adc(s3):
 
 
 def test_analog_on_adc2_s3(s3):
-    s3["rails"][0]["amp"]["pin"] = 18             # ADC2 on the S3 (and rail0.edge's pin)
-    s3["rails"][0]["edge"]["pin"] = 1             # swap: edge to GPIO 1, amp to 18
+    s3["rails"][0]["amp"]["pin"] = 18  # ADC2 on the S3 (and rail0.edge's pin)
+    s3["rails"][0]["edge"]["pin"] = 1  # swap: edge to GPIO 1, amp to 18
     errs = only_error(s3, "adc2", 18)
     assert "ADC2" in errs[0].message
 
@@ -145,10 +147,11 @@ def test_strapping_pin_for_s3_sensor(s3):
 
 
 def test_strapping_pin_for_an_output_is_a_warning(esp32):
-    findings = check.check(esp32)                 # the shipped LED on GPIO 2
+    findings = check.check(esp32)  # the shipped LED on GPIO 2
     assert check.errors(findings) == []
-    assert any(f.rule == "strapping-pin" and f.pin == 2 and f.level == check.WARNING
-               for f in findings)
+    assert any(
+        f.rule == "strapping-pin" and f.pin == 2 and f.level == check.WARNING for f in findings
+    )
 
 
 @pytest.mark.parametrize("pin", [6, 7, 8, 9, 10, 11])
@@ -167,7 +170,7 @@ def test_octal_psram_pins_on_s3_module(s3):
     s3["rails"][1]["edge"]["pin"] = 35
     errs = only_error(s3, "reserved-pin", 35)
     assert "PSRAM" in errs[0].message
-    s3["module"] = "ESP32-S3-WROOM-1-N8"          # no octal PSRAM: 35 is fine
+    s3["module"] = "ESP32-S3-WROOM-1-N8"  # no octal PSRAM: 35 is fine
     assert check.errors(check.check(s3)) == []
 
 
@@ -201,8 +204,9 @@ def test_no_such_gpio(esp32):
 
 
 def test_too_many_pulse_counters_s3(s3):
-    s3["pcnt"] = [{"unit": i, "inputs": [f"beam{i}"]} for i in range(6)] + \
-                 [{"unit": 6, "inputs": ["cue"]}]
+    s3["pcnt"] = [{"unit": i, "inputs": [f"beam{i}"]} for i in range(6)] + [
+        {"unit": 6, "inputs": ["cue"]}
+    ]
     errs = check.errors(check.check(s3))
     assert rules(check.check(s3)) == {"pcnt-count"}
     assert any("7 pulse counter units used" in f.message and "has 4" in f.message for f in errs)
@@ -217,7 +221,7 @@ def test_too_many_pulse_counters_esp32(esp32):
 
 def test_pcnt_unit_with_three_inputs(s3):
     s3["pcnt"][0]["inputs"].append("cue")
-    s3["pcnt"].pop()                               # cue no longer in unit 3
+    s3["pcnt"].pop()  # cue no longer in unit 3
     errs = check.errors(check.check(s3))
     assert {f.rule for f in errs} == {"pcnt-count"}
     assert "3 inputs" in errs[0].message
@@ -247,6 +251,7 @@ def test_channels_must_be_in_order(esp32):
 
 # -- the command line ---------------------------------------------------------------------
 
+
 def test_cli_check_fails_with_pin_and_reason(tmp_path, esp32, capsys):
     esp32["cue"]["pin"] = 16
     esp32["rails"][0]["amp"]["pin"] = 25
@@ -273,7 +278,7 @@ def test_cli_check_json_and_unreadable(tmp_path, capsys):
 
 def test_cli_strict_fails_on_warnings():
     assert main(["hw", "check", "esp32-s3-devkitc", "--strict"]) == 0
-    assert main(["hw", "check", "esp32-devkitc", "--strict"]) == 1   # LED on strapping GPIO 2
+    assert main(["hw", "check", "esp32-devkitc", "--strict"]) == 1  # LED on strapping GPIO 2
 
 
 def test_hw_help(capsys):

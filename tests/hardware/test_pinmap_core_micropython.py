@@ -38,8 +38,19 @@ def test_pinmap_core_in_micropython(micropython, tmp_path):
     expected = []
     for name in ("esp32-devkitc", "esp32-s3-devkitc"):
         pm = pinmap_core.load(str(PINMAP_DIR / f"{name}.json"))
-        expected.append(" ".join(str(x) for x in (
-            name, len(pinmap_core.functions(pm)), 6, pinmap_core.rail_pins(pm, 0),
-            pinmap_core.pcnt_for(pm, "beam1"), "external", pinmap_core.cue_pin(pm))))
+        expected.append(
+            " ".join(
+                str(x)
+                for x in (
+                    name,
+                    len(pinmap_core.functions(pm)),
+                    6,
+                    pinmap_core.rail_pins(pm, 0),
+                    pinmap_core.pcnt_for(pm, "beam1"),
+                    "external",
+                    pinmap_core.cue_pin(pm),
+                )
+            )
+        )
     assert lines[:2] == expected
     assert lines[2].startswith("rejected bad value: beams[0].ch")

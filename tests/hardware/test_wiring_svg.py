@@ -21,7 +21,7 @@ def texts(root):
 def test_svg_is_valid_and_names_every_pin(path, tmp_path):
     out = tmp_path / "w.svg"
     assert main(["hw", "wiring", str(path), "-o", str(out)]) == 0
-    root = ET.parse(out).getroot()               # well-formed XML
+    root = ET.parse(out).getroot()  # well-formed XML
     assert root.tag == f"{SVG_NS}svg"
     all_text = texts(root)
     pm = pinmap_core.load(str(path))
@@ -36,8 +36,9 @@ def test_svg_is_valid_and_names_every_pin(path, tmp_path):
 def test_committed_svg_is_up_to_date(path):
     committed = PINMAP_DIR.parent / f"wiring-{path.stem}.svg"
     assert committed.exists(), f"run: railbird hw wiring {path.stem} -o {committed}"
-    assert committed.read_text() == wiring.render(json.loads(path.read_text())), \
+    assert committed.read_text() == wiring.render(json.loads(path.read_text())), (
         f"stale: run railbird hw wiring {path.stem} -o hardware/{committed.name}"
+    )
 
 
 def test_svg_escapes_text_and_goes_to_stdout(capsys):

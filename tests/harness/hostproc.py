@@ -27,9 +27,22 @@ class RailbirdRun:
             self.stats_file.unlink()  # a stale file would satisfy `ready` at once
         with open(self.dir / "host.log", "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "railbird", "run", "--config", str(self.conf),
-                 "--journal", str(self.journal), "--stats-file", str(self.stats_file),
-                 *self.extra_args], stdout=log, stderr=log)
+                [
+                    sys.executable,
+                    "-m",
+                    "railbird",
+                    "run",
+                    "--config",
+                    str(self.conf),
+                    "--journal",
+                    str(self.journal),
+                    "--stats-file",
+                    str(self.stats_file),
+                    *self.extra_args,
+                ],
+                stdout=log,
+                stderr=log,
+            )
         self.wait(ready, what, timeout)
         return self
 

@@ -33,13 +33,19 @@ def available() -> str | None:
     return None
 
 
-def run(main: str | Path, paths=(), heap: int = 4 * 1024 * 1024, timeout: float = 60.0,
-        cwd: Path | None = None) -> MPResult:
+def run(
+    main: str | Path,
+    paths=(),
+    heap: int = 4 * 1024 * 1024,
+    timeout: float = 60.0,
+    cwd: Path | None = None,
+) -> MPResult:
     """Run `main` with every .py below each of `paths` importable; return its result."""
     cmd = ["node", str(RUNNER), "--heap", str(heap)]
     for p in paths:
         cmd += ["--path", str(p)]
     cmd.append(str(main))
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          cwd=str(cwd or REPO))
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, cwd=str(cwd or REPO)
+    )
     return MPResult(proc.returncode, proc.stdout, proc.stderr)

@@ -27,21 +27,45 @@ def number(events: list, first_seq: int = 0) -> list:
     return out
 
 
-def batches(events: list, node: str = NODE, boot: int = 1, size: int = 4, table: str = TABLE,
-            venue: str = VENUE) -> list:
+def batches(
+    events: list,
+    node: str = NODE,
+    boot: int = 1,
+    size: int = 4,
+    table: str = TABLE,
+    venue: str = VENUE,
+) -> list:
     """Split numbered events into `events` messages -> [(topic, payload_bytes)]."""
     topic = codec.topic(venue, table, "events", node)
     out = []
     for i in range(0, len(events), size):
-        msg = {"v": 1, "node": node, "boot": boot,
-               "events": [{k: e[k] for k in ("seq", "t", "kind", "pocket", "rail", "amp", "dur", "n")
-                           if k in e} for e in events[i:i + size]]}
+        msg = {
+            "v": 1,
+            "node": node,
+            "boot": boot,
+            "events": [
+                {
+                    k: e[k]
+                    for k in ("seq", "t", "kind", "pocket", "rail", "amp", "dur", "n")
+                    if k in e
+                }
+                for e in events[i : i + size]
+            ],
+        }
         out.append((topic, codec.encode("events", msg)))
     return out
 
 
-def sync_result(offset_us: int, node: str = NODE, boot: int = 1, t1: int = 100_000_000,
-                delay_us: int = 200, table: str = TABLE, venue: str = VENUE, id: int = 1):
+def sync_result(
+    offset_us: int,
+    node: str = NODE,
+    boot: int = 1,
+    t1: int = 100_000_000,
+    delay_us: int = 200,
+    table: str = TABLE,
+    venue: str = VENUE,
+    id: int = 1,
+):
     """A sync_result whose exchange says host = node + offset_us exactly."""
     t2 = t1 + offset_us + delay_us // 2
     t3 = t2 + 10
@@ -57,11 +81,17 @@ def jsonl(messages: list) -> str:
 # -- scripted shots (node times in ms) ---------------------------------------------------
 def break_shot(t0):
     """A break: cue ball into the rack, balls to many rails, one ball pocketed."""
-    return [ev(t0 + 0, "rail", rail="F", amp=2500), ev(t0 + 180, "rail", rail="LF", amp=1800),
-            ev(t0 + 210, "rail", rail="RF", amp=1700), ev(t0 + 400, "rail", rail="LH", amp=900),
-            ev(t0 + 420, "rail", rail="LH", amp=600),  # same ball bouncing: merged
-            ev(t0 + 650, "rail", rail="RH", amp=800), ev(t0 + 900, "drop", pocket="FR", dur=40000),
-            ev(t0 + 1500, "rail", rail="H", amp=500), ev(t0 + 3200, "rail", rail="LF", amp=300)]
+    return [
+        ev(t0 + 0, "rail", rail="F", amp=2500),
+        ev(t0 + 180, "rail", rail="LF", amp=1800),
+        ev(t0 + 210, "rail", rail="RF", amp=1700),
+        ev(t0 + 400, "rail", rail="LH", amp=900),
+        ev(t0 + 420, "rail", rail="LH", amp=600),  # same ball bouncing: merged
+        ev(t0 + 650, "rail", rail="RH", amp=800),
+        ev(t0 + 900, "drop", pocket="FR", dur=40000),
+        ev(t0 + 1500, "rail", rail="H", amp=500),
+        ev(t0 + 3200, "rail", rail="LF", amp=300),
+    ]
 
 
 def single_pot(t0, pocket="SL"):
@@ -69,13 +99,21 @@ def single_pot(t0, pocket="SL"):
 
 
 def multi_pot(t0):
-    return [ev(t0, "rail", rail="RH", amp=700), ev(t0 + 500, "drop", pocket="HL", dur=30000),
-            ev(t0 + 1200, "drop", pocket="FR", dur=30000), ev(t0 + 1900, "rail", rail="F", amp=300)]
+    return [
+        ev(t0, "rail", rail="RH", amp=700),
+        ev(t0 + 500, "drop", pocket="HL", dur=30000),
+        ev(t0 + 1200, "drop", pocket="FR", dur=30000),
+        ev(t0 + 1900, "rail", rail="F", amp=300),
+    ]
 
 
 def scratch(t0):
-    return [ev(t0, "drop", pocket="SR", dur=30000), ev(t0 + 300, "rail", rail="LH", amp=600),
-            ev(t0 + 600, "drop", pocket="HR", dur=25000), ev(t0 + 1900, "cue")]
+    return [
+        ev(t0, "drop", pocket="SR", dur=30000),
+        ev(t0 + 300, "rail", rail="LH", amp=600),
+        ev(t0 + 600, "drop", pocket="HR", dur=25000),
+        ev(t0 + 1900, "cue"),
+    ]
 
 
 def miss(t0):

@@ -24,14 +24,28 @@ NODE, PW = "t1-node", "node-pw"
 SPACING_MS = 900
 # (ms after the shot's start, kind, name, amp/dur)
 SHOTS = [
-    [(0, "rail", "F", 2500), (60, "rail", "LF", 1800), (80, "rail", "RF", 1700),
-     (150, "rail", "LH", 900), (200, "rail", "RH", 800), (250, "drop", "FR", 30000),
-     (350, "rail", "H", 500)],
+    [
+        (0, "rail", "F", 2500),
+        (60, "rail", "LF", 1800),
+        (80, "rail", "RF", 1700),
+        (150, "rail", "LH", 900),
+        (200, "rail", "RH", 800),
+        (250, "drop", "FR", 30000),
+        (350, "rail", "H", 500),
+    ],
     [(0, "drop", "SL", 30000), (200, "rail", "H", 600)],
-    [(0, "rail", "RH", 700), (100, "drop", "HL", 30000), (250, "drop", "FR", 30000),
-     (400, "rail", "F", 600)],
-    [(0, "drop", "SR", 30000), (100, "rail", "LH", 600), (200, "drop", "HR", 25000),
-     (350, "cue", None, 30000)],
+    [
+        (0, "rail", "RH", 700),
+        (100, "drop", "HL", 30000),
+        (250, "drop", "FR", 30000),
+        (400, "rail", "F", 600),
+    ],
+    [
+        (0, "drop", "SR", 30000),
+        (100, "rail", "LH", 600),
+        (200, "drop", "HR", 25000),
+        (350, "cue", None, 30000),
+    ],
     [(0, "rail", "LF", 900), (200, "rail", "RF", 400)],
     [(0, "drop", "FL", 30000), (150, "rail", "F", 700)],
 ]
@@ -68,8 +82,9 @@ class Host(RailbirdRun):
     def results(self):
         db = sqlite3.connect(self.journal)
         shots = [json.loads(s) for (s,) in db.execute("SELECT shot FROM shots ORDER BY n")]
-        events = db.execute("SELECT node, boot, seq, kind, pocket, rail, late FROM events"
-                            " ORDER BY pos").fetchall()
+        events = db.execute(
+            "SELECT node, boot, seq, kind, pocket, rail, late FROM events ORDER BY pos"
+        ).fetchall()
         fens = [f for (f,) in db.execute("SELECT fen FROM states ORDER BY id")]
         db.close()
         return shots, events, fens
@@ -80,9 +95,11 @@ def referee(port, input_, rid):
     c.username_pw_set("railbird-referee", "referee-secret")
     c.connect("127.0.0.1", port)
     c.loop_start()
-    info = c.publish(codec.topic("club", "t1", "referee"),
-                     codec.encode("referee", {"v": 1, "input": input_, "id": rid, "by": "test"}),
-                     qos=1)
+    info = c.publish(
+        codec.topic("club", "t1", "referee"),
+        codec.encode("referee", {"v": 1, "input": input_, "id": rid, "by": "test"}),
+        qos=1,
+    )
     info.wait_for_publish(5)
     c.disconnect()
     c.loop_stop()
@@ -109,8 +126,7 @@ def normalise(shots):
 def play(broker, tmp_path, name, crash: bool):
     host = Host(tmp_path / name, broker.port, f"railbird-host-{name}")
     host.start()
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / name / "node",
-                 seed=7)
+    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / name / "node", seed=7)
     sn.start()
     try:
         sn.wait_connected()
@@ -135,8 +151,15 @@ def play(broker, tmp_path, name, crash: bool):
             time.sleep(1.0)  # the node goes on playing; the broker queues for the host
             host.start()
         sn.wait_idle()
-        host.wait(lambda s: s.get("events", 0) >= N_EVENTS and s.get("shots", 0) >= len(SHOTS)
-                  and s.get("pending", 1) == 0, "all shots", timeout=30)
+        host.wait(
+            lambda s: (
+                s.get("events", 0) >= N_EVENTS
+                and s.get("shots", 0) >= len(SHOTS)
+                and s.get("pending", 1) == 0
+            ),
+            "all shots",
+            timeout=30,
+        )
         stats = host.stats()
     finally:
         sn.stop()
@@ -167,6 +190,8 @@ def test_sigkill_mid_game_loses_nothing_and_changes_nothing(broker, tmp_path):
     assert [len(s["pocketed"]) for s in shots] == [1, 1, 2, 2, 0, 1]
 
     # the replay tool agrees with the journal
-    r = subprocess.run([sys.executable, "-m", "railbird", "replay", str(crash_host.journal),
-                        "--check"], capture_output=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", str(crash_host.journal), "--check"],
+        capture_output=True,
+    )
     assert r.returncode == 0, r.stderr

@@ -59,13 +59,19 @@ def wait(cond, timeout=10):
 def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
     broker.add_user(S.NODE, "pw")
     broker.add_user("t2-node", "pw2")
-    cfg = from_dict({
-        "venue": "club", "journal": str(tmp_path / "j.sqlite"), "reorder_window_ms": 100,
-        "referee_token": "sesame",
-        "broker": {"port": broker.port, "password": "host-secret", "client_id": "h1"},
-        "shots": {"quiet_ms": 300, "lip_rest_ms": 300},
-        "tables": {"t1": {"game": "10-ball", "players": ["A", "B"], "race_to": 2,
-                          "nodes": [S.NODE]}}})
+    cfg = from_dict(
+        {
+            "venue": "club",
+            "journal": str(tmp_path / "j.sqlite"),
+            "reorder_window_ms": 100,
+            "referee_token": "sesame",
+            "broker": {"port": broker.port, "password": "host-secret", "client_id": "h1"},
+            "shots": {"quiet_ms": 300, "lip_rest_ms": 300},
+            "tables": {
+                "t1": {"game": "10-ball", "players": ["A", "B"], "race_to": 2, "nodes": [S.NODE]}
+            },
+        }
+    )
     rec = Recorder()
     d = Daemon(cfg, outputs=[Broken(), rec]).start()
     try:
@@ -75,39 +81,63 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
         now = int(time.monotonic() * 1e6)
         # node time == host time: a sync sample with offset 0
         node.publish(*S.sync_result(0, t1=now), qos=1).wait_for_publish(5)
-        evs = S.number([S.ev(now / 1000 + 200, "rail", rail="H", amp=900),
-                        S.ev(now / 1000 + 300, "drop", pocket="FL", dur=20000),
-                        S.ev(now / 1000 + 350, "rail", rail="F", amp=900)])
+        evs = S.number(
+            [
+                S.ev(now / 1000 + 200, "rail", rail="H", amp=900),
+                S.ev(now / 1000 + 300, "drop", pocket="FL", dur=20000),
+                S.ev(now / 1000 + 350, "rail", rail="F", amp=900),
+            ]
+        )
         good = S.batches(evs, size=1)
         t = codec.topic("club", "t1", "events", S.NODE)
         # a node speaking another major version reaches the host and is refused, counted
         v9 = "railbird/v9/club/t1/node/%s/events" % S.NODE
         node.publish(v9, b'{"v":9,"node":"t1-node","boot":1}', qos=1).wait_for_publish(5)
-        bad = [(t, b"{broken"), (t, b'{"v":7,"node":"t1-node","boot":1,"events":[]}'),
-               (t, b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":9,"t":-1,"kind":"cue"}]}')]
+        bad = [
+            (t, b"{broken"),
+            (t, b'{"v":7,"node":"t1-node","boot":1,"events":[]}'),
+            (t, b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":9,"t":-1,"kind":"cue"}]}'),
+        ]
         for (gt, gp), (bt, bp) in zip(good, bad):
             node.publish(bt, bp, qos=1).wait_for_publish(5)
             node.publish(gt, gp, qos=1).wait_for_publish(5)
         # a node of another table writing under t1 (the ACL allows its own node subtree)
-        other.publish(codec.topic("club", "t1", "events", "t2-node"),
-                      codec.encode("events", {"v": 1, "node": "t2-node", "boot": 1,
-                                              "events": [{"seq": 0, "t": 1, "kind": "cue"}]}),
-                      qos=1).wait_for_publish(5)
+        other.publish(
+            codec.topic("club", "t1", "events", "t2-node"),
+            codec.encode(
+                "events",
+                {
+                    "v": 1,
+                    "node": "t2-node",
+                    "boot": 1,
+                    "events": [{"seq": 0, "t": 1, "kind": "cue"}],
+                },
+            ),
+            qos=1,
+        ).wait_for_publish(5)
         # referee input over MQTT without / with the token
         ref = client(broker.port, "railbird-referee", "referee-secret")
         rt = codec.topic("club", "t1", "referee")
         lag = {"type": "lag", "winner": 1}
         ref.publish(rt, codec.encode("referee", {"v": 1, "input": lag, "id": "r1"}), qos=1)
-        ref.publish(rt, codec.encode("referee", {"v": 1, "input": lag, "id": "r2",
-                                                 "token": "sesame"}), qos=1)
+        ref.publish(
+            rt,
+            codec.encode("referee", {"v": 1, "input": lag, "id": "r2", "token": "sesame"}),
+            qos=1,
+        )
         wait(lambda: d.pipeline.counters["shots"] >= 1 and d.pipeline.counters["referee"] >= 1)
         for c in (node, other, ref):
             c.disconnect()
             c.loop_stop()
         s = d.stats()
         assert s["events"] == 3 and s["shots"] == 1
-        assert s["rejected_by_reason"] == {"bad json": 1, "unsupported version": 2, "bad value": 1,
-                                           "unknown node": 1, "unauthorized": 1}
+        assert s["rejected_by_reason"] == {
+            "bad json": 1,
+            "unsupported version": 2,
+            "bad value": 1,
+            "unknown node": 1,
+            "unauthorized": 1,
+        }
         assert s["output_errors"] > 0  # the broken output was called and contained
         assert len(rec.shots) == 1 and rec.shots[0]["pocketed"][0]["pocket"] == "FL"
         assert any("wins the lag" in a["text"] for _, anns in rec.states for a in anns)
@@ -131,11 +161,20 @@ def test_config_errors():
         from_dict({"venue": "v", "shots": {"quiet_ms": "5"}})
     with pytest.raises(ConfigError):
         from_dict({"venue": "v", "tables": {"t1": {"game": "10-ball", "colour": "red"}}})
-    c = from_dict({"venue": "v", "shots": {"quiet_ms": 3000},
-                   "tables": {"t1": {"game": "14.1", "target": 100}}})
+    c = from_dict(
+        {
+            "venue": "v",
+            "shots": {"quiet_ms": 3000},
+            "tables": {"t1": {"game": "14.1", "target": 100}},
+        }
+    )
     assert c.shots.quiet_us == 3_000_000 and c.window_us == 500_000
-    assert c.table_config("t1").match() == {"type": "match", "game": "14.1",
-                                             "players": ["Player 1", "Player 2"], "target": 100}
+    assert c.table_config("t1").match() == {
+        "type": "match",
+        "game": "14.1",
+        "players": ["Player 1", "Player 2"],
+        "target": 100,
+    }
     assert c.table_config("t2") is None
 
 

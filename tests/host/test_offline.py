@@ -14,8 +14,12 @@ def _input():
 
 
 def _assemble(text, *args):
-    return subprocess.run([sys.executable, "-m", "railbird", "assemble", *args], input=text.encode(),
-                          capture_output=True, check=True)
+    return subprocess.run(
+        [sys.executable, "-m", "railbird", "assemble", *args],
+        input=text.encode(),
+        capture_output=True,
+        check=True,
+    )
 
 
 def test_assemble_is_deterministic_byte_for_byte():
@@ -43,8 +47,8 @@ def test_replay_of_a_daemon_journal(tmp_path):
     from railbird.config import from_dict
     from railbird.daemon.worker import Daemon
     import time
-    cfg = from_dict({"venue": "club", "journal": str(tmp_path / "j.sqlite"),
-                     "tables": {"t1": {}}})
+
+    cfg = from_dict({"venue": "club", "journal": str(tmp_path / "j.sqlite"), "tables": {"t1": {}}})
     d = Daemon(cfg, connect=False)
     for t, p in [S.sync_result(0)] + S.batches(S.game(), size=3):
         d.inbox.put(("mqtt", 1, t, p, 0, 0))
@@ -54,22 +58,28 @@ def test_replay_of_a_daemon_journal(tmp_path):
         time.sleep(0.01)
     d.stop()
     j = str(tmp_path / "j.sqlite")
-    r = subprocess.run([sys.executable, "-m", "railbird", "replay", j, "--check"],
-                       capture_output=True, check=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", j, "--check"], capture_output=True, check=True
+    )
     summary = json.loads(r.stdout)
     assert summary["tables"]["club/t1"]["shots"] == 7
     assert b"OK: 7 shots identical" in r.stderr
-    exp = subprocess.run([sys.executable, "-m", "railbird", "replay", j, "--export-inputs"],
-                         capture_output=True, check=True).stdout
-    shots = subprocess.run([sys.executable, "-m", "railbird", "replay", j, "--shots"],
-                           capture_output=True, check=True).stdout
+    exp = subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", j, "--export-inputs"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    shots = subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", j, "--shots"], capture_output=True, check=True
+    ).stdout
     assert _assemble(exp.decode()).stdout == shots
 
 
 def test_replay_refuses_a_missing_journal_without_creating_one(tmp_path):
     missing = tmp_path / "nope.sqlite"
-    p = subprocess.run([sys.executable, "-m", "railbird", "replay", str(missing)],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", str(missing)], capture_output=True, text=True
+    )
     assert p.returncode == 2 and "no such journal file" in p.stderr
     assert not missing.exists()
 
@@ -77,9 +87,13 @@ def test_replay_refuses_a_missing_journal_without_creating_one(tmp_path):
 def test_replay_reports_a_bad_config_file_clearly(tmp_path):
     journal = tmp_path / "j.sqlite"
     from railbird.daemon.journal import Journal
+
     Journal(str(journal)).close()
     bad = tmp_path / "bad.toml"
     bad.write_text('venue = "Not A Slug"\n')
-    p = subprocess.run([sys.executable, "-m", "railbird", "replay", str(journal), "--config",
-                        str(bad)], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", str(journal), "--config", str(bad)],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 2 and "venue" in p.stderr and "Traceback" not in p.stderr

@@ -22,12 +22,16 @@ from railbird.core.pipeline import Pipeline
 
 from . import scripts as S
 
-H0 = 1_000_000_000          # host µs at which the node's boot 2 started (node t = 0)
-OFFLINE_S = 20              # broker unreachable for the first 20 s of the boot
+H0 = 1_000_000_000  # host µs at which the node's boot 2 started (node t = 0)
+OFFLINE_S = 20  # broker unreachable for the first 20 s of the boot
 RECONNECT = H0 + (OFFLINE_S + 1) * 1_000_000
-CFG = {"venue": S.VENUE, "reorder_window_ms": 500,
-       "tables": {S.TABLE: {"game": "10-ball", "players": ["A", "B"], "race_to": 9,
-                            "nodes": [S.NODE]}}}
+CFG = {
+    "venue": S.VENUE,
+    "reorder_window_ms": 500,
+    "tables": {
+        S.TABLE: {"game": "10-ball", "players": ["A", "B"], "race_to": 9, "nodes": [S.NODE]}
+    },
+}
 
 
 def rails(t0_ms, t1_ms, step_ms):
@@ -135,8 +139,9 @@ def test_offline_assemble_gives_the_daemons_shots():
     for order in ("events-first", "sync-first", "status-only"):
         inputs, _, _ = offline_boot_inputs(order)
         _, shots = run(inputs)
-        lines = [json.dumps({"topic": t, "payload": json.loads(p), "rx": rx})
-                 for t, p, rx in inputs]
+        lines = [
+            json.dumps({"topic": t, "payload": json.loads(p), "rx": rx}) for t, p, rx in inputs
+        ]
         lines.append(json.dumps({"tick": H0 + (OFFLINE_S + 40) * 1_000_000}))
         out = list(assemble(lines, from_dict(CFG)))
         assert out == [json.dumps(s, sort_keys=True, separators=(",", ":")) for s in shots]
@@ -145,11 +150,11 @@ def test_offline_assemble_gives_the_daemons_shots():
 
 def test_arrival_offset_is_the_tightest_bound_and_capped_at_arrival():
     c = BootClock()
-    c.observe_arrival(8_000_000, 30_000_000)   # oldest backlog batch: bound 22 s
+    c.observe_arrival(8_000_000, 30_000_000)  # oldest backlog batch: bound 22 s
     assert c.to_table(7_000_000) == 29_000_000
     assert c.to_table(9_000_000, rx=30_000_000) == 30_000_000  # never after its arrival
     c.observe_arrival(20_000_000, 30_001_000)  # newer batch: bound 10.001 s
-    c.observe_arrival(1_000_000, 40_000_000)   # a looser bound changes nothing
+    c.observe_arrival(1_000_000, 40_000_000)  # a looser bound changes nothing
     assert c.to_table(7_000_000) == 17_001_000 and not c.synced
-    c.observe_arrival(5_000, None)             # no arrival time: no information
+    c.observe_arrival(5_000, None)  # no arrival time: no information
     assert c.fallback == 10_001_000

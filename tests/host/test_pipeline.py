@@ -10,8 +10,7 @@ from railbird.daemon.journal import Journal
 
 from . import scripts as S
 
-CFG = {"venue": "club", "reorder_window_ms": 500,
-       "tables": {"t1": {"nodes": ["t1-node"]}}}
+CFG = {"venue": "club", "reorder_window_ms": 500, "tables": {"t1": {"nodes": ["t1-node"]}}}
 
 
 def good():
@@ -20,19 +19,34 @@ def good():
 
 BAD = [
     ("railbird/v1/club/t1/node/t1-node/events", b"{not json", "bad json"),
-    ("railbird/v1/club/t1/node/t1-node/events", b'{"v":2,"node":"t1-node","boot":1,"events":[]}',
-     "unsupported version"),
+    (
+        "railbird/v1/club/t1/node/t1-node/events",
+        b'{"v":2,"node":"t1-node","boot":1,"events":[]}',
+        "unsupported version",
+    ),
     ("railbird/v2/club/t1/node/t1-node/events", b'{"v":2}', "unsupported version"),
-    ("railbird/v1/club/t1/node/intruder/events",
-     b'{"v":1,"node":"intruder","boot":1,"events":[{"seq":0,"t":5,"kind":"cue"}]}', "unknown node"),
-    ("railbird/v1/club/t9/node/t1-node/events",
-     b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":0,"t":5,"kind":"cue"}]}', "unknown table"),
-    ("railbird/v1/club/t1/node/t1-node/events",
-     b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":0,"t":5,"kind":"drop"}]}', "missing field"),
+    (
+        "railbird/v1/club/t1/node/intruder/events",
+        b'{"v":1,"node":"intruder","boot":1,"events":[{"seq":0,"t":5,"kind":"cue"}]}',
+        "unknown node",
+    ),
+    (
+        "railbird/v1/club/t9/node/t1-node/events",
+        b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":0,"t":5,"kind":"cue"}]}',
+        "unknown table",
+    ),
+    (
+        "railbird/v1/club/t1/node/t1-node/events",
+        b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":0,"t":5,"kind":"drop"}]}',
+        "missing field",
+    ),
     ("railbird/v1/club/t1/node/t1-node/events", b"\xff\xfe", "bad json"),
     ("railbird/v1/club/t1/node/t1-node/events", b"", "bad json"),
-    ("railbird/v1/club/t1/node/other/events",
-     b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":0,"t":5,"kind":"cue"}]}', "bad value"),
+    (
+        "railbird/v1/club/t1/node/other/events",
+        b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":0,"t":5,"kind":"cue"}]}',
+        "bad value",
+    ),
     ("garbage", b"{}", "bad topic"),
     ("railbird/v1/club/t1/node/t1-node/events", b"x" * 20000, "too large"),
     ("railbird/v1/club/t1/referee", b'{"v":1,"input":"undo"}', "bad type"),
@@ -70,6 +84,7 @@ def test_journal_rebuild_gives_the_same_state(tmp_path):
     d.inbox.put(("mqtt", 1, BAD[0][0], BAD[0][1], 0, 0))
     d.start()
     import time
+
     deadline = time.time() + 5
     while d.pipeline.counters["shots"] < 2 and time.time() < deadline:
         time.sleep(0.01)  # the idle tick (host time >> these node times) closes the last shot
@@ -86,5 +101,6 @@ def test_journal_rebuild_gives_the_same_state(tmp_path):
         assert after.get(k) == before.get(k), k
     t = pipe.tables[("club", "t1")]
     assert t.assembler.n == 3 and not t.assembler.open
-    assert [json.dumps(s, sort_keys=True) for s in t.shots] == \
-        [json.dumps(s, sort_keys=True) for s in shots_before]
+    assert [json.dumps(s, sort_keys=True) for s in t.shots] == [
+        json.dumps(s, sort_keys=True) for s in shots_before
+    ]

@@ -20,14 +20,16 @@ def dense(t0):
     batches of the two boards overlap in time and arrive out of order."""
     rails = ["F", "LF", "RF", "LH", "RH", "H"]
     out = [S.ev(t0 + 40 * i, "rail", rail=rails[i % 6], amp=300 + 97 * i) for i in range(14)]
-    out += [S.ev(t0 + 95, "drop", pocket="FR", dur=30000),
-            S.ev(t0 + 255, "drop", pocket="FL", dur=30000),
-            S.ev(t0 + 430, "drop", pocket="SR", dur=30000), S.ev(t0 + 700, "cue")]
+    out += [
+        S.ev(t0 + 95, "drop", pocket="FR", dur=30000),
+        S.ev(t0 + 255, "drop", pocket="FL", dur=30000),
+        S.ev(t0 + 430, "drop", pocket="SR", dur=30000),
+        S.ev(t0 + 700, "cue"),
+    ]
     return out
 
 
-SHOTS = [S.break_shot, S.single_pot, S.multi_pot, S.scratch, S.miss, S.rolling, S.lip,
-         dense, dense]
+SHOTS = [S.break_shot, S.single_pot, S.multi_pot, S.scratch, S.miss, S.rolling, S.lip, dense, dense]
 OFFSETS = {"t1-pockets": 7_000_123, "t1-rails": -3_250_777}
 
 
@@ -42,13 +44,17 @@ def table_stream(draw):
         t += draw(st.integers(4_000, 15_000))
     msgs = []
     for node in OFFSETS:
-        mine = [e for e in events if (e["kind"] == "rail") == (node == "t1-rails")
-                or (e["kind"] in ("jam", "lost") and node == "t1-pockets")]
+        mine = [
+            e
+            for e in events
+            if (e["kind"] == "rail") == (node == "t1-rails")
+            or (e["kind"] in ("jam", "lost") and node == "t1-pockets")
+        ]
         mine = S.number(mine)
         i = 0
         while i < len(mine):
             size = draw(st.integers(1, 6))
-            chunk = mine[i:i + size]
+            chunk = mine[i : i + size]
             # a batch spans at most the node's linger time; split longer ones
             while chunk[-1]["t"] - chunk[0]["t"] > 20_000:
                 chunk = chunk[:-1]
@@ -106,8 +112,10 @@ def test_reordering_and_duplication_within_window_change_nothing(data):
     assert timeline == ref_timeline
     assert shots == ref_shots
     assert pipe.counters["events"] == ref_pipe.counters["events"]
-    assert pipe.counters["duplicate"] == sum(
-        len(json.loads(p)["events"]) for _, _, p in delivered) - ref_pipe.counters["events"]
+    assert (
+        pipe.counters["duplicate"]
+        == sum(len(json.loads(p)["events"]) for _, _, p in delivered) - ref_pipe.counters["events"]
+    )
     assert pipe.counters["late"] == 0
     event("reordered" if pipe.counters["reordered"] else "in order")
 

@@ -25,8 +25,9 @@ RAILS = ("H", "F", "LH", "LF", "RH", "RF")
 
 
 def cfg(table: dict, **kw):
-    return from_dict(dict({"venue": "club", "reorder_window_ms": 500, "tables": {"t1": table}},
-                          **kw))
+    return from_dict(
+        dict({"venue": "club", "reorder_window_ms": 500, "tables": {"t1": table}}, **kw)
+    )
 
 
 def burst_break(t0, drops=()):
@@ -42,8 +43,10 @@ def burst_break(t0, drops=()):
 
 
 def referee_msg(inp: dict, rid: str) -> tuple:
-    return (codec.topic("club", "t1", "referee"),
-            codec.encode("referee", {"v": 1, "input": inp, "id": rid}))
+    return (
+        codec.topic("club", "t1", "referee"),
+        codec.encode("referee", {"v": 1, "input": inp, "id": rid}),
+    )
 
 
 def feed(pipe, events, first_seq=0):
@@ -66,8 +69,9 @@ def texts(state):
 def started(table, breaker="Ann"):
     pipe = Pipeline(cfg(table))
     pipe.on_message(*S.sync_result(0), None)
-    st, _, _ = pipe.on_referee("club", "t1", {"input": {"type": "lag", "winner": breaker,
-                                                        "breaker": breaker}})
+    st, _, _ = pipe.on_referee(
+        "club", "t1", {"input": {"type": "lag", "winner": breaker, "breaker": breaker}}
+    )
     assert st == "ok"
     return pipe
 
@@ -105,28 +109,38 @@ def test_ten_ball_break_burst_with_balls_down():
 
 
 def test_estimate_is_bounded_and_sent_only_on_the_break():
-    shot = {"pocketed": [{"ball": None, "pocket": "FR", "t": 5, "source": "sensed"}],
-            "rails": [{"rail": "H"}], "object_balls_to_rail": 15, "start": 1,
-            "warnings": [], "cue_unpaired": []}
+    shot = {
+        "pocketed": [{"ball": None, "pocket": "FR", "t": 5, "source": "sensed"}],
+        "rails": [{"rail": "H"}],
+        "object_balls_to_rail": 15,
+        "start": 1,
+        "warnings": [],
+        "cue_unpaired": [],
+    }
     breaking = {"breaking": True, "balls_on_table": list(range(1, 11)), "to_spot": []}
     inp = shot_input(shot, state=breaking)
     assert inp["object_balls_to_rail"] == 9  # ten on the table, one dropped
     assert inp["uncertain"] == ["object_balls_to_rail"]
-    later = shot_input(shot, state={"breaking": False, "balls_on_table": [4, 9],
-                                    "to_spot": []})
+    later = shot_input(shot, state={"breaking": False, "balls_on_table": [4, 9], "to_spot": []})
     assert "object_balls_to_rail" not in later and "uncertain" not in later
 
 
 def test_non_break_shot_with_many_rail_hits_late_in_the_rack():
     """Two balls left and a shot that rattles six rails: no impossible-input refusal."""
     pipe = started(TEN)
-    feed(pipe, burst_break(10_000, drops=[(p, 600 + 150 * i) for i, p in
-                                          enumerate(("FR", "SL", "SR", "HL", "HR", "FL"))]))
+    feed(
+        pipe,
+        burst_break(
+            10_000,
+            drops=[(p, 600 + 150 * i) for i, p in enumerate(("FR", "SL", "SR", "HL", "HR", "FL"))],
+        ),
+    )
     recs = pipe.flush()
     s = states(recs)[-1]["state"]
     assert len(s["balls_on_table"]) == 4
-    pipe.on_referee("club", "t1", {"input": {"type": "call", "ball": s["balls_on_table"][0],
-                                             "pocket": "HL"}})
+    pipe.on_referee(
+        "club", "t1", {"input": {"type": "call", "ball": s["balls_on_table"][0], "pocket": "HL"}}
+    )
     recs = feed(pipe, burst_break(40_000), first_seq=100) + pipe.flush()
     assert not [r for r in recs if r["type"] == "rules_error"]
     assert states(recs)
@@ -137,8 +151,9 @@ def test_identity_over_mqtt_while_the_shot_is_in_play_is_one_shot():
     pipe = started(TEN)
     recs = feed(pipe, burst_break(10_000, drops=[("FR", 800)]))
     assert not states(recs)  # the shot is still open (quiet period)
-    status, reason, r = pipe.on_message(*referee_msg(
-        {"type": "confirm", "pocketed": [{"ball": 7, "pocket": "FR"}]}, "r1"), None)
+    status, reason, r = pipe.on_message(
+        *referee_msg({"type": "confirm", "pocketed": [{"ball": 7, "pocket": "FR"}]}, "r1"), None
+    )
     assert status == "pending", reason
     assert r[0]["type"] == "referee" and r[0]["ok"] and r[0]["pending"]
     assert not states(r)
@@ -159,8 +174,7 @@ def test_wrong_ball_first_declared_during_the_shot():
     pipe.flush()  # the break: Bob to shoot
     pipe.on_referee("club", "t1", {"input": {"type": "call", "ball": 1, "pocket": "HL"}})
     feed(pipe, S.miss(30_000), first_seq=100)
-    status, _, _ = pipe.on_referee("club", "t1", {"input": {"type": "confirm",
-                                                            "first_contact": 5}})
+    status, _, _ = pipe.on_referee("club", "t1", {"input": {"type": "confirm", "first_contact": 5}})
     assert status == "pending"
     (st,) = states(pipe.flush())
     s = st["state"]
@@ -174,8 +188,10 @@ def test_declared_foul_and_facts_merge_while_in_play():
     pipe.flush()
     pipe.on_referee("club", "t1", {"input": {"type": "call", "ball": 3, "pocket": "SL"}})
     feed(pipe, S.single_pot(30_000), first_seq=100)
-    for inp in ({"type": "confirm", "pocketed": [{"ball": 3, "pocket": "SL"}]},
-                {"type": "confirm", "fouls": ["6.6"]}):
+    for inp in (
+        {"type": "confirm", "pocketed": [{"ball": 3, "pocket": "SL"}]},
+        {"type": "confirm", "fouls": ["6.6"]},
+    ):
         assert pipe.on_referee("club", "t1", {"input": inp})[0] == "pending"
     (st,) = states(pipe.flush())
     s = st["state"]
@@ -188,8 +204,9 @@ def test_confirm_at_rest_corrects_the_last_shot():
     pipe = started(TEN)
     feed(pipe, burst_break(10_000, drops=[("FR", 800)]))
     pipe.flush()
-    status, _, recs = pipe.on_referee("club", "t1", {"input": {
-        "type": "confirm", "pocketed": [{"ball": 7, "pocket": "FR"}]}})
+    status, _, recs = pipe.on_referee(
+        "club", "t1", {"input": {"type": "confirm", "pocketed": [{"ball": 7, "pocket": "FR"}]}}
+    )
     assert status == "ok"
     (st,) = states(recs)
     assert st["cause"] == "confirm" and 7 not in st["state"]["balls_on_table"]
@@ -198,12 +215,24 @@ def test_confirm_at_rest_corrects_the_last_shot():
 def test_bad_or_unfitting_facts():
     pipe = started(TEN)
     feed(pipe, burst_break(10_000, drops=[("FR", 800)]))
-    status, reason, _ = pipe.on_referee("club", "t1", {"input": {"type": "confirm",
-                                                                 "first_contact": "x"}})
+    status, reason, _ = pipe.on_referee(
+        "club", "t1", {"input": {"type": "confirm", "first_contact": "x"}}
+    )
     assert status == "refused" and "first_contact" in reason
     # ball 7 twice: refused when the shot is ruled; the sensed shot is ruled alone
-    assert pipe.on_referee("club", "t1", {"input": {"type": "confirm", "pocketed": [
-        {"ball": 7, "pocket": "FR"}, {"ball": 7, "pocket": "SL"}]}})[0] == "pending"
+    assert (
+        pipe.on_referee(
+            "club",
+            "t1",
+            {
+                "input": {
+                    "type": "confirm",
+                    "pocketed": [{"ball": 7, "pocket": "FR"}, {"ball": 7, "pocket": "SL"}],
+                }
+            },
+        )[0]
+        == "pending"
+    )
     recs = pipe.flush()
     errs = [r for r in recs if r["type"] == "rules_error"]
     assert len(errs) == 1 and errs[0]["error"].startswith("referee facts refused")
@@ -212,8 +241,12 @@ def test_bad_or_unfitting_facts():
 
 
 def test_merge_keeps_other_uncertain_facts():
-    inp = {"type": "shot", "pocketed": [{"pocket": "FR", "ball": 0, "source": "inferred"}],
-           "object_balls_to_rail": 4, "uncertain": ["object_balls_to_rail", "pocketed"]}
+    inp = {
+        "type": "shot",
+        "pocketed": [{"pocket": "FR", "ball": 0, "source": "inferred"}],
+        "object_balls_to_rail": 4,
+        "uncertain": ["object_balls_to_rail", "pocketed"],
+    }
     out = with_referee_facts(inp, {"pocketed": [{"ball": 0, "pocket": "FR"}]})
     assert out["uncertain"] == ["object_balls_to_rail"]
     assert out["pocketed"] == [{"ball": 0, "pocket": "FR"}]
@@ -228,13 +261,12 @@ def test_daemon_referee_input_attaches_facts_and_replays(tmp_path):
         assert d.referee_input("club", "t1", {"type": "lag", "winner": "Ann"})["ok"]
         t0 = 50_000_000  # node µs; mapped to host time now by the sync sample
         sync = S.sync_result(now_us() - t0, t1=t0)
-        msgs = [sync] + S.batches(S.number(burst_break(t0 // 1000, drops=[("SR", 700)])),
-                                  size=4)
+        msgs = [sync] + S.batches(S.number(burst_break(t0 // 1000, drops=[("SR", 700)])), size=4)
         for topic, payload in msgs:
             d.inbox.put(("mqtt", now_us(), topic, payload, 0, 0))
-        res = d.referee_input("club", "t1", {"type": "confirm",
-                                             "pocketed": [{"ball": 4, "pocket": "SR"}]},
-                              by="test")
+        res = d.referee_input(
+            "club", "t1", {"type": "confirm", "pocketed": [{"ball": 4, "pocket": "SR"}]}, by="test"
+        )
         assert res["ok"] and res["pending"] and res["facts"] == ["pocketed"], res
         assert res["state"]["at_table"] == "Ann"
         deadline = time.time() + 10
@@ -250,8 +282,8 @@ def test_daemon_referee_input_attaches_facts_and_replays(tmp_path):
     stored = [json.loads(s) for (s,) in j.db.execute("SELECT state FROM states ORDER BY id")]
     pipe = Pipeline(c)
     again = []
-    rebuild(pipe, j, lambda recs: again.extend(r["state"] for r in recs
-                                               if r["type"] == "state"))
-    assert [json.dumps(s, sort_keys=True) for s in again] == \
-        [json.dumps(s, sort_keys=True) for s in stored]
+    rebuild(pipe, j, lambda recs: again.extend(r["state"] for r in recs if r["type"] == "state"))
+    assert [json.dumps(s, sort_keys=True) for s in again] == [
+        json.dumps(s, sort_keys=True) for s in stored
+    ]
     assert len(stored) == 2  # the lag and the one shot (the facts made no state of their own)

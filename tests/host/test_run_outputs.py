@@ -56,8 +56,9 @@ class Host(RailbirdRun):
         super().__init__(workdir, CONFIG.format(port=port, node=NODE, pin=PIN))
 
     def start(self):
-        return super().start(lambda s: s.get("connected") and s["outputs"]["web"]["url"],
-                             "connected")
+        return super().start(
+            lambda s: s.get("connected") and s["outputs"]["web"]["url"], "connected"
+        )
 
     @property
     def web(self):
@@ -78,8 +79,9 @@ class Sink:
         self.c.on_message = self._on
         subscribed = threading.Event()
         self.c.on_subscribe = lambda *a: subscribed.set()
-        self.c.on_connect = lambda c, *a: c.subscribe([("railbird/v1/#", 1),
-                                                       ("homeassistant/#", 1)])
+        self.c.on_connect = lambda c, *a: c.subscribe(
+            [("railbird/v1/#", 1), ("homeassistant/#", 1)]
+        )
         self.c.connect("127.0.0.1", port)
         self.c.loop_start()
         assert subscribed.wait(5)
@@ -114,8 +116,9 @@ def get(url):
 
 
 def post(url, body):
-    req = urllib.request.Request(url, json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, json.loads(r.read())
@@ -154,11 +157,17 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         # a break that pockets the 1 (FR), then a shot pocketing a ball in HL and the cue
         # ball in SL (paired with the cue detector: inferred, so uncertain)
         base = sn.now_us + 200_000
-        for ms, kind, what, v in [(0, "rail", "F", 2500), (40, "rail", "LF", 1800),
-                                  (70, "rail", "RF", 1700), (120, "rail", "LH", 900),
-                                  (200, "drop", "FR", 30000),
-                                  (900, "rail", "RH", 700), (1000, "drop", "HL", 30000),
-                                  (1150, "drop", "SL", 30000), (1300, "cue", None, 30000)]:
+        for ms, kind, what, v in [
+            (0, "rail", "F", 2500),
+            (40, "rail", "LF", 1800),
+            (70, "rail", "RF", 1700),
+            (120, "rail", "LH", 900),
+            (200, "drop", "FR", 30000),
+            (900, "rail", "RH", 700),
+            (1000, "drop", "HL", 30000),
+            (1150, "drop", "SL", 30000),
+            (1300, "cue", None, 30000),
+        ]:
             at = base + ms * 1000
             if kind == "drop":
                 sn.drop(what, dur_us=v, at_us=at)
@@ -171,8 +180,13 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
 
         # MQTT: retained state, summary with the pocket counts, HA discovery
         state_t, summary_t = "railbird/v1/club/t1/state", "railbird/v1/club/summary"
-        wait(lambda: sink.all(summary_t) and sink.all(summary_t)[-1]["tables"]["t1"]
-             ["pocketed_today"] == 3, "summary with 3 balls")
+        wait(
+            lambda: (
+                sink.all(summary_t)
+                and sink.all(summary_t)[-1]["tables"]["t1"]["pocketed_today"] == 3
+            ),
+            "summary with 3 balls",
+        )
         disc = [t for t in sink.topics() if t.startswith("homeassistant/")]
         assert len(disc) == 4 and all(t.endswith("/config") for t in disc)
         st = sink.all(state_t)[-1]["state"]
@@ -205,13 +219,16 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         assert host.stats()["replayed"] > 0
 
         # the panel's confirm uses the `confirm` input: the uncertain facts stand
-        code, res = post(f"{host.web}/api/v/club/t1/referee",
-                         {"pin": PIN, "inputs": [{"type": "confirm"}]})
+        code, res = post(
+            f"{host.web}/api/v/club/t1/referee", {"pin": PIN, "inputs": [{"type": "confirm"}]}
+        )
         assert code == 200 and res["state"]["unconfirmed"] == [], res
         assert res["state"]["scores"] == st["scores"]
         wait(lambda: sink.all(state_t)[-1]["state"]["unconfirmed"] == [], "confirmed state")
-        wait(lambda: len(sink.all("railbird/v1/club/t1/announce")) > n_ann,
-             "the confirm's ruling announced")
+        wait(
+            lambda: len(sink.all("railbird/v1/club/t1/announce")) > n_ann,
+            "the confirm's ruling announced",
+        )
         # the restart itself re-announced nothing
         texts = [a["text"] for a in sink.all("railbird/v1/club/t1/announce")[n_ann:]]
         assert not any("foul" in t.lower() for t in texts), texts

@@ -21,8 +21,7 @@ from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
 from railbird.outputs.tables import Venues
 from railbird.outputs.web.server import WebOutput
 
-BASE = {"venue": "club",
-        "tables": {"t1": {"game": "10-ball", "players": ["A", "B"], "race_to": 3}}}
+BASE = {"venue": "club", "tables": {"t1": {"game": "10-ball", "players": ["A", "B"], "race_to": 3}}}
 
 
 def cfg(**kw):
@@ -41,40 +40,62 @@ def test_default_outputs_are_the_feeds_only():
 
 
 def test_outputs_sections():
-    c = cfg(referee_token="1234", outputs={
-        "day_start_hour": 5,
-        "feeds": {"discovery": False, "discovery_prefix": "ha", "client_id": "f"},
-        "web": {"host": "127.0.0.1", "port": 0, "title": "Bar"},
-        "serial": [{"table": "t1", "port": "/dev/ttyUSB0", "baudrate": 57600,
-                    "ack_timeout_ms": 100, "retries": 2}]})
+    c = cfg(
+        referee_token="1234",
+        outputs={
+            "day_start_hour": 5,
+            "feeds": {"discovery": False, "discovery_prefix": "ha", "client_id": "f"},
+            "web": {"host": "127.0.0.1", "port": 0, "title": "Bar"},
+            "serial": [
+                {
+                    "table": "t1",
+                    "port": "/dev/ttyUSB0",
+                    "baudrate": 57600,
+                    "ack_timeout_ms": 100,
+                    "retries": 2,
+                }
+            ],
+        },
+    )
     feeds, web, board = from_config(c)
     assert not feeds.discovery and feeds.prefix == "ha" and feeds.venues.day_start_hour == 5
     assert isinstance(web, WebOutput) and web.pins == {"club": "1234"} and web.title == "Bar"
     assert isinstance(board, SerialScoreboardOutput) and board.table == "t1"
     assert board.link.baudrate == 57600 and board.link.ack_timeout == 0.1
-    assert from_config(cfg(outputs={"feeds": {"enabled": False},
-                                    "web": {"enabled": False}})) == []
+    assert from_config(cfg(outputs={"feeds": {"enabled": False}, "web": {"enabled": False}})) == []
 
 
-@pytest.mark.parametrize("outputs", [
-    {"colour": 1}, {"day_start_hour": 24}, {"feeds": {"enabled": "yes"}},
-    {"feeds": {"discovery_prefix": "ha/#"}}, {"web": {"port": 70000}},
-    {"web": {"pin": "1"}}, {"serial": [{"port": "/dev/x"}]}, {"serial": [{"table": "t1"}]},
-    {"serial": [{"table": "t1", "port": "/dev/x"}, {"table": "t2", "port": "/dev/x"}]},
-    {"serial": {"table": "t1"}}])
+@pytest.mark.parametrize(
+    "outputs",
+    [
+        {"colour": 1},
+        {"day_start_hour": 24},
+        {"feeds": {"enabled": "yes"}},
+        {"feeds": {"discovery_prefix": "ha/#"}},
+        {"web": {"port": 70000}},
+        {"web": {"pin": "1"}},
+        {"serial": [{"port": "/dev/x"}]},
+        {"serial": [{"table": "t1"}]},
+        {"serial": [{"table": "t1", "port": "/dev/x"}, {"table": "t2", "port": "/dev/x"}]},
+        {"serial": {"table": "t1"}},
+    ],
+)
 def test_outputs_config_errors(outputs):
     with pytest.raises(ConfigError):
         cfg(outputs=outputs)
 
 
 def test_web_without_referee_token_runs_read_only():
-    (web,) = from_config(cfg(outputs={"feeds": {"enabled": False},
-                                      "web": {"host": "127.0.0.1", "port": 0}}))
+    (web,) = from_config(
+        cfg(outputs={"feeds": {"enabled": False}, "web": {"host": "127.0.0.1", "port": 0}})
+    )
     web.start()
     try:
-        req = urllib.request.Request(f"{web.url}/api/v/club/t1/referee",
-                                     json.dumps({"pin": "", "input": {"type": "undo"}}).encode(),
-                                     method="POST")
+        req = urllib.request.Request(
+            f"{web.url}/api/v/club/t1/referee",
+            json.dumps({"pin": "", "input": {"type": "undo"}}).encode(),
+            method="POST",
+        )
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(req, timeout=5)
         assert e.value.code == 403 and b"no referee token" in e.value.read()
@@ -98,6 +119,7 @@ class Recorder(Output):
 
 class Plain:
     """An output that is not an `Output` (no restore): it gets the last state only."""
+
     name = "plain"
 
     def __init__(self):
@@ -130,24 +152,39 @@ def test_venues_restore_counts_todays_shots_by_their_wall_time():
     v = Venues(clock=lambda: now)
     shot = {"n": 1, "pocketed": [{"ball": None, "pocket": "FL"}, {"ball": 0, "pocket": "SR"}]}
     st = {"players": ["A", "B"], "rack": 1, "scores": {"A": 0, "B": 0}}
-    hist = [{"type": "state", "game": "10-ball", "state": st, "fen": "f0", "wall": None},
-            {"type": "shot", "shot": dict(shot, n=1), "wall": now - 30 * 3600},  # not today
-            {"type": "shot", "shot": dict(shot, n=2), "wall": now - 60},
-            {"type": "state", "game": "10-ball", "state": st, "fen": "f1",
-             "announcements": [{"text": "Foul"}], "wall": now - 60}]
+    hist = [
+        {"type": "state", "game": "10-ball", "state": st, "fen": "f0", "wall": None},
+        {"type": "shot", "shot": dict(shot, n=1), "wall": now - 30 * 3600},  # not today
+        {"type": "shot", "shot": dict(shot, n=2), "wall": now - 60},
+        {
+            "type": "state",
+            "game": "10-ball",
+            "state": st,
+            "fen": "f1",
+            "announcements": [{"text": "Foul"}],
+            "wall": now - 60,
+        },
+    ]
     t = v.restore("club", "t1", hist, {"n1": {"state": "online"}})
     snap = v.snapshot("club", "t1")
     assert snap["pockets"]["total"] == 2 and snap["pockets"]["cue"] == 1
-    assert snap["pockets"]["by_game"] == [{"match": 1, "game": "10-ball", "rack": 1,
-                                           "balls": 2}]
+    assert snap["pockets"]["by_game"] == [{"match": 1, "game": "10-ball", "rack": 1, "balls": 2}]
     assert snap["announcements"] == [] and snap["fen"] == "f1" and snap["online"]
     assert t.last_shot["n"] == 2
 
 
 # -- shot facts into the rules ---------------------------------------------------------------
 def _shot(**kw):
-    s = {"n": 1, "start": 10, "end": 20, "pocketed": [], "rails": [{"rail": "H"}],
-         "object_balls_to_rail": 1, "warnings": [], "cue_unpaired": []}
+    s = {
+        "n": 1,
+        "start": 10,
+        "end": 20,
+        "pocketed": [],
+        "rails": [{"rail": "H"}],
+        "object_balls_to_rail": 1,
+        "warnings": [],
+        "cue_unpaired": [],
+    }
     s.update(kw)
     return s
 
@@ -156,16 +193,25 @@ PLAYING = {"breaking": False, "balls_on_table": [3, 4, 5], "to_spot": []}
 
 
 def test_shot_input_forwards_sources_and_uncertain_facts():
-    inp = shot_input(_shot(pocketed=[
-        {"ball": None, "pocket": "FL", "t": 12, "source": "sensed"},
-        {"ball": 0, "pocket": "SR", "t": 15, "source": "inferred"}]), state=PLAYING)
-    assert inp["pocketed"] == [{"pocket": "FL", "t": 12, "source": "sensed"},
-                               {"pocket": "SR", "ball": 0, "t": 15, "source": "inferred"}]
+    inp = shot_input(
+        _shot(
+            pocketed=[
+                {"ball": None, "pocket": "FL", "t": 12, "source": "sensed"},
+                {"ball": 0, "pocket": "SR", "t": 15, "source": "inferred"},
+            ]
+        ),
+        state=PLAYING,
+    )
+    assert inp["pocketed"] == [
+        {"pocket": "FL", "t": 12, "source": "sensed"},
+        {"pocket": "SR", "ball": 0, "t": 15, "source": "inferred"},
+    ]
     assert "uncertain" not in inp and "object_balls_to_rail" not in inp
     inp = shot_input(_shot(cue_unpaired=[14]), state=PLAYING)
     assert inp["off_table"] == [0] and inp["uncertain"] == ["off_table"]
-    inp = shot_input(_shot(warnings=["lost: pocket HL missed 1 edge(s); a ball may be missing"]),
-                     state=PLAYING)
+    inp = shot_input(
+        _shot(warnings=["lost: pocket HL missed 1 edge(s); a ball may be missing"]), state=PLAYING
+    )
     assert inp["uncertain"] == ["pocketed"]
     # no game state: whether it is a break is unknown; the estimate goes, flagged
     inp = shot_input(_shot())
@@ -175,9 +221,17 @@ def test_shot_input_forwards_sources_and_uncertain_facts():
 def test_an_inferred_scratch_is_unconfirmed_until_the_referee_confirms():
     g = Game({"type": "match", "game": "14.1", "players": ["A", "B"], "target": 50})
     assert g.feed({"type": "lag", "winner": 0})[0]
-    ok, res = g.feed(shot_input(_shot(pocketed=[
-        {"ball": None, "pocket": "HL", "t": 12, "source": "sensed"},
-        {"ball": 0, "pocket": "SL", "t": 15, "source": "inferred"}]), state=g.state()))
+    ok, res = g.feed(
+        shot_input(
+            _shot(
+                pocketed=[
+                    {"ball": None, "pocket": "HL", "t": 12, "source": "sensed"},
+                    {"ball": 0, "pocket": "SL", "t": 15, "source": "inferred"},
+                ]
+            ),
+            state=g.state(),
+        )
+    )
     # the opening break: the rail estimate is an uncertain fact too
     assert ok and res["state"]["unconfirmed"] == ["object_balls_to_rail", "pocketed"]
     ok, res = g.feed({"type": "confirm"})

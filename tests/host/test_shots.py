@@ -24,8 +24,7 @@ def test_break_counts_rails_and_object_balls():
     (shot,), _ = run(S.break_shot(1000))
     assert shot["start"] == 1_000_000 and shot["end"] == 4_200_000
     assert [p["pocket"] for p in shot["pocketed"]] == ["FR"]
-    assert shot["pocketed"][0] == {"ball": None, "pocket": "FR", "t": 1_900_000,
-                                   "source": "sensed"}
+    assert shot["pocketed"][0] == {"ball": None, "pocket": "FR", "t": 1_900_000, "source": "sensed"}
     assert shot["distinct_rails"] == 6
     # rails F, LF, RF, LH (two hits 20 ms apart = one ball), RH, H inside 2 s; LF at 3.2 s is out
     assert shot["object_balls_to_rail"] == 6
@@ -50,7 +49,9 @@ def test_multi_ball_pot():
 def test_scratch_pairs_cue_with_its_drop():
     (shot,), _ = run(S.scratch(0))
     assert [(p["pocket"], p["ball"], p["source"]) for p in shot["pocketed"]] == [
-        ("SR", None, "sensed"), ("HR", 0, "inferred")]
+        ("SR", None, "sensed"),
+        ("HR", 0, "inferred"),
+    ]
 
 
 def test_cue_without_drop_is_a_warned_scratch():
@@ -91,8 +92,12 @@ def test_drop_just_under_rest_threshold_is_same_shot():
 
 
 def test_jam_and_lost_are_warnings_not_activity():
-    events = [S.ev(0, "jam", pocket="FL", dur=2_000_000), S.ev(10, "lost", pocket="FL", n=2),
-              S.ev(20_000, "rail", rail="H", amp=400), S.ev(20_500, "lost", rail="H", n=1)]
+    events = [
+        S.ev(0, "jam", pocket="FL", dur=2_000_000),
+        S.ev(10, "lost", pocket="FL", n=2),
+        S.ev(20_000, "rail", rail="H", amp=400),
+        S.ev(20_500, "lost", rail="H", n=1),
+    ]
     (shot,), _ = run(events)
     assert shot["start"] == 20_000_000 and shot["end"] == 20_000_000
     w = shot["warnings"]
@@ -117,6 +122,7 @@ def test_advance_closes_after_quiet():
 
 def test_shot_message_is_valid_protocol():
     from rbproto import codec
+
     shots, _ = run(S.game())
     assert len(shots) == 7
     for s in shots:

@@ -24,15 +24,19 @@ from railbird.daemon.journal import Journal
 
 from . import scripts as S
 
-OFF = 5_000_000_000       # host µs = node µs + OFF (every node synced at the start)
+OFF = 5_000_000_000  # host µs = node µs + OFF (every node synced at the start)
 TICK = 50_000
-LINK = 20_000             # live event -> host: the node's linger + network
+LINK = 20_000  # live event -> host: the node's linger + network
 
 
 def cfg(nodes, **top):
-    d = {"venue": S.VENUE, "reorder_window_ms": 500,
-         "tables": {S.TABLE: {"game": "14.1", "players": ["A", "B"], "target": 100,
-                              "nodes": list(nodes)}}}
+    d = {
+        "venue": S.VENUE,
+        "reorder_window_ms": 500,
+        "tables": {
+            S.TABLE: {"game": "14.1", "players": ["A", "B"], "target": 100, "nodes": list(nodes)}
+        },
+    }
     d.update(top)
     return from_dict(d)
 
@@ -42,8 +46,16 @@ def ms(x):
 
 
 def status(node, boot, uptime_ms, queue=0, spill=0, reconnects=0):
-    msg = {"v": 1, "node": node, "boot": boot, "state": "online", "uptime_us": ms(uptime_ms),
-           "queue": queue, "spill": spill, "counters": {"reconnects": reconnects}}
+    msg = {
+        "v": 1,
+        "node": node,
+        "boot": boot,
+        "state": "online",
+        "uptime_us": ms(uptime_ms),
+        "queue": queue,
+        "spill": spill,
+        "counters": {"reconnects": reconnects},
+    }
     return codec.topic(S.VENUE, S.TABLE, "status", node), codec.encode("status", msg)
 
 
@@ -57,9 +69,9 @@ class Run:
 
     def __init__(self, config):
         self.pipe = Pipeline(config)
-        self.inputs = []          # (host µs, order, kind, data)
+        self.inputs = []  # (host µs, order, kind, data)
         self.records = []
-        self.lines = []           # the same inputs as `railbird assemble` lines
+        self.lines = []  # the same inputs as `railbird assemble` lines
 
     def at(self, host_us, kind, *data):
         self.inputs.append((host_us, len(self.inputs), kind, data))
@@ -86,8 +98,9 @@ class Run:
         for t, _, kind, data in sorted(self.inputs, key=lambda x: (x[0], x[1])):
             if kind == "mqtt":
                 recs = self.pipe.on_message(data[0], data[1], t)[2]
-                self.lines.append(json.dumps({"topic": data[0], "payload": json.loads(data[1]),
-                                              "rx": t}))
+                self.lines.append(
+                    json.dumps({"topic": data[0], "payload": json.loads(data[1]), "rx": t})
+                )
             elif kind == "tick":
                 recs = self.pipe.tick(t)
                 if recs:
@@ -117,20 +130,22 @@ def numbered(events_by_node):
 
 # -- one node, broker lost for 20 s in the middle of a shot ------------------------------------
 NODE = S.NODE
-BROKER_DOWN, BROKER_UP = 2_000, 22_000          # node ms
-HOST_BACK, NODE_BACK = 22_400, 37_000           # host reconnects at once, node after backoff
+BROKER_DOWN, BROKER_UP = 2_000, 22_000  # node ms
+HOST_BACK, NODE_BACK = 22_400, 37_000  # host reconnects at once, node after backoff
 
 
 def single_node_outage(max_hold_ms=60_000):
     before = [S.ev(1000, "rail", rail="F", amp=900), S.ev(1500, "drop", pocket="SL", dur=30000)]
-    during = [S.ev(3000, "drop", pocket="FR", dur=30000),          # same shot: 1.5 s later
-              S.ev(3400, "rail", rail="H", amp=500),
-              S.ev(10_000, "rail", rail="LF", amp=800),             # next shot
-              S.ev(10_500, "drop", pocket="HL", dur=30000),
-              S.ev(11_000, "drop", pocket="FL", dur=30000),
-              S.ev(11_600, "rail", rail="RH", amp=400),
-              S.ev(17_000, "drop", pocket="SR", dur=30000),         # a third, lone pot
-              S.ev(17_300, "rail", rail="F", amp=300)]
+    during = [
+        S.ev(3000, "drop", pocket="FR", dur=30000),  # same shot: 1.5 s later
+        S.ev(3400, "rail", rail="H", amp=500),
+        S.ev(10_000, "rail", rail="LF", amp=800),  # next shot
+        S.ev(10_500, "drop", pocket="HL", dur=30000),
+        S.ev(11_000, "drop", pocket="FL", dur=30000),
+        S.ev(11_600, "rail", rail="RH", amp=400),
+        S.ev(17_000, "drop", pocket="SR", dur=30000),  # a third, lone pot
+        S.ev(17_300, "rail", rail="F", amp=300),
+    ]
     after = [S.ev(40_000, "rail", rail="H", amp=700), S.ev(40_400, "drop", pocket="HR", dur=30000)]
     evs = S.number(before + during + after)
     nb, nd = len(before), len(during)
@@ -139,15 +154,15 @@ def single_node_outage(max_hold_ms=60_000):
     run.msg(OFF, S.sync_result(OFF, node=NODE, t1=100))
     run.msg(OFF + 200_000, status(NODE, 1, 200))
     run.live(evs[:nb], NODE)
-    run.ticks(OFF + 300_000, OFF + ms(BROKER_DOWN))                # host connected
+    run.ticks(OFF + 300_000, OFF + ms(BROKER_DOWN))  # host connected
     run.at(OFF + ms(HOST_BACK), "reconnect")
-    run.msg(OFF + ms(HOST_BACK) + 5000, status(NODE, 1, 200))     # retained copy re-delivered
+    run.msg(OFF + ms(HOST_BACK) + 5000, status(NODE, 1, 200))  # retained copy re-delivered
     run.ticks(OFF + ms(HOST_BACK) + 100_000, OFF + ms(60_000))
-    up = NODE_BACK                                                 # the node is back
+    up = NODE_BACK  # the node is back
     run.msg(OFF + ms(up) + 3000, status(NODE, 1, up, queue=nd, reconnects=1))
     run.msg(OFF + ms(up) + 200_000, S.sync_result(OFF, node=NODE, t1=ms(up) + 150_000, id=2))
-    run.backlog(evs[nb:nb + nd], NODE, OFF + ms(up) + 210_000)
-    run.live(evs[nb + nd:], NODE)
+    run.backlog(evs[nb : nb + nd], NODE, OFF + ms(up) + 210_000)
+    run.live(evs[nb + nd :], NODE)
     return run.go(), evs
 
 
@@ -165,8 +180,12 @@ def test_single_node_broker_outage_every_pot_reaches_its_shot_and_the_score():
     # every shot went to the rules: one state per shot, each of its pots ruled, in order
     states = [r for r in run.of("state") if r["cause"] == "shot"]
     assert len(states) == len(run.shots) == 4
-    ruled = [x["text"].split()[2] for r in states for x in r["state"]["rulings"]
-             if x["text"].startswith("Ball in ")]
+    ruled = [
+        x["text"].split()[2]
+        for r in states
+        for x in r["state"]["rulings"]
+        if x["text"].startswith("Ball in ")
+    ]
     assert ruled == [e["pocket"] for e in drops]
     assert states[-1]["state"]["scores"]["A"] == 2
     # the hold: taken at the host's reconnect, released by the node's live play
@@ -207,11 +226,17 @@ def two_node_outage(rails_back_ms, max_hold_ms=60_000):
     37 s, the rails board at `rails_back_ms`. Play goes on all the time: a shot every 8 s."""
     shots = []
     for i, t0 in enumerate(range(1000, 120_000, 8000)):
-        shots += [S.ev(t0, "rail", rail="F", amp=900), S.ev(t0 + 400, "drop", pocket="SL",
-                                                             dur=30000),
-                  S.ev(t0 + 900, "rail", rail="H", amp=400)]
-    ev = numbered({POCKETS: [e for e in shots if e["kind"] == "drop"],
-                   RAILS: [e for e in shots if e["kind"] == "rail"]})
+        shots += [
+            S.ev(t0, "rail", rail="F", amp=900),
+            S.ev(t0 + 400, "drop", pocket="SL", dur=30000),
+            S.ev(t0 + 900, "rail", rail="H", amp=400),
+        ]
+    ev = numbered(
+        {
+            POCKETS: [e for e in shots if e["kind"] == "drop"],
+            RAILS: [e for e in shots if e["kind"] == "rail"],
+        }
+    )
     run = Run(cfg([POCKETS, RAILS], max_hold_ms=max_hold_ms))
     for node in (POCKETS, RAILS):
         run.msg(OFF, S.sync_result(OFF, node=node, t1=100))
@@ -224,8 +249,9 @@ def two_node_outage(rails_back_ms, max_hold_ms=60_000):
         run.live([e for e in mine if e["t"] < ms(BROKER_DOWN)], node)
         stored = [e for e in mine if ms(BROKER_DOWN) <= e["t"] < ms(back)]
         run.msg(OFF + ms(back) + 3000, status(node, 1, back, queue=len(stored), reconnects=1))
-        run.msg(OFF + ms(back) + 200_000, S.sync_result(OFF, node=node, t1=ms(back) + 150_000,
-                                                        id=2))
+        run.msg(
+            OFF + ms(back) + 200_000, S.sync_result(OFF, node=node, t1=ms(back) + 150_000, id=2)
+        )
         run.backlog(stored, node, OFF + ms(back) + 210_000)
         run.live([e for e in mine if e["t"] >= ms(back)], node)
     return run.go(), ev
@@ -271,12 +297,17 @@ def test_a_drop_sent_after_a_later_rail_hit_in_a_held_backlog_is_not_late():
     board's events are released up to the held board's newest time."""
     a, b = "t1-a", "t1-b"
     t0 = 5000
-    a_evs = S.number([S.ev(t0, "rail", rail="F", amp=900), S.ev(t0 + 12, "rail", rail="LF",
-                                                                  amp=700),
-                      S.ev(t0 + 40, "rail", rail="H", amp=300)])
+    a_evs = S.number(
+        [
+            S.ev(t0, "rail", rail="F", amp=900),
+            S.ev(t0 + 12, "rail", rail="LF", amp=700),
+            S.ev(t0 + 40, "rail", rail="H", amp=300),
+        ]
+    )
     drop = dict(S.ev(t0 - 20, "drop", pocket="SL", dur=36000), seq=len(a_evs))
-    b_evs = S.number([S.ev(t0 + 5, "rail", rail="RH", amp=500),
-                      S.ev(t0 + 30, "rail", rail="LH", amp=400)])
+    b_evs = S.number(
+        [S.ev(t0 + 5, "rail", rail="RH", amp=500), S.ev(t0 + 30, "rail", rail="LH", amp=400)]
+    )
     run = Run(cfg([a, b]))
     for node in (a, b):
         run.msg(OFF, S.sync_result(OFF, node=node, t1=100))
@@ -307,11 +338,17 @@ def test_last_will_holds_the_table_until_the_node_is_back():
     backlog. Nothing is late; the shots have their rail contacts."""
     shots = []
     for t0 in range(1000, 60_000, 8000):
-        shots += [S.ev(t0, "rail", rail="F", amp=900),
-                  S.ev(t0 + 400, "drop", pocket="SL", dur=30000),
-                  S.ev(t0 + 900, "rail", rail="H", amp=400)]
-    ev = numbered({POCKETS: [e for e in shots if e["kind"] == "drop"],
-                   RAILS: [e for e in shots if e["kind"] == "rail"]})
+        shots += [
+            S.ev(t0, "rail", rail="F", amp=900),
+            S.ev(t0 + 400, "drop", pocket="SL", dur=30000),
+            S.ev(t0 + 900, "rail", rail="H", amp=400),
+        ]
+    ev = numbered(
+        {
+            POCKETS: [e for e in shots if e["kind"] == "drop"],
+            RAILS: [e for e in shots if e["kind"] == "rail"],
+        }
+    )
     run = Run(cfg([POCKETS, RAILS]))
     for node in (POCKETS, RAILS):
         run.msg(OFF, S.sync_result(OFF, node=node, t1=100))
@@ -327,8 +364,10 @@ def test_last_will_holds_the_table_until_the_node_is_back():
     run.live([e for e in ev[RAILS] if e["t"] >= ms(back)], RAILS)
     run.go()
     assert run.pipe.counters["late"] == 0
-    assert [(r["node"], r["state"], r.get("reason")) for r in run.of("hold")] == \
-        [(RAILS, "held", "offline"), (RAILS, "live", None)]
+    assert [(r["node"], r["state"], r.get("reason")) for r in run.of("hold")] == [
+        (RAILS, "held", "offline"),
+        (RAILS, "live", None),
+    ]
     assert all(len(s["pocketed"]) == 1 and len(s["rails"]) == 2 for s in run.shots)
     assert len(run.shots) == len(ev[POCKETS])
 
@@ -336,8 +375,9 @@ def test_last_will_holds_the_table_until_the_node_is_back():
 def test_a_node_back_with_nothing_buffered_releases_at_once():
     """A quiet node whose reconnect status says queue 0, spill 0 holds nothing back."""
     run = Run(cfg([NODE]))
-    evs = S.number([S.ev(1000, "rail", rail="F", amp=900), S.ev(1500, "drop", pocket="SL",
-                                                                  dur=30000)])
+    evs = S.number(
+        [S.ev(1000, "rail", rail="F", amp=900), S.ev(1500, "drop", pocket="SL", dur=30000)]
+    )
     run.msg(OFF, S.sync_result(OFF, node=NODE, t1=100))
     run.live(evs, NODE)
     run.ticks(OFF + 300_000, OFF + ms(1800))
@@ -377,8 +417,9 @@ def test_daemon_journals_reconnects_and_rebuild_is_exact(tmp_path):
     rebuild(p2, j)
     t1, t2 = d.pipeline.tables[(S.VENUE, S.TABLE)], p2.tables[(S.VENUE, S.TABLE)]
     assert t2.assembler.n == t1.assembler.n and t2.timeline.pending == t1.timeline.pending
-    assert {n: (m.known, m.since, m.gone) for n, m in t2.marks.items()} == \
-        {n: (m.known, m.since, m.gone) for n, m in t1.marks.items()}
+    assert {n: (m.known, m.since, m.gone) for n, m in t2.marks.items()} == {
+        n: (m.known, m.since, m.gone) for n, m in t1.marks.items()
+    }
     assert d.pipeline.stats() == p2.stats()
     # and `replay --export-inputs | assemble` gives the journal's shots
     assert list(assemble(export_inputs(j), c)) == [shot_json(s) for s in live]

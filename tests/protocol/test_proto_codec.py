@@ -25,8 +25,20 @@ def test_constants():
     assert codec.VERSION == 1 and codec.MAX_PAYLOAD == 16384 and codec.MAX_EVENTS == 64
     assert codec.POCKETS == ("HL", "HR", "SL", "SR", "FL", "FR")
     assert codec.RAILS == ("H", "F", "LH", "LF", "RH", "RF")
-    assert codec.KINDS == ("events", "birth", "status", "config", "sync_req", "sync_resp",
-                           "sync_result", "referee", "shot", "state", "announce", "summary")
+    assert codec.KINDS == (
+        "events",
+        "birth",
+        "status",
+        "config",
+        "sync_req",
+        "sync_resp",
+        "sync_result",
+        "referee",
+        "shot",
+        "state",
+        "announce",
+        "summary",
+    )
 
 
 def test_protocol_error_forms():
@@ -39,19 +51,22 @@ def test_protocol_error_forms():
     assert ProtocolError("bad json").code == "bad json"
 
 
-@pytest.mark.parametrize("kind,node,expected", [
-    ("events", "n1", "railbird/v1/hall/t1/node/n1/events"),
-    ("birth", "n1", "railbird/v1/hall/t1/node/n1/birth"),
-    ("status", "n1", "railbird/v1/hall/t1/node/n1/status"),
-    ("config", "n1", "railbird/v1/hall/t1/node/n1/config"),
-    ("sync_req", "n1", "railbird/v1/hall/t1/node/n1/sync/req"),
-    ("sync_resp", "n1", "railbird/v1/hall/t1/node/n1/sync/resp"),
-    ("sync_result", "n1", "railbird/v1/hall/t1/node/n1/sync/result"),
-    ("referee", None, "railbird/v1/hall/t1/referee"),
-    ("shot", None, "railbird/v1/hall/t1/shot"),
-    ("state", None, "railbird/v1/hall/t1/state"),
-    ("announce", None, "railbird/v1/hall/t1/announce"),
-])
+@pytest.mark.parametrize(
+    "kind,node,expected",
+    [
+        ("events", "n1", "railbird/v1/hall/t1/node/n1/events"),
+        ("birth", "n1", "railbird/v1/hall/t1/node/n1/birth"),
+        ("status", "n1", "railbird/v1/hall/t1/node/n1/status"),
+        ("config", "n1", "railbird/v1/hall/t1/node/n1/config"),
+        ("sync_req", "n1", "railbird/v1/hall/t1/node/n1/sync/req"),
+        ("sync_resp", "n1", "railbird/v1/hall/t1/node/n1/sync/resp"),
+        ("sync_result", "n1", "railbird/v1/hall/t1/node/n1/sync/result"),
+        ("referee", None, "railbird/v1/hall/t1/referee"),
+        ("shot", None, "railbird/v1/hall/t1/shot"),
+        ("state", None, "railbird/v1/hall/t1/state"),
+        ("announce", None, "railbird/v1/hall/t1/announce"),
+    ],
+)
 def test_topics(kind, node, expected):
     assert codec.topic("hall", "t1", kind, node) == expected
     assert codec.parse_topic(expected) == ("hall", "t1", kind, node)
@@ -63,32 +78,44 @@ def test_summary_topic():
     assert code_of(codec.topic, "hall", "t1", "summary")[0] == "bad topic"
 
 
-@pytest.mark.parametrize("args,code", [
-    (("Hall", "t1", "shot"), "bad topic"),
-    (("hall", "t 1", "shot"), "bad topic"),
-    (("hall", "t1", "events"), "bad topic"),            # node missing
-    (("hall", "t1", "events", "+"), "bad topic"),       # wildcard is not a slug
-    (("hall", "t1", "shot", "n1"), "bad topic"),        # table topic with a node
-    (("hall", "t1", "dance"), "bad value"),             # not a message kind
-    (("hall", "t1", None), "bad value"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("Hall", "t1", "shot"), "bad topic"),
+        (("hall", "t 1", "shot"), "bad topic"),
+        (("hall", "t1", "events"), "bad topic"),  # node missing
+        (("hall", "t1", "events", "+"), "bad topic"),  # wildcard is not a slug
+        (("hall", "t1", "shot", "n1"), "bad topic"),  # table topic with a node
+        (("hall", "t1", "dance"), "bad value"),  # not a message kind
+        (("hall", "t1", None), "bad value"),
+    ],
+)
 def test_topic_errors(args, code):
     assert code_of(codec.topic, *args)[0] == code
 
 
-@pytest.mark.parametrize("topic,code", [
-    ("railbird/v1", "bad topic"), ("", "bad topic"), ("railbird/v1/hall", "bad topic"),
-    ("railbird/v3/hall/summary", "unsupported version"), ("railbird/v/hall/summary", "bad topic"),
-    ("railbird/v1/hall/t1/node/n1/sync/req/x", "bad topic"), ("/railbird/v1/hall/summary", "bad topic"),
-    (b"railbird/v1/hall/summary", "bad topic"), (None, "bad topic"),
-])
+@pytest.mark.parametrize(
+    "topic,code",
+    [
+        ("railbird/v1", "bad topic"),
+        ("", "bad topic"),
+        ("railbird/v1/hall", "bad topic"),
+        ("railbird/v3/hall/summary", "unsupported version"),
+        ("railbird/v/hall/summary", "bad topic"),
+        ("railbird/v1/hall/t1/node/n1/sync/req/x", "bad topic"),
+        ("/railbird/v1/hall/summary", "bad topic"),
+        (b"railbird/v1/hall/summary", "bad topic"),
+        (None, "bad topic"),
+    ],
+)
 def test_parse_topic_errors(topic, code):
     assert code_of(codec.parse_topic, topic)[0] == code
 
 
 def test_encode_is_compact_and_validates():
     assert codec.encode("events", EV) == (
-        b'{"v":1,"node":"n1","boot":1,"events":[{"seq":0,"t":1,"kind":"cue"}]}')
+        b'{"v":1,"node":"n1","boot":1,"events":[{"seq":0,"t":1,"kind":"cue"}]}'
+    )
     assert code_of(codec.encode, "events", dict(EV, boot=-1))[0] == "bad value"
     assert code_of(codec.encode, "events", dict(EV, v=2))[0] == "unsupported version"
     assert code_of(codec.encode, "nope", EV)[0] == "bad value"
@@ -119,8 +146,12 @@ def test_decode_checks_size_before_parsing():
 
 
 def test_decode_deep_nesting_is_bad_json_or_accepted():
-    deep = '{"v":1,"node":"n1","boot":1,"events":[{"seq":0,"t":1,"kind":"cue"}],"x":' + \
-        "[" * 5000 + "]" * 5000 + "}"
+    deep = (
+        '{"v":1,"node":"n1","boot":1,"events":[{"seq":0,"t":1,"kind":"cue"}],"x":'
+        + "[" * 5000
+        + "]" * 5000
+        + "}"
+    )
     try:
         assert codec.decode("events", deep)["node"] == "n1"
     except ProtocolError as e:

@@ -12,13 +12,15 @@ from jsonschema import Draft202012Validator
 from rbproto import codec
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "protocol" / "schemas"
-VALIDATORS = {k: Draft202012Validator(json.loads((SCHEMAS / f"{k}.schema.json").read_text()))
-              for k in codec.KINDS}
-U64 = 2 ** 64 - 1
+VALIDATORS = {
+    k: Draft202012Validator(json.loads((SCHEMAS / f"{k}.schema.json").read_text()))
+    for k in codec.KINDS
+}
+U64 = 2**64 - 1
 
 u64 = st.integers(0, U64)
-i64 = st.integers(-2 ** 63, 2 ** 63 - 1)
-small = st.integers(0, 10 ** 9)
+i64 = st.integers(-(2**63), 2**63 - 1)
+small = st.integers(0, 10**9)
 slug = st.from_regex(r"\A[a-z0-9][a-z0-9-]{0,31}\Z", fullmatch=True)
 pocket = st.sampled_from(codec.POCKETS)
 rail = st.sampled_from(codec.RAILS)
@@ -29,9 +31,14 @@ def text(lo, hi):
     return st.text(min_size=lo, max_size=hi)
 
 
-json_scalar = st.none() | st.booleans() | i64 | st.floats(allow_nan=False, allow_infinity=False) | text(0, 20)
-json_value = st.recursive(json_scalar, lambda c: st.lists(c, max_size=4)
-                          | st.dictionaries(text(0, 8), c, max_size=4), max_leaves=12)
+json_scalar = (
+    st.none() | st.booleans() | i64 | st.floats(allow_nan=False, allow_infinity=False) | text(0, 20)
+)
+json_value = st.recursive(
+    json_scalar,
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(text(0, 8), c, max_size=4),
+    max_leaves=12,
+)
 
 
 @st.composite
@@ -49,8 +56,12 @@ def obj(draw, required, optional, extra=True):
 @st.composite
 def event(draw, seq):
     kind = draw(st.sampled_from(codec.EVENT_KINDS))
-    e = draw(obj({"seq": st.just(seq), "t": u64, "kind": st.just(kind)},
-                 {"dur": u64} if kind in ("drop", "cue") else {}))
+    e = draw(
+        obj(
+            {"seq": st.just(seq), "t": u64, "kind": st.just(kind)},
+            {"dur": u64} if kind in ("drop", "cue") else {},
+        )
+    )
     if kind == "drop":
         e["pocket"] = draw(pocket)
     elif kind == "rail":
@@ -79,13 +90,25 @@ def config_msg(draw):
     def chans(n, make):
         chs = draw(st.lists(st.integers(0, 64), max_size=n, unique=True))
         return [make(c) for c in chs]
-    m = draw(obj({"v": st.just(1), "rev": u64},
-                 {"cue_ch": st.none() | u64, "debounce_us": u64, "jam_us": u64,
-                  "status_period_s": st.integers(1, 3600), "batch_max": st.integers(1, 64),
-                  "batch_linger_ms": u64}))
+
+    m = draw(
+        obj(
+            {"v": st.just(1), "rev": u64},
+            {
+                "cue_ch": st.none() | u64,
+                "debounce_us": u64,
+                "jam_us": u64,
+                "status_period_s": st.integers(1, 3600),
+                "batch_max": st.integers(1, 64),
+                "batch_linger_ms": u64,
+            },
+        )
+    )
     m["pockets"] = chans(6, lambda c: {"ch": c, "pocket": draw(pocket)})
-    m["rails"] = chans(6, lambda c: {"ch": c, "rail": draw(rail), "threshold": draw(amp),
-                                     "refractory_us": draw(u64)})
+    m["rails"] = chans(
+        6,
+        lambda c: {"ch": c, "rail": draw(rail), "threshold": draw(amp), "refractory_us": draw(u64)},
+    )
     return m
 
 
@@ -95,63 +118,149 @@ def status_msg(draw):
     req = {"v": st.just(1), "node": slug, "boot": u64, "state": st.just(state)}
     if state == "online":
         req["uptime_us"] = u64
-    return draw(obj(req, {
-        "uptime_us": u64, "heap_free": u64, "rssi": st.integers(-120, 10), "queue": small,
-        "spill": small, "counters": st.dictionaries(text(1, 32), u64, max_size=10),
-        "config_rev": u64, "config_error": st.none() | text(0, 200),
-        "sync": st.none() | st.fixed_dictionaries({"offset_us": i64, "delay_us": u64,
-                                                   "uncertainty_us": u64, "samples": u64})}))
+    return draw(
+        obj(
+            req,
+            {
+                "uptime_us": u64,
+                "heap_free": u64,
+                "rssi": st.integers(-120, 10),
+                "queue": small,
+                "spill": small,
+                "counters": st.dictionaries(text(1, 32), u64, max_size=10),
+                "config_rev": u64,
+                "config_error": st.none() | text(0, 200),
+                "sync": st.none()
+                | st.fixed_dictionaries(
+                    {"offset_us": i64, "delay_us": u64, "uncertainty_us": u64, "samples": u64}
+                ),
+            },
+        )
+    )
 
 
 @st.composite
 def shot_msg(draw):
     start = draw(i64)
-    end = draw(st.integers(start, 2 ** 63 - 1))
-    m = draw(obj({"v": st.just(1), "table": slug, "n": u64, "start": st.just(start),
-                  "end": st.just(end),
-                  "pocketed": st.lists(st.fixed_dictionaries({
-                      "ball": st.none() | st.integers(0, 15), "pocket": pocket, "t": i64,
-                      "source": st.sampled_from(codec.SOURCES)}), max_size=16),
-                  "rails": st.lists(st.fixed_dictionaries({"rail": rail, "t": i64, "amp": amp}),
-                                    max_size=40)},
-                 {"distinct_rails": st.integers(0, 6), "object_balls_to_rail": st.integers(0, 15),
-                  "warnings": st.lists(text(1, 60), max_size=4)}))
+    end = draw(st.integers(start, 2**63 - 1))
+    m = draw(
+        obj(
+            {
+                "v": st.just(1),
+                "table": slug,
+                "n": u64,
+                "start": st.just(start),
+                "end": st.just(end),
+                "pocketed": st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "ball": st.none() | st.integers(0, 15),
+                            "pocket": pocket,
+                            "t": i64,
+                            "source": st.sampled_from(codec.SOURCES),
+                        }
+                    ),
+                    max_size=16,
+                ),
+                "rails": st.lists(
+                    st.fixed_dictionaries({"rail": rail, "t": i64, "amp": amp}), max_size=40
+                ),
+            },
+            {
+                "distinct_rails": st.integers(0, 6),
+                "object_balls_to_rail": st.integers(0, 15),
+                "warnings": st.lists(text(1, 60), max_size=4),
+            },
+        )
+    )
     return m
 
 
 GAME = st.sampled_from(codec.GAMES)
 MESSAGES = {
     "events": events_msg(),
-    "birth": obj({"v": st.just(1), "node": slug, "boot": u64, "fw": text(1, 32),
-                  "reset": st.sampled_from(codec.RESETS),
-                  "config_hash": st.from_regex(r"\A[0-9a-f]{8}\Z", fullmatch=True),
-                  "pinmap": slug},
-                 {"caps": st.lists(text(1, 32), max_size=8)}),
+    "birth": obj(
+        {
+            "v": st.just(1),
+            "node": slug,
+            "boot": u64,
+            "fw": text(1, 32),
+            "reset": st.sampled_from(codec.RESETS),
+            "config_hash": st.from_regex(r"\A[0-9a-f]{8}\Z", fullmatch=True),
+            "pinmap": slug,
+        },
+        {"caps": st.lists(text(1, 32), max_size=8)},
+    ),
     "status": status_msg(),
     "config": config_msg(),
     "sync_req": obj({"v": st.just(1), "node": slug, "boot": u64, "id": u64, "t1": u64}, {}),
     "sync_resp": obj({"v": st.just(1), "id": u64, "t1": u64, "t2": u64, "t3": u64}, {}),
-    "sync_result": obj({"v": st.just(1), "node": slug, "boot": u64, "id": u64, "t1": u64,
-                        "t2": u64, "t3": u64, "t4": u64}, {}),
-    "referee": obj({"v": st.just(1),
-                    "input": obj({"type": text(1, 32)}, {"player": st.integers(0, 1),
-                                                         "ball": st.integers(0, 15)})},
-                   {"id": text(1, 64), "by": text(1, 32), "token": text(1, 128)}),
+    "sync_result": obj(
+        {
+            "v": st.just(1),
+            "node": slug,
+            "boot": u64,
+            "id": u64,
+            "t1": u64,
+            "t2": u64,
+            "t3": u64,
+            "t4": u64,
+        },
+        {},
+    ),
+    "referee": obj(
+        {
+            "v": st.just(1),
+            "input": obj(
+                {"type": text(1, 32)}, {"player": st.integers(0, 1), "ball": st.integers(0, 15)}
+            ),
+        },
+        {"id": text(1, 64), "by": text(1, 32), "token": text(1, 128)},
+    ),
     "shot": shot_msg(),
-    "state": obj({"v": st.just(1), "table": slug, "game": GAME,
-                  "state": st.dictionaries(text(0, 8), json_value, max_size=5)},
-                 {"fen": text(1, 120), "t": i64}),
-    "announce": obj({"v": st.just(1), "table": slug, "text": text(1, 120)},
-                    {"rule": st.none() | text(1, 32), "level": st.sampled_from(codec.LEVELS)}),
-    "summary": obj({"v": st.just(1), "venue": slug, "tables": st.dictionaries(slug, obj(
-        {}, {"game": st.none() | GAME, "scores": st.lists(i64, max_size=8),
-             "at_table": st.none() | st.integers(0, 7), "online": st.booleans(),
-             "pocketed_today": small}), max_size=6)}, {}),
+    "state": obj(
+        {
+            "v": st.just(1),
+            "table": slug,
+            "game": GAME,
+            "state": st.dictionaries(text(0, 8), json_value, max_size=5),
+        },
+        {"fen": text(1, 120), "t": i64},
+    ),
+    "announce": obj(
+        {"v": st.just(1), "table": slug, "text": text(1, 120)},
+        {"rule": st.none() | text(1, 32), "level": st.sampled_from(codec.LEVELS)},
+    ),
+    "summary": obj(
+        {
+            "v": st.just(1),
+            "venue": slug,
+            "tables": st.dictionaries(
+                slug,
+                obj(
+                    {},
+                    {
+                        "game": st.none() | GAME,
+                        "scores": st.lists(i64, max_size=8),
+                        "at_table": st.none() | st.integers(0, 7),
+                        "online": st.booleans(),
+                        "pocketed_today": small,
+                    },
+                ),
+                max_size=6,
+            ),
+        },
+        {},
+    ),
 }
 any_message = st.sampled_from(codec.KINDS).flatmap(lambda k: st.tuples(st.just(k), MESSAGES[k]))
 
 # RB_HYPOTHESIS_EXAMPLES=5000 for a longer run
-SETTINGS = settings(max_examples=int(os.environ.get("RB_HYPOTHESIS_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=int(os.environ.get("RB_HYPOTHESIS_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @SETTINGS
@@ -219,11 +328,18 @@ def test_decode_message_arbitrary_topic(topic, data):
 # values that both the codec and JSON Schema judge alike (no integral floats: JSON Schema
 # counts 1.0 as an integer, the codec does not)
 mutation_value = st.recursive(
-    st.none() | st.booleans() | i64 | st.integers(-2, 70) | u64
+    st.none()
+    | st.booleans()
+    | i64
+    | st.integers(-2, 70)
+    | u64
     | st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not f.is_integer())
-    | text(0, 40) | slug | st.sampled_from(codec.POCKETS + codec.RAILS + codec.EVENT_KINDS),
+    | text(0, 40)
+    | slug
+    | st.sampled_from(codec.POCKETS + codec.RAILS + codec.EVENT_KINDS),
     lambda c: st.lists(c, max_size=3) | st.dictionaries(text(0, 8), c, max_size=3),
-    max_leaves=8)
+    max_leaves=8,
+)
 BEYOND_SCHEMA = ("not above", "used twice", "before start")
 
 

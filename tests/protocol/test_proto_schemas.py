@@ -26,7 +26,8 @@ VALIDATORS = {k: validator(k) for k in codec.KINDS}
 
 def test_one_schema_per_kind():
     assert sorted(p.name for p in SCHEMAS.glob("*.schema.json")) == sorted(
-        f"{k}.schema.json" for k in codec.KINDS)
+        f"{k}.schema.json" for k in codec.KINDS
+    )
 
 
 @pytest.mark.parametrize("v", VALID, ids=[v["name"] for v in VALID])
@@ -51,8 +52,9 @@ def _parse(v):
         return NOT_JSON
 
 
-@pytest.mark.parametrize("v", [v for v in INVALID if v["kind"]],
-                         ids=[v["name"] for v in INVALID if v["kind"]])
+@pytest.mark.parametrize(
+    "v", [v for v in INVALID if v["kind"]], ids=[v["name"] for v in INVALID if v["kind"]]
+)
 def test_invalid_vector_against_schema(v):
     inst = _parse(v)
     if v["schema"]:
@@ -69,4 +71,6 @@ def test_schema_files_are_generator_output():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     for name, text in mod.render().items():
-        assert (SCHEMAS / name).read_text() == text, f"run protocol/schemas/make_schemas.py ({name})"
+        assert (SCHEMAS / name).read_text() == text, (
+            f"run protocol/schemas/make_schemas.py ({name})"
+        )

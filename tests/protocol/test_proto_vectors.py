@@ -60,6 +60,7 @@ def test_vectors_cover_every_kind_and_error_code():
 
 def test_vector_files_are_generator_output():
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("make_vectors", VECTORS / "make_vectors.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -70,11 +71,13 @@ def test_vector_files_are_generator_output():
 
 @pytest.mark.micropython
 def test_vectors_under_real_micropython(micropython):
-    res = micropython(REPO / "tests" / "protocol" / "mp_vectors.py", paths=[PROTOCOL],
-                      timeout=120)
+    res = micropython(REPO / "tests" / "protocol" / "mp_vectors.py", paths=[PROTOCOL], timeout=120)
     assert res.returncode == 0, res.stderr + res.stdout
-    m = re.search(r"^VECTORS valid=(\d+)/(\d+) invalid=(\d+)/(\d+) skipped=(\d+) failures=(\d+)$",
-                  res.stdout, re.M)
+    m = re.search(
+        r"^VECTORS valid=(\d+)/(\d+) invalid=(\d+)/(\d+) skipped=(\d+) failures=(\d+)$",
+        res.stdout,
+        re.M,
+    )
     assert m, res.stdout + res.stderr
     ok_v, n_v, ok_i, n_i, skipped, failures = map(int, m.groups())
     assert failures == 0, res.stdout

@@ -23,7 +23,9 @@ def shot(*pots, **facts):
     pocketed = []
     for p in pots:
         ball, pocket = p[:-2], p[-2:]
-        pocketed.append({"pocket": pocket} if ball == "?" else {"ball": int(ball), "pocket": pocket})
+        pocketed.append(
+            {"pocket": pocket} if ball == "?" else {"ball": int(ball), "pocket": pocket}
+        )
     return {"type": "shot", "pocketed": pocketed, **facts}
 
 

@@ -68,10 +68,10 @@ def test_general_27_ball_off_table_is_a_foul_spotted_per_game():
     r = match("14.1")
     feed(r, call(5, "FL"), shot("5FL"))
     out = feed(r, call(1, "FL"), shot(off_table=[4]))
-    assert out["to_spot"] == [4] and out["scores"]["Ann"] == 0      # 14.1: spotted
+    assert out["to_spot"] == [4] and out["scores"]["Ann"] == 0  # 14.1: spotted
     r = ten_after_break()
     out = feed(r, shot(off_table=[4]))
-    assert out["to_spot"] == [] and 4 in out["pocketed"]            # 10-ball: not spotted
+    assert out["to_spot"] == [] and 4 in out["pocketed"]  # 10-ball: not spotted
     # ... but a foul in every game (9.10 item 5): ball in hand for the opponent
     assert out["at_table"] == "Bob" and out["ball_in_hand"] == "anywhere"
     assert out["consecutive_fouls"]["Ann"] == 1
@@ -105,8 +105,14 @@ def test_general_29_serious_beats_standard():
 
 def test_general_30_hanging_ball_dropping_after_five_seconds_is_restored():
     r = ten_after_break()
-    out = feed(r, {"type": "shot", "pocketed": [{"ball": 4, "pocket": "SR",
-                                                   "rested_us": 5_000_001}], "first_contact": 1})
+    out = feed(
+        r,
+        {
+            "type": "shot",
+            "pocketed": [{"ball": 4, "pocket": "SR", "rested_us": 5_000_001}],
+            "first_contact": 1,
+        },
+    )
     assert 4 in out["balls_on_table"] and "general 30" in rules_of(out)
     assert out["at_table"] == "Bob"  # a stroke that pocketed nothing: miss
     # without any fact of a stroke it is only a ball settling: not a shot (test_review.py)
@@ -114,15 +120,17 @@ def test_general_30_hanging_ball_dropping_after_five_seconds_is_restored():
 
 def test_general_30_hanging_ball_within_five_seconds_counts():
     r = ten_after_break()
-    out = feed(r, {"type": "shot", "pocketed": [{"ball": 1, "pocket": "SR",
-                                                   "rested_us": 5_000_000}]})
+    out = feed(
+        r, {"type": "shot", "pocketed": [{"ball": 1, "pocket": "SR", "rested_us": 5_000_000}]}
+    )
     assert 1 in out["pocketed"] and out["at_table"] == "Ann"
 
 
 def test_general_30_threshold_is_an_option():
     r = ten_after_break(options={"hanging_ball_us": 1_000_000})
-    out = feed(r, {"type": "shot", "pocketed": [{"ball": 1, "pocket": "SR",
-                                                   "rested_us": 2_000_000}]})
+    out = feed(
+        r, {"type": "shot", "pocketed": [{"ball": 1, "pocket": "SR", "rested_us": 2_000_000}]}
+    )
     assert 1 in out["balls_on_table"]
 
 
@@ -172,11 +180,15 @@ def test_general_34_interference_restored_replay_shot():
 def test_general_34_unrestorable_interference_replays_rack_same_breaker():
     r = ten_after_break()
     out = feed(r, {"type": "interference"})
-    assert out["breaker"] == "Ann" and out["breaking"] and out["balls_on_table"] == list(range(1, 11))
+    assert (
+        out["breaker"] == "Ann" and out["breaking"] and out["balls_on_table"] == list(range(1, 11))
+    )
 
 
-@pytest.mark.parametrize("order,breaker", [("alternate", "Bob"), ("winner", "Ann"),
-                                           ("loser", "Bob"), ("trailing", "Bob")])
+@pytest.mark.parametrize(
+    "order,breaker",
+    [("alternate", "Bob"), ("winner", "Ann"), ("loser", "Bob"), ("trailing", "Bob")],
+)
 def test_general_35_break_order_options(order, breaker):
     r = match(break_order=order)
     out = feed(r, shot("2SL"), call(10, "FL"), shot("10FL"))
@@ -185,7 +197,7 @@ def test_general_35_break_order_options(order, breaker):
 
 def test_general_35_trailing_tie_falls_back_to_alternate():
     r = match(break_order="trailing", lag="Ann", breaker="Bob")
-    feed(r, shot("2SL"), call(10, "FL"), shot("10FL"))   # Bob wins rack 1, Ann trails
+    feed(r, shot("2SL"), call(10, "FL"), shot("10FL"))  # Bob wins rack 1, Ann trails
     out = feed(r, shot("2SL"), call(10, "FL"), shot("10FL"))  # Ann wins rack 2: 1-1
     assert out["breaker"] == "Bob"  # tie: alternate after Ann's break
 
@@ -263,9 +275,10 @@ def test_general_unknown_declared_rule_refused():
 
 def test_match_race_to_n_and_match_winner():
     r = match(race_to=2)
-    feed(r, shot("2SL"), call(10, "FL"), shot("10FL"))          # Ann 1-0, Bob breaks
-    out = feed(r, shot(object_balls_to_rail=4), call(1, "FL"), shot("1FL"),
-               call(10, "FR"), shot("10FR"))                        # Ann wins rack 2
+    feed(r, shot("2SL"), call(10, "FL"), shot("10FL"))  # Ann 1-0, Bob breaks
+    out = feed(
+        r, shot(object_balls_to_rail=4), call(1, "FL"), shot("1FL"), call(10, "FR"), shot("10FR")
+    )  # Ann wins rack 2
     assert out["match_winner"] == "Ann" and out["scores"] == {"Ann": 2, "Bob": 0}
     with pytest.raises(OutOfTurn):
         r.feed(MISS)
@@ -297,8 +310,10 @@ def test_match_unsensed_ball_identity_presumed_called_ball():
 
 def test_match_null_optional_fact_means_not_reported():
     r = match()
-    out = feed(r, {"type": "shot", "pocketed": [], "object_balls_to_rail": None,
-                   "rail_after_contact": None})
+    out = feed(
+        r,
+        {"type": "shot", "pocketed": [], "object_balls_to_rail": None, "rail_after_contact": None},
+    )
     assert out["ball_in_hand"] is None and out["at_table"] == "Bob"  # presumed legal break
 
 
@@ -308,6 +323,7 @@ def test_rule_1_10_sensed_break_estimate_above_the_table_is_bounded_10_ball():
     Flagged uncertain it is an estimate: bounded (1.10), ruled, never impossible input."""
     from railbird.rules import ImpossibleInput
     from rulehelp import match, shot
+
     r = match("10-ball")
     with pytest.raises(ImpossibleInput):  # a certain fact above the table stays impossible
         r.feed(shot(object_balls_to_rail=14))
@@ -319,9 +335,9 @@ def test_rule_1_10_sensed_break_estimate_above_the_table_is_bounded_10_ball():
 
 def test_rule_1_10_sensed_break_estimate_bounded_by_balls_not_pocketed_14_1():
     from rulehelp import match, shot
+
     r = match("14.1")
-    out = r.feed(shot("?FL", "?SR", object_balls_to_rail=15,
-                      uncertain=["object_balls_to_rail"]))
+    out = r.feed(shot("?FL", "?SR", object_balls_to_rail=15, uncertain=["object_balls_to_rail"]))
     assert any("taken as 13" in x["text"] for x in out["rulings"])
     assert not any(x["text"].startswith("Foul") for x in out["rulings"])
     # the referee may correct the estimate: too few balls to a rail -> breaking foul (4.3.2)

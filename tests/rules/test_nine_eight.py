@@ -22,7 +22,9 @@ def test_nine_2_4_push_out_nine_spotted():
     r = match("9-ball")
     feed(r, shot(object_balls_to_rail=4))
     out = feed(r, PUSH, shot("9FL", first_contact=5))
-    assert out["to_spot"] == [9] and out["awaiting"] == "shoot_or_pass" and out["rack_winner"] is None
+    assert (
+        out["to_spot"] == [9] and out["awaiting"] == "shoot_or_pass" and out["rack_winner"] is None
+    )
 
 
 def test_nine_2_6_nine_spotted_on_foul():
@@ -98,7 +100,9 @@ def test_eight_3_3_eight_with_scratch_on_break():
     out = feed(r, shot("8FL", "0SL"))
     assert out["awaiting"] == "spot_or_break" and out["at_table"] == "Bob"
     out = feed(r, opt("break"))
-    assert out["breaking"] and out["at_table"] == "Bob" and out["balls_on_table"] == list(range(1, 16))
+    assert (
+        out["breaking"] and out["at_table"] == "Bob" and out["balls_on_table"] == list(range(1, 16))
+    )
 
 
 def test_eight_3_3_illegal_break_options():
@@ -111,7 +115,7 @@ def test_eight_3_3_illegal_break_options():
 
 def test_eight_win_by_called_eight_after_group():
     r = match("8-ball", race_to=1)
-    feed(r, shot("3FL"), call(1, "FL"), shot("1FL"))   # Ann solids
+    feed(r, shot("3FL"), call(1, "FL"), shot("1FL"))  # Ann solids
     for b in (2, 4, 5, 6, 7):
         feed(r, call(b, "SR"), shot(f"{b}SR"))
     out = feed(r, call(8, "HL"), shot("8HL"))

@@ -25,8 +25,15 @@ def test_general_30_lone_lip_drop_is_not_a_stroke_and_not_a_foul():
     r = ten_after_break()
     feed(r, call(1, "FL"))
     before = r.state
-    out = feed(r, {"type": "shot", "pocketed": [lip(5)], "rail_after_contact": False,
-                   "object_balls_to_rail": 0})
+    out = feed(
+        r,
+        {
+            "type": "shot",
+            "pocketed": [lip(5)],
+            "rail_after_contact": False,
+            "object_balls_to_rail": 0,
+        },
+    )
     assert "general 30" in rules_of(out) and "9.10.3" not in rules_of(out)
     assert out["at_table"] == "Ann" and out["consecutive_fouls"]["Ann"] == 0
     assert 5 in out["balls_on_table"] and out["call"] == {"ball": 1, "pocket": "FL"}
@@ -35,8 +42,9 @@ def test_general_30_lone_lip_drop_is_not_a_stroke_and_not_a_foul():
 
 def test_general_30_lip_ball_during_a_real_stroke_is_restored_and_the_stroke_counts():
     r = ten_after_break()
-    out = feed(r, {"type": "shot", "pocketed": [lip(5)], "first_contact": 1,
-                   "rail_after_contact": True})
+    out = feed(
+        r, {"type": "shot", "pocketed": [lip(5)], "first_contact": 1, "rail_after_contact": True}
+    )
     assert 5 in out["balls_on_table"] and out["at_table"] == "Bob"  # a miss
 
 
@@ -137,16 +145,22 @@ def test_defaults_break_requirement_not_reported_is_recorded():
 
 def test_defaults_reported_facts_record_no_default():
     r = ten_after_break()
-    out = feed(r, {"type": "shot", "pocketed": [], "first_contact": 1,
-                   "rail_after_contact": True})
+    out = feed(r, {"type": "shot", "pocketed": [], "first_contact": 1, "rail_after_contact": True})
     assert not any("not reported" in x["text"] for x in out["rulings"])
 
 
 # -- issue 5 item 6: confirmation of an uncertain sensed fact -----------------------------
 def test_confirm_uncertain_fact_applied_as_sensed_then_confirmed():
     r = ten_after_break()
-    out = feed(r, {"type": "shot", "pocketed": [{"ball": 1, "pocket": "FL"}],
-                   "first_contact": 1, "uncertain": ["first_contact"]})
+    out = feed(
+        r,
+        {
+            "type": "shot",
+            "pocketed": [{"ball": 1, "pocket": "FL"}],
+            "first_contact": 1,
+            "uncertain": ["first_contact"],
+        },
+    )
     assert out["unconfirmed"] == ["first_contact"] and out["at_table"] == "Ann"
     assert any("first_contact" in x["text"] for x in out["rulings"] if x["rule"] == "1.10")
     out = feed(r, {"type": "confirm"})
@@ -158,8 +172,14 @@ def test_confirm_uncertain_fact_applied_as_sensed_then_confirmed():
 
 def test_confirm_inferred_source_of_a_pocketed_ball_is_uncertain():
     r = ten_after_break()
-    out = feed(r, {"type": "shot", "pocketed": [{"ball": 0, "pocket": "HR", "source": "inferred",
-                                                 "t": 123}], "first_contact": 1})
+    out = feed(
+        r,
+        {
+            "type": "shot",
+            "pocketed": [{"ball": 0, "pocket": "HR", "source": "inferred", "t": 123}],
+            "first_contact": 1,
+        },
+    )
     assert out["unconfirmed"] == ["pocketed"] and out["ball_in_hand"] == "anywhere"
 
 
@@ -167,8 +187,16 @@ def test_confirm_correction_replays_the_last_shot_with_the_referees_facts():
     """The sensors were unsure of the first ball hit; Bob already called his shot. The
     referee corrects: the 3 was hit first, a foul (9.10.2). Bob's call is replayed."""
     r = ten_after_break()
-    out = feed(r, {"type": "shot", "pocketed": [], "first_contact": 1, "rail_after_contact": True,
-                   "uncertain": ["first_contact"]})
+    out = feed(
+        r,
+        {
+            "type": "shot",
+            "pocketed": [],
+            "first_contact": 1,
+            "rail_after_contact": True,
+            "uncertain": ["first_contact"],
+        },
+    )
     assert out["at_table"] == "Bob" and out["ball_in_hand"] is None
     feed(r, call(1, "SL"))
     out = feed(r, {"type": "confirm", "first_contact": 3})
@@ -185,8 +213,11 @@ def test_confirm_correction_replays_the_last_shot_with_the_referees_facts():
 def test_confirm_correction_of_pocketed_ball_identity_14_1():
     r = match("14.1")
     feed(r, call(5, "FL"), shot("5FL"))
-    out = feed(r, call(3, "FL"), {"type": "shot", "pocketed": [{"pocket": "FL"}],
-                                  "uncertain": ["pocketed"]})
+    out = feed(
+        r,
+        call(3, "FL"),
+        {"type": "shot", "pocketed": [{"pocket": "FL"}], "uncertain": ["pocketed"]},
+    )
     assert out["scores"]["Ann"] == 2  # presumed the called 3
     out = feed(r, {"type": "confirm", "pocketed": [{"ball": 4, "pocket": "FL"}]})
     assert out["scores"]["Ann"] == 1 and out["to_spot"] == [4] and out["at_table"] == "Bob"
@@ -198,8 +229,7 @@ def test_confirm_correction_that_conflicts_with_a_later_input_is_refused():
     feed(r, call(3, "SL"))
     before = r.state
     with pytest.raises(OutOfTurn):  # the 3 is gone on the corrected shot: Bob's call fails
-        r.feed({"type": "confirm", "pocketed": [{"ball": 3, "pocket": "HR"}],
-                "first_contact": 1})
+        r.feed({"type": "confirm", "pocketed": [{"ball": 3, "pocket": "HR"}], "first_contact": 1})
     assert r.state == before
 
 
@@ -217,8 +247,15 @@ def test_confirm_without_a_shot_or_with_a_bad_fact_is_refused():
 def test_confirm_the_match_winning_shot_can_be_corrected():
     r = match("10-ball", race_to=1)
     feed(r, shot("2SL", first_contact=1), call(10, "FL"))
-    out = feed(r, {"type": "shot", "pocketed": [{"ball": 10, "pocket": "FL"}], "first_contact": 1,
-                   "uncertain": ["first_contact"]})
+    out = feed(
+        r,
+        {
+            "type": "shot",
+            "pocketed": [{"ball": 10, "pocket": "FL"}],
+            "first_contact": 1,
+            "uncertain": ["first_contact"],
+        },
+    )
     assert out["match_winner"] == "Ann"
     out = feed(r, {"type": "confirm", "first_contact": 4})
     assert out["match_winner"] is None and out["ball_in_hand"] == "anywhere"
@@ -242,8 +279,15 @@ def test_confirm_unconfirmed_facts_round_trip_in_fen_and_lapse_at_the_next_shot(
     r = ten_after_break()
     plain = to_fen(r.state)
     assert "unc=" not in plain  # the line is unchanged when nothing is unconfirmed
-    feed(r, {"type": "shot", "pocketed": [], "first_contact": 1,
-             "uncertain": ["first_contact", "rail_after_contact"]})
+    feed(
+        r,
+        {
+            "type": "shot",
+            "pocketed": [],
+            "first_contact": 1,
+            "uncertain": ["first_contact", "rail_after_contact"],
+        },
+    )
     text = to_fen(r.state)
     assert "unc=first_contact,rail_after_contact" in text and to_fen(from_fen(text)) == text
     out = feed(r, {"type": "shot", "pocketed": [], "first_contact": 1})
@@ -253,13 +297,21 @@ def test_confirm_unconfirmed_facts_round_trip_in_fen_and_lapse_at_the_next_shot(
 def test_confirm_in_the_cli_transcript():
     import json
     from railbird.commands.referee import process_line
+
     ref = None
-    lines = [{"type": "match", "game": "14.1", "players": ["Ann", "Bob"], "target": 50},
-             {"type": "lag", "winner": "Ann"},
-             {"type": "call", "ball": 5, "pocket": "FL"},
-             {"type": "shot", "pocketed": [{"ball": 5, "pocket": "FL"}, {"ball": 0, "pocket": "HL",
-                                                                         "source": "inferred"}]},
-             {"type": "confirm", "pocketed": [{"ball": 5, "pocket": "FL"}]}]
+    lines = [
+        {"type": "match", "game": "14.1", "players": ["Ann", "Bob"], "target": 50},
+        {"type": "lag", "winner": "Ann"},
+        {"type": "call", "ball": 5, "pocket": "FL"},
+        {
+            "type": "shot",
+            "pocketed": [
+                {"ball": 5, "pocket": "FL"},
+                {"ball": 0, "pocket": "HL", "source": "inferred"},
+            ],
+        },
+        {"type": "confirm", "pocketed": [{"ball": 5, "pocket": "FL"}]},
+    ]
     outs = []
     for line in lines:
         ref, out = process_line(ref, json.dumps(line))

@@ -179,8 +179,9 @@ def test_rule_4_8_4_only_cue_ball_ball_below_head_string_kitchen():
 
 def test_rule_4_8_4_only_cue_ball_ball_behind_head_string_head_spot():
     r = rack_to_last()
-    out = feed(r, {"type": "rerack", "cue_ball_in_rack_area": True,
-                   "ball_behind_head_string": True})
+    out = feed(
+        r, {"type": "rerack", "cue_ball_in_rack_area": True, "ball_behind_head_string": True}
+    )
     assert out["ball_in_hand"] is None
     assert any("head spot" in x["text"] for x in out["rulings"] if x["rule"] == "4.8.4")
 
@@ -242,13 +243,13 @@ def test_rule_4_10_called_ball_made_with_scratch_is_standard_foul():
 
 
 def three_fouls(**kw):
-    r = broken(**kw)                        # Ann 1
-    feed(r, shot("0FL"))                    # Ann foul 1 (0)
-    feed(r, call(1, "SL"), MISS)            # Bob misses
-    feed(r, shot(fouls=["6.6"]))            # Ann foul 2 (-1)
-    out = feed(r, call(1, "SL"), MISS)      # Bob misses: Ann warned
+    r = broken(**kw)  # Ann 1
+    feed(r, shot("0FL"))  # Ann foul 1 (0)
+    feed(r, call(1, "SL"), MISS)  # Bob misses
+    feed(r, shot(fouls=["6.6"]))  # Ann foul 2 (-1)
+    out = feed(r, call(1, "SL"), MISS)  # Bob misses: Ann warned
     assert "6.14" in rules_of(out)
-    return r, feed(r, shot("0FL"))          # Ann foul 3
+    return r, feed(r, shot("0FL"))  # Ann foul 3
 
 
 def test_rule_4_11_third_foul_costs_sixteen_and_offender_rebreaks():
@@ -273,8 +274,8 @@ def test_rule_4_11_breaking_fouls_do_not_count():
 def test_rule_4_11_breaking_foul_does_not_reset_the_count():
     r = match("14.1", lag="Ann", breaker="Bob")
     feed(r, shot(object_balls_to_rail=1, cue_ball_to_rail=True), opt("accept"))  # Bob -2
-    feed(r, shot("0FL"))                          # Ann foul 1
-    out = feed(r, shot(object_balls_to_rail=5))   # Bob legal
+    feed(r, shot("0FL"))  # Ann foul 1
+    out = feed(r, shot(object_balls_to_rail=5))  # Bob legal
     assert out["consecutive_fouls"]["Ann"] == 1
 
 
@@ -283,7 +284,9 @@ def test_rule_4_12_stalemate_relag_scores_stand():
     out = feed(r, {"type": "stalemate"})
     assert out["awaiting"] == "lag" and out["scores"]["Ann"] == 1
     out = feed(r, {"type": "lag", "winner": "Bob"})
-    assert out["at_table"] == "Bob" and out["breaking"] and out["balls_on_table"] == list(range(1, 16))
+    assert (
+        out["at_table"] == "Bob" and out["breaking"] and out["balls_on_table"] == list(range(1, 16))
+    )
 
 
 def test_rule_4_high_run_tracked():

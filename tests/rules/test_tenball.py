@@ -221,9 +221,29 @@ def test_rule_9_9_ten_on_break_with_foul_spotted_ball_in_hand():
     assert out["ball_in_hand"] == "anywhere" and not out["push_out_allowed"]
 
 
-@pytest.mark.parametrize("n,wpa", list(enumerate(
-    ["6.1", "6.2", "6.3", "6.4", "6.5", "6.6", "6.7", "6.8", "6.9", "6.10", "6.12", "6.13",
-     "6.15"], start=1)))
+@pytest.mark.parametrize(
+    "n,wpa",
+    list(
+        enumerate(
+            [
+                "6.1",
+                "6.2",
+                "6.3",
+                "6.4",
+                "6.5",
+                "6.6",
+                "6.7",
+                "6.8",
+                "6.9",
+                "6.10",
+                "6.12",
+                "6.13",
+                "6.15",
+            ],
+            start=1,
+        )
+    ),
+)
 def test_rule_9_10_n_standard_foul_gives_ball_in_hand_anywhere(n, wpa):
     r = match()
     feed(r, shot("2SL"))
@@ -247,14 +267,14 @@ def test_rule_9_10_six_eleven_is_not_a_ten_ball_foul():
 
 def test_rule_9_11_three_consecutive_fouls_lose_the_rack_after_warning():
     r = match(race_to=5)
-    feed(r, shot("2SL"))                       # Ann continues
-    out = feed(r, shot("0FL"))                  # Ann foul 1
-    out = feed(r, shot("0FL"))                  # Bob foul 1
-    out = feed(r, shot("0FL"))                  # Ann foul 2
+    feed(r, shot("2SL"))  # Ann continues
+    out = feed(r, shot("0FL"))  # Ann foul 1
+    out = feed(r, shot("0FL"))  # Bob foul 1
+    out = feed(r, shot("0FL"))  # Ann foul 2
     assert out["consecutive_fouls"]["Ann"] == 2
-    out = feed(r, shot("0FL"))                  # Bob foul 2 -> Ann comes to the table on two
+    out = feed(r, shot("0FL"))  # Bob foul 2 -> Ann comes to the table on two
     assert "6.14" in rules_of(out) and out["at_table"] == "Ann"
-    out = feed(r, shot("0FL"))                  # Ann's third
+    out = feed(r, shot("0FL"))  # Ann's third
     assert out["rack_winner"] == "Bob" and "9.11" in rules_of(out)
     assert out["scores"] == {"Ann": 0, "Bob": 1}
     assert out["consecutive_fouls"] == {"Ann": 0, "Bob": 0}  # 6.14: within one rack
@@ -262,8 +282,8 @@ def test_rule_9_11_three_consecutive_fouls_lose_the_rack_after_warning():
 
 def test_rule_9_11_legal_shot_resets_the_count():
     r = match()
-    feed(r, shot("2SL"), shot("0FL"), shot("0FL"))   # Ann 1, Bob 1
-    out = feed(r, call(1, "FL"), MISS)              # Ann legal miss
+    feed(r, shot("2SL"), shot("0FL"), shot("0FL"))  # Ann 1, Bob 1
+    out = feed(r, call(1, "FL"), MISS)  # Ann legal miss
     assert out["consecutive_fouls"]["Ann"] == 0
 
 

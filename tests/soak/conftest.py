@@ -2,13 +2,14 @@
 
 import pytest
 
-REPORTS: list = []   # (title, text) appended by the soak tests
+REPORTS: list = []  # (title, text) appended by the soak tests
 
 
 @pytest.fixture
 def soak_report():
     def add(title: str, text: str) -> None:
         REPORTS.append((title, text))
+
     return add
 
 

@@ -57,7 +57,7 @@ def log(msg: str) -> None:
 
 
 def now_us() -> int:
-    return time.monotonic_ns() // 1000   # the host's table-time axis (same clock)
+    return time.monotonic_ns() // 1000  # the host's table-time axis (same clock)
 
 
 def rss_kb(pid: int) -> int | None:
@@ -81,7 +81,7 @@ class Host(RailbirdRun):
         super().__init__(workdir, conf, extra_args=["--log-level", "WARNING"])
         self.starts = 0
         self.kills = 0
-        self.rss = []          # per incarnation: [(t, kB)]
+        self.rss = []  # per incarnation: [(t, kB)]
 
     def start(self, timeout=60):
         self.starts += 1
@@ -114,13 +114,23 @@ class Node:
     def __init__(self, broker, table: str, node_id: str, state_dir: Path, seed: int):
         self.table = table
         self.id = node_id
-        self.sn = SimNode("127.0.0.1", broker.port, VENUE, table, node_id, NODE_PW, state_dir,
-                          seed=seed, speed=1.0, keepalive_s=5)
+        self.sn = SimNode(
+            "127.0.0.1",
+            broker.port,
+            VENUE,
+            table,
+            node_id,
+            NODE_PW,
+            state_dir,
+            seed=seed,
+            speed=1.0,
+            keepalive_s=5,
+        )
         self.lock = threading.Lock()
-        self.held = False       # no new traffic (a restart is being prepared)
+        self.held = False  # no new traffic (a restart is being prepared)
         self.up = False
-        self.cursor_us = 0      # simulated µs (this boot) up to which play is scheduled
-        self.hw_queue = 0       # high-water marks, sampled
+        self.cursor_us = 0  # simulated µs (this boot) up to which play is scheduled
+        self.hw_queue = 0  # high-water marks, sampled
         self.hw_spill = 0
         self.boot_counters = {}  # boot -> last counters seen in that boot
         self.restarts = 0
@@ -195,13 +205,21 @@ def schedule_window(node: Node, rng: random.Random, kind: str | None = None) -> 
             return 0
         start_in = max(2000, node.cursor_us - sn.now_us)
         n0 = len(sn.truth)
-        sn.random(secs, drops=rng.randint(*drops), rails=rng.randint(*rails),
-                  min_gap_us=60_000, start_in_us=start_in)
+        sn.random(
+            secs,
+            drops=rng.randint(*drops),
+            rails=rng.randint(*rails),
+            min_gap_us=60_000,
+            start_in_us=start_in,
+        )
         if rng.random() < cue_p:
-            sn.cue(dur_us=rng.randint(20_000, 40_000),
-                   at_us=sn.now_us + start_in + int(secs * 1e6) + 50_000)
-        node.cursor_us = (sn.now_us + start_in + int(secs * 1e6)
-                          + int(rng.uniform(*rest) * 1e6) + GAP_US)
+            sn.cue(
+                dur_us=rng.randint(20_000, 40_000),
+                at_us=sn.now_us + start_in + int(secs * 1e6) + 50_000,
+            )
+        node.cursor_us = (
+            sn.now_us + start_in + int(secs * 1e6) + int(rng.uniform(*rest) * 1e6) + GAP_US
+        )
         node.windows[kind] += 1
         return len(sn.truth) - n0
 
@@ -215,7 +233,7 @@ class Traffic(threading.Thread):
         self.host = host
         self.rng = random.Random(seed)
         self.stop_evt = threading.Event()
-        self.forced = {}   # node id -> window kind for its next window
+        self.forced = {}  # node id -> window kind for its next window
         self.error = None
         self.scheduled = 0
 
@@ -249,15 +267,18 @@ def percentile(xs, p):
 def journal_events(path: Path):
     db = sqlite3.connect(path)
     try:
-        events = db.execute("SELECT tbl, node, boot, seq, t, t_node, kind, pocket, rail, amp,"
-                            " dur, late, input_id FROM events").fetchall()
+        events = db.execute(
+            "SELECT tbl, node, boot, seq, t, t_node, kind, pocket, rail, amp,"
+            " dur, late, input_id FROM events"
+        ).fetchall()
         rx_of = dict(db.execute("SELECT id, rx FROM inputs"))
         # arrival of each event's first copy: the raw `events` messages in journal order
         first_rx = {}
         copies = Counter()
         status = Counter()
         for topic, payload, rx, st in db.execute(
-                "SELECT topic, payload, rx, status FROM inputs WHERE source='mqtt' ORDER BY id"):
+            "SELECT topic, payload, rx, status FROM inputs WHERE source='mqtt' ORDER BY id"
+        ):
             status[(topic.rsplit("/", 1)[-1] if topic else "?", st)] += 1
             if not topic or not topic.endswith("/events"):
                 continue
@@ -301,8 +322,14 @@ def match_truth(nodes: list, events: list, tol_us=2000):
     for k in keys:
         seqs[k[:2]].add(k[2])
     gaps = {nb: (max(s) + 1 - len(s)) for nb, s in seqs.items() if max(s) + 1 != len(s)}
-    return {"missing": missing, "extra": extra, "time_off": off[:20], "n_time_off": len(off),
-            "dup_keys": dup_keys, "seq_gaps": gaps}
+    return {
+        "missing": missing,
+        "extra": extra,
+        "time_off": off[:20],
+        "n_time_off": len(off),
+        "dup_keys": dup_keys,
+        "seq_gaps": gaps,
+    }
 
 
 def in_windows(t_us, windows):
@@ -316,8 +343,15 @@ def window_kind(t_us, windows):
     return "none"
 
 
-def analyse(nodes, host: Host, disruptions, replay_ok: bool, final_stats: dict,
-            started: float, broker_restarts: int) -> dict:
+def analyse(
+    nodes,
+    host: Host,
+    disruptions,
+    replay_ok: bool,
+    final_stats: dict,
+    started: float,
+    broker_restarts: int,
+) -> dict:
     events, rx_of, first_rx, copies, status, shots, states = journal_events(host.journal)
     m = match_truth(nodes, events)
     generated = sum(len(n.sn.truth) for n in nodes)
@@ -347,60 +381,110 @@ def analyse(nodes, host: Host, disruptions, replay_ok: bool, final_stats: dict,
         tot = Counter()
         for c in n.boot_counters.values():
             tot.update(c)
-        node_rows.append({
-            "node": n.id, "table": n.table, "generated": len(n.sn.truth),
-            "boots": sorted(n.boot_counters), "restarts": n.restarts,
-            "queue_hw": n.hw_queue, "spill_hw": n.hw_spill,
-            "spilled": tot["spilled"], "resent": tot["resent"],
-            "reconnects": tot["reconnects"], "dropped_ram": tot["dropped_ram"],
-            "dropped_spill": tot["dropped_spill"], "irq_overflow": tot["irq_overflow"],
-            "lost_edges": tot["lost_edges"], "windows": dict(n.windows)})
+        node_rows.append(
+            {
+                "node": n.id,
+                "table": n.table,
+                "generated": len(n.sn.truth),
+                "boots": sorted(n.boot_counters),
+                "restarts": n.restarts,
+                "queue_hw": n.hw_queue,
+                "spill_hw": n.hw_spill,
+                "spilled": tot["spilled"],
+                "resent": tot["resent"],
+                "reconnects": tot["reconnects"],
+                "dropped_ram": tot["dropped_ram"],
+                "dropped_spill": tot["dropped_spill"],
+                "irq_overflow": tot["irq_overflow"],
+                "lost_edges": tot["lost_edges"],
+                "windows": dict(n.windows),
+            }
+        )
     rss_rows = []
     for i, samples in enumerate(host.rss):
         if samples:
             mins = round((samples[-1][0] - samples[0][0]) / 60, 1)
-            rss_rows.append({"run": i + 1, "minutes": mins,
-                             "first_kb": samples[0][1], "last_kb": samples[-1][1],
-                             "max_kb": max(s[1] for s in samples)})
+            rss_rows.append(
+                {
+                    "run": i + 1,
+                    "minutes": mins,
+                    "first_kb": samples[0][1],
+                    "last_kb": samples[-1][1],
+                    "max_kb": max(s[1] for s in samples),
+                }
+            )
     dup_msgs = sum(c for (kind, st), c in status.items() if kind == "events" and st == "duplicate")
     return {
         "minutes": round((time.monotonic() - started) / 60, 1),
-        "generated": generated, "journalled": journalled,
+        "generated": generated,
+        "journalled": journalled,
         "lost": generated - journalled + sum(c for _, c in m["extra"]),
-        "missing": m["missing"], "extra": m["extra"], "dup_keys": len(m["dup_keys"]),
-        "time_off": m["n_time_off"], "time_off_examples": m["time_off"], "seq_gaps": m["seq_gaps"],
+        "missing": m["missing"],
+        "extra": m["extra"],
+        "dup_keys": len(m["dup_keys"]),
+        "time_off": m["n_time_off"],
+        "time_off_examples": m["time_off"],
+        "seq_gaps": m["seq_gaps"],
         "event_copies_received": sum(copies.values()),
         "duplicate_copies_dropped": sum(copies.values()) - len(copies),
         "duplicate_event_messages": dup_msgs,
         "inputs_by_status": {f"{k}/{s}": c for (k, s), c in sorted(status.items())},
-        "late": late, "late_by_node_and_disruption": {f"{a} {b}": c for (a, b), c in
-                                                      sorted(late_by.items())},
-        "shots": len(shots), "states": states, "pocketed_in_shots": pocketed,
+        "late": late,
+        "late_by_node_and_disruption": {f"{a} {b}": c for (a, b), c in sorted(late_by.items())},
+        "shots": len(shots),
+        "states": states,
+        "pocketed_in_shots": pocketed,
         "drops_in_time": drops_ok,
-        "host": {k: final_stats.get(k) for k in ("received", "events", "duplicate", "rejected",
-                                                 "late", "reordered", "shots", "states",
-                                                 "sync_samples", "replayed", "connects")},
+        "host": {
+            k: final_stats.get(k)
+            for k in (
+                "received",
+                "events",
+                "duplicate",
+                "rejected",
+                "late",
+                "reordered",
+                "shots",
+                "states",
+                "sync_samples",
+                "replayed",
+                "connects",
+            )
+        },
         "rejected_by_reason": final_stats.get("rejected_by_reason"),
-        "latency_arrival_ms": {"p50": ms(percentile(arrive, 50)), "p99": ms(percentile(arrive, 99)),
-                               "max": ms(max(arrive) if arrive else None)},
-        "latency_arrival_steady_ms": {"n": len(arrive_steady),
-                                      "p50": ms(percentile(arrive_steady, 50)),
-                                      "p99": ms(percentile(arrive_steady, 99)),
-                                      "max": ms(max(arrive_steady) if arrive_steady else None)},
-        "latency_release_ms": {"p50": ms(percentile(release, 50)),
-                               "p99": ms(percentile(release, 99)),
-                               "max": ms(max(release) if release else None)},
-        "nodes": node_rows, "host_rss": rss_rows, "host_starts": host.starts,
-        "host_kills": host.kills, "broker_restarts": broker_restarts, "replay_check": replay_ok,
+        "latency_arrival_ms": {
+            "p50": ms(percentile(arrive, 50)),
+            "p99": ms(percentile(arrive, 99)),
+            "max": ms(max(arrive) if arrive else None),
+        },
+        "latency_arrival_steady_ms": {
+            "n": len(arrive_steady),
+            "p50": ms(percentile(arrive_steady, 50)),
+            "p99": ms(percentile(arrive_steady, 99)),
+            "max": ms(max(arrive_steady) if arrive_steady else None),
+        },
+        "latency_release_ms": {
+            "p50": ms(percentile(release, 50)),
+            "p99": ms(percentile(release, 99)),
+            "max": ms(max(release) if release else None),
+        },
+        "nodes": node_rows,
+        "host_rss": rss_rows,
+        "host_starts": host.starts,
+        "host_kills": host.kills,
+        "broker_restarts": broker_restarts,
+        "replay_check": replay_ok,
     }
 
 
 def format_figures(f: dict) -> str:
     L = []
-    L.append(f"Soak: {f['minutes']} min, {len(f['nodes'])} nodes on "
-             f"{len({n['table'] for n in f['nodes']})} tables, broker restarts survived "
-             f"{f['broker_restarts']}, host SIGKILLs {f['host_kills']} (starts {f['host_starts']}),"
-             f" node restarts {sum(n['restarts'] for n in f['nodes'])}")
+    L.append(
+        f"Soak: {f['minutes']} min, {len(f['nodes'])} nodes on "
+        f"{len({n['table'] for n in f['nodes']})} tables, broker restarts survived "
+        f"{f['broker_restarts']}, host SIGKILLs {f['host_kills']} (starts {f['host_starts']}),"
+        f" node restarts {sum(n['restarts'] for n in f['nodes'])}"
+    )
     L.append("")
     L.append("| figure | value |")
     L.append("|---|---|")
@@ -413,34 +497,52 @@ def format_figures(f: dict) -> str:
         ("duplicate copies dropped (by node, boot, seq)", f["duplicate_copies_dropped"]),
         ("`events` messages that were wholly duplicate", f["duplicate_event_messages"]),
         ("late (after the reorder window; journalled, not in shots)", f["late"]),
-        ("shots assembled / pockets in shots / in-time drops",
-         f"{f['shots']} / {f['pocketed_in_shots']} / {f['drops_in_time']}"),
-        ("daemon: received / events / duplicate / rejected / late",
-         " / ".join(str(f["host"].get(k)) for k in ("received", "events", "duplicate",
-                                                      "rejected", "late"))),
-        ("latency node event -> raw input journalled, p50 / p99 / max (ms)",
-         " / ".join(str(f["latency_arrival_ms"][k]) for k in ("p50", "p99", "max"))),
-        ("  same, outside chaos windows, p50 / p99 / max (ms)",
-         " / ".join(str(f["latency_arrival_steady_ms"][k]) for k in ("p50", "p99", "max"))),
-        ("latency node event -> released into the timeline (window 500 ms), p50 / p99 / max (ms)",
-         " / ".join(str(f["latency_release_ms"][k]) for k in ("p50", "p99", "max"))),
+        (
+            "shots assembled / pockets in shots / in-time drops",
+            f"{f['shots']} / {f['pocketed_in_shots']} / {f['drops_in_time']}",
+        ),
+        (
+            "daemon: received / events / duplicate / rejected / late",
+            " / ".join(
+                str(f["host"].get(k))
+                for k in ("received", "events", "duplicate", "rejected", "late")
+            ),
+        ),
+        (
+            "latency node event -> raw input journalled, p50 / p99 / max (ms)",
+            " / ".join(str(f["latency_arrival_ms"][k]) for k in ("p50", "p99", "max")),
+        ),
+        (
+            "  same, outside chaos windows, p50 / p99 / max (ms)",
+            " / ".join(str(f["latency_arrival_steady_ms"][k]) for k in ("p50", "p99", "max")),
+        ),
+        (
+            "latency node event -> released into the timeline (window 500 ms), p50 / p99 / max (ms)",
+            " / ".join(str(f["latency_release_ms"][k]) for k in ("p50", "p99", "max")),
+        ),
         ("`railbird replay --check`", "OK" if f["replay_check"] else "MISMATCH"),
     ]
     for k, v in rows:
         L.append(f"| {k} | {v} |")
     L.append("")
-    L.append("| node | table | boots | generated | queue hw | spill hw | spilled | resent |"
-             " reconnects | dropped ram/spill | irq overflow | lost edges |")
+    L.append(
+        "| node | table | boots | generated | queue hw | spill hw | spilled | resent |"
+        " reconnects | dropped ram/spill | irq overflow | lost edges |"
+    )
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in f["nodes"]:
-        L.append(f"| {n['node']} | {n['table']} | {','.join(map(str, n['boots']))} | "
-                 f"{n['generated']} | {n['queue_hw']} | {n['spill_hw']} | {n['spilled']} | "
-                 f"{n['resent']} | {n['reconnects']} | {n['dropped_ram']}/{n['dropped_spill']} | "
-                 f"{n['irq_overflow']} | {n['lost_edges']} |")
+        L.append(
+            f"| {n['node']} | {n['table']} | {','.join(map(str, n['boots']))} | "
+            f"{n['generated']} | {n['queue_hw']} | {n['spill_hw']} | {n['spilled']} | "
+            f"{n['resent']} | {n['reconnects']} | {n['dropped_ram']}/{n['dropped_spill']} | "
+            f"{n['irq_overflow']} | {n['lost_edges']} |"
+        )
     L.append("")
     L.append("| host run | minutes | RSS first (MiB) | RSS last (MiB) | RSS max (MiB) |")
     L.append("|---|---|---|---|---|")
     for r in f["host_rss"]:
-        L.append(f"| {r['run']} | {r['minutes']} | {r['first_kb'] / 1024:.1f} | "
-                 f"{r['last_kb'] / 1024:.1f} | {r['max_kb'] / 1024:.1f} |")
+        L.append(
+            f"| {r['run']} | {r['minutes']} | {r['first_kb'] / 1024:.1f} | "
+            f"{r['last_kb'] / 1024:.1f} | {r['max_kb'] / 1024:.1f} |"
+        )
     return "\n".join(L)

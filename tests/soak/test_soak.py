@@ -39,9 +39,19 @@ def referee_lag(port):
     c.connect("127.0.0.1", port)
     c.loop_start()
     for t in TABLES:
-        info = c.publish(codec.topic(VENUE, t, "referee"),
-                         codec.encode("referee", {"v": 1, "input": {"type": "lag", "winner": 0},
-                                                  "id": f"soak-lag-{t}", "by": "soak"}), qos=1)
+        info = c.publish(
+            codec.topic(VENUE, t, "referee"),
+            codec.encode(
+                "referee",
+                {
+                    "v": 1,
+                    "input": {"type": "lag", "winner": 0},
+                    "id": f"soak-lag-{t}",
+                    "by": "soak",
+                },
+            ),
+            qos=1,
+        )
         info.wait_for_publish(5)
     c.disconnect()
     c.loop_stop()
@@ -61,9 +71,9 @@ class Soak:
                 self.nodes.append(Node(broker, t, nid, tmp_path / "nodes" / nid, seed))
         self.by_id = {n.id: n for n in self.nodes}
         self.traffic = Traffic(self.nodes, self.host, SEED)
-        self.disruptions = []       # (start µs, end µs) on the host's monotonic axis
+        self.disruptions = []  # (start µs, end µs) on the host's monotonic axis
         self.broker_restarts = 0
-        self.reconnect_s = []       # node reconnect times after the broker came back
+        self.reconnect_s = []  # node reconnect times after the broker came back
         self.t0 = None
 
     # -- helpers -----------------------------------------------------------------------
@@ -171,9 +181,12 @@ class Soak:
             n.sample()
         generated = sum(len(n.sn.truth) for n in self.nodes)
         try:
-            self.host.wait(lambda s: s.get("events", 0) >= generated and s.get("pending") == 0,
-                           f"host has all {generated} events", 120)
-            time.sleep(soak.QUIET_MS / 1000 + 1.0)   # the last shots close
+            self.host.wait(
+                lambda s: s.get("events", 0) >= generated and s.get("pending") == 0,
+                f"host has all {generated} events",
+                120,
+            )
+            time.sleep(soak.QUIET_MS / 1000 + 1.0)  # the last shots close
         except TimeoutError as e:
             log(f"drain incomplete: {str(e)[:300]}")
         self.host.sample_rss()
@@ -196,19 +209,25 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report):
                 pass
         if s.host.alive:
             s.host.stop()
-    r = subprocess.run([sys.executable, "-m", "railbird", "replay", str(s.host.journal),
-                        "--check"], capture_output=True, text=True)
-    f = soak.analyse(s.nodes, s.host, s.disruptions, r.returncode == 0, final,
-                     s.t0, s.broker_restarts)
+    r = subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", str(s.host.journal), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    f = soak.analyse(
+        s.nodes, s.host, s.disruptions, r.returncode == 0, final, s.t0, s.broker_restarts
+    )
     f["node_reconnect_after_broker_s"] = [round(x, 1) for x in s.reconnect_s]
     (tmp_path / "figures.json").write_text(json.dumps(f, indent=1, default=str))
     text = soak.format_figures(f)
-    text += ("\n\nnode reconnect after the broker came back (s): "
-             f"{f['node_reconnect_after_broker_s']}\nlate by node and disruption window: "
-             f"{f['late_by_node_and_disruption']}"
-             f"\ninputs by status: {f['inputs_by_status']}"
-             f"\nrejected by reason: {f['rejected_by_reason']}"
-             f"\nfigures: {tmp_path / 'figures.json'}")
+    text += (
+        "\n\nnode reconnect after the broker came back (s): "
+        f"{f['node_reconnect_after_broker_s']}\nlate by node and disruption window: "
+        f"{f['late_by_node_and_disruption']}"
+        f"\ninputs by status: {f['inputs_by_status']}"
+        f"\nrejected by reason: {f['rejected_by_reason']}"
+        f"\nfigures: {tmp_path / 'figures.json'}"
+    )
     soak_report("Railbird soak: 3 tables, 4 nodes, chaos", text)
     log("figures:\n" + text)
 

@@ -6,28 +6,46 @@ import json
 import sys
 from collections import Counter
 
-HELP = "assemble shots offline from recorded messages: railbird assemble < events.jsonl > shots.jsonl"
+HELP = (
+    "assemble shots offline from recorded messages: railbird assemble < events.jsonl > shots.jsonl"
+)
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "assemble", help=HELP,
-        description=HELP + ". Each input line is {\"topic\": ..., \"payload\": {...}, \"rx\": µs} "
-        "(rx optional) or {\"tick\": µs}; the output has one shot per line as canonical JSON "
+        "assemble",
+        help=HELP,
+        description=HELP + '. Each input line is {"topic": ..., "payload": {...}, "rx": µs} '
+        '(rx optional) or {"tick": µs}; the output has one shot per line as canonical JSON '
         "(sorted keys). Deterministic: the same input gives the same bytes. The algorithm and "
-        "its parameters: docs/shots.md.")
-    p.add_argument("input", nargs="?", default="-",
-                   help="input file of JSON lines (default '-': standard input)")
-    p.add_argument("--config", help="daemon TOML config whose [shots] parameters, "
-                   "reorder_window_ms and [tables.*] games are used (default: built-in defaults, "
-                   "every table accepted, no games)")
-    p.add_argument("--window-ms", type=int,
-                   help="reorder window in ms (overrides the config; default 500)")
-    p.add_argument("--all", action="store_true",
-                   help="print every record (timeline events, late events, shots, states), "
-                        "each with its 'type', instead of shots only")
-    p.add_argument("--stats", action="store_true",
-                   help="print the pipeline counters as JSON to standard error at the end")
+        "its parameters: docs/shots.md.",
+    )
+    p.add_argument(
+        "input",
+        nargs="?",
+        default="-",
+        help="input file of JSON lines (default '-': standard input)",
+    )
+    p.add_argument(
+        "--config",
+        help="daemon TOML config whose [shots] parameters, "
+        "reorder_window_ms and [tables.*] games are used (default: built-in defaults, "
+        "every table accepted, no games)",
+    )
+    p.add_argument(
+        "--window-ms", type=int, help="reorder window in ms (overrides the config; default 500)"
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="print every record (timeline events, late events, shots, states), "
+        "each with its 'type', instead of shots only",
+    )
+    p.add_argument(
+        "--stats",
+        action="store_true",
+        help="print the pipeline counters as JSON to standard error at the end",
+    )
     p.set_defaults(func=run)
 
 
@@ -57,8 +75,10 @@ def run(args) -> int:
         if src is not sys.stdin:
             src.close()
     if errors:
-        print(f"railbird assemble: refused input: {json.dumps(dict(sorted(errors.items())))}",
-              file=sys.stderr)
+        print(
+            f"railbird assemble: refused input: {json.dumps(dict(sorted(errors.items())))}",
+            file=sys.stderr,
+        )
     if args.stats:
         print(json.dumps(assemble.last_stats, sort_keys=True), file=sys.stderr)
     return 0

@@ -14,8 +14,10 @@ HELP = "calibrate a table's sensor node: learn the wiring, measure, publish the 
 
 def register(sub) -> None:
     from railbird.mqttopts import add_broker_options
+
     p = sub.add_parser(
-        "calibrate", help=HELP,
+        "calibrate",
+        help=HELP,
         description=HELP + ". The node must be online. Calibration publishes a probe config "
         "(every channel reports, thresholds 0), asks for a ball dropped into each pocket and "
         "a knock on each rail, proposes rail thresholds (between the quiet noise and a fraction "
@@ -23,35 +25,61 @@ def register(sub) -> None:
         "(retained) and waits until the node's status shows it applied. Abandoning it "
         "re-publishes the previous config.",
         epilog="Exit status: 0 applied, 1 calibration failed or declined (previous config "
-               "restored), 2 usage or connection problem.")
+        "restored), 2 usage or connection problem.",
+    )
     p.add_argument("--table", required=True, help="table id (a slug)")
-    p.add_argument("--venue", default=os.environ.get("RAILBIRD_VENUE"),
-                   help="venue id (env RAILBIRD_VENUE)")
+    p.add_argument(
+        "--venue", default=os.environ.get("RAILBIRD_VENUE"), help="venue id (env RAILBIRD_VENUE)"
+    )
     p.add_argument("--node", help="node id (default: the one node of the table that is online)")
-    p.add_argument("--broker", dest="host", default=argparse.SUPPRESS,
-                   help="broker host (same as --host)")
+    p.add_argument(
+        "--broker", dest="host", default=argparse.SUPPRESS, help="broker host (same as --host)"
+    )
     add_broker_options(p, default_user="railbird-host")
     g = p.add_argument_group("measurement")
     g.add_argument("--drops", type=int, default=2, help="balls to drop per pocket (default 2)")
     g.add_argument("--knocks", type=int, default=3, help="knocks per rail (default 3)")
-    g.add_argument("--quiet-seconds", type=float, default=5.0,
-                   help="noise measurement with the table still (default 5)")
-    g.add_argument("--step-timeout", type=float, default=60.0,
-                   help="seconds to wait for each pocket/rail (default 60)")
-    g.add_argument("--fraction", type=float, default=0.3,
-                   help="rail threshold as a fraction of the median knock (default 0.3)")
+    g.add_argument(
+        "--quiet-seconds",
+        type=float,
+        default=5.0,
+        help="noise measurement with the table still (default 5)",
+    )
+    g.add_argument(
+        "--step-timeout",
+        type=float,
+        default=60.0,
+        help="seconds to wait for each pocket/rail (default 60)",
+    )
+    g.add_argument(
+        "--fraction",
+        type=float,
+        default=0.3,
+        help="rail threshold as a fraction of the median knock (default 0.3)",
+    )
     g.add_argument("--pinmap", help="pin map file or id (default: the one the node's birth names)")
     g.add_argument("--skip-cue", action="store_true", help="do not test the cue-ball detector")
-    g.add_argument("--allow-partial", action="store_true",
-                   help="publish even when some pockets or rails were not found")
+    g.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="publish even when some pockets or rails were not found",
+    )
     m = p.add_argument_group("mode")
-    m.add_argument("--non-interactive", action="store_true",
-                   help="never read the terminal: a step that times out aborts (or is skipped "
-                        "with --allow-partial) and the proposal is published")
-    m.add_argument("--script", metavar="FILE",
-                   help="answers to the questions, one per line (r/s/a at a timed-out step, y/n "
-                        "to publish), instead of the terminal")
-    m.add_argument("--json", metavar="FILE", help="also write the result (config, measurements) as JSON")
+    m.add_argument(
+        "--non-interactive",
+        action="store_true",
+        help="never read the terminal: a step that times out aborts (or is skipped "
+        "with --allow-partial) and the proposal is published",
+    )
+    m.add_argument(
+        "--script",
+        metavar="FILE",
+        help="answers to the questions, one per line (r/s/a at a timed-out step, y/n "
+        "to publish), instead of the terminal",
+    )
+    m.add_argument(
+        "--json", metavar="FILE", help="also write the result (config, measurements) as JSON"
+    )
     p.set_defaults(func=run)
 
 
@@ -61,6 +89,7 @@ def discover_node(args, timeout=2.0):
 
     from railbird.mqttopts import make_client
     from rbproto import codec
+
     found, ready = {}, threading.Event()
     c = make_client(args, client_id=f"railbird-calibrate-discover-{os.getpid()}")
 
@@ -105,39 +134,74 @@ def run(args) -> int:
     answers = None
     if args.script:
         with open(args.script) as f:
-            answers = [line for line in f.read().splitlines() if line.strip()
-                       and not line.lstrip().startswith("#")]
-    ui = cal.ConsoleUI(interactive=not args.non_interactive and answers is None and sys.stdin.isatty(),
-                       answers=answers)
+            answers = [
+                line
+                for line in f.read().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")
+            ]
+    ui = cal.ConsoleUI(
+        interactive=not args.non_interactive and answers is None and sys.stdin.isatty(),
+        answers=answers,
+    )
     node = args.node
     try:
         if not node:
             nodes = discover_node(args)
             if len(nodes) != 1:
-                print(f"railbird calibrate: {'no node' if not nodes else 'several nodes: ' + ', '.join(nodes)} "
-                      f"online at {args.venue}/{args.table}; name one with --node", file=sys.stderr)
+                print(
+                    f"railbird calibrate: {'no node' if not nodes else 'several nodes: ' + ', '.join(nodes)} "
+                    f"online at {args.venue}/{args.table}; name one with --node",
+                    file=sys.stderr,
+                )
                 return 2
             node = nodes[0]
-        link = cal.NodeLink(args.host, args.port, args.venue, args.table, node, user=args.user,
-                            password=args.password, tls=args.tls, cafile=args.cafile).connect()
+        link = cal.NodeLink(
+            args.host,
+            args.port,
+            args.venue,
+            args.table,
+            node,
+            user=args.user,
+            password=args.password,
+            tls=args.tls,
+            cafile=args.cafile,
+        ).connect()
     except (cal.CalibrationError, OSError) as e:
         print(f"railbird calibrate: {e}", file=sys.stderr)
         return 2
     try:
-        c = cal.Calibrator(link, ui, drops=args.drops, knocks=args.knocks,
-                           quiet_s=args.quiet_seconds, step_timeout=args.step_timeout,
-                           fraction=args.fraction, pinmap=pm, skip_cue=args.skip_cue,
-                           allow_partial=args.allow_partial)
+        c = cal.Calibrator(
+            link,
+            ui,
+            drops=args.drops,
+            knocks=args.knocks,
+            quiet_s=args.quiet_seconds,
+            step_timeout=args.step_timeout,
+            fraction=args.fraction,
+            pinmap=pm,
+            skip_cue=args.skip_cue,
+            allow_partial=args.allow_partial,
+        )
         res = c.run()
     finally:
         link.close()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"ok": res.ok, "message": res.message, "config": res.config,
-                       "pockets": res.pockets, "cue_seen": res.cue_seen,
-                       "debounce_us": res.debounce_us, "jam_us": res.jam_us,
-                       "rails": [r.__dict__ for r in res.rails], "warnings": res.warnings},
-                      f, indent=2)
+            json.dump(
+                {
+                    "ok": res.ok,
+                    "message": res.message,
+                    "config": res.config,
+                    "pockets": res.pockets,
+                    "cue_seen": res.cue_seen,
+                    "debounce_us": res.debounce_us,
+                    "jam_us": res.jam_us,
+                    "rails": [r.__dict__ for r in res.rails],
+                    "warnings": res.warnings,
+                },
+                f,
+                indent=2,
+            )
     if not res.ok:
         print(f"railbird calibrate: {res.message}", file=sys.stderr)
         return 1

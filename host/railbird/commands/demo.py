@@ -39,35 +39,69 @@ progressed (shots assembled and scores changed).
 VENUE = "demo"
 TABLES = (
     # table, node, match, seed
-    ("t1", "t1-node", {"type": "match", "game": "10-ball", "players": ["Ana", "Ben"],
-                       "race_to": 3}, 19),
-    ("t2", "t2-node", {"type": "match", "game": "14.1", "players": ["Cleo", "Dev"],
-                       "target": 50}, 7),
+    (
+        "t1",
+        "t1-node",
+        {"type": "match", "game": "10-ball", "players": ["Ana", "Ben"], "race_to": 3},
+        19,
+    ),
+    (
+        "t2",
+        "t2-node",
+        {"type": "match", "game": "14.1", "players": ["Cleo", "Dev"], "target": 50},
+        7,
+    ),
 )
 QUIET_MS = 2000
 INSTALL = "sudo apt-get install -y mosquitto mosquitto-clients"
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help=HELP, description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seconds", type=float, default=0,
-                   help="run this long, then stop and check (default 0: until Ctrl-C)")
-    p.add_argument("--journal", help="the host's journal file (default: in the work "
-                   "directory; printed in the summary)")
-    p.add_argument("--workdir", help="directory for the broker, configs, logs and journal "
-                   "(default: a new temporary directory, kept and printed)")
-    p.add_argument("--web-port", type=int, default=8080,
-                   help="web scoreboard port (default 8080; a free port if it is taken; "
-                        "0: any free port)")
+    p = sub.add_parser(
+        "demo",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=0,
+        help="run this long, then stop and check (default 0: until Ctrl-C)",
+    )
+    p.add_argument(
+        "--journal",
+        help="the host's journal file (default: in the work directory; printed in the summary)",
+    )
+    p.add_argument(
+        "--workdir",
+        help="directory for the broker, configs, logs and journal "
+        "(default: a new temporary directory, kept and printed)",
+    )
+    p.add_argument(
+        "--web-port",
+        type=int,
+        default=8080,
+        help="web scoreboard port (default 8080; a free port if it is taken; 0: any free port)",
+    )
     p.add_argument("--pin", help="referee panel PIN (default: random, printed)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="add this to the tables' seeds for other games (default 0)")
-    p.add_argument("--no-board", action="store_true",
-                   help="no full-screen board: print one line per shot instead")
-    p.add_argument("--screenshots", metavar="DIR",
-                   help="before stopping, save a screenshot of the web scoreboard and of the "
-                        "terminal board in DIR (headless Chromium)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="add this to the tables' seeds for other games (default 0)",
+    )
+    p.add_argument(
+        "--no-board",
+        action="store_true",
+        help="no full-screen board: print one line per shot instead",
+    )
+    p.add_argument(
+        "--screenshots",
+        metavar="DIR",
+        help="before stopping, save a screenshot of the web scoreboard and of the "
+        "terminal board in DIR (headless Chromium)",
+    )
     p.set_defaults(func=run)
 
 
@@ -80,8 +114,9 @@ class Procs:
 
     def start(self, name, argv, log_path, env=None) -> subprocess.Popen:
         log = open(log_path, "ab")
-        p = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                             env=env, start_new_session=True)
+        p = subprocess.Popen(
+            argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
         log.close()
         self.items.append((name, p))
         return p
@@ -132,18 +167,39 @@ def _host_config(path: Path, port: int, journal: Path, web_port: int, pin: str) 
     """The `railbird run` configuration of the demo: the production code path with the
     demo's broker, a short quiet period, the display feeds with Home Assistant discovery,
     and the web scoreboard whose referee panel PIN is the venue's referee token."""
-    lines = [f'venue = "{VENUE}"', f"journal = {_toml_str(journal)}", "stats_period_s = 0",
-             f"referee_token = {_toml_str(pin)}", "",
-             "[broker]", 'host = "127.0.0.1"', f"port = {port}", 'user = "railbird-host"',
-             'password = "host-secret"', f'client_id = "railbird-host-{VENUE}"', "",
-             "[shots]", f"quiet_ms = {QUIET_MS}", "",
-             "[outputs.feeds]", "enabled = true", "discovery = true", "",
-             "[outputs.web]", 'host = "127.0.0.1"', f"port = {web_port}",
-             'title = "Railbird demo"', ""]
+    lines = [
+        f'venue = "{VENUE}"',
+        f"journal = {_toml_str(journal)}",
+        "stats_period_s = 0",
+        f"referee_token = {_toml_str(pin)}",
+        "",
+        "[broker]",
+        'host = "127.0.0.1"',
+        f"port = {port}",
+        'user = "railbird-host"',
+        'password = "host-secret"',
+        f'client_id = "railbird-host-{VENUE}"',
+        "",
+        "[shots]",
+        f"quiet_ms = {QUIET_MS}",
+        "",
+        "[outputs.feeds]",
+        "enabled = true",
+        "discovery = true",
+        "",
+        "[outputs.web]",
+        'host = "127.0.0.1"',
+        f"port = {web_port}",
+        'title = "Railbird demo"',
+        "",
+    ]
     for table, node, m, _seed in TABLES:
-        lines += [f"[tables.{table}]", f'game = "{m["game"]}"',
-                  "players = [" + ", ".join(f'"{p}"' for p in m["players"]) + "]"]
-        lines.append(f'race_to = {m["race_to"]}' if "race_to" in m else f'target = {m["target"]}')
+        lines += [
+            f"[tables.{table}]",
+            f'game = "{m["game"]}"',
+            "players = [" + ", ".join(f'"{p}"' for p in m["players"]) + "]",
+        ]
+        lines.append(f"race_to = {m['race_to']}" if "race_to" in m else f"target = {m['target']}")
         lines += [f'nodes = ["{node}"]', ""]
     path.write_text("\n".join(lines))
 
@@ -178,9 +234,11 @@ def run(args) -> int:
     try:
         find_mosquitto()
     except BrokerError:
-        print("railbird demo: mosquitto is not installed. Install it with:\n"
-              f"    {INSTALL}\n(`make demo` installs it for you when run as root.)",
-              file=sys.stderr)
+        print(
+            "railbird demo: mosquitto is not installed. Install it with:\n"
+            f"    {INSTALL}\n(`make demo` installs it for you when run as root.)",
+            file=sys.stderr,
+        )
         return 1
     work = Path(args.workdir or tempfile.mkdtemp(prefix="railbird-demo-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -194,8 +252,7 @@ def run(args) -> int:
     def on_signal(signum, _frame):
         stop_reason["why"] = signal.Signals(signum).name
 
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM,
-                                                    signal.SIGHUP)}
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     procs = Procs()
     broker = None
     t_start = time.monotonic()
@@ -218,42 +275,92 @@ def run(args) -> int:
         py = sys.executable
         # The host is `railbird run` itself, configured by host.toml: one code path for
         # production and the demo. Its --stats-file says when it runs and where the web is.
-        procs.start("host", [py, "-m", "railbird", "run", "--config", str(cfg_path),
-                             "--stats-file", str(stats), "--log-level", "INFO",
-                             "--exit-with-parent"], work / "host.log")
+        procs.start(
+            "host",
+            [
+                py,
+                "-m",
+                "railbird",
+                "run",
+                "--config",
+                str(cfg_path),
+                "--stats-file",
+                str(stats),
+                "--log-level",
+                "INFO",
+                "--exit-with-parent",
+            ],
+            work / "host.log",
+        )
         web_url = _wait_host(stats, procs, stop_reason, work / "host.log")
         for table, node, m, seed in TABLES:
             env = dict(os.environ, RAILBIRD_NODE_PASSWORD=node_pw[node])
-            argv = [py, "-m", "railbird", "sim", "--port", str(broker.port), "--venue", VENUE,
-                    "--table", table, "--node", node, "--game", m["game"],
-                    "--players", *m["players"], "--seed", str(seed + args.seed),
-                    "--style", "demo", "--quiet-ms", str(QUIET_MS),
-                    "--state-dir", str(work / f"{node}-flash"), "--log-level", "INFO",
-                    "--referee-token", pin,
-                    "--transcript", str(work / f"{table}-transcript.jsonl")]
-            argv += ["--race-to", str(m["race_to"])] if "race_to" in m else \
-                ["--target", str(m["target"])]
+            argv = [
+                py,
+                "-m",
+                "railbird",
+                "sim",
+                "--port",
+                str(broker.port),
+                "--venue",
+                VENUE,
+                "--table",
+                table,
+                "--node",
+                node,
+                "--game",
+                m["game"],
+                "--players",
+                *m["players"],
+                "--seed",
+                str(seed + args.seed),
+                "--style",
+                "demo",
+                "--quiet-ms",
+                str(QUIET_MS),
+                "--state-dir",
+                str(work / f"{node}-flash"),
+                "--log-level",
+                "INFO",
+                "--referee-token",
+                pin,
+                "--transcript",
+                str(work / f"{table}-transcript.jsonl"),
+            ]
+            argv += (
+                ["--race-to", str(m["race_to"])]
+                if "race_to" in m
+                else ["--target", str(m["target"])]
+            )
             argv += ["--pace", "0.6", "--exit-with-parent"]
             procs.start(f"sim-{table}", argv, work / f"sim-{table}.log", env=env)
 
-        where = [f"web scoreboard:  {web_url}/v/{VENUE}/   (tables: "
-                 + ", ".join(f"{web_url}/v/{VENUE}/{t}/" for t, *_ in TABLES) + ")"
-                 if web_url else "web scoreboard:  not available (see "
-                 + str(work / "host.log") + ")",
-                 f"referee PIN:     {pin}",
-                 f"broker:          127.0.0.1:{broker.port} (users railbird-display/"
-                 "display-secret, railbird-referee/referee-secret)",
-                 f"watch it:        railbird tail --venue {VENUE} --port {broker.port}",
-                 f"journal:         {journal}",
-                 f"logs:            {work}"]
-        print("Railbird demo is running" +
-              (f" for {args.seconds:g} s" if args.seconds else "; Ctrl-C stops it") + ".",
-              flush=True)
+        where = [
+            f"web scoreboard:  {web_url}/v/{VENUE}/   (tables: "
+            + ", ".join(f"{web_url}/v/{VENUE}/{t}/" for t, *_ in TABLES)
+            + ")"
+            if web_url
+            else "web scoreboard:  not available (see " + str(work / "host.log") + ")",
+            f"referee PIN:     {pin}",
+            f"broker:          127.0.0.1:{broker.port} (users railbird-display/"
+            "display-secret, railbird-referee/referee-secret)",
+            f"watch it:        railbird tail --venue {VENUE} --port {broker.port}",
+            f"journal:         {journal}",
+            f"logs:            {work}",
+        ]
+        print(
+            "Railbird demo is running"
+            + (f" for {args.seconds:g} s" if args.seconds else "; Ctrl-C stops it")
+            + ".",
+            flush=True,
+        )
         for w in where:
             print("  " + w, flush=True)
-        board.footer = [(f"web {web_url}/v/{VENUE}/  ·  " if web_url else "")
-                        + f"referee PIN {pin}", f"journal {journal}",
-                        "Ctrl-C stops everything."]
+        board.footer = [
+            (f"web {web_url}/v/{VENUE}/  ·  " if web_url else "") + f"referee PIN {pin}",
+            f"journal {journal}",
+            "Ctrl-C stops everything.",
+        ]
         if interactive:
             time.sleep(2.0)
 
@@ -271,9 +378,11 @@ def run(args) -> int:
                 if s is not None:
                     down = len([p for p in s.get("pocketed", []) if p.get("ball") != 0])
                     scores = " ".join(f"{k} {v}" for k, v in state["scores"].items())
-                    print(f"  [{tbl}] shot {s['n']}: {down} down, {len(s.get('rails', []))} "
-                          f"rail hits -> {scores}"
-                          + (f"; {anns[-1]['text']}" if anns else ""), flush=True)
+                    print(
+                        f"  [{tbl}] shot {s['n']}: {down} down, {len(s.get('rails', []))} "
+                        f"rail hits -> {scores}" + (f"; {anns[-1]['text']}" if anns else ""),
+                        flush=True,
+                    )
 
         screenshot_at = None
         if args.screenshots:
@@ -289,8 +398,9 @@ def run(args) -> int:
                 last_draw = now
             dead = procs.dead()
             if dead:
-                stop_reason["why"] = "a process ended: " + ", ".join(f"{n} ({rc})"
-                                                                     for n, rc in dead)
+                stop_reason["why"] = "a process ended: " + ", ".join(
+                    f"{n} ({rc})" for n, rc in dead
+                )
                 break
             if screenshot_at is not None and now >= screenshot_at:
                 screenshot_at = None
@@ -308,8 +418,11 @@ def run(args) -> int:
     finally:
         if interactive:
             sys.stdout.write("\x1b[H\x1b[2J")
-        print("stopping: tables, then the host (after its quiet period closes the last "
-              "shots), then the broker…", flush=True)
+        print(
+            "stopping: tables, then the host (after its quiet period closes the last "
+            "shots), then the broker…",
+            flush=True,
+        )
         procs.stop([n for n, _p in procs.items if n.startswith("sim-")], timeout=12)
         if not failed and any(n == "host" for n, _p in procs.items):
             t_end = time.monotonic() + QUIET_MS / 1000 + 1.0
@@ -340,18 +453,19 @@ def _report(journal, work, elapsed, why, failed, args, verify) -> int:
         s = summ.get(table, {"shots": 0, "score_changes": 0})
         prog = verify.progressed(s)
         ok = ok and prog
-        print(f"  {table} {m['game']:8s} shots {s.get('shots', 0):3d}  states "
-              f"{s.get('states', 0):3d}  score changes {s.get('score_changes', 0):3d}  "
-              f"scores {json.dumps(s.get('scores'))}  rack {s.get('rack')}  "
-              f"balls down {s.get('balls_pocketed', 0)}  fouls {s.get('fouls', 0)}  "
-              f"rules errors {s.get('rules_errors', 0)}  "
-              f"{'progressed' if prog else 'NO PROGRESS'}")
+        print(
+            f"  {table} {m['game']:8s} shots {s.get('shots', 0):3d}  states "
+            f"{s.get('states', 0):3d}  score changes {s.get('score_changes', 0):3d}  "
+            f"scores {json.dumps(s.get('scores'))}  rack {s.get('rack')}  "
+            f"balls down {s.get('balls_pocketed', 0)}  fouls {s.get('fouls', 0)}  "
+            f"rules errors {s.get('rules_errors', 0)}  "
+            f"{'progressed' if prog else 'NO PROGRESS'}"
+        )
     print(f"  journal: {journal}")
     print(f"  replay:  railbird replay {journal} --check")
     print(f"  logs:    {work}")
     if args.seconds:
-        print("DEMO OK: both games progressed" if ok else
-              "DEMO FAILED: a game did not progress")
+        print("DEMO OK: both games progressed" if ok else "DEMO FAILED: a game did not progress")
         return 0 if ok else 1
     print("both games progressed" if ok else "(a game had not progressed yet)")
     return 0 if not failed else 1
@@ -359,6 +473,7 @@ def _report(journal, work, elapsed, why, failed, args, verify) -> int:
 
 def _screenshots(out: Path, web_url, board, work: Path) -> None:
     from railbird.sim import screenshots
+
     try:
         made = screenshots.take(out, web_url, VENUE, board, work)
         for p in made:

@@ -26,10 +26,18 @@ example:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("referee", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fen", action="store_true",
-                   help="write only the canonical one-line state (FEN) per input, not JSON")
+    p = subparsers.add_parser(
+        "referee",
+        help=HELP,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--fen",
+        action="store_true",
+        help="write only the canonical one-line state (FEN) per input, not JSON",
+    )
     p.set_defaults(func=run)
 
 

@@ -10,18 +10,31 @@ HELP = "rebuild every table from a daemon journal and print a summary, its shots
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "replay", help=HELP,
+        "replay",
+        help=HELP,
         description=HELP + ". The journal's inputs (raw messages, referee input, ticks) are "
-        "run through a fresh pipeline exactly as the daemon does at start-up. Read-only.")
+        "run through a fresh pipeline exactly as the daemon does at start-up. Read-only.",
+    )
     p.add_argument("journal", help="the daemon's SQLite journal file")
-    p.add_argument("--config", help="TOML config to replay with (default: the config the "
-                   "daemon stored in the journal)")
-    p.add_argument("--shots", action="store_true",
-                   help="print the replayed shots as JSON lines (canonical, as `assemble`)")
-    p.add_argument("--export-inputs", action="store_true",
-                   help="print the journal's MQTT inputs and ticks as `railbird assemble` input")
-    p.add_argument("--check", action="store_true",
-                   help="compare the replayed shots with the journalled ones; exit 1 if they differ")
+    p.add_argument(
+        "--config",
+        help="TOML config to replay with (default: the config the daemon stored in the journal)",
+    )
+    p.add_argument(
+        "--shots",
+        action="store_true",
+        help="print the replayed shots as JSON lines (canonical, as `assemble`)",
+    )
+    p.add_argument(
+        "--export-inputs",
+        action="store_true",
+        help="print the journal's MQTT inputs and ticks as `railbird assemble` input",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="compare the replayed shots with the journalled ones; exit 1 if they differ",
+    )
     p.set_defaults(func=run)
 
 
@@ -57,8 +70,10 @@ def run(args) -> int:
             stored = sorted(journal.shots(), key=lambda s: (s["table"], s["n"]))
             mine = sorted(shots, key=lambda s: (s["table"], s["n"]))
             if [shot_json(s) for s in stored] != [shot_json(s) for s in mine]:
-                print(f"replay: MISMATCH: journal has {len(stored)} shots, replay {len(mine)}",
-                      file=sys.stderr)
+                print(
+                    f"replay: MISMATCH: journal has {len(stored)} shots, replay {len(mine)}",
+                    file=sys.stderr,
+                )
                 status = 1
             else:
                 print(f"replay: OK: {len(mine)} shots identical", file=sys.stderr)
@@ -66,9 +81,13 @@ def run(args) -> int:
             summary = {"tables": {}, "counters": pipe.stats()}
             for (venue, table), t in sorted(pipe.tables.items()):
                 summary["tables"][f"{venue}/{table}"] = {
-                    "shots": t.assembler.n - 1, "events": t.pos,
-                    "pending": t.timeline.pending, "shot_open": t.assembler.open,
-                    "game": t.game.game, "fen": _fen(t)}
+                    "shots": t.assembler.n - 1,
+                    "events": t.pos,
+                    "pending": t.timeline.pending,
+                    "shot_open": t.assembler.open,
+                    "game": t.game.game,
+                    "fen": _fen(t),
+                }
             print(json.dumps(summary, indent=2, sort_keys=True))
         return status
     finally:

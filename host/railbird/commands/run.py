@@ -63,34 +63,62 @@ See docs/host.md for the full description.
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help=HELP, description=HELP + ".", epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "run",
+        help=HELP,
+        description=HELP + ".",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--config", "-c", required=True, help="TOML configuration file (see below)")
     p.add_argument("--journal", help="journal file (overrides `journal` of the config)")
     p.add_argument("--host", help="broker host (overrides [broker] host)")
     p.add_argument("--port", type=int, help="broker port (overrides [broker] port)")
     p.add_argument("--user", help="broker user (overrides [broker] user)")
-    p.add_argument("--password", help="broker password (overrides [broker] password; prefer "
-                   "the environment variable RAILBIRD_MQTT_PASSWORD)")
-    p.add_argument("--seconds", type=float, default=0,
-                   help="stop after this many seconds (default 0: until SIGTERM or Ctrl-C)")
-    p.add_argument("--stats-file", help="write the counters as JSON to this file five times a second "
-                   "(for monitoring and tests)")
-    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                   help="log level on standard error (default %(default)s)")
-    p.add_argument("--exit-with-parent", action="store_true",
-                   help="stop (cleanly, as on SIGTERM) when the parent process goes away; for "
-                        "a supervisor that starts the daemon, such as `railbird demo`")
-    p.add_argument("--check-config", action="store_true",
-                   help="only load and validate the configuration, print it as JSON, and exit")
+    p.add_argument(
+        "--password",
+        help="broker password (overrides [broker] password; prefer "
+        "the environment variable RAILBIRD_MQTT_PASSWORD)",
+    )
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=0,
+        help="stop after this many seconds (default 0: until SIGTERM or Ctrl-C)",
+    )
+    p.add_argument(
+        "--stats-file",
+        help="write the counters as JSON to this file five times a second "
+        "(for monitoring and tests)",
+    )
+    p.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level on standard error (default %(default)s)",
+    )
+    p.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="stop (cleanly, as on SIGTERM) when the parent process goes away; for "
+        "a supervisor that starts the daemon, such as `railbird demo`",
+    )
+    p.add_argument(
+        "--check-config",
+        action="store_true",
+        help="only load and validate the configuration, print it as JSON, and exit",
+    )
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from railbird.config import ConfigError, load
 
-    logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=args.log_level,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
     try:
         cfg = load(args.config)
     except (OSError, ConfigError) as e:
@@ -111,6 +139,7 @@ def run(args) -> int:
     outputs = _outputs(cfg)
 
     from railbird.daemon.worker import Daemon
+
     daemon = Daemon(cfg, outputs=outputs)
     _connect(outputs, daemon)
     stop = threading.Event()
@@ -118,14 +147,18 @@ def run(args) -> int:
     signal.signal(signal.SIGINT, lambda *a: stop.set())
     if getattr(args, "exit_with_parent", False):
         from railbird.sim.table import watch_parent
+
         watch_parent(stop)
     daemon.start()
     for out in outputs:
         url = getattr(out, "url", None) if getattr(out, "httpd", None) is not None else None
         if url:
             logging.getLogger("railbird.run").info(
-                "web scoreboard: %s/v/%s/ (referee panel %s)", url, cfg.venue,
-                "on" if getattr(out, "pins", None) else "off: no referee_token")
+                "web scoreboard: %s/v/%s/ (referee panel %s)",
+                url,
+                cfg.venue,
+                "on" if getattr(out, "pins", None) else "off: no referee_token",
+            )
     try:
         t0 = time.monotonic()
         while not stop.wait(0.2):
@@ -145,6 +178,7 @@ def _stats(daemon, outputs) -> dict:
     if outputs:
         try:
             from railbird.outputs.factory import describe
+
             d["outputs"] = describe(outputs)
         except Exception:  # noqa: BLE001
             pass
@@ -162,6 +196,7 @@ def _connect(outputs, daemon) -> None:
 
 def _write_stats(path, stats) -> None:
     import os
+
     tmp = f"{path}.tmp"
     with open(tmp, "w") as f:
         json.dump(stats, f, sort_keys=True)
@@ -171,6 +206,7 @@ def _write_stats(path, stats) -> None:
 def _outputs(cfg) -> list:
     """The outputs named by the config's [outputs] section (railbird.outputs.factory)."""
     from railbird.outputs.factory import from_config
+
     try:
         return list(from_config(cfg))
     except Exception as e:  # noqa: BLE001 - a broken display must not stop scoring

@@ -34,25 +34,49 @@ examples:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("sim", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "sim",
+        help=HELP,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     g = p.add_argument_group("game")
-    g.add_argument("--game", choices=["10-ball", "14.1", "9-ball"], default=None,
-                   help="the game (default: the scenario's match, else 10-ball)")
-    g.add_argument("--players", nargs=2, metavar=("A", "B"), default=None,
-                   help="the two players (default: Ann Bob)")
+    g.add_argument(
+        "--game",
+        choices=["10-ball", "14.1", "9-ball"],
+        default=None,
+        help="the game (default: the scenario's match, else 10-ball)",
+    )
+    g.add_argument(
+        "--players",
+        nargs=2,
+        metavar=("A", "B"),
+        default=None,
+        help="the two players (default: Ann Bob)",
+    )
     g.add_argument("--race-to", type=int, default=None, help="racks to win (default 3)")
     g.add_argument("--target", type=int, default=None, help="14.1 points to win (default 50)")
     g.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    g.add_argument("--style", choices=["default", "demo"], default="default",
-                   help="player tendencies: demo makes things happen sooner")
+    g.add_argument(
+        "--style",
+        choices=["default", "demo"],
+        default="default",
+        help="player tendencies: demo makes things happen sooner",
+    )
     g.add_argument("--scenario", help="a scripted scenario (JSON, see docs/demo.md)")
-    g.add_argument("--then-random", action="store_true",
-                   help="after the scenario's last step, go on with random play")
+    g.add_argument(
+        "--then-random",
+        action="store_true",
+        help="after the scenario's last step, go on with random play",
+    )
     g.add_argument("--turns", type=int, default=None, help="stop after this many turns")
     g.add_argument("--seconds", type=float, default=None, help="stop after this many seconds")
-    g.add_argument("--dry-run", action="store_true",
-                   help="no broker: write the transcript as JSON lines and exit")
+    g.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="no broker: write the transcript as JSON lines and exit",
+    )
     g.add_argument("--transcript", help="also write the transcript (JSON lines) to this file")
     n = p.add_argument_group("table and broker")
     n.add_argument("--host", default="127.0.0.1", help="broker host (default 127.0.0.1)")
@@ -60,27 +84,47 @@ def register(sub) -> None:
     n.add_argument("--venue", default="club", help="venue id (default club)")
     n.add_argument("--table", default="t1", help="table id (default t1)")
     n.add_argument("--node", default=None, help="node id = broker user (default TABLE-node)")
-    n.add_argument("--node-password", default=os.environ.get("RAILBIRD_NODE_PASSWORD", ""),
-                   help="the node's broker password (or env RAILBIRD_NODE_PASSWORD)")
-    n.add_argument("--referee-user", default="railbird-referee",
-                   help="the referee console's broker user (default %(default)s)")
-    n.add_argument("--referee-password",
-                   default=os.environ.get("RAILBIRD_REFEREE_PASSWORD", "referee-secret"),
-                   help="(or env RAILBIRD_REFEREE_PASSWORD)")
+    n.add_argument(
+        "--node-password",
+        default=os.environ.get("RAILBIRD_NODE_PASSWORD", ""),
+        help="the node's broker password (or env RAILBIRD_NODE_PASSWORD)",
+    )
+    n.add_argument(
+        "--referee-user",
+        default="railbird-referee",
+        help="the referee console's broker user (default %(default)s)",
+    )
+    n.add_argument(
+        "--referee-password",
+        default=os.environ.get("RAILBIRD_REFEREE_PASSWORD", "referee-secret"),
+        help="(or env RAILBIRD_REFEREE_PASSWORD)",
+    )
     n.add_argument("--referee-token", default="", help="the venue's referee token, if set")
-    n.add_argument("--state-dir", help="the node's flash (boot counter, spill); default a "
-                   "directory under $TMPDIR")
-    n.add_argument("--quiet-ms", type=int, default=5000,
-                   help="the host's [shots] quiet_ms (pacing without a state feed)")
+    n.add_argument(
+        "--state-dir",
+        help="the node's flash (boot counter, spill); default a directory under $TMPDIR",
+    )
+    n.add_argument(
+        "--quiet-ms",
+        type=int,
+        default=5000,
+        help="the host's [shots] quiet_ms (pacing without a state feed)",
+    )
     n.add_argument("--window-ms", type=int, default=500, help="the host's reorder_window_ms")
-    n.add_argument("--pace", type=float, default=1.0,
-                   help="multiply the players' thinking time (default 1.0)")
-    n.add_argument("--log-level", default="WARNING",
-                   choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                   help="log level on standard error; INFO logs every turn (default "
-                        "%(default)s)")
-    n.add_argument("--exit-with-parent", action="store_true",
-                   help="stop when the parent process goes away (used by `railbird demo`)")
+    n.add_argument(
+        "--pace", type=float, default=1.0, help="multiply the players' thinking time (default 1.0)"
+    )
+    n.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level on standard error; INFO logs every turn (default %(default)s)",
+    )
+    n.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="stop when the parent process goes away (used by `railbird demo`)",
+    )
     p.set_defaults(func=run)
 
 
@@ -112,8 +156,11 @@ def run(args) -> int:
     from railbird.sim.player import Style
     from railbird.sim.table import LiveTable, Offline, make_source
 
-    logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=args.log_level,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
     scenario = None
     if args.scenario:
         try:
@@ -123,8 +170,9 @@ def run(args) -> int:
             return 2
     match = build_match(args, scenario)
     style = Style.demo() if args.style == "demo" else Style()
-    source = make_source(match, args.seed, scenario, style,
-                         then_random=args.then_random or scenario is None)
+    source = make_source(
+        match, args.seed, scenario, style, then_random=args.then_random or scenario is None
+    )
     tfile = open(args.transcript, "w") if args.transcript else None
 
     def out(d):
@@ -149,13 +197,26 @@ def run(args) -> int:
         return 1 if r.checks_failed else 0
 
     node = args.node or f"{args.table}-node"
-    table = LiveTable(host=args.host, port=args.port, venue=args.venue, table=args.table,
-                      node=node, node_password=args.node_password, match=match,
-                      source=source, seed=args.seed, state_dir=args.state_dir,
-                      referee_user=args.referee_user, referee_password=args.referee_password,
-                      referee_token=args.referee_token, quiet_us=args.quiet_ms * 1000,
-                      window_us=args.window_ms * 1000, shot_params=params, pace=args.pace,
-                      out=out)
+    table = LiveTable(
+        host=args.host,
+        port=args.port,
+        venue=args.venue,
+        table=args.table,
+        node=node,
+        node_password=args.node_password,
+        match=match,
+        source=source,
+        seed=args.seed,
+        state_dir=args.state_dir,
+        referee_user=args.referee_user,
+        referee_password=args.referee_password,
+        referee_token=args.referee_token,
+        quiet_us=args.quiet_ms * 1000,
+        window_us=args.window_ms * 1000,
+        shot_params=params,
+        pace=args.pace,
+        out=out,
+    )
 
     def on_signal(*_):
         table.stopped.set()
@@ -164,6 +225,7 @@ def run(args) -> int:
     signal.signal(signal.SIGINT, on_signal)
     if args.exit_with_parent:
         from railbird.sim.table import watch_parent
+
         watch_parent(table.stopped)
     try:
         table.start()
@@ -171,8 +233,12 @@ def run(args) -> int:
         print(f"railbird sim: cannot start table {args.table}: {e}", file=sys.stderr)
         table.stop()
         return 1
-    print(f"railbird sim: table {args.venue}/{args.table} ({match['game']}, node {node}) "
-          f"on {args.host}:{args.port}", file=sys.stderr, flush=True)
+    print(
+        f"railbird sim: table {args.venue}/{args.table} ({match['game']}, node {node}) "
+        f"on {args.host}:{args.port}",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         table.run(turns=turns, seconds=args.seconds)
     finally:

@@ -15,18 +15,32 @@ HELP = "print every Railbird message of a venue, decoded and validated, one line
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "tail", help=HELP,
+        "tail",
+        help=HELP,
         description=HELP + ". A message that fails validation is printed with 'REJECTED' and "
-        "the codec's reason; tail never stops on bad input.")
-    p.add_argument("--venue", default="+",
-                   help="venue id to follow (default: every venue the user may read)")
+        "the codec's reason; tail never stops on bad input.",
+    )
+    p.add_argument(
+        "--venue", default="+", help="venue id to follow (default: every venue the user may read)"
+    )
     p.add_argument("--table", default="+", help="only this table (default: every table)")
-    p.add_argument("--json", action="store_true",
-                   help="print each decoded message as JSON after the topic instead of a summary")
-    p.add_argument("--count", type=int, default=0,
-                   help="exit after this many messages (default 0: run until Ctrl-C)")
-    p.add_argument("--seconds", type=float, default=0,
-                   help="exit after this many seconds (default 0: run until Ctrl-C)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print each decoded message as JSON after the topic instead of a summary",
+    )
+    p.add_argument(
+        "--count",
+        type=int,
+        default=0,
+        help="exit after this many messages (default 0: run until Ctrl-C)",
+    )
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=0,
+        help="exit after this many seconds (default 0: run until Ctrl-C)",
+    )
     add_broker_options(p)
     p.set_defaults(func=run)
 
@@ -49,9 +63,11 @@ def summarize(kind: str, msg: dict) -> str:
     if kind == "status":
         if msg.get("state") == "offline":
             return "OFFLINE"
-        return (f"online up={msg.get('uptime_us', 0) // 1_000_000}s queue={msg.get('queue')} "
-                f"spill={msg.get('spill')} counters={json.dumps(msg.get('counters', {}), sort_keys=True)}"
-                + (f" config_error={msg['config_error']!r}" if msg.get("config_error") else ""))
+        return (
+            f"online up={msg.get('uptime_us', 0) // 1_000_000}s queue={msg.get('queue')} "
+            f"spill={msg.get('spill')} counters={json.dumps(msg.get('counters', {}), sort_keys=True)}"
+            + (f" config_error={msg['config_error']!r}" if msg.get("config_error") else "")
+        )
     if kind == "birth":
         return f"boot={msg['boot']} fw={msg['fw']} reset={msg['reset']} pinmap={msg['pinmap']}"
     if kind == "announce":
@@ -72,7 +88,9 @@ def format_line(topic: str, payload: bytes, as_json: bool = False) -> str:
     except codec.ProtocolError as e:
         return f"{stamp} REJECTED {topic}: {e.reason}"
     where = f"{venue}/{table or '-'}" + (f"/{node}" if node else "")
-    body = json.dumps(msg, sort_keys=True, separators=(",", ":")) if as_json else summarize(kind, msg)
+    body = (
+        json.dumps(msg, sort_keys=True, separators=(",", ":")) if as_json else summarize(kind, msg)
+    )
     return f"{stamp} {where} {kind} {body}"
 
 
@@ -89,8 +107,11 @@ def run(args) -> int:
         # Subscribe to every version so a node speaking another major version is shown
         # as rejected instead of silently ignored.
         client.subscribe(f"railbird/+/{args.venue}/#", qos=1)
-        print(f"# tailing railbird/v1/{args.venue}/{args.table} on {args.host}:{args.port}",
-              file=sys.stderr, flush=True)
+        print(
+            f"# tailing railbird/v1/{args.venue}/{args.table} on {args.host}:{args.port}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def on_message(client, userdata, message):
         parts = message.topic.split("/")

@@ -100,9 +100,13 @@ class BootClock:
         if not self.synced:
             return {"synced": False, "offset_us": self.fallback or 0, "samples": 0}
         used_delay = min(s[2] for s in self.samples)
-        return {"synced": True, "offset_us": int(round(self.offset)),
-                "drift_ppm": round(self.drift * 1e6, 3), "samples": len(self.samples),
-                "uncertainty_us": used_delay // 2}
+        return {
+            "synced": True,
+            "offset_us": int(round(self.offset)),
+            "drift_ppm": round(self.drift * 1e6, 3),
+            "samples": len(self.samples),
+            "uncertainty_us": used_delay // 2,
+        }
 
 
 class ClockModels:

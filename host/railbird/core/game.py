@@ -26,9 +26,6 @@ def _rules():
 _POCKETED_DOUBT = ("lost:", "jam:")
 
 
-
-
-
 def object_balls_bound(shot: dict, state: dict | None) -> int | None:
     """How many object balls can have reached a rail on this shot: the object balls on the
     table (with those the referee is to spot) less the object-ball drops sensed on the shot
@@ -73,8 +70,7 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
         if lip_policy == "rule" and p.get("lip") and shot.get("rest_before") is not None:
             item["rested_us"] = shot["rest_before"]
         pocketed.append(item)
-    inp = {"type": "shot", "pocketed": pocketed,
-           "rail_after_contact": bool(shot["rails"])}
+    inp = {"type": "shot", "pocketed": pocketed, "rail_after_contact": bool(shot["rails"])}
     uncertain = set()
     breaking = None if state is None else bool(state.get("breaking"))
     estimate = shot.get("object_balls_to_rail")
@@ -114,8 +110,10 @@ def with_referee_facts(inp: dict, facts: dict) -> dict:
         if k in facts:
             out[k] = copy.deepcopy(facts[k])
     if isinstance(out.get("pocketed"), list) and "pocketed" in facts:
-        out["pocketed"] = [{k: v for k, v in p.items() if k != "source"}
-                           if isinstance(p, dict) else p for p in out["pocketed"]]
+        out["pocketed"] = [
+            {k: v for k, v in p.items() if k != "source"} if isinstance(p, dict) else p
+            for p in out["pocketed"]
+        ]
     unc = [u for u in out.get("uncertain") or () if u not in facts]
     if unc:
         out["uncertain"] = unc

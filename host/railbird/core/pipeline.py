@@ -53,11 +53,11 @@ class NodeMark:
     __slots__ = ("known", "since", "reason", "gone", "boot", "status_key", "reconnects")
 
     def __init__(self):
-        self.known = None       # table µs up to which all the node's events are in
-        self.since = None       # host µs at which the current hold began (None: not held)
-        self.reason = None      # offline | reconnect | backlog
-        self.gone = False       # the hold passed max_hold: no longer holds the table
-        self.boot = None        # boot of the last fresh status
+        self.known = None  # table µs up to which all the node's events are in
+        self.since = None  # host µs at which the current hold began (None: not held)
+        self.reason = None  # offline | reconnect | backlog
+        self.gone = False  # the hold passed max_hold: no longer holds the table
+        self.boot = None  # boot of the last fresh status
         self.status_key = None  # (boot, uptime_us) of the last fresh online status
         self.reconnects = None  # its counters.reconnects
 
@@ -128,18 +128,35 @@ class Pipeline:
         self.rejected[code] += 1
         return ("rejected", reason, [])
 
-    COUNTERS = ("received", "events", "duplicate", "rejected", "late", "reordered", "shots",
-                "states", "sync_samples", "referee", "referee_refused", "rules_refused",
-                "ignored", "referee_pending", "referee_facts_refused", "holds",
-                "holds_expired", "reconnects")
+    COUNTERS = (
+        "received",
+        "events",
+        "duplicate",
+        "rejected",
+        "late",
+        "reordered",
+        "shots",
+        "states",
+        "sync_samples",
+        "referee",
+        "referee_refused",
+        "rules_refused",
+        "ignored",
+        "referee_pending",
+        "referee_facts_refused",
+        "holds",
+        "holds_expired",
+        "reconnects",
+    )
 
     def stats(self) -> dict:
         d = {k: 0 for k in self.COUNTERS}
         d.update(self.counters)
         d["rejected_by_reason"] = dict(self.rejected)
         d["pending"] = sum(t.timeline.pending for t in self.tables.values())
-        d["held"] = sorted(f"{k[1]}/{n}" for k, t in self.tables.items()
-                           for n, m in t.marks.items() if m.holding)
+        d["held"] = sorted(
+            f"{k[1]}/{n}" for k, t in self.tables.items() for n, m in t.marks.items() if m.holding
+        )
         return d
 
     # -- MQTT messages -------------------------------------------------------------------
@@ -173,8 +190,9 @@ class Pipeline:
                 if not clock.synced:
                     clock.observe_arrival(msg["uptime_us"], rx)
             self.node_status[(venue, table, node)] = msg
-            records = [{"type": "node", "venue": venue, "table": table, "node": node,
-                        "status": msg}]
+            records = [
+                {"type": "node", "venue": venue, "table": table, "node": node, "status": msg}
+            ]
             if kind == "status":
                 self._status_mark(t, node, msg, rx, records)
             else:
@@ -192,16 +210,36 @@ class Pipeline:
             return
         m.since, m.reason, m.gone = now, reason, False
         self.counters["holds"] += 1
-        records.append({"type": "hold", "venue": t.venue, "table": t.table, "node": node,
-                        "state": "held", "reason": reason, "known": m.known, "at": now})
+        records.append(
+            {
+                "type": "hold",
+                "venue": t.venue,
+                "table": t.table,
+                "node": node,
+                "state": "held",
+                "reason": reason,
+                "known": m.known,
+                "at": now,
+            }
+        )
 
     def _unhold(self, t: Table, node: str, m: NodeMark, now, records) -> None:
         if m.since is None:
             return
         was = "gone" if m.gone else "held"
         m.since, m.reason, m.gone = None, None, False
-        records.append({"type": "hold", "venue": t.venue, "table": t.table, "node": node,
-                        "state": "live", "was": was, "known": m.known, "at": now})
+        records.append(
+            {
+                "type": "hold",
+                "venue": t.venue,
+                "table": t.table,
+                "node": node,
+                "state": "live",
+                "was": was,
+                "known": m.known,
+                "at": now,
+            }
+        )
 
     def _status_mark(self, t: Table, node: str, msg: dict, rx, records) -> None:
         m = t.mark(node)
@@ -241,12 +279,23 @@ class Pipeline:
             if now is not None and now - m.since >= self.cfg.max_hold_us:
                 m.gone = True
                 self.counters["holds_expired"] += 1
-                t.assembler.warn(f"gone: node {node} ({m.reason}) held the table "
-                                 f"{(now - m.since) / 1e6:.0f} s (max_hold_ms); the table "
-                                 "moved on, its events before now may arrive late")
-                records.append({"type": "hold", "venue": t.venue, "table": t.table,
-                                "node": node, "state": "gone", "reason": m.reason,
-                                "known": m.known, "at": now})
+                t.assembler.warn(
+                    f"gone: node {node} ({m.reason}) held the table "
+                    f"{(now - m.since) / 1e6:.0f} s (max_hold_ms); the table "
+                    "moved on, its events before now may arrive late"
+                )
+                records.append(
+                    {
+                        "type": "hold",
+                        "venue": t.venue,
+                        "table": t.table,
+                        "node": node,
+                        "state": "gone",
+                        "reason": m.reason,
+                        "known": m.known,
+                        "at": now,
+                    }
+                )
                 continue
             if m.known is None:
                 return None
@@ -280,16 +329,29 @@ class Pipeline:
             clock.observe_arrival(max(e["t"] for e in evs), rx)
             if (node, boot) not in t.unsynced_warned:
                 t.unsynced_warned.add((node, boot))
-                t.assembler.warn(f"unsynced: node {node} boot {boot} has no time sync yet; "
-                                 "its times are estimated from arrival")
+                t.assembler.warn(
+                    f"unsynced: node {node} boot {boot} has no time sync yet; "
+                    "its times are estimated from arrival"
+                )
         records = []
         fresh = 0
         m = t.mark(node)
         newest = None
         for e in evs:
-            ev = Event(clock.to_table(e["t"], rx), node, boot, e["seq"], e["kind"], e.get("pocket"),
-                       e.get("rail"), e.get("amp"), e.get("dur"), e.get("n"), e["t"],
-                       clock.synced)
+            ev = Event(
+                clock.to_table(e["t"], rx),
+                node,
+                boot,
+                e["seq"],
+                e["kind"],
+                e.get("pocket"),
+                e.get("rail"),
+                e.get("amp"),
+                e.get("dur"),
+                e.get("n"),
+                e["t"],
+                clock.synced,
+            )
             if newest is None or ev.t > newest:
                 newest = ev.t
             st = t.timeline.push(ev)
@@ -301,15 +363,21 @@ class Pipeline:
             if st == "late":
                 self.counters["late"] += 1
                 records.append({"type": "late", "venue": t.venue, "table": t.table, "event": ev})
-                t.assembler.warn(f"late: {ev.kind} event {node}/{boot}/{ev.seq} arrived after "
-                                 "the reorder window; journalled, not in the shot facts")
+                t.assembler.warn(
+                    f"late: {ev.kind} event {node}/{boot}/{ev.seq} arrived after "
+                    "the reorder window; journalled, not in the shot facts"
+                )
             elif st == "reordered":
                 self.counters["reordered"] += 1
         # a node sends its events in order: all of them up to its newest are in
         if m.known is None or newest > m.known:
             m.known = newest
-        if m.since is not None and clock.synced and rx is not None \
-                and rx - newest <= self.cfg.window_us:
+        if (
+            m.since is not None
+            and clock.synced
+            and rx is not None
+            and rx - newest <= self.cfg.window_us
+        ):
             self._unhold(t, node, m, rx, records)  # a live event: the node is caught up
         tl = t.timeline
         cand = None if tl.max_seen is None else tl.max_seen - tl.window_us
@@ -322,8 +390,9 @@ class Pipeline:
     def _advance(self, t: Table, released: list, now, records: list) -> None:
         for ev in released:
             t.pos += 1
-            records.append({"type": "event", "venue": t.venue, "table": t.table, "event": ev,
-                            "pos": t.pos})
+            records.append(
+                {"type": "event", "venue": t.venue, "table": t.table, "event": ev, "pos": t.pos}
+            )
             for shot in t.assembler.feed(ev):
                 self._shot(t, shot, records)
         if now is not None:
@@ -346,31 +415,53 @@ class Pipeline:
                 merged = with_referee_facts(inp, facts)
                 ok, res = t.game.feed(merged)
                 if ok:
-                    self._game_result(t, ok, res, merged, "sensed", records,
-                                      referee_facts=sorted(facts))
+                    self._game_result(
+                        t, ok, res, merged, "sensed", records, referee_facts=sorted(facts)
+                    )
                     return
                 self.counters["referee_facts_refused"] += 1
-                records.append({"type": "rules_error", "venue": t.venue, "table": t.table,
-                                "input": merged, "error": f"referee facts refused: "
-                                                         f"{res['error']}",
-                                "source": "referee"})
+                records.append(
+                    {
+                        "type": "rules_error",
+                        "venue": t.venue,
+                        "table": t.table,
+                        "input": merged,
+                        "error": f"referee facts refused: {res['error']}",
+                        "source": "referee",
+                    }
+                )
             ok, res = t.game.feed(inp)
             self._game_result(t, ok, res, inp, "sensed", records)
 
     def _game_result(self, t, ok, res, inp, source, records, referee_facts=None):
         if ok:
             self.counters["states"] += 1
-            rec = {"type": "state", "venue": t.venue, "table": t.table,
-                   "game": t.game.game, "state": res["state"], "fen": res["fen"],
-                   "announcements": res["announcements"], "cause": inp.get("type"),
-                   "source": source}
+            rec = {
+                "type": "state",
+                "venue": t.venue,
+                "table": t.table,
+                "game": t.game.game,
+                "state": res["state"],
+                "fen": res["fen"],
+                "announcements": res["announcements"],
+                "cause": inp.get("type"),
+                "source": source,
+            }
             if referee_facts:
                 rec["referee_facts"] = referee_facts
             records.append(rec)
         else:
             self.counters["rules_refused"] += 1
-            records.append({"type": "rules_error", "venue": t.venue, "table": t.table,
-                            "input": inp, "error": res["error"], "source": source})
+            records.append(
+                {
+                    "type": "rules_error",
+                    "venue": t.venue,
+                    "table": t.table,
+                    "input": inp,
+                    "error": res["error"],
+                    "source": source,
+                }
+            )
 
     # -- referee input ---------------------------------------------------------------------
     def _referee(self, venue, table, msg, source):
@@ -393,9 +484,19 @@ class Pipeline:
         if facts and t.game.available and t.shot_in_play():
             return self._pending(t, msg, rid, inp, facts, source)
         ok, res = t.game.feed(inp)
-        records = [{"type": "referee", "venue": venue, "table": table, "id": rid,
-                    "by": msg.get("by"), "input": inp, "ok": ok,
-                    "error": None if ok else res["error"], "source": source}]
+        records = [
+            {
+                "type": "referee",
+                "venue": venue,
+                "table": table,
+                "id": rid,
+                "by": msg.get("by"),
+                "input": inp,
+                "ok": ok,
+                "error": None if ok else res["error"],
+                "source": source,
+            }
+        ]
         self._game_result(t, ok, res, inp, "referee", records)
         if not ok:
             self.counters["referee_refused"] += 1
@@ -406,9 +507,17 @@ class Pipeline:
         """A `confirm` with shot facts while a shot is in play: the facts are for that
         shot. They are held and ruled with it when it closes (one shot, not two)."""
         bad = t.game.check_facts(facts)
-        rec = {"type": "referee", "venue": t.venue, "table": t.table, "id": rid,
-               "by": msg.get("by"), "input": inp, "ok": bad is None, "error": bad,
-               "source": source}
+        rec = {
+            "type": "referee",
+            "venue": t.venue,
+            "table": t.table,
+            "id": rid,
+            "by": msg.get("by"),
+            "input": inp,
+            "ok": bad is None,
+            "error": bad,
+            "source": source,
+        }
         if bad is not None:
             self.counters["referee_refused"] += 1
             return ("refused", bad, [rec])
@@ -416,9 +525,21 @@ class Pipeline:
         self.counters["referee_pending"] += 1
         rec["pending"] = True
         snap = t.game.snapshot() or {}
-        return ("pending", None, [rec, {"type": "pending", "venue": t.venue, "table": t.table,
-                                        "facts": sorted(t.pending_facts),
-                                        "state": snap.get("state"), "fen": snap.get("fen")}])
+        return (
+            "pending",
+            None,
+            [
+                rec,
+                {
+                    "type": "pending",
+                    "venue": t.venue,
+                    "table": t.table,
+                    "facts": sorted(t.pending_facts),
+                    "state": snap.get("state"),
+                    "fen": snap.get("fen"),
+                },
+            ],
+        )
 
     def on_referee(self, venue: str, table: str, msg: dict, source: str = "local"):
         """In-process referee input: msg is a `referee` message body ({"input": ...})."""

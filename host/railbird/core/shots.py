@@ -16,12 +16,12 @@ ACTIVITY = ("drop", "cue", "rail")
 
 @dataclass(frozen=True)
 class ShotParams:
-    quiet_us: int = 5_000_000        # rest that ends a shot (= rule 30's 5 s by default)
-    lip_rest_us: int = 5_000_000     # rest before a lone drop that flags it (general rule 30)
-    cue_before_us: int = 3_000_000   # a cue event pairs with a drop at most this much earlier
-    cue_after_us: int = 100_000      # ... or this much later (clock skew between nodes)
+    quiet_us: int = 5_000_000  # rest that ends a shot (= rule 30's 5 s by default)
+    lip_rest_us: int = 5_000_000  # rest before a lone drop that flags it (general rule 30)
+    cue_before_us: int = 3_000_000  # a cue event pairs with a drop at most this much earlier
+    cue_after_us: int = 100_000  # ... or this much later (clock skew between nodes)
     break_window_us: int = 2_000_000  # rail clusters counted for object_balls_to_rail
-    rail_merge_us: int = 100_000     # hits on one rail closer than this count as one ball
+    rail_merge_us: int = 100_000  # hits on one rail closer than this count as one ball
     max_object_balls: int = 15
 
     @classmethod
@@ -107,8 +107,7 @@ def _warning_for(ev) -> str:
     return f"lost: {where} missed {ev.n} edge(s); a ball may be missing from the facts"
 
 
-def assemble(table: str, n: int, events: list, rest_before, warnings: list,
-             p: ShotParams) -> dict:
+def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: ShotParams) -> dict:
     """The facts of one shot from its activity events (in timeline order)."""
     drops = [e for e in events if e.kind == "drop"]
     cues = [e for e in events if e.kind == "cue"]
@@ -129,8 +128,10 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list,
                 if best is None or abs(dt) < abs(c.t - drops[best].t):
                     best = i
         if best is None:
-            warnings.append("cue: cue ball seen in the return without a pocket drop; "
-                            "scratch assumed, pocket unknown")
+            warnings.append(
+                "cue: cue ball seen in the return without a pocket drop; "
+                "scratch assumed, pocket unknown"
+            )
             unpaired.append(c.t)
         else:
             pocketed[best]["ball"] = 0
@@ -140,15 +141,18 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list,
     # General rule 30: a ball that drops after the table was at rest for 5 s, with no other
     # activity, may have been hanging on the lip rather than shot in.
     first = events[0]
-    lip = (first.kind == "drop" and not rails
-           and (rest_before is None or rest_before >= p.lip_rest_us))
+    lip = (
+        first.kind == "drop" and not rails and (rest_before is None or rest_before >= p.lip_rest_us)
+    )
     if lip:
         for x in pocketed:
             if x["ball"] != 0:
                 x["lip"] = True
         rest = "an unknown time" if rest_before is None else f"{rest_before / 1e6:.1f} s"
-        warnings.append(f"lip: ball dropped in {first.pocket} after the table was at rest "
-                        f"{rest} with no other activity; possibly not a shot (rule 30)")
+        warnings.append(
+            f"lip: ball dropped in {first.pocket} after the table was at rest "
+            f"{rest} with no other activity; possibly not a shot (rule 30)"
+        )
 
     rail_facts = [{"rail": e.rail, "t": e.t, "amp": e.amp, "source": "sensed"} for e in rails]
     distinct = len({e.rail for e in rails})
@@ -177,7 +181,11 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list,
         "object_balls_to_rail": obr,
         "warnings": warnings,
         "cue_unpaired": unpaired,
-        "sources": {"start": "sensed", "end": "sensed", "distinct_rails": "sensed",
-                    "object_balls_to_rail": "inferred"},
+        "sources": {
+            "start": "sensed",
+            "end": "sensed",
+            "distinct_rails": "sensed",
+            "object_balls_to_rail": "inferred",
+        },
         "rest_before": rest_before,
     }

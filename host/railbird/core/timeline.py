@@ -26,11 +26,36 @@ SEEN_SET_MAX = 4096
 class Event:
     """One sensor event on the table's time axis."""
 
-    __slots__ = ("t", "node", "boot", "seq", "kind", "pocket", "rail", "amp", "dur", "n",
-                 "t_node", "synced")
+    __slots__ = (
+        "t",
+        "node",
+        "boot",
+        "seq",
+        "kind",
+        "pocket",
+        "rail",
+        "amp",
+        "dur",
+        "n",
+        "t_node",
+        "synced",
+    )
 
-    def __init__(self, t, node, boot, seq, kind, pocket=None, rail=None, amp=None, dur=None,
-                 n=None, t_node=None, synced=True):
+    def __init__(
+        self,
+        t,
+        node,
+        boot,
+        seq,
+        kind,
+        pocket=None,
+        rail=None,
+        amp=None,
+        dur=None,
+        n=None,
+        t_node=None,
+        synced=True,
+    ):
         self.t = t
         self.node = node
         self.boot = boot
@@ -55,8 +80,7 @@ class Event:
         return isinstance(other, Event) and self.to_dict() == other.to_dict()
 
     def to_dict(self) -> dict:
-        d = {"t": self.t, "node": self.node, "boot": self.boot, "seq": self.seq,
-             "kind": self.kind}
+        d = {"t": self.t, "node": self.node, "boot": self.boot, "seq": self.seq, "kind": self.kind}
         for k in ("pocket", "rail", "amp", "dur", "n"):
             v = getattr(self, k)
             if v is not None:

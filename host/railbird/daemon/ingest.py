@@ -39,11 +39,16 @@ def subscriptions(venue: str, tables: list) -> list:
     """(topic filter, qos) pairs. The version level is a wildcard so that a node speaking
     another major version is received, refused and counted instead of silently ignored."""
     out = []
-    for t in (tables or ["+"]):
+    for t in tables or ["+"]:
         base = f"railbird/+/{venue}/{t}"
-        out += [(f"{base}/node/+/events", 1), (f"{base}/node/+/sync/result", 1),
-                (f"{base}/node/+/birth", 1), (f"{base}/node/+/status", 1),
-                (f"{base}/node/+/sync/req", 0), (f"{base}/referee", 1)]
+        out += [
+            (f"{base}/node/+/events", 1),
+            (f"{base}/node/+/sync/result", 1),
+            (f"{base}/node/+/birth", 1),
+            (f"{base}/node/+/status", 1),
+            (f"{base}/node/+/sync/req", 0),
+            (f"{base}/referee", 1),
+        ]
     return out
 
 
@@ -56,8 +61,12 @@ class Ingest:
         self.connected = threading.Event()
         self.connects = 0
         self.sync_answered = 0
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=bcfg.client_id,
-                                  protocol=mqtt.MQTTv5, manual_ack=True)
+        self.client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2,
+            client_id=bcfg.client_id,
+            protocol=mqtt.MQTTv5,
+            manual_ack=True,
+        )
         if bcfg.user:
             self.client.username_pw_set(bcfg.user, bcfg.password or None)
         if bcfg.tls:
@@ -75,8 +84,13 @@ class Ingest:
     def start(self) -> None:
         props = Properties(PacketTypes.CONNECT)
         props.SessionExpiryInterval = int(self.bcfg.session_expiry_s)
-        self.client.connect_async(self.bcfg.host, self.bcfg.port, self.bcfg.keepalive_s,
-                                  clean_start=False, properties=props)
+        self.client.connect_async(
+            self.bcfg.host,
+            self.bcfg.port,
+            self.bcfg.keepalive_s,
+            clean_start=False,
+            properties=props,
+        )
         self.client.loop_start()
 
     def stop(self) -> None:
@@ -92,8 +106,12 @@ class Ingest:
             return
         self.connects += 1
         self.connect_error = ""
-        log.info("connected to %s:%s (session present: %s)", self.bcfg.host, self.bcfg.port,
-                 flags.session_present)
+        log.info(
+            "connected to %s:%s (session present: %s)",
+            self.bcfg.host,
+            self.bcfg.port,
+            flags.session_present,
+        )
         result, self._sub_mid = client.subscribe(subscriptions(self.venue, self.tables))
         if result != mqtt.MQTT_ERR_SUCCESS:
             log.error("subscribe failed: %s", result)
@@ -114,8 +132,13 @@ class Ingest:
         e = sys.exc_info()[1]
         why = f"{type(e).__name__}: {e}" if e is not None else "unknown error"
         if why != self.connect_error:
-            log.error("cannot connect to %s:%s%s: %s (retrying)", self.bcfg.host,
-                      self.bcfg.port, " with TLS" if self.bcfg.tls else "", why)
+            log.error(
+                "cannot connect to %s:%s%s: %s (retrying)",
+                self.bcfg.host,
+                self.bcfg.port,
+                " with TLS" if self.bcfg.tls else "",
+                why,
+            )
         self.connect_error = why
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
@@ -135,8 +158,9 @@ class Ingest:
         except codec.ProtocolError:
             return False  # the daemon counts the rejection
         resp = {"v": 1, "id": req["id"], "t1": req["t1"], "t2": rx, "t3": now_us()}
-        self.client.publish(codec.topic(venue, table, "sync_resp", node),
-                            codec.encode("sync_resp", resp), qos=0)
+        self.client.publish(
+            codec.topic(venue, table, "sync_resp", node), codec.encode("sync_resp", resp), qos=0
+        )
         self.sync_answered += 1
         return True
 

@@ -91,13 +91,15 @@ class Journal:
             self.db.execute("COMMIT")
             self._in_tx = False
 
-    def add_input(self, source, rx, topic=None, payload=None, venue=None, table=None,
-                  status=None, reason=None) -> int:
+    def add_input(
+        self, source, rx, topic=None, payload=None, venue=None, table=None, status=None, reason=None
+    ) -> int:
         self.begin()
         cur = self.db.execute(
             "INSERT INTO inputs (source, rx, wall, topic, payload, venue, tbl, status, reason)"
             " VALUES (?,?,?,?,?,?,?,?,?)",
-            (source, rx, time.time(), topic, payload, venue, table, status, reason))
+            (source, rx, time.time(), topic, payload, venue, table, status, reason),
+        )
         return cur.lastrowid
 
     def add_records(self, input_id: int, records: list) -> None:
@@ -106,31 +108,77 @@ class Journal:
             typ = r["type"]
             if typ in ("event", "late"):
                 e = r["event"]
-                ex("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                   (r["venue"], r["table"], e.node, e.boot, e.seq, e.t, e.t_node, e.kind,
-                    e.pocket, e.rail, e.amp, e.dur, e.n, int(e.synced),
-                    1 if typ == "late" else 0, r.get("pos"), input_id))
+                ex(
+                    "INSERT OR IGNORE INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        r["venue"],
+                        r["table"],
+                        e.node,
+                        e.boot,
+                        e.seq,
+                        e.t,
+                        e.t_node,
+                        e.kind,
+                        e.pocket,
+                        e.rail,
+                        e.amp,
+                        e.dur,
+                        e.n,
+                        int(e.synced),
+                        1 if typ == "late" else 0,
+                        r.get("pos"),
+                        input_id,
+                    ),
+                )
             elif typ == "shot":
                 s = r["shot"]
-                ex("INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
-                   (r["venue"], r["table"], s["n"], _j(s), input_id))
+                ex(
+                    "INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
+                    (r["venue"], r["table"], s["n"], _j(s), input_id),
+                )
             elif typ == "state":
-                ex("INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"
-                   " source, input_id) VALUES (?,?,?,?,?,?,?,?,?)",
-                   (r["venue"], r["table"], r["game"], _j(r["state"]), r["fen"],
-                    _j(r["announcements"]), r["cause"], r["source"], input_id))
+                ex(
+                    "INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"
+                    " source, input_id) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (
+                        r["venue"],
+                        r["table"],
+                        r["game"],
+                        _j(r["state"]),
+                        r["fen"],
+                        _j(r["announcements"]),
+                        r["cause"],
+                        r["source"],
+                        input_id,
+                    ),
+                )
             elif typ == "referee":
-                ex("INSERT INTO referee (venue, tbl, rid, by_, input, ok, error, source,"
-                   " input_id) VALUES (?,?,?,?,?,?,?,?,?)",
-                   (r["venue"], r["table"], r["id"], r["by"], _j(r["input"]), int(r["ok"]),
-                    r["error"], r["source"], input_id))
+                ex(
+                    "INSERT INTO referee (venue, tbl, rid, by_, input, ok, error, source,"
+                    " input_id) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (
+                        r["venue"],
+                        r["table"],
+                        r["id"],
+                        r["by"],
+                        _j(r["input"]),
+                        int(r["ok"]),
+                        r["error"],
+                        r["source"],
+                        input_id,
+                    ),
+                )
             elif typ == "rules_error":
-                ex("INSERT INTO rules_errors (venue, tbl, input, error, source, input_id)"
-                   " VALUES (?,?,?,?,?,?)",
-                   (r["venue"], r["table"], _j(r["input"]), r["error"], r["source"], input_id))
+                ex(
+                    "INSERT INTO rules_errors (venue, tbl, input, error, source, input_id)"
+                    " VALUES (?,?,?,?,?,?)",
+                    (r["venue"], r["table"], _j(r["input"]), r["error"], r["source"], input_id),
+                )
             elif typ == "node":
-                ex("INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?)",
-                   (r["venue"], r["table"], r["node"], _j(r["status"]), input_id))
+                ex(
+                    "INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?)",
+                    (r["venue"], r["table"], r["node"], _j(r["status"]), input_id),
+                )
 
     # -- reading -------------------------------------------------------------------------
     def inputs(self, after: int = 0, wall: bool = False):

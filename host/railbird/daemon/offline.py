@@ -89,17 +89,20 @@ def replay(journal: Journal, cfg: Config | None = None):
     """A fresh pipeline that has seen every journalled input (daemon.rebuild), and the
     shots it produced in order -> (pipeline, shots)."""
     from railbird.daemon.worker import rebuild
+
     if cfg is None:
         cfg = journal_config(journal)
     pipe = Pipeline(cfg)
     shots = []
-    rebuild(pipe, journal, lambda recs: shots.extend(r["shot"] for r in recs
-                                                     if r["type"] == "shot"))
+    rebuild(
+        pipe, journal, lambda recs: shots.extend(r["shot"] for r in recs if r["type"] == "shot")
+    )
     return pipe, shots
 
 
 def journal_config(journal: Journal) -> Config:
     from railbird.config import from_dict
+
     row = journal.db.execute("SELECT value FROM meta WHERE key='config'").fetchone()
     raw = json.loads(row[0]) if row and row[0] else {}
     if not raw:
@@ -115,8 +118,9 @@ def export_inputs(journal: Journal):
                 p = json.loads(payload)
             except (ValueError, TypeError, UnicodeDecodeError):
                 p = bytes(payload).decode("utf-8", "replace")
-            yield json.dumps({"topic": topic, "payload": p, "rx": rx}, sort_keys=True,
-                             separators=(",", ":"))
+            yield json.dumps(
+                {"topic": topic, "payload": p, "rx": rx}, sort_keys=True, separators=(",", ":")
+            )
         elif source == "tick":
             yield json.dumps({"tick": rx})
         elif source == "reconnect":

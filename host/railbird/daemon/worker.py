@@ -46,8 +46,9 @@ CATCHUP_IDLE_S = 0.1
 RESTORE_S = 26 * 3600  # history given to the outputs at start: covers any business day
 
 
-def rebuild(pipeline: Pipeline, journal: Journal, on_records=None,
-            since_wall: float | None = None) -> dict:
+def rebuild(
+    pipeline: Pipeline, journal: Journal, on_records=None, since_wall: float | None = None
+) -> dict:
     """Replay every journalled input through `pipeline`; returns the last state record of
     each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
     `history`: per table the `shot` and `state` records of inputs journalled at or after
@@ -112,12 +113,17 @@ class Daemon:
         initial = self._initial_states()
         rb = rebuild(self.pipeline, self.journal, since_wall=time.time() - RESTORE_S)
         self.replayed = rb["inputs"]
-        log.info("rebuilt %d table(s) from %d journalled input(s) in %.2f s",
-                 len(self.pipeline.tables), rb["inputs"], time.monotonic() - t0)
+        log.info(
+            "rebuilt %d table(s) from %d journalled input(s) in %.2f s",
+            len(self.pipeline.tables),
+            rb["inputs"],
+            time.monotonic() - t0,
+        )
         raw = json.loads(json.dumps(getattr(self.cfg, "raw", None) or {}, default=str))
         raw.get("broker", {}).pop("password", None)  # never in the journal
-        self.journal.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)",
-                                (json.dumps(raw),))
+        self.journal.db.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(raw),)
+        )
         for out in self.outputs:
             self._call(out, "start")
         self._restore(rb, initial)
@@ -148,8 +154,15 @@ class Daemon:
         return d
 
     # -- referee input from the same process (web referee panel, CLI) --------------------------
-    def referee_input(self, venue: str, table: str, inp: dict, by: str | None = None,
-                      id: str | None = None, timeout: float = 5.0) -> dict:
+    def referee_input(
+        self,
+        venue: str,
+        table: str,
+        inp: dict,
+        by: str | None = None,
+        id: str | None = None,
+        timeout: float = 5.0,
+    ) -> dict:
         """Feed one referee input; -> {"ok": True, "state", "fen", "announcements"} or
         {"ok": False, "error"}. Journalled like MQTT referee input."""
         msg = {"input": inp}
@@ -193,10 +206,10 @@ class Daemon:
             if kind == "mqtt":
                 _, rx, topic, payload, mid, qos = item
                 status, reason, records = self._safe(
-                    lambda: self.pipeline.on_message(topic, payload, rx))
+                    lambda: self.pipeline.on_message(topic, payload, rx)
+                )
                 venue, tbl = _venue_table(topic)
-                iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status,
-                                             reason)
+                iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status, reason)
                 if status == "rejected":
                     log.warning("rejected %s: %s", topic, reason)
                 self.journal.add_records(iid, records)
@@ -205,9 +218,11 @@ class Daemon:
             elif kind == "local":
                 _, rx, venue, table, msg, fut = item
                 status, reason, records = self._safe(
-                    lambda: self.pipeline.on_referee(venue, table, msg, "local"))
-                iid = self.journal.add_input("local", rx, None, json.dumps(msg), venue, table,
-                                             status, reason)
+                    lambda: self.pipeline.on_referee(venue, table, msg, "local")
+                )
+                iid = self.journal.add_input(
+                    "local", rx, None, json.dumps(msg), venue, table, status, reason
+                )
                 self.journal.add_records(iid, records)
                 dispatch += records
                 futures.append((fut, _referee_result(status, reason, records)))
@@ -218,8 +233,9 @@ class Daemon:
                         # the broker was lost (and so, most likely, were the nodes): every
                         # node holds its table until it is caught up (per-node watermarks)
                         rx = item[1]
-                        records = self._safe(
-                            lambda: ("ok", None, self.pipeline.on_reconnect(rx)))[2]
+                        records = self._safe(lambda: ("ok", None, self.pipeline.on_reconnect(rx)))[
+                            2
+                        ]
                         iid = self.journal.add_input("reconnect", rx, status="ok")
                         self.journal.add_records(iid, records)
                         dispatch += records
@@ -273,9 +289,16 @@ class Daemon:
         for key, t in self.pipeline.tables.items():
             snap = self._safe(lambda: ("ok", None, t.game.snapshot()))[2]
             if snap:
-                out[key] = {"type": "state", "venue": key[0], "table": key[1],
-                            "game": t.game.game, "state": snap["state"], "fen": snap["fen"],
-                            "announcements": [], "wall": None}
+                out[key] = {
+                    "type": "state",
+                    "venue": key[0],
+                    "table": key[1],
+                    "game": t.game.game,
+                    "state": snap["state"],
+                    "fen": snap["fen"],
+                    "announcements": [],
+                    "wall": None,
+                }
         return out
 
     def _restore(self, rb: dict, initial: dict) -> None:
@@ -298,8 +321,16 @@ class Daemon:
                 else:
                     last = next((r for r in reversed(hist) if r["type"] == "state"), None)
                     if last is not None:
-                        self._call(out, "on_state", key[0], key[1], last["game"],
-                                   last["state"], last["fen"], [])
+                        self._call(
+                            out,
+                            "on_state",
+                            key[0],
+                            key[1],
+                            last["game"],
+                            last["state"],
+                            last["fen"],
+                            [],
+                        )
 
     def _call(self, out, method, *args) -> None:
         try:
@@ -319,8 +350,16 @@ class Daemon:
                     self._call(out, "on_shot", r["venue"], r["table"], shot)
             elif typ == "state":
                 for out in self.outputs:
-                    self._call(out, "on_state", r["venue"], r["table"], r["game"], r["state"],
-                               r["fen"], r["announcements"])
+                    self._call(
+                        out,
+                        "on_state",
+                        r["venue"],
+                        r["table"],
+                        r["game"],
+                        r["state"],
+                        r["fen"],
+                        r["announcements"],
+                    )
             elif typ == "node":
                 for out in self.outputs:
                     self._call(out, "on_node", r["venue"], r["table"], r["node"], r["status"])
@@ -341,9 +380,19 @@ def _referee_result(status, reason, records) -> dict:
     for r in records:
         if r["type"] == "pending":
             # Shot facts held for the shot in play (docs/host.md "Referee facts").
-            return {"ok": True, "pending": True, "facts": r["facts"], "state": r["state"],
-                    "fen": r["fen"], "announcements": []}
+            return {
+                "ok": True,
+                "pending": True,
+                "facts": r["facts"],
+                "state": r["state"],
+                "fen": r["fen"],
+                "announcements": [],
+            }
         if r["type"] == "state":
-            return {"ok": True, "state": r["state"], "fen": r["fen"],
-                    "announcements": r["announcements"]}
+            return {
+                "ok": True,
+                "state": r["state"],
+                "fen": r["fen"],
+                "announcements": r["announcements"],
+            }
     return {"ok": False, "error": reason or "refused"}

@@ -40,11 +40,11 @@ RAILS = codec.RAILS
 
 # -- proposals (pure) -----------------------------------------------------------------
 
-DEFAULT_FRACTION = 0.3     # threshold = this fraction of the median knock amplitude ...
-NOISE_MARGIN = 1.5         # ... but at least this many times the loudest noise
-MIN_THRESHOLD = 16         # ADC counts: below this the ESP32 ADC's own noise fires
+DEFAULT_FRACTION = 0.3  # threshold = this fraction of the median knock amplitude ...
+NOISE_MARGIN = 1.5  # ... but at least this many times the loudest noise
+MIN_THRESHOLD = 16  # ADC counts: below this the ESP32 ADC's own noise fires
 MIN_DEBOUNCE_US = 1000
-MAX_DEBOUNCE_US = 5000     # must stay well under the ~30 ms between two balls (beam.py)
+MAX_DEBOUNCE_US = 5000  # must stay well under the ~30 ms between two balls (beam.py)
 MIN_JAM_US = 2_000_000
 
 
@@ -76,15 +76,19 @@ def propose_threshold(hits, noise=(), fraction=DEFAULT_FRACTION, floor=MIN_THRES
         if loud * NOISE_MARGIN > thr:
             thr = int(loud * NOISE_MARGIN) + 1
         if loud >= hits[0]:
-            warnings.append(f"noise up to {loud} reaches the softest knock ({hits[0]}): "
-                            "check the piezo mounting and cable shield")
+            warnings.append(
+                f"noise up to {loud} reaches the softest knock ({hits[0]}): "
+                "check the piezo mounting and cable shield"
+            )
             thr = loud + 1
         elif thr > hits[0]:
             thr = (loud + hits[0]) // 2 + 1
             warnings.append(f"little margin: noise up to {loud}, softest knock {hits[0]}")
     thr = max(floor, min(4095, thr))
     if thr > hits[0]:
-        warnings.append(f"threshold {thr} above the softest knock {hits[0]}: soft hits will be missed")
+        warnings.append(
+            f"threshold {thr} above the softest knock {hits[0]}: soft hits will be missed"
+        )
     return thr, warnings
 
 
@@ -98,8 +102,10 @@ def propose_beam_timing(durations, debounce_us=2000, jam_us=2_000_000):
     warnings = []
     deb = max(MIN_DEBOUNCE_US, min(MAX_DEBOUNCE_US, durs[0] // 4))
     if durs[0] < 2 * MIN_DEBOUNCE_US:
-        warnings.append(f"shortest drop blocked the beam only {durs[0]} µs: check the beam height "
-                        "(it should cross the ball's centre)")
+        warnings.append(
+            f"shortest drop blocked the beam only {durs[0]} µs: check the beam height "
+            "(it should cross the ball's centre)"
+        )
     jam = max(MIN_JAM_US, 5 * durs[-1])
     return deb, jam, warnings
 
@@ -139,7 +145,9 @@ def analyse_rail(knocks, probe_rails, noise_by_ch):
     ch, n = votes.most_common(1)[0]
     warnings = []
     if n < len(knocks):
-        warnings.append(f"{len(knocks) - n} of {len(knocks)} knocks were loudest on another channel")
+        warnings.append(
+            f"{len(knocks) - n} of {len(knocks)} knocks were loudest on another channel"
+        )
     hits = [by_ch[ch] for c, by_ch in loudest if c == ch]
     cross = [a for c, by_ch in loudest if c == ch for o, a in by_ch.items() if o != ch]
     return ch, hits, cross, warnings
@@ -148,13 +156,18 @@ def analyse_rail(knocks, probe_rails, noise_by_ch):
 def probe_config(base, rev, n_beams, n_rails, cue_ch, refractory_us=50000):
     """The identity-mapped, zero-threshold config used while measuring."""
     cfg = _carry(base)
-    cfg.update({
-        "v": 1, "rev": rev,
-        "pockets": [{"ch": i, "pocket": POCKETS[i]} for i in range(min(n_beams, 6))],
-        "rails": [{"ch": i, "rail": RAILS[i], "threshold": 0, "refractory_us": refractory_us}
-                  for i in range(min(n_rails, 6))],
-        "cue_ch": cue_ch,
-    })
+    cfg.update(
+        {
+            "v": 1,
+            "rev": rev,
+            "pockets": [{"ch": i, "pocket": POCKETS[i]} for i in range(min(n_beams, 6))],
+            "rails": [
+                {"ch": i, "rail": RAILS[i], "threshold": 0, "refractory_us": refractory_us}
+                for i in range(min(n_rails, 6))
+            ],
+            "cue_ch": cue_ch,
+        }
+    )
     return codec.validate("config", cfg)
 
 
@@ -163,24 +176,42 @@ def final_config(base, rev, pockets, rails, cue_ch, debounce_us, jam_us, refract
     (status period, batching) of `base`."""
     cfg = _carry(base)
     old_refr = {r["rail"]: r.get("refractory_us", refractory_us) for r in base.get("rails", [])}
-    cfg.update({
-        "v": 1, "rev": rev,
-        "pockets": [{"ch": ch, "pocket": p} for p, ch in sorted(pockets.items(), key=lambda x: x[1])],
-        "rails": [{"ch": ch, "rail": r, "threshold": thr,
-                   "refractory_us": old_refr.get(r, refractory_us)}
-                  for r, (ch, thr) in sorted(rails.items(), key=lambda x: x[1][0])],
-        "cue_ch": cue_ch, "debounce_us": debounce_us, "jam_us": jam_us,
-    })
+    cfg.update(
+        {
+            "v": 1,
+            "rev": rev,
+            "pockets": [
+                {"ch": ch, "pocket": p} for p, ch in sorted(pockets.items(), key=lambda x: x[1])
+            ],
+            "rails": [
+                {
+                    "ch": ch,
+                    "rail": r,
+                    "threshold": thr,
+                    "refractory_us": old_refr.get(r, refractory_us),
+                }
+                for r, (ch, thr) in sorted(rails.items(), key=lambda x: x[1][0])
+            ],
+            "cue_ch": cue_ch,
+            "debounce_us": debounce_us,
+            "jam_us": jam_us,
+        }
+    )
     return codec.validate("config", cfg)
 
 
 def default_config(n_beams=6, n_rails=6, cue_ch=6, threshold=200, refractory_us=50000):
     """The firmware's built-in sensing config (firmware/config.json): identity map."""
-    cfg = {"v": 1, "rev": 0,
-           "pockets": [{"ch": i, "pocket": POCKETS[i]} for i in range(min(n_beams, 6))],
-           "rails": [{"ch": i, "rail": RAILS[i], "threshold": threshold,
-                      "refractory_us": refractory_us} for i in range(min(n_rails, 6))],
-           "cue_ch": cue_ch}
+    cfg = {
+        "v": 1,
+        "rev": 0,
+        "pockets": [{"ch": i, "pocket": POCKETS[i]} for i in range(min(n_beams, 6))],
+        "rails": [
+            {"ch": i, "rail": RAILS[i], "threshold": threshold, "refractory_us": refractory_us}
+            for i in range(min(n_rails, 6))
+        ],
+        "cue_ch": cue_ch,
+    }
     for k, v in codec.CONFIG_DEFAULTS.items():
         cfg.setdefault(k, v)
     return cfg
@@ -196,6 +227,7 @@ def _carry(base):
 
 # -- MQTT link ------------------------------------------------------------------------
 
+
 class CalibrationError(RuntimeError):
     pass
 
@@ -206,28 +238,47 @@ class NodeLink:
     `status`/`birth`/`config` as the latest, events in arrival order, de-duplicated by
     (boot, seq)."""
 
-    def __init__(self, host, port, venue, table, node, user="railbird-host",
-                 password=None, client_id=None, keepalive=30, tls=False, cafile=None):
+    def __init__(
+        self,
+        host,
+        port,
+        venue,
+        table,
+        node,
+        user="railbird-host",
+        password=None,
+        client_id=None,
+        keepalive=30,
+        tls=False,
+        cafile=None,
+    ):
         import paho.mqtt.client as mqtt
+
         self.venue, self.table, self.node = venue, table, node
-        self.topics = {kind: codec.topic(venue, table, kind, node)
-                       for kind in ("status", "birth", "config", "events")}
+        self.topics = {
+            kind: codec.topic(venue, table, kind, node)
+            for kind in ("status", "birth", "config", "events")
+        }
         self._cond = threading.Condition()
         self.status = self.birth = self.config = None
-        self.status_n = 0         # status messages received (to tell old from new)
-        self.events = []          # dicts with "boot" added, arrival order
+        self.status_n = 0  # status messages received (to tell old from new)
+        self.events = []  # dicts with "boot" added, arrival order
         self._seen = set()
         self.rejected = collections.Counter()
         self._subscribed = threading.Event()
         self._connected = threading.Event()
         self._conn_rc = None
-        self._c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
-                              client_id=client_id or f"railbird-calibrate-{node}-{time.monotonic_ns() % 10**8}",
-                              protocol=mqtt.MQTTv311, clean_session=True)
+        self._c = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2,
+            client_id=client_id or f"railbird-calibrate-{node}-{time.monotonic_ns() % 10**8}",
+            protocol=mqtt.MQTTv311,
+            clean_session=True,
+        )
         if user:
             self._c.username_pw_set(user, password)
         if tls:
             import ssl
+
             self._c.tls_set(ca_certs=cafile, cert_reqs=ssl.CERT_REQUIRED)
         self._c.on_connect = self._on_connect
         self._c.on_subscribe = lambda *a: self._subscribed.set()
@@ -245,8 +296,9 @@ class NodeLink:
             raise CalibrationError(f"no CONNACK from {self._host}:{self._port} in {timeout:.0f} s")
         if self._conn_rc is not None and self._conn_rc.is_failure:
             self.close()
-            raise CalibrationError(f"broker refused the connection: {self._conn_rc} "
-                                   "(check --user/--password)")
+            raise CalibrationError(
+                f"broker refused the connection: {self._conn_rc} (check --user/--password)"
+            )
         self._c.subscribe([(t, 1) for t in self.topics.values()])
         if not self._subscribed.wait(timeout):
             raise CalibrationError("no SUBACK from the broker")
@@ -268,7 +320,7 @@ class NodeLink:
                 break
         else:
             return
-        if not msg.payload:        # a cleared retained message
+        if not msg.payload:  # a cleared retained message
             return
         try:
             m = codec.decode(kind, msg.payload)
@@ -318,7 +370,9 @@ class NodeLink:
             return self.events[-1]["rx"] if self.events else 0.0
 
     def publish_config(self, cfg, timeout=10.0):
-        info = self._c.publish(self.topics["config"], codec.encode("config", cfg), qos=1, retain=True)
+        info = self._c.publish(
+            self.topics["config"], codec.encode("config", cfg), qos=1, retain=True
+        )
         info.wait_for_publish(timeout)
         if not info.is_published():
             raise CalibrationError("the broker did not acknowledge the config")
@@ -326,11 +380,12 @@ class NodeLink:
 
 # -- user interface --------------------------------------------------------------------
 
+
 @dataclass
 class Step:
-    kind: str            # "quiet", "pocket", "rail", "cue"
-    target: str | None   # pocket or rail name
-    count: int           # drops or knocks asked for
+    kind: str  # "quiet", "pocket", "rail", "cue"
+    target: str | None  # pocket or rail name
+    count: int  # drops or knocks asked for
     text: str
 
 
@@ -368,6 +423,7 @@ class ConsoleUI:
 
 # -- the calibration session ------------------------------------------------------------
 
+
 @dataclass
 class Result:
     ok: bool
@@ -382,10 +438,23 @@ class Result:
 
 
 class Calibrator:
-    def __init__(self, link: NodeLink, ui: ConsoleUI, *, drops=2, knocks=3, quiet_s=3.0,
-                 step_timeout=60.0, settle_s=0.4, fraction=DEFAULT_FRACTION,
-                 apply_timeout=15.0, knock_window_us=20000, pinmap=None, skip_cue=False,
-                 allow_partial=False):
+    def __init__(
+        self,
+        link: NodeLink,
+        ui: ConsoleUI,
+        *,
+        drops=2,
+        knocks=3,
+        quiet_s=3.0,
+        step_timeout=60.0,
+        settle_s=0.4,
+        fraction=DEFAULT_FRACTION,
+        apply_timeout=15.0,
+        knock_window_us=20000,
+        pinmap=None,
+        skip_cue=False,
+        allow_partial=False,
+    ):
         self.link, self.ui = link, ui
         self.drops, self.knocks, self.quiet_s = drops, knocks, quiet_s
         self.step_timeout, self.settle_s, self.fraction = step_timeout, settle_s, fraction
@@ -420,11 +489,14 @@ class Calibrator:
                 # an error after our publish; give a late status with the new rev 1 s
                 t_refused = t_refused or time.monotonic()
                 if time.monotonic() - t_refused > 1.0:
-                    raise CalibrationError(f"the node refused the {what} config (rev {rev}): "
-                                           f"{s['config_error']}")
+                    raise CalibrationError(
+                        f"the node refused the {what} config (rev {rev}): {s['config_error']}"
+                    )
             time.sleep(0.05)
-        raise CalibrationError(f"the node did not apply the {what} config (rev {rev}) within "
-                               f"{self.apply_timeout:.0f} s; its last status: {self.link.status}")
+        raise CalibrationError(
+            f"the node did not apply the {what} config (rev {rev}) within "
+            f"{self.apply_timeout:.0f} s; its last status: {self.link.status}"
+        )
 
     def _settle(self, max_s=3.0):
         """Wait until no event has arrived for settle_s (late batches of the last step)."""
@@ -450,9 +522,12 @@ class Calibrator:
                 if done(events) and time.monotonic() - self.link.last_rx() >= self.settle_s:
                     return self.link.since(mark)
                 time.sleep(0.05)
-            a = self.ui.ask(f"  nothing complete seen for {step.kind} {step.target or ''} in "
-                            f"{self.step_timeout:.0f} s: retry, skip or abort?", "rsa",
-                            "s" if self.allow_partial else "a")
+            a = self.ui.ask(
+                f"  nothing complete seen for {step.kind} {step.target or ''} in "
+                f"{self.step_timeout:.0f} s: retry, skip or abort?",
+                "rsa",
+                "s" if self.allow_partial else "a",
+            )
             if a == "r":
                 continue
             if a == "a":
@@ -469,11 +544,15 @@ class Calibrator:
     def _run(self) -> Result:
         link = self.link
         self.ui.say(f"Calibrating node {link.node} of table {link.table} (venue {link.venue}).")
-        st = link.wait_for(lambda l: l.status if l.status and l.status.get("state") == "online"
-                           else None, self.apply_timeout)
+        st = link.wait_for(
+            lambda l: l.status if l.status and l.status.get("state") == "online" else None,
+            self.apply_timeout,
+        )
         if not st:
-            raise CalibrationError(f"node {link.node} is not online (no retained online status on "
-                                   f"{link.topics['status']})")
+            raise CalibrationError(
+                f"node {link.node} is not online (no retained online status on "
+                f"{link.topics['status']})"
+            )
         link.wait_for(lambda l: l.birth, 2.0)
         time.sleep(0.3)  # retained config arrives with the subscription
         self.rev = max(link.config.get("rev", 0) if link.config else 0, st.get("config_rev") or 0)
@@ -485,9 +564,11 @@ class Calibrator:
             # The node runs its built-in config, which no one can read back: the fallback
             # to restore is the firmware's default (identity map, threshold 200).
             self.base = default_config(n_beams, n_rails, cue_ch)
-        self.ui.say(f"Node online (boot {st['boot']}, config rev {self.rev}); "
-                    f"{n_beams} beams, {n_rails} rails, cue detector "
-                    f"{'channel %d' % cue_ch if cue_ch is not None else 'none'}.")
+        self.ui.say(
+            f"Node online (boot {st['boot']}, config rev {self.rev}); "
+            f"{n_beams} beams, {n_rails} rails, cue detector "
+            f"{'channel %d' % cue_ch if cue_ch is not None else 'none'}."
+        )
         try:
             return self._measure_and_apply(n_beams, n_rails, cue_ch)
         except BaseException:
@@ -500,11 +581,13 @@ class Calibrator:
         if pm is None and self.link.birth:
             try:
                 from railbird.hardware import load
+
                 pm = load(self.link.birth["pinmap"])
             except (OSError, ValueError):
                 pm = None
         if pm is not None:
             from railbird.hardware import pinmap_core
+
             ch = pinmap_core.channels(pm)
             return ch["beams"], ch["rails"], pinmap_core.cue_channel(pm)
         # no pin map: the shipped maps' 6 beams and 6 rails; the dedicated cue input is
@@ -532,10 +615,14 @@ class Calibrator:
         probe_rails = {r["rail"]: r["ch"] for r in probe["rails"]}
         self.probe_sent = True
         self._apply(probe, "probe")
-        self.ui.say(f"Probe config rev {probe['rev']} applied: every channel reports, thresholds 0.")
+        self.ui.say(
+            f"Probe config rev {probe['rev']} applied: every channel reports, thresholds 0."
+        )
 
         # 1. quiet
-        q = Step("quiet", None, 0, f"Keep the table still for {self.quiet_s:g} s (measuring noise) ...")
+        q = Step(
+            "quiet", None, 0, f"Keep the table still for {self.quiet_s:g} s (measuring noise) ..."
+        )
         self._settle()
         mark = self.link.mark()
         self.ui.say(q.text)
@@ -547,14 +634,20 @@ class Calibrator:
             if e["kind"] == "rail":
                 noise[probe_rails[e["rail"]]].append(e["amp"])
             elif e["kind"] in ("drop", "jam"):
-                self._warn(f"beam channel {probe_pockets[e['pocket']]} fired with the table still: "
-                           "check its alignment")
+                self._warn(
+                    f"beam channel {probe_pockets[e['pocket']]} fired with the table still: "
+                    "check its alignment"
+                )
 
         # 2. pockets
         pockets, durations = {}, []
         for pocket in POCKETS:
-            step = Step("pocket", pocket, self.drops,
-                        f"Pocket {pocket}: drop a ball into it {self.drops} time(s), one at a time.")
+            step = Step(
+                "pocket",
+                pocket,
+                self.drops,
+                f"Pocket {pocket}: drop a ball into it {self.drops} time(s), one at a time.",
+            )
             evs = self._step(step, lambda ev: sum(e["kind"] == "drop" for e in ev) >= self.drops)
             drops = [e for e in evs if e["kind"] == "drop"]
             if not drops:
@@ -566,28 +659,43 @@ class Calibrator:
                 self._warn(f"pocket {pocket}: drops seen on channels {dict(votes)}; using {ch}")
             owner = next((p for p, c in pockets.items() if c == ch), None)
             if owner is not None:
-                self._warn(f"pocket {pocket}: beam channel {ch} already answered for {owner}: "
-                           f"two pockets wired to one input? {pocket} left out")
+                self._warn(
+                    f"pocket {pocket}: beam channel {ch} already answered for {owner}: "
+                    f"two pockets wired to one input? {pocket} left out"
+                )
                 continue
             pockets[pocket] = ch
-            durations += [e.get("dur") for e in drops if e["pocket"] == probe["pockets"][ch]["pocket"]]
-            self.ui.say(f"  {pocket} = beam channel {ch} (blocked "
-                        f"{', '.join('%.1f ms' % (e.get('dur', 0) / 1000) for e in drops)})")
+            durations += [
+                e.get("dur") for e in drops if e["pocket"] == probe["pockets"][ch]["pocket"]
+            ]
+            self.ui.say(
+                f"  {pocket} = beam channel {ch} (blocked "
+                f"{', '.join('%.1f ms' % (e.get('dur', 0) / 1000) for e in drops)})"
+            )
 
         # 3. rails
         rails = []
         for rail in RAILS:
-            step = Step("rail", rail, self.knocks,
-                        f"Rail {rail}: knock the middle of the cushion firmly {self.knocks} time(s) "
-                        "(or roll a ball into it), a second apart.")
+            step = Step(
+                "rail",
+                rail,
+                self.knocks,
+                f"Rail {rail}: knock the middle of the cushion firmly {self.knocks} time(s) "
+                "(or roll a ball into it), a second apart.",
+            )
 
             def enough(ev):
-                return len(group_knocks([e for e in ev if e["kind"] == "rail"],
-                                        self.knock_window_us)) >= self.knocks
+                return (
+                    len(group_knocks([e for e in ev if e["kind"] == "rail"], self.knock_window_us))
+                    >= self.knocks
+                )
+
             evs = self._step(step, enough)
             knocks = group_knocks([e for e in evs if e["kind"] == "rail"], self.knock_window_us)
             ch, hits, cross, warns = analyse_rail(knocks, probe_rails, noise)
-            rp = RailProposal(rail, ch, None, hits, noise.get(ch, []) if ch is not None else [], cross)
+            rp = RailProposal(
+                rail, ch, None, hits, noise.get(ch, []) if ch is not None else [], cross
+            )
             for w in warns:
                 self._warn(f"rail {rail}: {w}")
             if ch is not None and any(r.ch == ch for r in rails):
@@ -599,9 +707,11 @@ class Calibrator:
                 rp.warnings += tw
                 for w in tw:
                     self._warn(f"rail {rail}: {w}")
-                self.ui.say(f"  {rail} = rail channel {ch}: knocks {hits}, noise max "
-                            f"{max(rp.noise) if rp.noise else 0}, cross-talk max "
-                            f"{max(cross) if cross else 0} -> threshold {rp.threshold}")
+                self.ui.say(
+                    f"  {rail} = rail channel {ch}: knocks {hits}, noise max "
+                    f"{max(rp.noise) if rp.noise else 0}, cross-talk max "
+                    f"{max(cross) if cross else 0} -> threshold {rp.threshold}"
+                )
             else:
                 self._warn(f"rail {rail}: no channel found; left out of the config")
             rails.append(rp)
@@ -610,8 +720,12 @@ class Calibrator:
         cue_seen = None
         final_cue = cue_ch
         if cue_ch is not None and not self.skip_cue:
-            step = Step("cue", None, 1, "Cue ball: pocket the cue ball (any pocket) and let it run "
-                                        "into the ball return.")
+            step = Step(
+                "cue",
+                None,
+                1,
+                "Cue ball: pocket the cue ball (any pocket) and let it run into the ball return.",
+            )
             evs = self._step(step, lambda ev: any(e["kind"] == "cue" for e in ev))
             cue_seen = any(e["kind"] == "cue" for e in evs)
             if cue_seen:
@@ -621,28 +735,50 @@ class Calibrator:
                 final_cue = None
 
         # 5. proposal
-        deb, jam, tw = propose_beam_timing(durations, self.base.get("debounce_us", 2000),
-                                           self.base.get("jam_us", 2_000_000))
+        deb, jam, tw = propose_beam_timing(
+            durations, self.base.get("debounce_us", 2000), self.base.get("jam_us", 2_000_000)
+        )
         for w in tw:
             self._warn(w)
-        missing = [p for p in POCKETS[:n_beams] if p not in pockets] + \
-                  [r.rail for r in rails[:n_rails] if r.ch is None]
+        missing = [p for p in POCKETS[:n_beams] if p not in pockets] + [
+            r.rail for r in rails[:n_rails] if r.ch is None
+        ]
         if missing and not self.allow_partial:
-            raise CalibrationError(f"not calibrated: {', '.join(missing)} (use --allow-partial "
-                                   "to publish the rest)")
-        cfg = final_config(self.base, self.rev + 1, pockets,
-                           {r.rail: (r.ch, r.threshold) for r in rails if r.ch is not None},
-                           final_cue, deb, jam)
+            raise CalibrationError(
+                f"not calibrated: {', '.join(missing)} (use --allow-partial to publish the rest)"
+            )
+        cfg = final_config(
+            self.base,
+            self.rev + 1,
+            pockets,
+            {r.rail: (r.ch, r.threshold) for r in rails if r.ch is not None},
+            final_cue,
+            deb,
+            jam,
+        )
         self.ui.say("")
         self.ui.say(f"Proposed config rev {cfg['rev']}:")
         self.ui.say("  pockets: " + ", ".join(f"{p['pocket']}=ch{p['ch']}" for p in cfg["pockets"]))
-        self.ui.say("  rails:   " + ", ".join(f"{r['rail']}=ch{r['ch']} (threshold {r['threshold']})"
-                                              for r in cfg["rails"]))
+        self.ui.say(
+            "  rails:   "
+            + ", ".join(
+                f"{r['rail']}=ch{r['ch']} (threshold {r['threshold']})" for r in cfg["rails"]
+            )
+        )
         self.ui.say(f"  cue_ch {cfg['cue_ch']}, debounce {deb} µs, jam {jam} µs")
         if self.ui.ask("Publish this config to the node?", "yn", "y") != "y":
             raise CalibrationError("not published (installer declined)")
         self._apply(cfg, "calibrated")
         self.probe_sent = False
         self.ui.say(f"Done: node {self.link.node} runs config rev {cfg['rev']}.")
-        return Result(True, cfg, pockets, rails, cue_seen, deb, jam, self.warnings,
-                      f"node {self.link.node} runs config rev {cfg['rev']}")
+        return Result(
+            True,
+            cfg,
+            pockets,
+            rails,
+            cue_seen,
+            deb,
+            jam,
+            self.warnings,
+            f"node {self.link.node} runs config rev {cfg['rev']}",
+        )

@@ -22,9 +22,9 @@ SENSOR_PREFIXES = ("beam", "cue", "rail", "sync")
 
 @dataclass(frozen=True)
 class Finding:
-    level: str          # "error" or "warning"
-    rule: str           # stable rule code, e.g. "duplicate-pin", "adc2"
-    pin: int | None     # the GPIO concerned (None for map-wide findings)
+    level: str  # "error" or "warning"
+    rule: str  # stable rule code, e.g. "duplicate-pin", "adc2"
+    pin: int | None  # the GPIO concerned (None for map-wide findings)
     function: str | None
     message: str
 
@@ -48,8 +48,15 @@ def _pins(table) -> set[int]:
 def _chip_view(chips: dict, chip: str, module: str | None, findings: list[Finding]) -> dict | None:
     spec = chips.get(chip)
     if spec is None:
-        findings.append(Finding(ERROR, "unknown-chip", None, None,
-                                f"chip {chip!r} is not one of: {', '.join(sorted(chips))}"))
+        findings.append(
+            Finding(
+                ERROR,
+                "unknown-chip",
+                None,
+                None,
+                f"chip {chip!r} is not one of: {', '.join(sorted(chips))}",
+            )
+        )
         return None
     view = dict(spec)
     view["reserved"] = {int(k): v for k, v in spec.get("reserved", {}).items()}
@@ -58,10 +65,17 @@ def _chip_view(chips: dict, chip: str, module: str | None, findings: list[Findin
     if module is not None:
         mod = spec.get("modules", {}).get(module)
         if mod is None:
-            findings.append(Finding(WARNING, "unknown-module", None, None,
-                                    f"module {module!r} is not in the {chip} tables "
-                                    f"(known: {', '.join(sorted(spec.get('modules', {})))}); "
-                                    "module-specific reserved pins (PSRAM) were not checked"))
+            findings.append(
+                Finding(
+                    WARNING,
+                    "unknown-module",
+                    None,
+                    None,
+                    f"module {module!r} is not in the {chip} tables "
+                    f"(known: {', '.join(sorted(spec.get('modules', {})))}); "
+                    "module-specific reserved pins (PSRAM) were not checked",
+                )
+            )
         else:
             view["reserved"].update({int(k): v for k, v in mod.get("reserved", {}).items()})
             view["not_exposed"] = set(mod.get("not_exposed", []))
@@ -111,8 +125,12 @@ def check(pm: dict, chips: dict | None = None) -> list[Finding]:
     # Two functions on one pin.
     for pin, names in sorted(used.items()):
         if len(names) > 1:
-            err("duplicate-pin", pin, names[0],
-                f"GPIO {pin}: used by {' and '.join(names)}; one pin carries one function")
+            err(
+                "duplicate-pin",
+                pin,
+                names[0],
+                f"GPIO {pin}: used by {' and '.join(names)}; one pin carries one function",
+            )
 
     for name, pin, direction, signal, pull in funcs:
         where = f"GPIO {pin} ({name})"
@@ -120,59 +138,115 @@ def check(pm: dict, chips: dict | None = None) -> list[Finding]:
             err("no-such-pin", pin, name, f"{where}: the {pm['chip']} has no GPIO {pin}")
             continue
         if pin in chip["not_exposed"]:
-            err("not-exposed", pin, name,
-                f"{where}: GPIO {pin} is not brought out on a {pm.get('module')} module")
+            err(
+                "not-exposed",
+                pin,
+                name,
+                f"{where}: GPIO {pin} is not brought out on a {pm.get('module')} module",
+            )
         if pin in flash:
-            err("flash-pin", pin, name,
+            err(
+                "flash-pin",
+                pin,
+                name,
                 f"{where}: GPIO {pin} is wired to the module's flash/PSRAM ({flash[pin]}); "
-                "using it crashes the chip")
+                "using it crashes the chip",
+            )
         if pin in chip["reserved"]:
-            err("reserved-pin", pin, name, f"{where}: GPIO {pin} is reserved: {chip['reserved'][pin]}")
+            err(
+                "reserved-pin",
+                pin,
+                name,
+                f"{where}: GPIO {pin} is reserved: {chip['reserved'][pin]}",
+            )
         if pin in chip["io_1v8"]:
-            err("io-1v8", pin, name,
+            err(
+                "io-1v8",
+                pin,
+                name,
                 f"{where}: GPIO {pin} runs at 1.8 V on a {pm.get('module')} module; "
-                "3.3 V sensor signals would overdrive it")
+                "3.3 V sensor signals would overdrive it",
+            )
         if pin in strapping:
             if _is_sensor(name) and direction == "in":
-                err("strapping-pin", pin, name,
+                err(
+                    "strapping-pin",
+                    pin,
+                    name,
                     f"{where}: GPIO {pin} is a strapping pin ({strapping[pin]}); a sensor can hold "
-                    "it at the wrong level at reset")
+                    "it at the wrong level at reset",
+                )
             else:
-                warn("strapping-pin", pin, name,
-                     f"{where}: GPIO {pin} is a strapping pin ({strapping[pin]}); the load on it "
-                     "must leave it at its boot level")
+                warn(
+                    "strapping-pin",
+                    pin,
+                    name,
+                    f"{where}: GPIO {pin} is a strapping pin ({strapping[pin]}); the load on it "
+                    "must leave it at its boot level",
+                )
         if direction == "out" and pin in input_only:
-            err("input-only", pin, name,
-                f"{where}: output on GPIO {pin}, which is input-only on the {pm['chip']}")
+            err(
+                "input-only",
+                pin,
+                name,
+                f"{where}: output on GPIO {pin}, which is input-only on the {pm['chip']}",
+            )
         if signal == "analog":
             if pin in adc2:
-                err("adc2", pin, name,
+                err(
+                    "adc2",
+                    pin,
+                    name,
                     f"{where}: analog input on GPIO {pin}, an ADC2 pin; ADC2 cannot be read "
-                    "while Wi-Fi is on: use an ADC1 pin (" + _ranges(adc1) + ")")
+                    "while Wi-Fi is on: use an ADC1 pin (" + _ranges(adc1) + ")",
+                )
             elif pin not in adc1:
-                err("not-adc", pin, name,
+                err(
+                    "not-adc",
+                    pin,
+                    name,
                     f"{where}: analog input on GPIO {pin}, which has no ADC; use an ADC1 pin ("
-                    + _ranges(adc1) + ")")
+                    + _ranges(adc1)
+                    + ")",
+                )
         if signal == "digital" and direction == "in" and pin in glitch:
             err("irq-glitch", pin, name, f"{where}: edge input on GPIO {pin}: {glitch[pin]}")
         if direction == "in" and pull in ("up", "down"):
             external = ext_up if pull == "up" else ext_down
             if pin not in external and pin in no_pull:
-                err("no-pull", pin, name,
+                err(
+                    "no-pull",
+                    pin,
+                    name,
                     f"{where}: needs a pull-{pull}, GPIO {pin} has no internal pull-{pull} and "
                     f"no external pull-{pull} is declared (add {pin} to external_pull{pull}s and "
-                    "fit the resistor)")
+                    "fit the resistor)",
+                )
             elif pin not in external and name.startswith(("beam", "cue")):
-                warn("weak-pull", pin, name,
-                     f"{where}: relies on the internal pull-{pull} (about 45 kOhm) on a long "
-                     "cable run; an external 4.7 kOhm is more robust")
+                warn(
+                    "weak-pull",
+                    pin,
+                    name,
+                    f"{where}: relies on the internal pull-{pull} (about 45 kOhm) on a long "
+                    "cable run; an external 4.7 kOhm is more robust",
+                )
 
     for key, label in (("external_pullups", "pull-up"), ("external_pulldowns", "pull-down")):
         for pin in pm.get(key, []):
             if pin not in used:
-                warn("unused-pull", pin, None, f"GPIO {pin}: external {label} declared on an unused pin")
+                warn(
+                    "unused-pull",
+                    pin,
+                    None,
+                    f"GPIO {pin}: external {label} declared on an unused pin",
+                )
             elif pin in ext_up and pin in ext_down:
-                err("pull-conflict", pin, None, f"GPIO {pin}: both an external pull-up and pull-down")
+                err(
+                    "pull-conflict",
+                    pin,
+                    None,
+                    f"GPIO {pin}: both an external pull-up and pull-down",
+                )
 
     findings += _check_pcnt(pm, chip, {f[0]: f for f in funcs})
     return findings
@@ -183,42 +257,92 @@ def _check_pcnt(pm: dict, chip: dict, by_name: dict) -> list[Finding]:
     units = pm.get("pcnt", [])
     n_units, per_unit = chip["pcnt_units"], chip["pcnt_channels_per_unit"]
     if len(units) > n_units:
-        out.append(Finding(ERROR, "pcnt-count", None, None,
-                           f"{len(units)} pulse counter units used, the {pm['chip']} has "
-                           f"{n_units}; share a unit between two inputs (up to {per_unit} each)"))
+        out.append(
+            Finding(
+                ERROR,
+                "pcnt-count",
+                None,
+                None,
+                f"{len(units)} pulse counter units used, the {pm['chip']} has "
+                f"{n_units}; share a unit between two inputs (up to {per_unit} each)",
+            )
+        )
     seen_units, seen_inputs = set(), {}
     for u in units:
         unit = u["unit"]
         if not 0 <= unit < n_units:
-            out.append(Finding(ERROR, "pcnt-count", None, None,
-                               f"pulse counter unit {unit} does not exist on the {pm['chip']} "
-                               f"(units 0-{n_units - 1})"))
+            out.append(
+                Finding(
+                    ERROR,
+                    "pcnt-count",
+                    None,
+                    None,
+                    f"pulse counter unit {unit} does not exist on the {pm['chip']} "
+                    f"(units 0-{n_units - 1})",
+                )
+            )
         if unit in seen_units:
-            out.append(Finding(ERROR, "pcnt-count", None, None,
-                               f"pulse counter unit {unit} is listed twice"))
+            out.append(
+                Finding(
+                    ERROR, "pcnt-count", None, None, f"pulse counter unit {unit} is listed twice"
+                )
+            )
         seen_units.add(unit)
         if len(u["inputs"]) > per_unit:
-            out.append(Finding(ERROR, "pcnt-count", None, None,
-                               f"pulse counter unit {unit} counts {len(u['inputs'])} inputs, a unit "
-                               f"has {per_unit} channels"))
+            out.append(
+                Finding(
+                    ERROR,
+                    "pcnt-count",
+                    None,
+                    None,
+                    f"pulse counter unit {unit} counts {len(u['inputs'])} inputs, a unit "
+                    f"has {per_unit} channels",
+                )
+            )
         for name in u["inputs"]:
             f = by_name.get(name)
             if f is None:
-                out.append(Finding(ERROR, "pcnt-input", None, name,
-                                   f"pulse counter unit {unit}: no input named {name!r} in this map"))
+                out.append(
+                    Finding(
+                        ERROR,
+                        "pcnt-input",
+                        None,
+                        name,
+                        f"pulse counter unit {unit}: no input named {name!r} in this map",
+                    )
+                )
             elif f[2] != "in" or f[3] != "digital":
-                out.append(Finding(ERROR, "pcnt-input", f[1], name,
-                                   f"pulse counter unit {unit}: {name} (GPIO {f[1]}) is not a "
-                                   "digital input"))
+                out.append(
+                    Finding(
+                        ERROR,
+                        "pcnt-input",
+                        f[1],
+                        name,
+                        f"pulse counter unit {unit}: {name} (GPIO {f[1]}) is not a digital input",
+                    )
+                )
             if name in seen_inputs:
-                out.append(Finding(ERROR, "pcnt-input", None, name,
-                                   f"{name} is counted by units {seen_inputs[name]} and {unit}"))
+                out.append(
+                    Finding(
+                        ERROR,
+                        "pcnt-input",
+                        None,
+                        name,
+                        f"{name} is counted by units {seen_inputs[name]} and {unit}",
+                    )
+                )
             seen_inputs[name] = unit
     for name, f in by_name.items():
         if name.startswith("beam") and name not in seen_inputs:
-            out.append(Finding(WARNING, "pcnt-missing", f[1], name,
-                               f"GPIO {f[1]} ({name}): no pulse counter; lost edges on this beam "
-                               "go unnoticed"))
+            out.append(
+                Finding(
+                    WARNING,
+                    "pcnt-missing",
+                    f[1],
+                    name,
+                    f"GPIO {f[1]} ({name}): no pulse counter; lost edges on this beam go unnoticed",
+                )
+            )
     return out
 
 

@@ -60,8 +60,10 @@ def _channels(items, limit, where):
     for i, item in enumerate(items):
         ch = _need(item, "ch", "%s[%d]." % (where, i))
         if ch != i:
-            raise PinmapError("bad value: %s[%d].ch: channels must be 0, 1, 2 ... in order, got %r"
-                              % (where, i, ch))
+            raise PinmapError(
+                "bad value: %s[%d].ch: channels must be 0, 1, 2 ... in order, got %r"
+                % (where, i, ch)
+            )
 
 
 def validate(pm):
@@ -152,7 +154,9 @@ def functions(pm):
             out.append(("rail%d.dump" % r["ch"], r["dump"]["pin"], "out", "digital", "none"))
     sync = pm.get("sync")
     if sync is not None:
-        out.append(("sync", sync["pin"], sync.get("dir", "in"), "digital", sync.get("pull", "none")))
+        out.append(
+            ("sync", sync["pin"], sync.get("dir", "in"), "digital", sync.get("pull", "none"))
+        )
     led = pm.get("led")
     if led is not None:
         out.append(("led", led["pin"], "out", "digital", "none"))
@@ -187,8 +191,11 @@ def cue_pin(pm):
 
 def channels(pm):
     """What a config may name: {'beams': n, 'rails': n, 'cue': n} (cue 0 or 1)."""
-    return {"beams": len(pm["beams"]), "rails": len(pm["rails"]),
-            "cue": 0 if pm.get("cue") is None else 1}
+    return {
+        "beams": len(pm["beams"]),
+        "rails": len(pm["rails"]),
+        "cue": 0 if pm.get("cue") is None else 1,
+    }
 
 
 def cue_channel(pm):
@@ -238,17 +245,25 @@ def hal_pinmap(pm, nvs_ns="railbird"):
         if len(u["inputs"]) == 1:
             single[u["inputs"][0]] = u["unit"]
     led = pm.get("led")
-    return {"id": pm["id"], "nvs_ns": nvs_ns,
-            "beams": [b["pin"] for b in pm["beams"]], "cue": cue_pin(pm), "rails": rails,
-            "pull": pull,
-            "active": {"beam": [active_level(pm, "beam%d" % i) for i in range(len(pm["beams"]))],
-                       "cue": active_level(pm, "cue") if has_cue else None,
-                       "rail": [active_level(pm, "rail%d.edge" % i)
-                                for i in range(len(pm["rails"]))]},
-            "pcnt": {"beam": [single.get("beam%d" % i) for i in range(len(pm["beams"]))],
-                     "cue": single.get("cue") if has_cue else None},
-            "atten_db": (pm.get("adc") or {}).get("atten_db", 11),
-            "led": None if led is None else [led["pin"], active_level(pm, "led")]}
+    return {
+        "id": pm["id"],
+        "nvs_ns": nvs_ns,
+        "beams": [b["pin"] for b in pm["beams"]],
+        "cue": cue_pin(pm),
+        "rails": rails,
+        "pull": pull,
+        "active": {
+            "beam": [active_level(pm, "beam%d" % i) for i in range(len(pm["beams"]))],
+            "cue": active_level(pm, "cue") if has_cue else None,
+            "rail": [active_level(pm, "rail%d.edge" % i) for i in range(len(pm["rails"]))],
+        },
+        "pcnt": {
+            "beam": [single.get("beam%d" % i) for i in range(len(pm["beams"]))],
+            "cue": single.get("cue") if has_cue else None,
+        },
+        "atten_db": (pm.get("adc") or {}).get("atten_db", 11),
+        "led": None if led is None else [led["pin"], active_level(pm, "led")],
+    }
 
 
 def pcnt_for(pm, name):

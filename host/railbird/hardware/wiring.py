@@ -19,8 +19,14 @@ WIRE_X0 = BOARD_X + BOARD_W
 DEV_X, DEV_W = 700, 560
 WIDTH = DEV_X + DEV_W + 40
 
-COLORS = {"digital-in": "#1f5fbf", "analog": "#d9730d", "out": "#2e8b3e",
-          "5v": "#c62828", "3v3": "#ad1457", "gnd": "#222222"}
+COLORS = {
+    "digital-in": "#1f5fbf",
+    "analog": "#d9730d",
+    "out": "#2e8b3e",
+    "5v": "#c62828",
+    "3v3": "#ad1457",
+    "gnd": "#222222",
+}
 
 POCKET_HINT = ["HL", "HR", "SL", "SR", "FL", "FR"]
 RAIL_HINT = ["H", "F", "LH", "LF", "RH", "RF"]
@@ -92,27 +98,41 @@ def render(pm: dict, title: str | None = None) -> str:
     out = []
     a = out.append
     a('<?xml version="1.0" encoding="UTF-8"?>')
-    a(f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{WIDTH}" height="{height}" '
-      f'viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">')
+    a(
+        f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">'
+    )
     a(f"<title>{escape(title or 'Railbird wiring: ' + pm['id'])}</title>")
     a('<rect x="0" y="0" width="100%" height="100%" fill="#ffffff"/>')
-    a(f'<text x="{BOARD_X}" y="34" font-size="20" font-weight="bold">'
-      f"Railbird sensor node wiring: {escape(pm['id'])}</text>")
-    a(f'<text x="{BOARD_X}" y="56">{escape(pm.get("board", ""))} / '
-      f'{escape(pm.get("module", pm["chip"]))} / chip {escape(pm["chip"])}. Generated from '
-      f'hardware/pinmaps/{escape(pm["id"])}.json by `railbird hw wiring`: do not edit by hand.</text>')
-    a(f'<text x="{BOARD_X}" y="76" fill="#555">Channel numbers are what the firmware and config '
-      "use; pocket/rail names are suggestions, `railbird calibrate` learns the real mapping.</text>")
+    a(
+        f'<text x="{BOARD_X}" y="34" font-size="20" font-weight="bold">'
+        f"Railbird sensor node wiring: {escape(pm['id'])}</text>"
+    )
+    a(
+        f'<text x="{BOARD_X}" y="56">{escape(pm.get("board", ""))} / '
+        f"{escape(pm.get('module', pm['chip']))} / chip {escape(pm['chip'])}. Generated from "
+        f"hardware/pinmaps/{escape(pm['id'])}.json by `railbird hw wiring`: do not edit by hand.</text>"
+    )
+    a(
+        f'<text x="{BOARD_X}" y="76" fill="#555">Channel numbers are what the firmware and config '
+        "use; pocket/rail names are suggestions, `railbird calibrate` learns the real mapping.</text>"
+    )
 
     board_top, board_bottom = TOP, power_y + 3 * ROW + 10
-    a(f'<rect x="{BOARD_X}" y="{board_top}" width="{BOARD_W}" height="{board_bottom - board_top}" '
-      'rx="8" fill="#eef3f8" stroke="#34495e" stroke-width="2"/>')
-    a(f'<text x="{BOARD_X + 14}" y="{board_top + 22}" font-weight="bold">'
-      f'{escape(pm.get("board", pm["chip"]))}</text>')
+    a(
+        f'<rect x="{BOARD_X}" y="{board_top}" width="{BOARD_W}" height="{board_bottom - board_top}" '
+        'rx="8" fill="#eef3f8" stroke="#34495e" stroke-width="2"/>'
+    )
+    a(
+        f'<text x="{BOARD_X + 14}" y="{board_top + 22}" font-weight="bold">'
+        f"{escape(pm.get('board', pm['chip']))}</text>"
+    )
 
     for g, hy in headings:
         label = dict(GROUPS).get(g, g)
-        a(f'<text x="{DEV_X}" y="{hy + 6}" font-weight="bold" fill="#34495e">{escape(label)}</text>')
+        a(
+            f'<text x="{DEV_X}" y="{hy + 6}" font-weight="bold" fill="#34495e">{escape(label)}</text>'
+        )
     for (name, pin, direction, signal, pull), ry in rows:
         kind = "analog" if signal == "analog" else ("out" if direction == "out" else "digital-in")
         color = COLORS[kind]
@@ -120,10 +140,14 @@ def render(pm: dict, title: str | None = None) -> str:
         a(f'<text x="{WIRE_X0 - 12}" y="{ry + 4}" text-anchor="end">GPIO {pin}</text>')
         a(f'<text x="{BOARD_X + 14}" y="{ry + 4}" fill="#555">{escape(name)}</text>')
         a(f'<circle cx="{WIRE_X0}" cy="{ry}" r="4" fill="{color}"/>')
-        a(f'<line x1="{WIRE_X0}" y1="{ry}" x2="{DEV_X - 10}" y2="{ry}" stroke="{color}" '
-          'stroke-width="2"/>')
-        a(f'<rect x="{DEV_X - 10}" y="{ry - 6}" width="12" height="12" fill="#fff" stroke="{color}" '
-          'stroke-width="2"/>')
+        a(
+            f'<line x1="{WIRE_X0}" y1="{ry}" x2="{DEV_X - 10}" y2="{ry}" stroke="{color}" '
+            'stroke-width="2"/>'
+        )
+        a(
+            f'<rect x="{DEV_X - 10}" y="{ry - 6}" width="12" height="12" fill="#fff" stroke="{color}" '
+            'stroke-width="2"/>'
+        )
         notes = []
         src = pinmap_core.pull_source(pm, pin, pull)
         if src == "external":
@@ -135,39 +159,72 @@ def render(pm: dict, title: str | None = None) -> str:
         if signal == "analog":
             notes.append("ADC1, 11 dB")
         if notes:
-            a(f'<text x="{WIRE_X0 + 18}" y="{ry - 5}" font-size="10" fill="{color}">'
-              f'{escape(", ".join(notes))}</text>')
+            a(
+                f'<text x="{WIRE_X0 + 18}" y="{ry - 5}" font-size="10" fill="{color}">'
+                f"{escape(', '.join(notes))}</text>"
+            )
         if src == "external":
             _resistor(a, WIRE_X0 + 250, ry, up=(pull == "up"), color=color)
         a(f'<text x="{DEV_X + 10}" y="{ry + 4}">{escape(_device_label(pm, name))}</text>')
         a("</g>")
 
     # Power rails.
-    a(f'<text x="{DEV_X}" y="{power_y - 6}" font-weight="bold" fill="#34495e">'
-      "Power (one 5 V 2 A supply; see hardware/README.md)</text>")
-    for i, (pin_label, net, color, dev) in enumerate([
-        ("5V", "5v", COLORS["5v"], "IR emitters + receivers, cue detector, 5 V in from the PSU"),
-        ("3V3", "3v3", COLORS["3v3"], "pull-up resistors; rail board is fed by its own 3.3 V LDO"),
-        ("GND", "gnd", COLORS["gnd"], "all sensor grounds and cable shields (star point at the board)"),
-    ]):
+    a(
+        f'<text x="{DEV_X}" y="{power_y - 6}" font-weight="bold" fill="#34495e">'
+        "Power (one 5 V 2 A supply; see hardware/README.md)</text>"
+    )
+    for i, (pin_label, net, color, dev) in enumerate(
+        [
+            (
+                "5V",
+                "5v",
+                COLORS["5v"],
+                "IR emitters + receivers, cue detector, 5 V in from the PSU",
+            ),
+            (
+                "3V3",
+                "3v3",
+                COLORS["3v3"],
+                "pull-up resistors; rail board is fed by its own 3.3 V LDO",
+            ),
+            (
+                "GND",
+                "gnd",
+                COLORS["gnd"],
+                "all sensor grounds and cable shields (star point at the board)",
+            ),
+        ]
+    ):
         ry = power_y + 10 + i * ROW
         a(f'<g id="power-{net}">')
         a(f'<text x="{WIRE_X0 - 12}" y="{ry + 4}" text-anchor="end">{pin_label}</text>')
-        a(f'<line x1="{WIRE_X0}" y1="{ry}" x2="{DEV_X - 10}" y2="{ry}" stroke="{color}" '
-          'stroke-width="3"/>')
+        a(
+            f'<line x1="{WIRE_X0}" y1="{ry}" x2="{DEV_X - 10}" y2="{ry}" stroke="{color}" '
+            'stroke-width="3"/>'
+        )
         a(f'<text x="{DEV_X + 10}" y="{ry + 4}">{escape(dev)}</text>')
         a("</g>")
 
     ly = board_bottom + 30
     x = BOARD_X
-    for kind, label in (("digital-in", "digital input"), ("analog", "analog input (ADC1)"),
-                        ("out", "output"), ("5v", "5 V"), ("3v3", "3.3 V"), ("gnd", "ground")):
-        a(f'<line x1="{x}" y1="{ly}" x2="{x + 28}" y2="{ly}" stroke="{COLORS[kind]}" stroke-width="3"/>')
+    for kind, label in (
+        ("digital-in", "digital input"),
+        ("analog", "analog input (ADC1)"),
+        ("out", "output"),
+        ("5v", "5 V"),
+        ("3v3", "3.3 V"),
+        ("gnd", "ground"),
+    ):
+        a(
+            f'<line x1="{x}" y1="{ly}" x2="{x + 28}" y2="{ly}" stroke="{COLORS[kind]}" stroke-width="3"/>'
+        )
         a(f'<text x="{x + 34}" y="{ly + 4}">{escape(label)}</text>')
         x += 170
     for i, note in enumerate(pm.get("notes", [])[:8]):
-        a(f'<text x="{BOARD_X}" y="{ly + 26 + i * 16}" font-size="10" fill="#555">'
-          f"{escape('- ' + note)}</text>")
+        a(
+            f'<text x="{BOARD_X}" y="{ly + 26 + i * 16}" font-size="10" fill="#555">'
+            f"{escape('- ' + note)}</text>"
+        )
     a("</svg>")
     return "\n".join(out) + "\n"
 
@@ -179,7 +236,10 @@ def _resistor(a, x, y, up: bool, color: str) -> None:
     for k in range(5):
         pts.append((x + (4 if k % 2 == 0 else -4), y + dy * (3 + k * 2.5)))
     pts.append((x, y + dy * 16))
-    a('<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>'.format(
-        color, " ".join(f"{px},{py}" for px, py in pts)))
+    a(
+        '<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>'.format(
+            color, " ".join(f"{px},{py}" for px, py in pts)
+        )
+    )
     ty = y + dy * 14 + (0 if up else 4)
     a(f'<text x="{x + 8}" y="{ty}" font-size="9" fill="{color}">{"3V3" if up else "GND"}</text>')

@@ -1,6 +1,5 @@
 """The `Output` interface every display implements; see the package docstring."""
 
-
 from __future__ import annotations
 
 
@@ -18,8 +17,9 @@ class Output:
     def on_shot(self, venue: str, table: str, shot: dict) -> None:
         """An assembled shot: the `shot` message of protocol/SPEC.md (without `v`)."""
 
-    def on_state(self, venue: str, table: str, game: str, state: dict, fen: str,
-                 announcements: list[dict]) -> None:
+    def on_state(
+        self, venue: str, table: str, game: str, state: dict, fen: str, announcements: list[dict]
+    ) -> None:
         """The table's game state after an input (the state object of protocol/REFEREE.md),
         its one-line form, and the announcements of that input ({"text", "rule", "level"})."""
 
@@ -39,4 +39,3 @@ class Output:
             self.on_state(venue, table, last["game"], last["state"], last["fen"], [])
         for node, status in sorted(nodes.items()):
             self.on_node(venue, table, node, status)
-

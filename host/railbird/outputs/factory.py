@@ -26,28 +26,54 @@ def from_config(cfg) -> list:
     outputs = []
     if oc.feeds.enabled:
         from railbird.outputs.mqtt_feeds import MqttFeedsOutput
+
         b = cfg.broker
-        outputs.append(MqttFeedsOutput(
-            host=b.host, port=b.port, username=b.user, password=b.password, tls=b.tls,
-            cafile=b.cafile or None,
-            client_id=oc.feeds.client_id or f"{b.client_id}-feeds",
-            discovery=oc.feeds.discovery, discovery_prefix=oc.feeds.discovery_prefix,
-            venues=Venues(day_start_hour=oc.day_start_hour)))
+        outputs.append(
+            MqttFeedsOutput(
+                host=b.host,
+                port=b.port,
+                username=b.user,
+                password=b.password,
+                tls=b.tls,
+                cafile=b.cafile or None,
+                client_id=oc.feeds.client_id or f"{b.client_id}-feeds",
+                discovery=oc.feeds.discovery,
+                discovery_prefix=oc.feeds.discovery_prefix,
+                venues=Venues(day_start_hour=oc.day_start_hour),
+            )
+        )
     if oc.web is not None and oc.web.enabled:
         from railbird.outputs.web.server import WebOutput
+
         pins = {cfg.venue: cfg.referee_token} if cfg.referee_token else {}
         if not pins:
-            log.warning("web referee panel disabled: the config has no referee_token (the "
-                        "panel's PIN); the web scoreboard runs read-only")
-        outputs.append(WebOutput(host=oc.web.host, port=oc.web.port, pins=pins,
-                                 venues=Venues(day_start_hour=oc.day_start_hour),
-                                 title=oc.web.title))
+            log.warning(
+                "web referee panel disabled: the config has no referee_token (the "
+                "panel's PIN); the web scoreboard runs read-only"
+            )
+        outputs.append(
+            WebOutput(
+                host=oc.web.host,
+                port=oc.web.port,
+                pins=pins,
+                venues=Venues(day_start_hour=oc.day_start_hour),
+                title=oc.web.title,
+            )
+        )
     for sc in oc.serial:
         from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
-        outputs.append(SerialScoreboardOutput(sc.port, cfg.venue, sc.table,
-                                              baudrate=sc.baudrate, announce=sc.announce,
-                                              ack_timeout=sc.ack_timeout_ms / 1000,
-                                              retries=sc.retries))
+
+        outputs.append(
+            SerialScoreboardOutput(
+                sc.port,
+                cfg.venue,
+                sc.table,
+                baudrate=sc.baudrate,
+                announce=sc.announce,
+                ack_timeout=sc.ack_timeout_ms / 1000,
+                retries=sc.retries,
+            )
+        )
     return outputs
 
 

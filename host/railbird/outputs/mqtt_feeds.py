@@ -54,43 +54,59 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
     origin = {"name": "railbird", "sw_version": railbird.__version__}
     tsel = "value_json.tables[%s]" % json.dumps(table)
     ents = [
-        ("sensor", "score", {
-            "name": "Score",
-            "state_topic": state_t,
-            "value_template": "{% set s = value_json.state %}"
-                              "{{ s.scores[s.players[0]] }} - {{ s.scores[s.players[1]] }}",
-            "json_attributes_topic": state_t,
-            "json_attributes_template": "{{ {'game': value_json.game, 'players': "
-                                        "value_json.state.players, 'rack': "
-                                        "value_json.state.rack} | tojson }}",
-            "icon": "mdi:scoreboard",
-        }),
-        ("sensor", "at_table", {
-            "name": "Player at the table",
-            "state_topic": state_t,
-            "value_template": "{{ value_json.state.at_table if value_json.state.at_table "
-                              "is not none else 'none' }}",
-            "icon": "mdi:account",
-        }),
-        ("sensor", "pocketed_today", {
-            "name": "Balls pocketed today",
-            "state_topic": summary_t,
-            "value_template": "{{ %s.pocketed_today }}" % tsel,
-            "json_attributes_topic": summary_t,
-            "json_attributes_template": "{{ %s.pockets.by_pocket | tojson }}" % tsel,
-            "unit_of_measurement": "balls",
-            "state_class": "total_increasing",
-            "icon": "mdi:billiards",
-        }),
-        ("binary_sensor", "online", {
-            "name": "Sensor node online",
-            "state_topic": summary_t,
-            "value_template": "{{ 'ON' if %s.online else 'OFF' }}" % tsel,
-            "payload_on": "ON",
-            "payload_off": "OFF",
-            "device_class": "connectivity",
-            "entity_category": "diagnostic",
-        }),
+        (
+            "sensor",
+            "score",
+            {
+                "name": "Score",
+                "state_topic": state_t,
+                "value_template": "{% set s = value_json.state %}"
+                "{{ s.scores[s.players[0]] }} - {{ s.scores[s.players[1]] }}",
+                "json_attributes_topic": state_t,
+                "json_attributes_template": "{{ {'game': value_json.game, 'players': "
+                "value_json.state.players, 'rack': "
+                "value_json.state.rack} | tojson }}",
+                "icon": "mdi:scoreboard",
+            },
+        ),
+        (
+            "sensor",
+            "at_table",
+            {
+                "name": "Player at the table",
+                "state_topic": state_t,
+                "value_template": "{{ value_json.state.at_table if value_json.state.at_table "
+                "is not none else 'none' }}",
+                "icon": "mdi:account",
+            },
+        ),
+        (
+            "sensor",
+            "pocketed_today",
+            {
+                "name": "Balls pocketed today",
+                "state_topic": summary_t,
+                "value_template": "{{ %s.pocketed_today }}" % tsel,
+                "json_attributes_topic": summary_t,
+                "json_attributes_template": "{{ %s.pockets.by_pocket | tojson }}" % tsel,
+                "unit_of_measurement": "balls",
+                "state_class": "total_increasing",
+                "icon": "mdi:billiards",
+            },
+        ),
+        (
+            "binary_sensor",
+            "online",
+            {
+                "name": "Sensor node online",
+                "state_topic": summary_t,
+                "value_template": "{{ 'ON' if %s.online else 'OFF' }}" % tsel,
+                "payload_on": "ON",
+                "payload_off": "OFF",
+                "device_class": "connectivity",
+                "entity_category": "diagnostic",
+            },
+        ),
     ]
     out = []
     for component, key, cfg in ents:
@@ -103,12 +119,22 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
 class MqttFeedsOutput(Output):
     name = "mqtt-feeds"
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 1883,
-                 username: str = "railbird-host", password: str = "", *,
-                 tls: bool = False, cafile: str | None = None, client_id: str = "",
-                 discovery: bool = True, discovery_prefix: str = HA_PREFIX,
-                 client: mqtt.Client | None = None, venues: Venues | None = None,
-                 max_queued: int = 10000):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 1883,
+        username: str = "railbird-host",
+        password: str = "",
+        *,
+        tls: bool = False,
+        cafile: str | None = None,
+        client_id: str = "",
+        discovery: bool = True,
+        discovery_prefix: str = HA_PREFIX,
+        client: mqtt.Client | None = None,
+        venues: Venues | None = None,
+        max_queued: int = 10000,
+    ):
         self.venues = venues or Venues()
         self.discovery = discovery
         self.prefix = discovery_prefix
@@ -117,8 +143,9 @@ class MqttFeedsOutput(Output):
         self._lock = threading.Lock()
         self.stats = {"published": 0, "rejected": 0, "errors": 0, "discovery": 0}
         if client is None:
-            client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                                 protocol=mqtt.MQTTv5)
+            client = mqtt.Client(
+                mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
+            )
             client.username_pw_set(username, password)
             if tls:
                 client.tls_set(ca_certs=cafile)
@@ -180,8 +207,9 @@ class MqttFeedsOutput(Output):
             self.stats["rejected"] += 1
             log.warning("feeds: %s for %s/%s not sent: %s", kind, venue, table, e)
             return
-        self._publish(codec.topic(venue, table if kind != "summary" else None, kind),
-                      payload, retain)
+        self._publish(
+            codec.topic(venue, table if kind != "summary" else None, kind), payload, retain
+        )
 
     def _discover(self, venue, table) -> None:
         if not self.discovery:
@@ -216,8 +244,12 @@ class MqttFeedsOutput(Output):
             msg["fen"] = fen[:512]
         self._send(venue, table, "state", msg, retain=True)
         for a in announcements or ():
-            am = {"v": 1, "table": table, "text": str(a.get("text", ""))[:120] or "-",
-                  "rule": (str(a["rule"])[:32] or None) if a.get("rule") else None}
+            am = {
+                "v": 1,
+                "table": table,
+                "text": str(a.get("text", ""))[:120] or "-",
+                "rule": (str(a["rule"])[:32] or None) if a.get("rule") else None,
+            }
             if a.get("level") in codec.LEVELS:
                 am["level"] = a["level"]
             self._send(venue, table, "announce", am)

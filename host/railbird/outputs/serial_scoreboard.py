@@ -20,13 +20,19 @@ log = logging.getLogger("railbird.scoreboard")
 class SerialScoreboardOutput(Output):
     name = "serial-scoreboard"
 
-    def __init__(self, port: str, venue: str, table: str, baudrate: int = 115200,
-                 announce: bool = True, **link_options):
+    def __init__(
+        self,
+        port: str,
+        venue: str,
+        table: str,
+        baudrate: int = 115200,
+        announce: bool = True,
+        **link_options,
+    ):
         self.venue = venue
         self.table = table
         self.announce = announce
-        self.link = ScoreboardLink(port, baudrate=baudrate, name=f"{venue}/{table}",
-                                   **link_options)
+        self.link = ScoreboardLink(port, baudrate=baudrate, name=f"{venue}/{table}", **link_options)
         self.errors = 0
 
     def start(self) -> None:

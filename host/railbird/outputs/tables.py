@@ -35,17 +35,26 @@ class PocketCounts:
         if pocket in self.by_pocket:
             self.by_pocket[pocket] += 1
         self.by_hour[hour] = self.by_hour.get(hour, 0) + 1
-        if not self.by_game or (self.by_game[-1]["match"], self.by_game[-1]["game"],
-                                self.by_game[-1]["rack"]) != game_key:
-            self.by_game.append({"match": game_key[0], "game": game_key[1],
-                                 "rack": game_key[2], "balls": 0})
+        if (
+            not self.by_game
+            or (self.by_game[-1]["match"], self.by_game[-1]["game"], self.by_game[-1]["rack"])
+            != game_key
+        ):
+            self.by_game.append(
+                {"match": game_key[0], "game": game_key[1], "rack": game_key[2], "balls": 0}
+            )
             del self.by_game[:-200]  # bounded: a day has far fewer racks per table
         self.by_game[-1]["balls"] += 1
 
     def as_dict(self) -> dict:
-        return {"day": self.day, "total": self.total, "cue": self.cue,
-                "by_pocket": dict(self.by_pocket), "by_hour": dict(sorted(self.by_hour.items())),
-                "by_game": [dict(g) for g in self.by_game]}
+        return {
+            "day": self.day,
+            "total": self.total,
+            "cue": self.cue,
+            "by_pocket": dict(self.by_pocket),
+            "by_hour": dict(sorted(self.by_hour.items())),
+            "by_game": [dict(g) for g in self.by_game],
+        }
 
 
 class Table:
@@ -78,13 +87,24 @@ class Table:
     def snapshot(self, day: str) -> dict:
         st = self.state or {}
         return {
-            "venue": self.venue, "table": self.table, "game": self.game, "state": self.state,
-            "fen": self.fen, "announcements": self.announcements, "online": self.online,
-            "nodes": dict(self.nodes), "players": st.get("players"),
-            "scores": self.scores(), "at_table": self.at_table(),
-            "last_shot": self.last_shot, "version": self.version,
-            "pockets": (self.counts.as_dict() if self.counts and self.counts.day == day
-                        else PocketCounts(day).as_dict()),
+            "venue": self.venue,
+            "table": self.table,
+            "game": self.game,
+            "state": self.state,
+            "fen": self.fen,
+            "announcements": self.announcements,
+            "online": self.online,
+            "nodes": dict(self.nodes),
+            "players": st.get("players"),
+            "scores": self.scores(),
+            "at_table": self.at_table(),
+            "last_shot": self.last_shot,
+            "version": self.version,
+            "pockets": (
+                self.counts.as_dict()
+                if self.counts and self.counts.day == day
+                else PocketCounts(day).as_dict()
+            ),
         }
 
 
@@ -130,9 +150,15 @@ class Venues:
         with self.lock:
             t = self.table(venue, table)
             old = t.state or {}
-            if state and old and (state.get("rack", 1) < old.get("rack", 1)
-                                  or state.get("players") != old.get("players")
-                                  or game != t.game):
+            if (
+                state
+                and old
+                and (
+                    state.get("rack", 1) < old.get("rack", 1)
+                    or state.get("players") != old.get("players")
+                    or game != t.game
+                )
+            ):
                 t.match_no += 1  # a new match started on this table
             t.game, t.state, t.fen = game, state, fen
             t.announcements = list(announcements or [])
@@ -185,8 +211,11 @@ class Venues:
             for t in self.venue_tables(venue):
                 counts = t.counts if t.counts and t.counts.day == day else PocketCounts(day)
                 tables[t.table] = {
-                    "game": t.game, "scores": t.scores() or [], "at_table": t.at_table(),
-                    "online": t.online, "pocketed_today": counts.total,
+                    "game": t.game,
+                    "scores": t.scores() or [],
+                    "at_table": t.at_table(),
+                    "online": t.online,
+                    "pocketed_today": counts.total,
                     "pockets": counts.as_dict(),
                 }
         return {"v": 1, "venue": venue, "tables": tables}

@@ -17,7 +17,19 @@ from .referee import Referee
 from .state import Ruling, State
 
 __all__ = [
-    "GAMES", "OPTIONS", "BadInput", "FenError", "ImpossibleInput", "OutOfTurn", "Referee",
-    "RulesError", "Ruling", "State", "apply", "from_fen", "new_match", "state_to_json",
+    "GAMES",
+    "OPTIONS",
+    "BadInput",
+    "FenError",
+    "ImpossibleInput",
+    "OutOfTurn",
+    "Referee",
+    "RulesError",
+    "Ruling",
+    "State",
+    "apply",
+    "from_fen",
+    "new_match",
+    "state_to_json",
     "to_fen",
 ]

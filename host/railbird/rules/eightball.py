@@ -19,8 +19,22 @@ STRIPES = frozenset(range(9, 16))
 class EightBall(GeneralRules):
     name = "8-ball"
     rack_size = 15
-    std_fouls = ("6.1", "6.2", "6.3", "6.4", "6.5", "6.6", "6.7", "6.8", "6.9", "6.10", "6.11",
-                 "6.12", "6.13", "6.15")
+    std_fouls = (
+        "6.1",
+        "6.2",
+        "6.3",
+        "6.4",
+        "6.5",
+        "6.6",
+        "6.7",
+        "6.8",
+        "6.9",
+        "6.10",
+        "6.11",
+        "6.12",
+        "6.13",
+        "6.15",
+    )
     std_foul_prefix = "3.9"
     rule_serious = "3.10"
     rule_stalemate = "3.11"
@@ -58,8 +72,11 @@ class EightBall(GeneralRules):
             return None
         if shot.object_balls_to_rail + sum(1 for b in shot.off_table if b) >= 4:
             return None
-        return Foul("3.3", "illegal break: no ball pocketed and fewer than four object balls "
-                           "to a rail", STANDARD)
+        return Foul(
+            "3.3",
+            "illegal break: no ball pocketed and fewer than four object balls to a rail",
+            STANDARD,
+        )
 
     # -- outcome ---------------------------------------------------------------------------
     def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
@@ -75,8 +92,13 @@ class EightBall(GeneralRules):
                 return st
             if eight or serious:
                 why = "the 8 pocketed or off the table on a foul" if eight else foul.name
-                return self.end_rack(st, 1 - shooter, R, "3.8" if eight else "3.10",
-                                     f"{st.players[shooter]} loses the rack ({why})")
+                return self.end_rack(
+                    st,
+                    1 - shooter,
+                    R,
+                    "3.8" if eight else "3.10",
+                    f"{st.players[shooter]} loses the rack ({why})",
+                )
             st = self.pass_turn(st, R)
             R.append(Ruling("3.9", f"{st.players[st.at_table]} has cue ball in hand anywhere"))
             return replace(st, ball_in_hand="anywhere")
@@ -88,20 +110,29 @@ class EightBall(GeneralRules):
         if eight:
             if made and call[0] == 8 and self.cleared(pre, shooter):
                 return self.end_rack(st, shooter, R, "3.6", "the 8 pocketed as called")
-            return self.end_rack(st, 1 - shooter, R, "3.8",
-                                 f"{st.players[shooter]} pocketed the 8 before the group was "
-                                 "cleared, on a safety or in an uncalled pocket")
+            return self.end_rack(
+                st,
+                1 - shooter,
+                R,
+                "3.8",
+                f"{st.players[shooter]} pocketed the 8 before the group was "
+                "cleared, on a safety or in an uncalled pocket",
+            )
         if pre.safety:
             return self.pass_turn(st, R, "3.6", "Safety played; pocketed balls stay down")
         if made:
             if st.groups[shooter] is None:  # 3.4: the called ball decides the groups
                 mine = "solids" if call[0] in SOLIDS else "stripes"
                 theirs = "stripes" if mine == "solids" else "solids"
-                st = replace(st, groups=set_pair(set_pair(st.groups, shooter, mine),
-                                                 1 - shooter, theirs))
+                st = replace(
+                    st, groups=set_pair(set_pair(st.groups, shooter, mine), 1 - shooter, theirs)
+                )
                 R.append(Ruling("3.4", f"{st.players[shooter]} has the {mine}"))
-            R.append(Ruling("3.6", f"The {call[0]} in {call[1]} as called: "
-                                   f"{st.players[shooter]} continues"))
+            R.append(
+                Ruling(
+                    "3.6", f"The {call[0]} in {call[1]} as called: {st.players[shooter]} continues"
+                )
+            )
             return st
         return self.pass_turn(st, R, "3.6", "Called ball not pocketed")
 
@@ -121,35 +152,61 @@ class EightBall(GeneralRules):
             R.append(Ruling(foul.rule, f"Foul on the break by {st.players[shooter]}: {foul.name}"))
             if eight and shot.scratch:
                 st = self.pass_turn(st, R, "3.3", "8 pocketed with a scratch on the break")
-                R.append(Ruling("3.3", f"{st.players[st.at_table]} spots the 8 and takes cue "
-                                       "ball in hand behind the head string, or re-racks and "
-                                       "breaks"))
+                R.append(
+                    Ruling(
+                        "3.3",
+                        f"{st.players[st.at_table]} spots the 8 and takes cue "
+                        "ball in hand behind the head string, or re-racks and "
+                        "breaks",
+                    )
+                )
                 return replace(st, awaiting="spot_or_break")
             if eight:
                 st = self.spot(st, [8], R, "3.7", "the 8 on a foul break")
             if foul.rule == "3.3":
                 st = self.pass_turn(st, R, "3.3", "Illegal break")
-                R.append(Ruling("3.3", f"{st.players[st.at_table]} accepts the table, re-racks "
-                                       f"and breaks, or has {st.players[shooter]} break again"))
+                R.append(
+                    Ruling(
+                        "3.3",
+                        f"{st.players[st.at_table]} accepts the table, re-racks "
+                        f"and breaks, or has {st.players[shooter]} break again",
+                    )
+                )
                 return replace(st, awaiting="accept_or_break")
             st = self.pass_turn(st, R)
-            R.append(Ruling("3.3", f"{st.players[st.at_table]} has cue ball in hand behind the "
-                                   "head string"))
+            R.append(
+                Ruling(
+                    "3.3", f"{st.players[st.at_table]} has cue ball in hand behind the head string"
+                )
+            )
             return replace(st, ball_in_hand="kitchen")
         if eight:
-            R.append(Ruling("3.3", f"8 pocketed on a legal break: {st.players[shooter]} spots it "
-                                   "and continues, or re-racks and breaks again"))
+            R.append(
+                Ruling(
+                    "3.3",
+                    f"8 pocketed on a legal break: {st.players[shooter]} spots it "
+                    "and continues, or re-racks and breaks again",
+                )
+            )
             return replace(st, awaiting="spot_or_rebreak")
         if shot.objects_pocketed:
-            R.append(Ruling("3.3", f"Legal break, {balls_text(sorted(shot.objects_pocketed))} "
-                                   f"pocketed: {st.players[shooter]} continues; the table is open"))
+            R.append(
+                Ruling(
+                    "3.3",
+                    f"Legal break, {balls_text(sorted(shot.objects_pocketed))} "
+                    f"pocketed: {st.players[shooter]} continues; the table is open",
+                )
+            )
             return st
         return self.pass_turn(st, R, "3.3", "Legal break, nothing pocketed; the table is open")
 
     def other_option(self, st: State, choice: str, R: list) -> State:
         p = st.at_table
-        allowed = {"spot_or_rebreak": ("spot", "rebreak"), "spot_or_break": ("spot", "break"),
-                   "accept_or_break": ("accept", "break", "rebreak")}.get(st.awaiting)
+        allowed = {
+            "spot_or_rebreak": ("spot", "rebreak"),
+            "spot_or_break": ("spot", "break"),
+            "accept_or_break": ("accept", "break", "rebreak"),
+        }.get(st.awaiting)
         if allowed is None:
             raise OutOfTurn("no option is due")
         if choice not in allowed:

@@ -15,6 +15,7 @@ from .nineball import NineBall
 
 def _games() -> dict:
     from .eightball import EightBall
+
     return {g.name: g for g in (TenBall(), StraightPool(), NineBall(), EightBall())}
 
 

@@ -47,6 +47,7 @@ def _pair(enc, dec):
         if len(parts) != 2:
             raise FenError(f"bad pair {t!r}")
         return dec(parts[0]), dec(parts[1])
+
     return (lambda v: f"{enc(v[0])}/{enc(v[1])}"), d
 
 
@@ -109,6 +110,7 @@ def _enc_facts(facts) -> str:
 
 def _dec_facts(t: str) -> tuple[str, ...]:
     from .inputs import UNCERTAIN_FACTS
+
     if t == "-":
         return ()
     facts = tuple(t.split(","))
@@ -123,6 +125,7 @@ def _enum(values):
         if v not in values:
             raise FenError(f"bad value {t!r}")
         return v
+
     return (lambda v: "-" if v is None else v), d
 
 
@@ -134,18 +137,36 @@ _P = _pair(_enc_int, _dec_int)
 
 # (field, key, codec) in the canonical order.
 _FIELDS = (
-    ("game", "g", _S), ("players", "p", _pair(*_S)), ("goal", "goal", _I),
-    ("break_order", "order", _enum(BREAK_ORDERS)), ("options", "opt", (_enc_opts, _dec_opts)),
-    ("awaiting", "aw", _enum(AWAITING)), ("rack", "rack", _I), ("breaker", "brk", _OI),
-    ("at_table", "at", _OI), ("breaking", "breaking", _B),
-    ("ball_in_hand", "bih", _enum(BALL_IN_HAND)), ("on_table", "table", (_enc_balls, _dec_balls)),
-    ("pocketed", "out", (_enc_balls, _dec_balls)), ("to_spot", "spot", (_enc_balls, _dec_balls)),
-    ("call", "call", (_enc_call, _dec_call)), ("safety", "safety", _B), ("push_out", "push", _B),
-    ("push_out_allowed", "pushok", _B), ("fresh_rack", "fresh", _B),
-    ("groups", "groups", _pair(*_enum(GROUPS))), ("fouls", "fouls", _P),
-    ("intent_warned", "warned", _pair(*_B)), ("scores", "score", _P), ("credited", "pts", _P),
-    ("penalties", "pen", _P), ("run", "run", _P), ("high_run", "high", _P),
-    ("inning", "inn", _I), ("rack_winner", "rw", _OI), ("match_winner", "mw", _OI),
+    ("game", "g", _S),
+    ("players", "p", _pair(*_S)),
+    ("goal", "goal", _I),
+    ("break_order", "order", _enum(BREAK_ORDERS)),
+    ("options", "opt", (_enc_opts, _dec_opts)),
+    ("awaiting", "aw", _enum(AWAITING)),
+    ("rack", "rack", _I),
+    ("breaker", "brk", _OI),
+    ("at_table", "at", _OI),
+    ("breaking", "breaking", _B),
+    ("ball_in_hand", "bih", _enum(BALL_IN_HAND)),
+    ("on_table", "table", (_enc_balls, _dec_balls)),
+    ("pocketed", "out", (_enc_balls, _dec_balls)),
+    ("to_spot", "spot", (_enc_balls, _dec_balls)),
+    ("call", "call", (_enc_call, _dec_call)),
+    ("safety", "safety", _B),
+    ("push_out", "push", _B),
+    ("push_out_allowed", "pushok", _B),
+    ("fresh_rack", "fresh", _B),
+    ("groups", "groups", _pair(*_enum(GROUPS))),
+    ("fouls", "fouls", _P),
+    ("intent_warned", "warned", _pair(*_B)),
+    ("scores", "score", _P),
+    ("credited", "pts", _P),
+    ("penalties", "pen", _P),
+    ("run", "run", _P),
+    ("high_run", "high", _P),
+    ("inning", "inn", _I),
+    ("rack_winner", "rw", _OI),
+    ("match_winner", "mw", _OI),
     ("unconfirmed", "unc", (_enc_facts, _dec_facts)),
 )
 # Trailing fields left out of the line when empty, so that lines written before they
@@ -174,6 +195,7 @@ def from_fen(text: str) -> State:
             raise FenError(f"expected field {key}=, got {token!r}")
         values[name] = dec(v)
     from .engine import GAMES
+
     if values["game"] not in GAMES:
         raise FenError(f"unknown game {values['game']!r}")
     state = State(**values)

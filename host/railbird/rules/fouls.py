@@ -61,12 +61,12 @@ GENERAL_FOULS = {
 
 @dataclass(frozen=True)
 class Foul:
-    rule: str            # the rule cited in the ruling, e.g. "9.10.1", "4.10", "general 21"
+    rule: str  # the rule cited in the ruling, e.g. "9.10.1", "4.10", "general 21"
     name: str
     grade: int = STANDARD
-    kitchen: bool = False         # 14.1: incoming player has cue ball in hand in the kitchen
+    kitchen: bool = False  # 14.1: incoming player has cue ball in hand in the kitchen
     unsportsmanlike: bool = False  # 6.16: the normal penalty is that of a serious foul
-    intentional: bool = False      # general 28
+    intentional: bool = False  # general 28
 
 
 def foul_name(wpa: str, thai: bool) -> str:
@@ -114,7 +114,7 @@ def declared_foul(game, text: str, thai: bool) -> Foul | None:
         return listed_foul(game, text, thai)
     prefix = game.std_foul_prefix + "."
     if text.startswith(prefix):
-        rest = text[len(prefix):]
+        rest = text[len(prefix) :]
         if rest.isdigit() and 1 <= int(rest) <= len(game.std_fouls):
             return listed_foul(game, game.std_fouls[int(rest) - 1], thai)
     if text in ("6.14", game.rule_serious):

@@ -78,8 +78,10 @@ class GeneralRules(MatchLayer):
         if not self.push_out_game:
             raise OutOfTurn(f"{self.name} has no push-out")
         if not st.push_out_allowed:
-            raise OutOfTurn(f"a push-out is allowed only on the shot after a foul-free break "
-                            f"({self.rule_push_out})")
+            raise OutOfTurn(
+                f"a push-out is allowed only on the shot after a foul-free break "
+                f"({self.rule_push_out})"
+            )
         R.append(Ruling(self.rule_push_out, f"{st.players[st.at_table]} plays a push-out"))
         return replace(st, push_out=True, call=None, safety=False)
 
@@ -110,16 +112,25 @@ class GeneralRules(MatchLayer):
         st = self.spot_pending(st, R)
         shot, settled = self.check_physical(st, shot, R)
         if shot.replay:
-            R.append(Ruling(shot.replay, "Position restored, the shot is replayed without "
-                                         "penalty"))
+            R.append(Ruling(shot.replay, "Position restored, the shot is replayed without penalty"))
             return st
         if settled:
-            R.append(Ruling("general 30", "Only a ball settling into a pocket by itself: not a "
-                                          "stroke; the game continues as before"))
+            R.append(
+                Ruling(
+                    "general 30",
+                    "Only a ball settling into a pocket by itself: not a "
+                    "stroke; the game continues as before",
+                )
+            )
             return st
         if st.unconfirmed:
-            R.append(Ruling("1.10", f"Unconfirmed facts of the last shot "
-                                    f"({', '.join(st.unconfirmed)}) stand as sensed"))
+            R.append(
+                Ruling(
+                    "1.10",
+                    f"Unconfirmed facts of the last shot "
+                    f"({', '.join(st.unconfirmed)}) stand as sensed",
+                )
+            )
         shot = self.apply_defaults(st, shot, R)
         self.record_defaults(st, shot, R)
         fouls = self.detect_fouls(st, shot)
@@ -130,18 +141,32 @@ class GeneralRules(MatchLayer):
                 if st.opt("bca_jump_miscue_foul"):
                     fouls.append(Foul("general 26", "miscue on a jump shot"))
                 else:
-                    R.append(Ruling("general 26", "Miscue on a jump shot: not a foul in itself "
-                                                  "(WPA)"))
+                    R.append(
+                        Ruling("general 26", "Miscue on a jump shot: not a foul in itself (WPA)")
+                    )
                 continue
             fouls.append(foul)
         foul = self.most_serious(fouls, R)
-        after = replace(st, call=None, safety=False, push_out=False, push_out_allowed=False,
-                        ball_in_hand=None, breaking=False, fresh_rack=False,
-                        unconfirmed=shot.uncertain)
+        after = replace(
+            st,
+            call=None,
+            safety=False,
+            push_out=False,
+            push_out_allowed=False,
+            ball_in_hand=None,
+            breaking=False,
+            fresh_rack=False,
+            unconfirmed=shot.uncertain,
+        )
         st = self.resolve(st, after, shot, foul, fouls, R)
         if shot.uncertain:
-            R.append(Ruling("1.10", f"Uncertain, applied as sensed until the referee confirms "
-                                    f"or corrects: {', '.join(shot.uncertain)}"))
+            R.append(
+                Ruling(
+                    "1.10",
+                    f"Uncertain, applied as sensed until the referee confirms "
+                    f"or corrects: {', '.join(shot.uncertain)}",
+                )
+            )
         return replace(st, unconfirmed=shot.uncertain)
 
     def on_confirm(self, st: State, R: list) -> State:
@@ -149,8 +174,9 @@ class GeneralRules(MatchLayer):
         referee's judgement). Corrections need the input history (`Referee`)."""
         if not st.unconfirmed:
             raise OutOfTurn("no uncertain fact to confirm")
-        R.append(Ruling("1.10", f"The referee confirms the sensed facts: "
-                                f"{', '.join(st.unconfirmed)}"))
+        R.append(
+            Ruling("1.10", f"The referee confirms the sensed facts: {', '.join(st.unconfirmed)}")
+        )
         return replace(st, unconfirmed=())
 
     def spot_pending(self, st: State, R: list) -> State:
@@ -165,13 +191,18 @@ class GeneralRules(MatchLayer):
         seen: set[int] = set()
         for b in [p.ball for p in shot.pocketed if p.ball is not None] + list(shot.off_table):
             if b in seen:
-                raise ImpossibleInput(f"ball {b} is reported twice (pocketed twice, or both "
-                                      "pocketed and off the table)")
+                raise ImpossibleInput(
+                    f"ball {b} is reported twice (pocketed twice, or both "
+                    "pocketed and off the table)"
+                )
             if b != 0 and b not in table:
                 raise ImpossibleInput(f"ball {b} is not on the table")
             seen.add(b)
-        if shot.contact_reported and shot.first_contact is not None \
-                and shot.first_contact not in table:
+        if (
+            shot.contact_reported
+            and shot.first_contact is not None
+            and shot.first_contact not in table
+        ):
             raise ImpossibleInput(f"first contact {shot.first_contact} is not on the table")
         shot = self.check_rail_estimate(table, shot, R)
         potted = []
@@ -181,27 +212,47 @@ class GeneralRules(MatchLayer):
                 free = sorted(table - seen)
                 if not free:
                     raise ImpossibleInput("more balls pocketed than are on the table")
-                guess = st.call[0] if st.call and st.call[0] in free and st.call[1] == p.pocket \
+                guess = (
+                    st.call[0]
+                    if st.call and st.call[0] in free and st.call[1] == p.pocket
                     else free[0]
+                )
                 seen.add(guess)
-                R.append(Ruling("8.3", f"Ball in {p.pocket} not identified: presumed to be the "
-                                       f"{guess} (default)"))
+                R.append(
+                    Ruling(
+                        "8.3",
+                        f"Ball in {p.pocket} not identified: presumed to be the {guess} (default)",
+                    )
+                )
                 p = replace(p, ball=guess)
             limit = st.opt("hanging_ball_us")
             if p.rested_us is not None and p.rested_us > limit:  # general 30: any ball
                 name = "cue ball" if p.ball == 0 else str(p.ball)
-                R.append(Ruling("general 30", f"The {name} hung on the lip for more than "
-                                              f"{limit / 1e6:g} s before it fell: restored to "
-                                              "the lip, not pocketed"))
+                R.append(
+                    Ruling(
+                        "general 30",
+                        f"The {name} hung on the lip for more than "
+                        f"{limit / 1e6:g} s before it fell: restored to "
+                        "the lip, not pocketed",
+                    )
+                )
                 restored += 1
                 continue
             if p.jammed:
-                R.append(Ruling("general 32", f"Jammed ball {p.ball} would drop: it counts as "
-                                              "pocketed"))
+                R.append(
+                    Ruling("general 32", f"Jammed ball {p.ball} would drop: it counts as pocketed")
+                )
             potted.append(p)
-        stroke = (potted or shot.off_table or shot.fouls or shot.contact_reported
-                  or shot.rail_after_contact or shot.object_balls_to_rail
-                  or shot.cue_ball_to_rail or shot.replay)
+        stroke = (
+            potted
+            or shot.off_table
+            or shot.fouls
+            or shot.contact_reported
+            or shot.rail_after_contact
+            or shot.object_balls_to_rail
+            or shot.cue_ball_to_rail
+            or shot.replay
+        )
         return replace(shot, pocketed=tuple(potted)), bool(restored and not stroke)
 
     def check_rail_estimate(self, table: set, shot: Shot, R: list) -> Shot:
@@ -221,9 +272,14 @@ class GeneralRules(MatchLayer):
         room = max(0, len(table) - gone)
         if obr <= room:
             return shot
-        R.append(Ruling("1.10", f"Object balls to a rail estimated at {obr} by the rail "
-                                f"sensors; at most {room} can have reached a rail: taken as "
-                                f"{room}"))
+        R.append(
+            Ruling(
+                "1.10",
+                f"Object balls to a rail estimated at {obr} by the rail "
+                f"sensors; at most {room} can have reached a rail: taken as "
+                f"{room}",
+            )
+        )
         return replace(shot, object_balls_to_rail=room)
 
     def legal_first_balls(self, st: State) -> set[int] | None:
@@ -249,8 +305,12 @@ class GeneralRules(MatchLayer):
                 no_rail = True  # 6.3: no ball contacted at all
             elif legal is not None and shot.first_contact not in legal:
                 fouls.append(listed_foul(self, "6.2", thai))
-        if not suspended and not st.breaking and not shot.objects_pocketed \
-                and shot.rail_after_contact is False:
+        if (
+            not suspended
+            and not st.breaking
+            and not shot.objects_pocketed
+            and shot.rail_after_contact is False
+        ):
             no_rail = True
         if no_rail:
             fouls.append(listed_foul(self, "6.3", thai))
@@ -278,13 +338,26 @@ class GeneralRules(MatchLayer):
             return  # a foul is decided by reported facts; no default decides anything
         legal = self.legal_first_balls(st)
         if not shot.contact_reported and legal is not None:
-            R.append(Ruling(self.foul_rule("6.2"), "First ball contacted not reported: presumed "
-                                                   f"{self.presumed_first_text(st, shot)}, a "
-                                                   "legal hit (default)"))
-        if not st.breaking and not shot.objects_pocketed and shot.rail_after_contact is None \
-                and not (shot.contact_reported and shot.first_contact is None):
-            R.append(Ruling(self.foul_rule("6.3"), "Rail after contact not reported: presumed a "
-                                                   "ball reached a rail (default)"))
+            R.append(
+                Ruling(
+                    self.foul_rule("6.2"),
+                    "First ball contacted not reported: presumed "
+                    f"{self.presumed_first_text(st, shot)}, a "
+                    "legal hit (default)",
+                )
+            )
+        if (
+            not st.breaking
+            and not shot.objects_pocketed
+            and shot.rail_after_contact is None
+            and not (shot.contact_reported and shot.first_contact is None)
+        ):
+            R.append(
+                Ruling(
+                    self.foul_rule("6.3"),
+                    "Rail after contact not reported: presumed a ball reached a rail (default)",
+                )
+            )
         if st.breaking:
             text = self.break_default_text(st, shot)
             if text:
@@ -299,8 +372,10 @@ class GeneralRules(MatchLayer):
         """Rotation and 8-ball: nothing pocketed and no rail count reported."""
         if shot.objects_pocketed or shot.object_balls_to_rail is not None:
             return None
-        return ("Object balls to a rail on the break not reported: presumed at least four, "
-                "requirement met (default)")
+        return (
+            "Object balls to a rail on the break not reported: presumed at least four, "
+            "requirement met (default)"
+        )
 
     def most_serious(self, fouls: list[Foul], R: list) -> Foul | None:
         """General 29: several fouls on one shot are one foul; the most serious penalty."""
@@ -311,34 +386,43 @@ class GeneralRules(MatchLayer):
         ranked = sorted(fouls, key=lambda f: (-f.grade, not f.intentional, not f.kitchen))
         worst = ranked[0]
         if len(fouls) > 1:
-            R.append(Ruling("general 29", f"{len(fouls)} fouls on one shot count as one; "
-                                          f"penalised: {worst.name}"))
+            R.append(
+                Ruling(
+                    "general 29",
+                    f"{len(fouls)} fouls on one shot count as one; penalised: {worst.name}",
+                )
+            )
         return worst
 
     # -- outcome (per game) --------------------------------------------------------------
-    def resolve(self, pre: State, st: State, shot: Shot, foul: Foul | None, fouls: list,
-                R: list) -> State:
+    def resolve(
+        self, pre: State, st: State, shot: Shot, foul: Foul | None, fouls: list, R: list
+    ) -> State:
         raise NotImplementedError
 
     # -- helpers for resolve ---------------------------------------------------------------
     def remove_shot_balls(self, st: State, shot: Shot) -> State:
-        return move_balls(st, shot.objects_pocketed | {b for b in shot.off_table if b},
-                          to="pocketed")
+        return move_balls(
+            st, shot.objects_pocketed | {b for b in shot.off_table if b}, to="pocketed"
+        )
 
     def spot(self, st: State, balls, R: list, rule: str, why: str) -> State:
         balls = sorted(set(balls))
         if not balls:
             return st
         st = move_balls(st, balls, to="to_spot")
-        R.append(Ruling(rule, f"Spot {balls_text(balls)} ({why}); "
-                              f"{self.spot_place_text(st, balls)}"))
+        R.append(
+            Ruling(rule, f"Spot {balls_text(balls)} ({why}); {self.spot_place_text(st, balls)}")
+        )
         return st
 
     def spot_place_text(self, st: State, balls) -> str:
         if len(balls) == 1:
             return "on the foot spot, or toward the foot rail if it is taken (general 31)"
-        return ("on the long string from the foot spot toward the foot rail, lowest number "
-                "nearest the foot spot, never touching the cue ball (general 31)")
+        return (
+            "on the long string from the foot spot toward the foot rail, lowest number "
+            "nearest the foot spot, never touching the cue ball (general 31)"
+        )
 
     def pass_turn(self, st: State, R: list, rule: str = "general 36", why: str = "") -> State:
         nxt = 1 - st.at_table
@@ -355,15 +439,29 @@ class GeneralRules(MatchLayer):
         consecutive foul or unsportsmanlike conduct (6.16: a serious-foul penalty)."""
         if foul.intentional:
             if st.intent_warned[shooter]:
-                R.append(Ruling("general 28", f"Second intentional foul by "
-                                              f"{st.players[shooter]}: loss of the match"))
+                R.append(
+                    Ruling(
+                        "general 28",
+                        f"Second intentional foul by {st.players[shooter]}: loss of the match",
+                    )
+                )
                 return replace(st, match_winner=1 - shooter, awaiting=None, at_table=None), True
             st = replace(st, intent_warned=set_pair(st.intent_warned, shooter, True))
-            R.append(Ruling("general 28", f"Warning to {st.players[shooter]}: a second "
-                                          "intentional foul in this match loses the match"))
+            R.append(
+                Ruling(
+                    "general 28",
+                    f"Warning to {st.players[shooter]}: a second "
+                    "intentional foul in this match loses the match",
+                )
+            )
         if foul.unsportsmanlike:
-            R.append(Ruling(foul.rule, f"Unsportsmanlike conduct ({foul.name}): the serious-foul "
-                                       "penalty applies; the referee may choose another (6.16)"))
+            R.append(
+                Ruling(
+                    foul.rule,
+                    f"Unsportsmanlike conduct ({foul.name}): the serious-foul "
+                    "penalty applies; the referee may choose another (6.16)",
+                )
+            )
             return st, True
         if not self.three_fouls:
             return st, False

@@ -16,8 +16,15 @@ from .state import POCKETS
 PASSIVE_FIELDS = {"type", "t_us", "source", "comment"}
 
 # Facts of a shot; the ones a sensor may flag as uncertain, and a `confirm` may correct.
-SHOT_FACTS = ("pocketed", "first_contact", "rail_after_contact", "object_balls_to_rail",
-              "cue_ball_to_rail", "off_table", "fouls")
+SHOT_FACTS = (
+    "pocketed",
+    "first_contact",
+    "rail_after_contact",
+    "object_balls_to_rail",
+    "cue_ball_to_rail",
+    "off_table",
+    "fouls",
+)
 UNCERTAIN_FACTS = tuple(sorted(set(SHOT_FACTS) - {"fouls"}))
 SOURCES = ("sensed", "inferred", "referee")  # protocol/SPEC.md `shot` pocketed[].source
 
@@ -26,8 +33,17 @@ INPUT_FIELDS = {
     "lag": {"winner", "breaker"},
     "call": {"ball", "pocket", "safety"},
     "push_out": set(),
-    "shot": {"pocketed", "first_contact", "rail_after_contact", "object_balls_to_rail",
-             "cue_ball_to_rail", "off_table", "fouls", "replay", "uncertain"},
+    "shot": {
+        "pocketed",
+        "first_contact",
+        "rail_after_contact",
+        "object_balls_to_rail",
+        "cue_ball_to_rail",
+        "off_table",
+        "fouls",
+        "replay",
+        "uncertain",
+    },
     "option": {"choice"},
     "rerack": {"cue_ball_in_rack_area", "ball_in_rack_area", "ball_behind_head_string"},
     "undo": set(),
@@ -90,23 +106,23 @@ def get_pocket(d: dict, key: str = "pocket") -> str:
 
 @dataclass(frozen=True)
 class Potted:
-    ball: int | None        # None: identity not sensed
+    ball: int | None  # None: identity not sensed
     pocket: str
     rested_us: int | None = None  # general 30: time motionless on the lip before it fell
-    jammed: bool = False          # general 32: judged to drop from a jam
+    jammed: bool = False  # general 32: judged to drop from a jam
 
 
 @dataclass(frozen=True)
 class Shot:
     pocketed: tuple[Potted, ...] = ()
     first_contact: int | None = None
-    contact_reported: bool = False   # False: nobody said; the fair default applies
+    contact_reported: bool = False  # False: nobody said; the fair default applies
     rail_after_contact: bool | None = None
     object_balls_to_rail: int | None = None
     cue_ball_to_rail: bool | None = None
     off_table: tuple[int, ...] = ()
     fouls: tuple[str, ...] = ()
-    replay: str | None = None        # general 30 / 34: shot void, replayed
+    replay: str | None = None  # general 30 / 34: shot void, replayed
     uncertain: tuple[str, ...] = ()  # sorted fact names flagged uncertain (awaiting confirm)
 
     @property
@@ -131,16 +147,23 @@ class Shot:
 def parse_shot(d: dict) -> Shot:
     raw = d.get("pocketed", [])
     flagged = [] if d.get("uncertain") is None else d["uncertain"]
-    if not isinstance(flagged, list) or not all(isinstance(f, str) and f in UNCERTAIN_FACTS
-                                                for f in flagged):
+    if not isinstance(flagged, list) or not all(
+        isinstance(f, str) and f in UNCERTAIN_FACTS for f in flagged
+    ):
         raise BadInput(f"uncertain must be a list of fact names: {', '.join(UNCERTAIN_FACTS)}")
     uncertain = set(flagged)
     if not isinstance(raw, list):
         raise BadInput("pocketed must be a list of {ball, pocket}")
     potted = []
     for item in raw:
-        if not isinstance(item, dict) or \
-                set(item) - {"ball", "pocket", "rested_us", "jammed", "source", "t"}:
+        if not isinstance(item, dict) or set(item) - {
+            "ball",
+            "pocket",
+            "rested_us",
+            "jammed",
+            "source",
+            "t",
+        }:
             raise BadInput("each pocketed entry is {ball, pocket} (ball may be omitted)")
         source = item.get("source")
         if source is not None and source not in SOURCES:
@@ -150,8 +173,14 @@ def parse_shot(d: dict) -> Shot:
         if source == "inferred":
             uncertain.add("pocketed")
         ball = None if item.get("ball") is None else get_int(item, "ball", 0, 15)
-        potted.append(Potted(ball, get_pocket(item), get_int(item, "rested_us", 0, 2**63),
-                             bool(get_bool(item, "jammed", default=False))))
+        potted.append(
+            Potted(
+                ball,
+                get_pocket(item),
+                get_int(item, "rested_us", 0, 2**63),
+                bool(get_bool(item, "jammed", default=False)),
+            )
+        )
     contact_reported = "first_contact" in d
     first = None
     if contact_reported and d["first_contact"] is not None:

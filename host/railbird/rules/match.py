@@ -19,7 +19,7 @@ class MatchLayer:
     # Set by each game.
     name = ""
     rack_size = 0
-    rack_scored = True           # False for 14.1 (points)
+    rack_scored = True  # False for 14.1 (points)
     three_fouls = True
     rule_lag = "1.2"
     rule_break_order = "general 35"
@@ -31,8 +31,11 @@ class MatchLayer:
     # -- set-up -----------------------------------------------------------------------
     def new_match(self, inp: dict) -> State:
         players = inp.get("players")
-        if (not isinstance(players, list) or len(players) != 2
-                or not all(isinstance(p, str) and p.strip() for p in players)):
+        if (
+            not isinstance(players, list)
+            or len(players) != 2
+            or not all(isinstance(p, str) and p.strip() for p in players)
+        ):
             raise BadInput("players must be a list of two names")
         if players[0] == players[1]:
             raise BadInput("the two players need different names")
@@ -47,8 +50,12 @@ class MatchLayer:
         if order not in BREAK_ORDERS:
             raise BadInput(f"break_order must be one of {', '.join(BREAK_ORDERS)}")
         return State(
-            game=self.name, players=(players[0], players[1]), goal=goal, break_order=order,
-            options=parse_options(inp.get("options"), self.name), awaiting="lag",
+            game=self.name,
+            players=(players[0], players[1]),
+            goal=goal,
+            break_order=order,
+            options=parse_options(inp.get("options"), self.name),
+            awaiting="lag",
             on_table=self.full_rack(),
         )
 
@@ -70,8 +77,12 @@ class MatchLayer:
             raise OutOfTurn("no lag is due")
         winner = self.player_index(st, inp, "winner")
         breaker = self.player_index(st, inp, "breaker", default=winner)
-        R.append(Ruling(self.rule_lag, f"{st.players[winner]} wins the lag and chooses "
-                                       f"{st.players[breaker]} to break"))
+        R.append(
+            Ruling(
+                self.rule_lag,
+                f"{st.players[winner]} wins the lag and chooses {st.players[breaker]} to break",
+            )
+        )
         return self.set_up_rack(replace(st, awaiting=None), breaker, R, new_rack=False)
 
     # -- racks ---------------------------------------------------------------------------
@@ -80,10 +91,22 @@ class MatchLayer:
         string: 9.3.1, 4.3.1)."""
         fouls = (0, 0) if self.rack_scored else st.fouls  # 6.14: one rack in rack games
         st = replace(
-            st, rack=st.rack + 1 if new_rack else st.rack, breaker=breaker, breaking=True,
-            ball_in_hand="kitchen", on_table=self.full_rack(), pocketed=(), to_spot=(),
-            call=None, safety=False, push_out=False, push_out_allowed=False, fresh_rack=False,
-            groups=(None, None), fouls=fouls, awaiting=None,
+            st,
+            rack=st.rack + 1 if new_rack else st.rack,
+            breaker=breaker,
+            breaking=True,
+            ball_in_hand="kitchen",
+            on_table=self.full_rack(),
+            pocketed=(),
+            to_spot=(),
+            call=None,
+            safety=False,
+            push_out=False,
+            push_out_allowed=False,
+            fresh_rack=False,
+            groups=(None, None),
+            fouls=fouls,
+            awaiting=None,
         )
         return self.begin_turn(st, breaker, R)
 
@@ -93,8 +116,13 @@ class MatchLayer:
         run = (0, st.run[1]) if player == 0 else (st.run[0], 0)
         st = replace(st, at_table=player, inning=st.inning + 1, run=run)
         if self.three_fouls and st.fouls[player] == 2:
-            R.append(Ruling("6.14", f"Warning: {st.players[player]} is on two fouls; "
-                                    f"a third consecutive foul {self.third_foul_text}"))
+            R.append(
+                Ruling(
+                    "6.14",
+                    f"Warning: {st.players[player]} is on two fouls; "
+                    f"a third consecutive foul {self.third_foul_text}",
+                )
+            )
         return st
 
     third_foul_text = "loses the rack"
@@ -114,25 +142,50 @@ class MatchLayer:
         st = replace(st, scores=add_pair(st.scores, winner, 1), rack_winner=winner)
         R.append(Ruling(rule, f"{st.players[winner]} wins rack {st.rack}: {why}"))
         if st.scores[winner] >= st.goal:
-            R.append(Ruling("match", f"{st.players[winner]} wins the match "
-                                     f"{st.scores[winner]}-{st.scores[1 - winner]}"))
-            return replace(st, match_winner=winner, awaiting=None, at_table=None,
-                           ball_in_hand=None, breaking=False, push_out_allowed=False)
+            R.append(
+                Ruling(
+                    "match",
+                    f"{st.players[winner]} wins the match "
+                    f"{st.scores[winner]}-{st.scores[1 - winner]}",
+                )
+            )
+            return replace(
+                st,
+                match_winner=winner,
+                awaiting=None,
+                at_table=None,
+                ball_in_hand=None,
+                breaking=False,
+                push_out_allowed=False,
+            )
         breaker = self.next_breaker(st, winner)
-        R.append(Ruling(self.rule_break_order, f"{st.players[breaker]} breaks rack "
-                                               f"{st.rack + 1} ({st.break_order} break)"))
+        R.append(
+            Ruling(
+                self.rule_break_order,
+                f"{st.players[breaker]} breaks rack {st.rack + 1} ({st.break_order} break)",
+            )
+        )
         return self.set_up_rack(st, breaker, R)
 
     # -- stalemate and unrestorable interference ----------------------------------------
     def on_stalemate(self, st: State, R: list) -> State:
         """1.12 / 9.12 / 2.9 / 3.11: the original breaker of the rack breaks again."""
-        R.append(Ruling(self.rule_stalemate, f"Stalemate: rack replayed, {st.players[st.breaker]} "
-                                             f"breaks again"))
+        R.append(
+            Ruling(
+                self.rule_stalemate,
+                f"Stalemate: rack replayed, {st.players[st.breaker]} breaks again",
+            )
+        )
         return self.set_up_rack(st, st.breaker, R, new_rack=False)
 
     def on_interference(self, st: State, R: list) -> State:
         """General 34: the position cannot be restored; the game is replayed with the
         same player breaking."""
-        R.append(Ruling("general 34", "Outside interference, position cannot be restored: "
-                                      f"rack replayed, {st.players[st.breaker]} breaks"))
+        R.append(
+            Ruling(
+                "general 34",
+                "Outside interference, position cannot be restored: "
+                f"rack replayed, {st.players[st.breaker]} breaks",
+            )
+        )
         return self.set_up_rack(st, st.breaker, R, new_rack=False)

@@ -36,7 +36,11 @@ class NineBall(RotationGame):
         if self.money_ball in pk:
             return self.end_rack(st, shooter, R, "2.5", "9 legally pocketed")
         if pk:
-            R.append(Ruling("2.5", f"{', '.join(map(str, sorted(pk)))} pocketed: "
-                                   f"{st.players[shooter]} continues"))
+            R.append(
+                Ruling(
+                    "2.5",
+                    f"{', '.join(map(str, sorted(pk)))} pocketed: {st.players[shooter]} continues",
+                )
+            )
             return st
         return self.pass_turn(st, R, "2.5", "No ball pocketed")

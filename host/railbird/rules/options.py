@@ -24,37 +24,80 @@ class OptionSpec:
 
 
 _SPECS = (
-    OptionSpec("thai_foul_names", False, ALL_GAMES,
-               "Rulings name fouls as the Thai text does ('changing the cue ball', 'stuck ball', "
-               "'long stroke') instead of the WPA names."),
-    OptionSpec("thai_9_3_count_cue_ball", False, ("10-ball",),
-               "9.3.2 read literally: the cue ball counts toward the four balls driven to a rail."),
-    OptionSpec("thai_4_3_any_ball", False, ("14.1",),
-               "4.3.2 read literally: any ball pocketed on the opening break meets the break "
-               "requirement, not only a called ball."),
-    OptionSpec("thai_4_8_c_apex", False, ("14.1",),
-               "4.8.3 read literally: an interfering 15th ball goes to the apex of the rack, "
-               "not to the head spot."),
-    OptionSpec("thai_4_11_fifteen", False, ("14.1",),
-               "4.11 read literally: the third consecutive foul costs 15 points in all, "
-               "not 1 + 15."),
-    OptionSpec("thai_4_11_count_from_one", False, ("14.1",),
-               "4.11 read literally: after the third foul the count restarts at 1, not 0."),
-    OptionSpec("wpa2016_ten_last_ball", False, ("10-ball",),
-               "WPA 2016+ 9.8: a called 10 pocketed while other balls remain (judged at the "
-               "start of the shot) is spotted and the shooter continues; only a last-ball 10 wins."),
-    OptionSpec("wpa2025_no_safety_call", False, ("10-ball",),
-               "WPA 2025: ten-ball has no safety call; a 'call safety' input is refused."),
-    OptionSpec("bca_jump_miscue_foul", False, ALL_GAMES,
-               "General 26 (BCA): a miscue on a jump shot is a foul. WPA default: a miscue is "
-               "not a foul in itself."),
-    OptionSpec("bca_34_same_breaker", False, ("14.1",),
-               "General 34 read literally in 14.1: after outside interference that cannot be "
-               "restored, all 15 balls are re-racked and the last opening breaker breaks again. "
-               "WPA default (1.9): handled as a stalemate, a new lag (4.12)."),
-    OptionSpec("hanging_ball_us", 5_000_000, ALL_GAMES,
-               "General 30: a ball that hung on the lip longer than this many microseconds and "
-               "then dropped is restored to the lip (seed: more than 5 s)."),
+    OptionSpec(
+        "thai_foul_names",
+        False,
+        ALL_GAMES,
+        "Rulings name fouls as the Thai text does ('changing the cue ball', 'stuck ball', "
+        "'long stroke') instead of the WPA names.",
+    ),
+    OptionSpec(
+        "thai_9_3_count_cue_ball",
+        False,
+        ("10-ball",),
+        "9.3.2 read literally: the cue ball counts toward the four balls driven to a rail.",
+    ),
+    OptionSpec(
+        "thai_4_3_any_ball",
+        False,
+        ("14.1",),
+        "4.3.2 read literally: any ball pocketed on the opening break meets the break "
+        "requirement, not only a called ball.",
+    ),
+    OptionSpec(
+        "thai_4_8_c_apex",
+        False,
+        ("14.1",),
+        "4.8.3 read literally: an interfering 15th ball goes to the apex of the rack, "
+        "not to the head spot.",
+    ),
+    OptionSpec(
+        "thai_4_11_fifteen",
+        False,
+        ("14.1",),
+        "4.11 read literally: the third consecutive foul costs 15 points in all, not 1 + 15.",
+    ),
+    OptionSpec(
+        "thai_4_11_count_from_one",
+        False,
+        ("14.1",),
+        "4.11 read literally: after the third foul the count restarts at 1, not 0.",
+    ),
+    OptionSpec(
+        "wpa2016_ten_last_ball",
+        False,
+        ("10-ball",),
+        "WPA 2016+ 9.8: a called 10 pocketed while other balls remain (judged at the "
+        "start of the shot) is spotted and the shooter continues; only a last-ball 10 wins.",
+    ),
+    OptionSpec(
+        "wpa2025_no_safety_call",
+        False,
+        ("10-ball",),
+        "WPA 2025: ten-ball has no safety call; a 'call safety' input is refused.",
+    ),
+    OptionSpec(
+        "bca_jump_miscue_foul",
+        False,
+        ALL_GAMES,
+        "General 26 (BCA): a miscue on a jump shot is a foul. WPA default: a miscue is "
+        "not a foul in itself.",
+    ),
+    OptionSpec(
+        "bca_34_same_breaker",
+        False,
+        ("14.1",),
+        "General 34 read literally in 14.1: after outside interference that cannot be "
+        "restored, all 15 balls are re-racked and the last opening breaker breaks again. "
+        "WPA default (1.9): handled as a stalemate, a new lag (4.12).",
+    ),
+    OptionSpec(
+        "hanging_ball_us",
+        5_000_000,
+        ALL_GAMES,
+        "General 30: a ball that hung on the lip longer than this many microseconds and "
+        "then dropped is restored to the lip (seed: more than 5 s).",
+    ),
 )
 
 OPTIONS: dict[str, OptionSpec] = {s.name: s for s in _SPECS}

@@ -21,10 +21,15 @@ class Referee:
         # (state, announcements, input) before each applied input, oldest first.
         self._history: list = []
         self._produced = self.state  # to notice a state set from outside (e.g. from_fen)
-        self.announcements: list[dict] = [Ruling("match", f"{self.state.game} match: "
-                                                 f"{self.state.players[0]} v "
-                                                 f"{self.state.players[1]}; lag for the break "
-                                                 f"(1.2)").as_dict()]
+        self.announcements: list[dict] = [
+            Ruling(
+                "match",
+                f"{self.state.game} match: "
+                f"{self.state.players[0]} v "
+                f"{self.state.players[1]}; lag for the break "
+                f"(1.2)",
+            ).as_dict()
+        ]
 
     def feed(self, inp: dict) -> dict:
         kind = input_type(inp)
@@ -33,8 +38,11 @@ class Referee:
                 raise OutOfTurn("nothing to undo")
             self.state, previous, _ = self._history.pop()
             self._produced = self.state
-            self.announcements = [Ruling("1.8", "Undo: the last input is withdrawn and the "
-                                                "position and scores restored").as_dict()]
+            self.announcements = [
+                Ruling(
+                    "1.8", "Undo: the last input is withdrawn and the position and scores restored"
+                ).as_dict()
+            ]
             return self.state_json()
         if kind == "confirm" and any(k in inp for k in SHOT_FACTS):
             return self._correct(inp)
@@ -52,8 +60,14 @@ class Referee:
         history, so `undo` afterwards withdraws the latest input as usual."""
         if self.state is not self._produced:
             raise OutOfTurn("no shot history for this state: undo and re-send the shot")
-        idx = next((i for i in range(len(self._history) - 1, -1, -1)
-                    if self._history[i][2].get("type") == "shot"), None)
+        idx = next(
+            (
+                i
+                for i in range(len(self._history) - 1, -1, -1)
+                if self._history[i][2].get("type") == "shot"
+            ),
+            None,
+        )
         if idx is None:
             raise OutOfTurn("there is no shot to correct")
         pre, pre_anns, original = self._history[idx]
@@ -62,21 +76,28 @@ class Referee:
             if key in inp:
                 corrected[key] = inp[key]
         if isinstance(corrected.get("pocketed"), list):  # the referee's facts are certain
-            corrected["pocketed"] = [{k: v for k, v in p.items() if k != "source"}
-                                     if isinstance(p, dict) else p
-                                     for p in corrected["pocketed"]]
+            corrected["pocketed"] = [
+                {k: v for k, v in p.items() if k != "source"} if isinstance(p, dict) else p
+                for p in corrected["pocketed"]
+            ]
         changed = sorted(k for k in SHOT_FACTS if k in inp)
         state, rulings = apply(pre, corrected)
-        rulings = [Ruling("1.10", f"The referee corrects the last shot "
-                                  f"({', '.join(changed)}); it is ruled again").as_dict()] + rulings
+        rulings = [
+            Ruling(
+                "1.10",
+                f"The referee corrects the last shot ({', '.join(changed)}); it is ruled again",
+            ).as_dict()
+        ] + rulings
         history = self._history[:idx] + [(pre, pre_anns, corrected)]
-        later = self._history[idx + 1:]
+        later = self._history[idx + 1 :]
         for _, _, again in later:
             try:
                 new, anns = apply(state, again)
             except RulesError as exc:
-                raise OutOfTurn(f"the correction conflicts with a later input "
-                                f"({again.get('type')}: {exc}); undo that input first") from None
+                raise OutOfTurn(
+                    f"the correction conflicts with a later input "
+                    f"({again.get('type')}: {exc}); undo that input first"
+                ) from None
             history.append((state, rulings, again))
             state = new
             rulings = rulings + anns

@@ -17,8 +17,21 @@ class RotationGame(GeneralRules):
     money_ball = 10
     # The standard fouls (in the order the game's section lists them) and the rule
     # numbers: ten-ball's by default, nine-ball overrides the numbers.
-    std_fouls = ("6.1", "6.2", "6.3", "6.4", "6.5", "6.6", "6.7", "6.8", "6.9", "6.10", "6.12",
-                 "6.13", "6.15")
+    std_fouls = (
+        "6.1",
+        "6.2",
+        "6.3",
+        "6.4",
+        "6.5",
+        "6.6",
+        "6.7",
+        "6.8",
+        "6.9",
+        "6.10",
+        "6.12",
+        "6.13",
+        "6.15",
+    )
     rule_intro = "9"
     rule_break_req = "9.3.2"
     rule_push_out = "9.4"
@@ -51,8 +64,9 @@ class RotationGame(GeneralRules):
             n += 1
         if n >= 4:
             return None
-        return Foul(self.rule_break_req, f"illegal break: {n} ball(s) to a rail, four needed",
-                    STANDARD)
+        return Foul(
+            self.rule_break_req, f"illegal break: {n} ball(s) to a rail, four needed", STANDARD
+        )
 
     def cue_counts_on_break(self, st: State) -> bool:
         return False
@@ -74,23 +88,40 @@ class RotationGame(GeneralRules):
             if st.over:
                 return st
             if serious:
-                why = "unsportsmanlike conduct" if foul.unsportsmanlike else \
-                    "three consecutive fouls (6.14)"
-                return self.end_rack(st, 1 - shooter, R, self.rule_serious,
-                                     f"{st.players[shooter]} loses the rack for {why}")
+                why = (
+                    "unsportsmanlike conduct"
+                    if foul.unsportsmanlike
+                    else "three consecutive fouls (6.14)"
+                )
+                return self.end_rack(
+                    st,
+                    1 - shooter,
+                    R,
+                    self.rule_serious,
+                    f"{st.players[shooter]} loses the rack for {why}",
+                )
             st = self.pass_turn(st, R)
-            R.append(Ruling(self.rule_std_penalty, f"{st.players[st.at_table]} has cue ball in "
-                                                   "hand anywhere on the table"))
+            R.append(
+                Ruling(
+                    self.rule_std_penalty,
+                    f"{st.players[st.at_table]} has cue ball in hand anywhere on the table",
+                )
+            )
             return replace(st, ball_in_hand="anywhere")
         st = self.legal_shot(st, shooter)
         if pre.breaking:
             return self.resolve_break(pre, st, shot, R)
         if pre.push_out:
             if self.money_down(shot):
-                st = self.spot_money(st, R, "pocketed on a push-out, no penalty", self.rule_push_out)
+                st = self.spot_money(
+                    st, R, "pocketed on a push-out, no penalty", self.rule_push_out
+                )
             st = self.pass_turn(st, R, self.rule_push_out, "Push-out played")
-            R.append(Ruling(self.rule_push_out, f"{st.players[st.at_table]} may shoot or pass "
-                                                "the shot back"))
+            R.append(
+                Ruling(
+                    self.rule_push_out, f"{st.players[st.at_table]} may shoot or pass the shot back"
+                )
+            )
             return replace(st, awaiting="shoot_or_pass")
         return self.resolve_play(pre, st, shot, R)
 
@@ -99,8 +130,13 @@ class RotationGame(GeneralRules):
         if self.money_down(shot):
             st = self.spot_money(st, R, "pocketed on the break", self.rule_intro)
         if shot.objects_pocketed:
-            R.append(Ruling(self.rule_intro, f"Legal break, {balls_text(sorted(shot.objects_pocketed))}"
-                                             f" pocketed: {st.players[shooter]} continues"))
+            R.append(
+                Ruling(
+                    self.rule_intro,
+                    f"Legal break, {balls_text(sorted(shot.objects_pocketed))}"
+                    f" pocketed: {st.players[shooter]} continues",
+                )
+            )
         else:
             st = self.pass_turn(st, R, "general 36", "Legal break, nothing pocketed")
         R.append(Ruling(self.rule_push_out, f"{st.players[st.at_table]} may play a push-out"))

@@ -16,13 +16,13 @@ BALL_IN_HAND = (None, "anywhere", "kitchen")
 # The decision a player (or the referee) must make before play continues.
 AWAITING = (
     None,
-    "lag",                 # 1.2: who breaks the first rack (or after a 14.1 stalemate)
-    "shoot_or_pass",       # 9.4 / 9.6 / 9.7 (and 2.4): incoming player's option
-    "accept_or_rebreak",   # 4.3 / 4.10: opponent of a 14.1 breaking foul
-    "rerack",              # 4.4 / 4.8: referee's answers about the rack area
-    "spot_or_rebreak",     # 8-ball 3.3: breaker pocketed the 8 on a legal break
-    "spot_or_break",       # 8-ball 3.3: 8 pocketed with a scratch on the break
-    "accept_or_break",     # 8-ball 3.3: illegal break
+    "lag",  # 1.2: who breaks the first rack (or after a 14.1 stalemate)
+    "shoot_or_pass",  # 9.4 / 9.6 / 9.7 (and 2.4): incoming player's option
+    "accept_or_rebreak",  # 4.3 / 4.10: opponent of a 14.1 breaking foul
+    "rerack",  # 4.4 / 4.8: referee's answers about the rack area
+    "spot_or_rebreak",  # 8-ball 3.3: breaker pocketed the 8 on a legal break
+    "spot_or_break",  # 8-ball 3.3: 8 pocketed with a scratch on the break
+    "accept_or_break",  # 8-ball 3.3: illegal break
 )
 GROUPS = (None, "solids", "stripes")
 
@@ -42,29 +42,29 @@ class Ruling:
 class State:
     game: str
     players: tuple[str, str]
-    goal: int                      # race_to (rack games) or target points (14.1)
-    break_order: str               # general 35: alternate | winner | loser | trailing
+    goal: int  # race_to (rack games) or target points (14.1)
+    break_order: str  # general 35: alternate | winner | loser | trailing
     options: tuple[tuple[str, object], ...] = ()
     awaiting: str | None = "lag"
     rack: int = 1
-    breaker: int | None = None     # who broke (or breaks) this rack; 9.12 re-break
+    breaker: int | None = None  # who broke (or breaks) this rack; 9.12 re-break
     at_table: int | None = None
-    breaking: bool = False         # the next shot is a break shot
+    breaking: bool = False  # the next shot is a break shot
     ball_in_hand: str | None = None
     on_table: tuple[int, ...] = ()
     pocketed: tuple[int, ...] = ()  # out of play: pocketed, or off the table and not spotted
-    to_spot: tuple[int, ...] = ()   # referee must spot these before the next shot
+    to_spot: tuple[int, ...] = ()  # referee must spot these before the next shot
     call: tuple[int, str] | None = None
     safety: bool = False
     push_out: bool = False
     push_out_allowed: bool = False
-    fresh_rack: bool = False       # 14.1: 14 balls just re-racked, untouched (4.6 apex)
+    fresh_rack: bool = False  # 14.1: 14 balls just re-racked, untouched (4.6 apex)
     groups: tuple[str | None, str | None] = (None, None)  # 8-ball 3.4
-    fouls: tuple[int, int] = (0, 0)           # consecutive standard fouls (6.14)
+    fouls: tuple[int, int] = (0, 0)  # consecutive standard fouls (6.14)
     intent_warned: tuple[bool, bool] = (False, False)  # general 28
     scores: tuple[int, int] = (0, 0)
-    credited: tuple[int, int] = (0, 0)        # 14.1 points credited
-    penalties: tuple[int, int] = (0, 0)       # 14.1 points deducted
+    credited: tuple[int, int] = (0, 0)  # 14.1 points credited
+    penalties: tuple[int, int] = (0, 0)  # 14.1 points deducted
     run: tuple[int, int] = (0, 0)
     high_run: tuple[int, int] = (0, 0)
     inning: int = 0

@@ -54,8 +54,12 @@ class TenBall(RotationGame):
             ball, pocket = call
             if ball == self.money_ball:
                 if st.opt("wpa2016_ten_last_ball") and len(pre.on_table) > 1:
-                    st = self.spot_money(st, R, "called 10 pocketed before it was the last ball "
-                                                "(WPA 2016 9.8)", "9.8")
+                    st = self.spot_money(
+                        st,
+                        R,
+                        "called 10 pocketed before it was the last ball (WPA 2016 9.8)",
+                        "9.8",
+                    )
                     R.append(Ruling("9.8", f"{st.players[shooter]} continues"))
                     return st
                 return self.end_rack(st, shooter, R, "9.8", f"called 10 pocketed in {pocket}")
@@ -63,10 +67,16 @@ class TenBall(RotationGame):
                 st = self.spot_money(st, R, "pocketed without being called")
             extra = sorted(pk - {ball, self.money_ball})
             if extra:
-                R.append(Ruling("general 33", f"Also pocketed on the legal shot: "
-                                              f"{', '.join(map(str, extra))} (stay down, 9.8)"))
-            R.append(Ruling("9.8", f"The {ball} in {pocket} as called: {st.players[shooter]} "
-                                   "continues"))
+                R.append(
+                    Ruling(
+                        "general 33",
+                        f"Also pocketed on the legal shot: "
+                        f"{', '.join(map(str, extra))} (stay down, 9.8)",
+                    )
+                )
+            R.append(
+                Ruling("9.8", f"The {ball} in {pocket} as called: {st.players[shooter]} continues")
+            )
             return st
         if pk:
             if self.money_down(shot):

@@ -24,9 +24,17 @@ log = logging.getLogger("railbird.scoreboard")
 
 
 class ScoreboardLink:
-    def __init__(self, port: str, baudrate: int = 115200, ack_timeout: float = 0.25,
-                 retries: int = 4, reopen_interval: float = 0.5, ping_interval: float = 2.0,
-                 serial_factory=None, name: str | None = None):
+    def __init__(
+        self,
+        port: str,
+        baudrate: int = 115200,
+        ack_timeout: float = 0.25,
+        retries: int = 4,
+        reopen_interval: float = 0.5,
+        ping_interval: float = 2.0,
+        serial_factory=None,
+        name: str | None = None,
+    ):
         self.port = port
         self.baudrate = baudrate
         self.ack_timeout = ack_timeout
@@ -34,22 +42,40 @@ class ScoreboardLink:
         self.reopen_interval = reopen_interval
         self.ping_interval = ping_interval
         self.serial_factory = serial_factory or (
-            lambda url, baud: serial.serial_for_url(url, baudrate=baud, timeout=0.02,
-                                                    write_timeout=1.0))
+            lambda url, baud: serial.serial_for_url(
+                url, baudrate=baud, timeout=0.02, write_timeout=1.0
+            )
+        )
         self.name = name or port
-        self.stats = {k: 0 for k in (
-            "opens", "open_failures", "disconnects", "frames_sent", "retransmits", "acks",
-            "naks", "timeouts", "gave_up", "hellos", "garbage_bytes", "bad_frames",
-            "stale_acks", "announce_dropped", "screens_sent")}
+        self.stats = {
+            k: 0
+            for k in (
+                "opens",
+                "open_failures",
+                "disconnects",
+                "frames_sent",
+                "retransmits",
+                "acks",
+                "naks",
+                "timeouts",
+                "gave_up",
+                "hellos",
+                "garbage_bytes",
+                "bad_frames",
+                "stale_acks",
+                "announce_dropped",
+                "screens_sent",
+            )
+        }
         self.board_info: dict = {}
-        self.connected = False     # the port is open
-        self.responsive = False    # the board acknowledged our last frame
+        self.connected = False  # the port is open
+        self.responsive = False  # the board acknowledged our last frame
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._screen: dict | None = None
         self._screen_dirty = False
-        self._ann: tuple[dict, float] | None = None   # (fields, host monotonic end)
+        self._ann: tuple[dict, float] | None = None  # (fields, host monotonic end)
         self._ann_queue: deque = deque(maxlen=4)
         self._ser = None
         self._parser = sbframe.Parser()
@@ -63,8 +89,9 @@ class ScoreboardLink:
 
     # -- API (any thread) --------------------------------------------------------------
     def start(self) -> "ScoreboardLink":
-        self._thread = threading.Thread(target=self._run, name=f"scoreboard:{self.name}",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name=f"scoreboard:{self.name}", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -97,8 +124,13 @@ class ScoreboardLink:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
-                idle = (self._inflight is None and not self._screen_dirty
-                        and not self._ann_queue and not self._need_full and self.responsive)
+                idle = (
+                    self._inflight is None
+                    and not self._screen_dirty
+                    and not self._ann_queue
+                    and not self._need_full
+                    and self.responsive
+                )
             if idle:
                 return True
             time.sleep(0.01)

@@ -112,7 +112,7 @@ def board_announcement(announcements: list[dict], state: dict | None = None):
         if "rerack" in low or "re-rack" in low:
             rerack = True
         if "spot" in low:
-            head = re.split(r"[(;:]", low[low.index("spot"):])[0]
+            head = re.split(r"[(;:]", low[low.index("spot") :])[0]
             for b in re.findall(r"\b(1[0-5]|[1-9])\b", head):
                 if b not in spots:
                     spots.append(b)

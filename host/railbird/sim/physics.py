@@ -29,12 +29,18 @@ from dataclasses import dataclass, field
 POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 RAILS = ("H", "F", "LH", "LF", "RH", "RF")
 # Rails that end at each pocket (DESIGN.md §3): a ball rattling in the jaws touches them.
-POCKET_RAILS = {"HL": ("H", "LH"), "HR": ("H", "RH"), "SL": ("LH", "LF"),
-                "SR": ("RH", "RF"), "FL": ("F", "LF"), "FR": ("F", "RF")}
+POCKET_RAILS = {
+    "HL": ("H", "LH"),
+    "HR": ("H", "RH"),
+    "SL": ("LH", "LF"),
+    "SR": ("RH", "RF"),
+    "FL": ("F", "LF"),
+    "FR": ("F", "RF"),
+}
 
 SAME_RAIL_GAP_US = 130_000
 SAME_POCKET_GAP_US = 200_000
-BREAK_WINDOW_US = 2_000_000   # host default (docs/shots.md): keep clear of its edge
+BREAK_WINDOW_US = 2_000_000  # host default (docs/shots.md): keep clear of its edge
 WINDOW_GUARD_US = 120_000
 DEFAULT_MAX_GAP_US = 1_000_000
 
@@ -78,9 +84,14 @@ class ShotPlan:
     fouls: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        d = {"kind": self.kind, "pots": [list(p) for p in self.pots],
-             "scratch": self.scratch, "rails": self.rails, "power": self.power,
-             "text": self.text}
+        d = {
+            "kind": self.kind,
+            "pots": [list(p) for p in self.pots],
+            "scratch": self.scratch,
+            "rails": self.rails,
+            "power": self.power,
+            "text": self.text,
+        }
         if self.first_contact is not None:
             d["first_contact"] = self.first_contact
         if self.rail_after_contact is not None:
@@ -169,8 +180,14 @@ def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_
         out.append(Edge(t, "drop", pocket, _drop_dur(rng, p)))
         # the ball rattles in the jaws and touches a rail now and then
         if rng.random() < 0.3:
-            out.append(Edge(t - rng.randint(40_000, 90_000), "rail",
-                            rng.choice(POCKET_RAILS[pocket]), _amp(rng, 260, 900)))
+            out.append(
+                Edge(
+                    t - rng.randint(40_000, 90_000),
+                    "rail",
+                    rng.choice(POCKET_RAILS[pocket]),
+                    _amp(rng, 260, 900),
+                )
+            )
         last_in[pocket] = t
         t += rng.randint(150_000, 600_000)
     if plan.scratch:
@@ -180,8 +197,9 @@ def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_
         if prev is not None and t - prev < SAME_POCKET_GAP_US:
             t = prev + SAME_POCKET_GAP_US
         out.append(Edge(t, "drop", plan.scratch, _drop_dur(rng, p)))
-        out.append(Edge(t + rng.randint(400_000, 600_000), "cue", None,
-                        rng.randint(30_000, 60_000)))
+        out.append(
+            Edge(t + rng.randint(400_000, 600_000), "cue", None, rng.randint(30_000, 60_000))
+        )
     return _tidy(out, max_gap_us)
 
 
@@ -252,8 +270,9 @@ def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> dict:
     return assemble(table, n, evs, 10_000_000, [], params or ShotParams())
 
 
-def sensed_input(es: list, params=None, lip_policy: str = "warn",
-                 state: dict | None = None) -> dict:
+def sensed_input(
+    es: list, params=None, lip_policy: str = "warn", state: dict | None = None
+) -> dict:
     """The rules input the host derives from these edges (host.game.shot_input) in the
     game state `state`."""
     from railbird.core.game import shot_input

@@ -25,36 +25,43 @@ from .physics import POCKETS, ShotPlan
 
 @dataclass
 class Style:
-    skill: tuple = (0.72, 0.66)     # chance to pot a called ball, per player
-    scratch: float = 0.05           # cue ball follows into a pocket
-    extra_ball: float = 0.06        # another ball drops on a made shot (general 33)
-    wrong_pocket: float = 0.04      # 10-ball: the called ball drops in another pocket
-    safety: float = 0.08            # call safety instead of a ball
-    push_out: float = 0.25          # 10-ball: push-out when allowed
-    combo_ten: float = 0.08         # 10-ball: call the 10 on a combination / carom
+    skill: tuple = (0.72, 0.66)  # chance to pot a called ball, per player
+    scratch: float = 0.05  # cue ball follows into a pocket
+    extra_ball: float = 0.06  # another ball drops on a made shot (general 33)
+    wrong_pocket: float = 0.04  # 10-ball: the called ball drops in another pocket
+    safety: float = 0.08  # call safety instead of a ball
+    push_out: float = 0.25  # 10-ball: push-out when allowed
+    combo_ten: float = 0.08  # 10-ball: call the 10 on a combination / carom
     combo_ten_make: float = 0.45
     break_pots: tuple = (0.35, 0.40, 0.20, 0.05)  # 10-ball break: P(0, 1, 2, 3 balls down)
     break_scratch: float = 0.06
-    weak_break: float = 0.06        # too few balls to a rail (10-ball 9.3.2 / 14.1 4.3.2)
-    pass_option: float = 0.4        # pass the shot back when offered
-    rebreak: float = 0.5            # 14.1 4.3: have the breaker break again
-    rerack_cue_in: float = 0.08     # 14.1 4.8: cue ball in the rack area
-    rerack_ball_in: float = 0.08    # 14.1 4.8: 15th ball in the rack area
-    wrong_first: float = 0.03       # 10-ball: another ball hit before the lowest (9.10.2)
-    no_rail: float = 0.03           # 14.1: no ball to a rail after contact (4.9.2)
+    weak_break: float = 0.06  # too few balls to a rail (10-ball 9.3.2 / 14.1 4.3.2)
+    pass_option: float = 0.4  # pass the shot back when offered
+    rebreak: float = 0.5  # 14.1 4.3: have the breaker break again
+    rerack_cue_in: float = 0.08  # 14.1 4.8: cue ball in the rack area
+    rerack_ball_in: float = 0.08  # 14.1 4.8: 15th ball in the rack area
+    wrong_first: float = 0.03  # 10-ball: another ball hit before the lowest (9.10.2)
+    no_rail: float = 0.03  # 14.1: no ball to a rail after contact (4.9.2)
 
     @classmethod
     def demo(cls) -> "Style":
-        return cls(skill=(0.82, 0.78), combo_ten=0.3, combo_ten_make=0.6,
-                   break_pots=(0.15, 0.45, 0.30, 0.10), weak_break=0.03, safety=0.05,
-                   wrong_first=0.06, no_rail=0.05)
+        return cls(
+            skill=(0.82, 0.78),
+            combo_ten=0.3,
+            combo_ten_make=0.6,
+            break_pots=(0.15, 0.45, 0.30, 0.10),
+            weak_break=0.03,
+            safety=0.05,
+            wrong_first=0.06,
+            no_rail=0.05,
+        )
 
 
 @dataclass
 class Turn:
-    inputs: list = field(default_factory=list)   # referee inputs, in order
-    plan: ShotPlan | None = None                 # the shot, if a ball is struck
-    think_s: float = 0.8                         # time before the shot (walk, aim, place)
+    inputs: list = field(default_factory=list)  # referee inputs, in order
+    plan: ShotPlan | None = None  # the shot, if a ball is struck
+    think_s: float = 0.8  # time before the shot (walk, aim, place)
     text: str = ""
 
 
@@ -77,8 +84,9 @@ class Player:
         aw = st.get("awaiting")
         if aw == "lag":
             w = rng.choice(names)
-            return Turn([{"type": "lag", "winner": w, "breaker": w}], None, 1.5,
-                        f"{w} wins the lag")
+            return Turn(
+                [{"type": "lag", "winner": w, "breaker": w}], None, 1.5, f"{w} wins the lag"
+            )
         if aw == "shoot_or_pass":
             c = "pass" if rng.random() < self.style.pass_option else "shoot"
             return Turn([{"type": "option", "choice": c}], None, 1.0, f"{st['at_table']}: {c}")
@@ -88,9 +96,12 @@ class Player:
         if aw == "rerack":
             cue_in = rng.random() < self.style.rerack_cue_in
             ball_in = rng.random() < self.style.rerack_ball_in
-            inp = {"type": "rerack", "cue_ball_in_rack_area": cue_in,
-                   "ball_in_rack_area": ball_in,
-                   "ball_behind_head_string": cue_in and rng.random() < 0.5}
+            inp = {
+                "type": "rerack",
+                "cue_ball_in_rack_area": cue_in,
+                "ball_in_rack_area": ball_in,
+                "ball_behind_head_string": cue_in and rng.random() < 0.5,
+            }
             return Turn([inp], None, 3.0, "re-rack of 14")
         if aw:
             # An option this player does not know (8-ball...): the first choice offered.
@@ -128,8 +139,12 @@ class Player:
         if scratch:
             txt += ", scratch"
         rng = self.rng
-        return Turn([call], ShotPlan(kind, pots, scratch, rng.randint(1, 3),
-                                     rng.uniform(0.3, 0.8), txt), self._think(st), txt)
+        return Turn(
+            [call],
+            ShotPlan(kind, pots, scratch, rng.randint(1, 3), rng.uniform(0.3, 0.8), txt),
+            self._think(st),
+            txt,
+        )
 
     # -- 10-ball (and 9-ball): rotation --------------------------------------------------------
     def _rotation(self, st: dict) -> Turn:
@@ -149,54 +164,112 @@ class Player:
                 k = len(sty.break_pots) - 1
             k = min(k, len(table))
             if k == 0 and rng.random() < sty.weak_break * 4:
-                return Turn([], ShotPlan("weak_break", [], None, 1, 0.4,
-                                         f"{who} breaks softly: too few balls reach a rail"),
-                            self._think(st, 1.2), "weak break")
+                return Turn(
+                    [],
+                    ShotPlan(
+                        "weak_break",
+                        [],
+                        None,
+                        1,
+                        0.4,
+                        f"{who} breaks softly: too few balls reach a rail",
+                    ),
+                    self._think(st, 1.2),
+                    "weak break",
+                )
             pots = [(b, self._pocket()) for b in rng.sample(table, k)]  # the referee names them
             scratch = self._scratch(sty.break_scratch)
-            txt = f"{who} breaks" + (f", {len(pots)} down" if pots else "") + \
-                (", scratch" if scratch else "")
-            return Turn([], ShotPlan("break", pots, scratch, 6, 1.0, txt),
-                        self._think(st, 1.2), txt)
+            txt = (
+                f"{who} breaks"
+                + (f", {len(pots)} down" if pots else "")
+                + (", scratch" if scratch else "")
+            )
+            return Turn(
+                [], ShotPlan("break", pots, scratch, 6, 1.0, txt), self._think(st, 1.2), txt
+            )
         if st.get("push_out_allowed") and rng.random() < sty.push_out:
-            return Turn([{"type": "push_out"}],
-                        ShotPlan("push_out", [], None, rng.randint(1, 2), 0.3,
-                                 f"{who} pushes out"), self._think(st), "push-out")
+            return Turn(
+                [{"type": "push_out"}],
+                ShotPlan("push_out", [], None, rng.randint(1, 2), 0.3, f"{who} pushes out"),
+                self._think(st),
+                "push-out",
+            )
         lowest = table[0]
-        if (self.game == "10-ball" and money in table and lowest != money
-                and rng.random() < sty.combo_ten):
+        if (
+            self.game == "10-ball"
+            and money in table
+            and lowest != money
+            and rng.random() < sty.combo_ten
+        ):
             pocket = self._pocket()
             call = {"type": "call", "ball": money, "pocket": pocket}
             if rng.random() < sty.combo_ten_make:
                 scratch = self._scratch(sty.scratch / 2)
-                return Turn([call], ShotPlan("pot", [(money, pocket)], scratch,
-                                             rng.randint(1, 2), 0.6,
-                                             f"{who} plays the {lowest} into the 10, "
-                                             f"10 in {pocket}"),
-                            self._think(st), "combo on the 10")
-            return Turn([call], ShotPlan("miss", [], None, rng.randint(2, 3), 0.6,
-                                         f"{who} tries the combo on the 10 and misses"),
-                        self._think(st), "combo missed")
+                return Turn(
+                    [call],
+                    ShotPlan(
+                        "pot",
+                        [(money, pocket)],
+                        scratch,
+                        rng.randint(1, 2),
+                        0.6,
+                        f"{who} plays the {lowest} into the 10, 10 in {pocket}",
+                    ),
+                    self._think(st),
+                    "combo on the 10",
+                )
+            return Turn(
+                [call],
+                ShotPlan(
+                    "miss",
+                    [],
+                    None,
+                    rng.randint(2, 3),
+                    0.6,
+                    f"{who} tries the combo on the 10 and misses",
+                ),
+                self._think(st),
+                "combo missed",
+            )
         if rng.random() < sty.safety:
-            return Turn([{"type": "call", "safety": True}],
-                        ShotPlan("safety", [], None, rng.randint(1, 2), 0.25,
-                                 f"{who} plays safe"), self._think(st), "safety")
+            return Turn(
+                [{"type": "call", "safety": True}],
+                ShotPlan("safety", [], None, rng.randint(1, 2), 0.25, f"{who} plays safe"),
+                self._think(st),
+                "safety",
+            )
         pocket = self._pocket()
         call = {"type": "call", "ball": lowest, "pocket": pocket}
         others = [b for b in table if b != lowest]
         if others and rng.random() < sty.wrong_first:
             hit = rng.choice(others)
-            plan = ShotPlan("miss", [], None, rng.randint(1, 3), rng.uniform(0.3, 0.8),
-                            f"{who} hits the {hit} before the {lowest}", first_contact=hit)
+            plan = ShotPlan(
+                "miss",
+                [],
+                None,
+                rng.randint(1, 3),
+                rng.uniform(0.3, 0.8),
+                f"{who} hits the {hit} before the {lowest}",
+                first_contact=hit,
+            )
             return Turn([call], plan, self._think(st), "wrong ball first")
         made = rng.random() < self._skill(st)
         if made:
             if rng.random() < sty.wrong_pocket:
                 other = self._pocket(avoid=(pocket,))
-                return Turn([call], ShotPlan("pot", [(lowest, other)], None, rng.randint(1, 3),
-                                             0.5, f"{who}: the {lowest} drops in {other}, "
-                                                  f"not {pocket}"),
-                            self._think(st), "wrong pocket")
+                return Turn(
+                    [call],
+                    ShotPlan(
+                        "pot",
+                        [(lowest, other)],
+                        None,
+                        rng.randint(1, 3),
+                        0.5,
+                        f"{who}: the {lowest} drops in {other}, not {pocket}",
+                    ),
+                    self._think(st),
+                    "wrong pocket",
+                )
             pots = [(lowest, pocket)]
             if others and rng.random() < sty.extra_ball:
                 pots.append((rng.choice(others), self._pocket()))
@@ -210,23 +283,44 @@ class Player:
         who = st["at_table"]
         if st.get("breaking"):
             if rng.random() < sty.weak_break:
-                return Turn([], ShotPlan("weak_break", [], None, 1, 0.3,
-                                         f"{who} breaks: only one ball reaches a rail"),
-                            self._think(st, 1.2), "breaking foul")
+                return Turn(
+                    [],
+                    ShotPlan(
+                        "weak_break",
+                        [],
+                        None,
+                        1,
+                        0.3,
+                        f"{who} breaks: only one ball reaches a rail",
+                    ),
+                    self._think(st, 1.2),
+                    "breaking foul",
+                )
             scratch = self._scratch(sty.break_scratch / 2)
             txt = f"{who} plays the opening safe break" + (", scratch" if scratch else "")
-            return Turn([], ShotPlan("safe_break", [], scratch, 3, 0.5, txt),
-                        self._think(st, 1.2), txt)
+            return Turn(
+                [], ShotPlan("safe_break", [], scratch, 3, 0.5, txt), self._think(st, 1.2), txt
+            )
         if rng.random() < sty.safety:
-            return Turn([{"type": "call", "safety": True}],
-                        ShotPlan("safety", [], None, rng.randint(1, 2), 0.25,
-                                 f"{who} plays safe"), self._think(st), "safety")
+            return Turn(
+                [{"type": "call", "safety": True}],
+                ShotPlan("safety", [], None, rng.randint(1, 2), 0.25, f"{who} plays safe"),
+                self._think(st),
+                "safety",
+            )
         ball = rng.choice(table)
         pocket = self._pocket()
         call = {"type": "call", "ball": ball, "pocket": pocket}
         if rng.random() < sty.no_rail:
-            plan = ShotPlan("miss", [], None, 1, 0.2, f"{who} plays the {ball}: no ball "
-                            "reaches a rail after contact", rail_after_contact=False)
+            plan = ShotPlan(
+                "miss",
+                [],
+                None,
+                1,
+                0.2,
+                f"{who} plays the {ball}: no ball reaches a rail after contact",
+                rail_after_contact=False,
+            )
             return Turn([call], plan, self._think(st), "no rail after contact")
         if rng.random() < self._skill(st):
             pots = [(ball, pocket)]
@@ -235,4 +329,3 @@ class Player:
                 pots.append((rng.choice(rest), self._pocket(avoid=(pocket,))))
             return self._called_shot(st, call, "pot", pots, f"{who}: {ball} in {pocket}")
         return self._called_shot(st, call, "miss", [], f"{who} misses the {ball}")
-

@@ -42,8 +42,17 @@ from dataclasses import dataclass, field
 from .physics import Edge, ShotPlan
 from .player import Turn
 
-PLAN_FIELDS = {"kind", "pots", "scratch", "rails", "power", "text", "first_contact",
-               "rail_after_contact", "fouls"}
+PLAN_FIELDS = {
+    "kind",
+    "pots",
+    "scratch",
+    "rails",
+    "power",
+    "text",
+    "first_contact",
+    "rail_after_contact",
+    "fouls",
+}
 STEP_KEYS = {"referee", "shot", "edges", "expect", "think_s", "comment"}
 
 
@@ -84,9 +93,17 @@ def _plan(d: dict, where: str) -> ShotPlan:
     fouls = d.get("fouls", [])
     if not (isinstance(fouls, list) and all(isinstance(f, str) for f in fouls)):
         raise ScenarioError(f"{where}: fouls is a list of rule numbers")
-    return ShotPlan(kind, pots, d.get("scratch"), int(d.get("rails", 2)),
-                    float(d.get("power", 0.5)), d.get("text", ""),
-                    d.get("first_contact"), d.get("rail_after_contact"), list(fouls))
+    return ShotPlan(
+        kind,
+        pots,
+        d.get("scratch"),
+        int(d.get("rails", 2)),
+        float(d.get("power", 0.5)),
+        d.get("text", ""),
+        d.get("first_contact"),
+        d.get("rail_after_contact"),
+        list(fouls),
+    )
 
 
 def _edges(lst, where: str) -> list:

@@ -19,8 +19,12 @@ from pathlib import Path
 
 
 def chromium() -> str:
-    for c in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"),
-              shutil.which("google-chrome")):
+    for c in (
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+        shutil.which("google-chrome"),
+    ):
         if c and Path(c).exists():
             return c
     raise RuntimeError("chromium is not installed: sudo apt-get install -y chromium")
@@ -34,13 +38,25 @@ def shoot(url: str, png: Path, size=(1280, 800), wait_ms: int = 5000) -> Path:
     if png.exists():
         png.unlink()
     with tempfile.TemporaryDirectory(prefix="railbird-chromium-") as prof:
-        cmd = [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--hide-scrollbars", f"--user-data-dir={prof}",
-               f"--timeout={wait_ms}", f"--screenshot={png}",
-               f"--window-size={size[0]},{size[1]}", url]
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
+        cmd = [
+            chromium(),
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            f"--user-data-dir={prof}",
+            f"--timeout={wait_ms}",
+            f"--screenshot={png}",
+            f"--window-size={size[0]},{size[1]}",
+            url,
+        ]
+        p = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         try:
             p.wait(wait_ms / 1000 + 30)
         finally:  # chromium leaves helpers behind if it is not asked to go
@@ -59,9 +75,10 @@ def take(out: Path, web_url: str | None, venue: str, board, work: Path) -> list:
     out.mkdir(parents=True, exist_ok=True)
     made, errors = [], []
     if web_url:
-        for url, name, size in ((f"{web_url}/v/{venue}/", "demo-web.png", (1280, 420)),
-                                (f"{web_url}/v/{venue}/t2/", "demo-web-table.png",
-                                 (1280, 800))):
+        for url, name, size in (
+            (f"{web_url}/v/{venue}/", "demo-web.png", (1280, 420)),
+            (f"{web_url}/v/{venue}/t2/", "demo-web-table.png", (1280, 800)),
+        ):
             try:
                 made.append(shoot(url, out / name, size))
             except Exception as e:  # noqa: BLE001 - the others may still work
@@ -73,8 +90,14 @@ def take(out: Path, web_url: str | None, venue: str, board, work: Path) -> list:
     page.write_text(board.render_html(100))
     lines = text.count("\n") + 1
     try:
-        made.append(shoot(page.resolve().as_uri(), out / "demo-termboard.png",
-                          (900, 40 + 19 * lines), wait_ms=500))
+        made.append(
+            shoot(
+                page.resolve().as_uri(),
+                out / "demo-termboard.png",
+                (900, 40 + 19 * lines),
+                wait_ms=500,
+            )
+        )
     except Exception as e:  # noqa: BLE001
         errors.append(f"demo-termboard.png: {e}")
     if errors:

@@ -41,8 +41,9 @@ def firmware_path() -> str:
     firmware/ directory, next to host/ (the simulator needs a checkout)."""
     fw = REPO / "firmware"
     if not (fw / "rbnode").is_dir():
-        raise RuntimeError(f"node firmware not found at {fw}: the simulator runs from a "
-                           "checkout of the repository")
+        raise RuntimeError(
+            f"node firmware not found at {fw}: the simulator runs from a checkout of the repository"
+        )
     if str(fw) not in sys.path:
         sys.path.insert(0, str(fw))
     return str(fw)
@@ -58,6 +59,7 @@ def watch_parent(event: threading.Event, period_s: float = 0.5) -> None:
             if os.getppid() != parent:
                 log.warning("parent process %d is gone: stopping", parent)
                 event.set()
+
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
@@ -66,11 +68,13 @@ class Expectation:
 
     def __init__(self, match: dict):
         from railbird.rules import Referee
+
         self._Referee = Referee
         self.ref = Referee(dict(match))
 
     def feed(self, inp: dict) -> tuple[bool, str | None]:
         from railbird.rules import RulesError
+
         try:
             if inp.get("type") == "match":
                 self.ref = self._Referee(dict(inp))
@@ -87,10 +91,12 @@ class Expectation:
     @property
     def fen(self) -> str:
         from railbird.rules import to_fen
+
         return to_fen(self.ref.state)
 
     def adopt(self, fen: str) -> None:
         from railbird.rules import from_fen
+
         self.ref.state = from_fen(fen)
 
 
@@ -118,9 +124,18 @@ class Source:
 class Runner:
     """The turn loop shared by the live table and the offline transcript."""
 
-    def __init__(self, table: str, match: dict, source: Source, seed: int = 1,
-                 shot_params=None, lip_policy: str = "warn", pace: float = 1.0,
-                 max_gap_us: int = physics.DEFAULT_MAX_GAP_US, out=None):
+    def __init__(
+        self,
+        table: str,
+        match: dict,
+        source: Source,
+        seed: int = 1,
+        shot_params=None,
+        lip_policy: str = "warn",
+        pace: float = 1.0,
+        max_gap_us: int = physics.DEFAULT_MAX_GAP_US,
+        out=None,
+    ):
         self.table = table
         self.match = match
         self.source = source
@@ -188,15 +203,15 @@ class Runner:
             # The host rules the sensed shot in the game state it is played in, with the
             # facts the referee enters while it is in play (a `confirm` with shot facts:
             # ball identities, wrong ball first, a foul the sensors cannot see).
-            sensed = physics.sensed_input(edges, self.shot_params, self.lip_policy,
-                                          self.expect.state)
+            sensed = physics.sensed_input(
+                edges, self.shot_params, self.lip_policy, self.expect.state
+            )
             facts = physics.referee_facts(turn.plan) if turn.plan is not None else {}
             shot = with_referee_facts(sensed, facts) if facts else sensed
             ok, err = self.expect.feed(shot)
             if not ok:
                 self.refused += 1
-                log.warning("%s: the rules refuse the sensed shot %s: %s", self.table,
-                            shot, err)
+                log.warning("%s: the rules refuse the sensed shot %s: %s", self.table, shot, err)
             self._emit({k: v for k, v in shot.items() if k not in ("t_us",)})
             self.shots += 1
             self.facts_entered += bool(facts)
@@ -230,11 +245,17 @@ class Runner:
             n += 1
 
     def stats(self) -> dict:
-        return {"table": self.table, "turns": self.turns, "shots": self.shots,
-                "refused": self.refused, "facts": self.facts_entered,
-                "agreed": self.agreements,
-                "disagreed": self.disagreements, "checks_failed": len(self.checks_failed),
-                "fen": self.expect.fen}
+        return {
+            "table": self.table,
+            "turns": self.turns,
+            "shots": self.shots,
+            "refused": self.refused,
+            "facts": self.facts_entered,
+            "agreed": self.agreements,
+            "disagreed": self.disagreements,
+            "checks_failed": len(self.checks_failed),
+            "fen": self.expect.fen,
+        }
 
 
 class Offline(Runner):
@@ -247,17 +268,33 @@ class Offline(Runner):
 class LiveTable(Runner):
     """A SimNode and a referee console connected to a broker."""
 
-    def __init__(self, *, host: str, port: int, venue: str, table: str, node: str,
-                 node_password: str, match: dict, source: Source, seed: int = 1,
-                 state_dir=None, referee_user: str = "railbird-referee",
-                 referee_password: str = "referee-secret", referee_token: str = "",
-                 quiet_us: int = 5_000_000, window_us: int = 500_000, **kw):
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        venue: str,
+        table: str,
+        node: str,
+        node_password: str,
+        match: dict,
+        source: Source,
+        seed: int = 1,
+        state_dir=None,
+        referee_user: str = "railbird-referee",
+        referee_password: str = "referee-secret",
+        referee_token: str = "",
+        quiet_us: int = 5_000_000,
+        window_us: int = 500_000,
+        **kw,
+    ):
         super().__init__(table, match, source, seed, **kw)
         self.host, self.port, self.venue, self.node_id = host, port, venue, node
         self.node_password = node_password
         self.seed = seed
-        self.state_dir = str(state_dir or Path(os.environ.get("TMPDIR", "/tmp"))
-                             / f"railbird-sim-{venue}-{table}")
+        self.state_dir = str(
+            state_dir or Path(os.environ.get("TMPDIR", "/tmp")) / f"railbird-sim-{venue}-{table}"
+        )
         self.referee_user, self.referee_password = referee_user, referee_password
         self.referee_token = referee_token
         self.quiet_us, self.window_us = quiet_us, window_us
@@ -277,13 +314,23 @@ class LiveTable(Runner):
         from rbproto import codec
 
         self._codec = codec
-        self.sn = SimNode(self.host, self.port, self.venue, self.table, self.node_id,
-                          self.node_password, self.state_dir, seed=self.seed)
+        self.sn = SimNode(
+            self.host,
+            self.port,
+            self.venue,
+            self.table,
+            self.node_id,
+            self.node_password,
+            self.state_dir,
+            seed=self.seed,
+        )
         self.sn.start()
         self.sn.wait_connected(timeout)
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
-                        client_id=f"railbird-sim-{self.table}-{self._session}",
-                        protocol=mqtt.MQTTv5)
+        c = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2,
+            client_id=f"railbird-sim-{self.table}-{self._session}",
+            protocol=mqtt.MQTTv5,
+        )
         c.username_pw_set(self.referee_user, self.referee_password)
         c.on_connect = self._on_connect
         c.on_message = self._on_message
@@ -340,8 +387,12 @@ class LiveTable(Runner):
 
     def send_referee(self, inp: dict) -> None:
         self._rid += 1
-        msg = {"v": 1, "input": inp, "id": f"sim-{self.table}-{self._session}-{self._rid}",
-               "by": "sim-referee"}
+        msg = {
+            "v": 1,
+            "input": inp,
+            "id": f"sim-{self.table}-{self._session}-{self._rid}",
+            "by": "sim-referee",
+        }
         if self.referee_token:
             msg["token"] = self.referee_token
         payload = self._codec.encode("referee", msg)
@@ -374,6 +425,7 @@ class LiveTable(Runner):
                         sn.hw.schedule_drop(ch, at, e.value)
                     sn.truth.append((sn.node.boot, "cue", None, at, e.value))
             return base
+
         sn.call(schedule)
         self._strike_t = time.monotonic() + lead / 1e6
 
@@ -417,8 +469,13 @@ class LiveTable(Runner):
             self.agreements += 1
             return
         self.disagreements += 1
-        log.warning("%s: the host's state differs from the simulator's after a %s:\n"
-                    "  host: %s\n  sim:  %s", self.table, kind, fen, want)
+        log.warning(
+            "%s: the host's state differs from the simulator's after a %s:\n  host: %s\n  sim:  %s",
+            self.table,
+            kind,
+            fen,
+            want,
+        )
         if fen:
             try:
                 self.expect.adopt(fen)
@@ -426,7 +483,8 @@ class LiveTable(Runner):
                 log.error("%s: cannot adopt the host's state: %s", self.table, e)
 
 
-def make_source(match: dict, seed: int, scenario=None, style: Style | None = None,
-                then_random: bool = True) -> Source:
+def make_source(
+    match: dict, seed: int, scenario=None, style: Style | None = None, then_random: bool = True
+) -> Source:
     player = Player(match, seed, style) if (scenario is None or then_random) else None
     return Source(player, scenario)

@@ -20,14 +20,22 @@ def summary(path) -> dict:
     db = _ro(path)
     try:
         out = {}
-        tables = sorted({r[0] for r in db.execute("SELECT DISTINCT tbl FROM shots")}
-                        | {r[0] for r in db.execute("SELECT DISTINCT tbl FROM states")})
+        tables = sorted(
+            {r[0] for r in db.execute("SELECT DISTINCT tbl FROM shots")}
+            | {r[0] for r in db.execute("SELECT DISTINCT tbl FROM states")}
+        )
         for t in tables:
-            shots = [json.loads(s) for (s,) in db.execute(
-                "SELECT shot FROM shots WHERE tbl=? ORDER BY n", (t,))]
-            states = [(json.loads(s), fen, json.loads(a or "[]"), cause) for s, fen, a, cause in
-                      db.execute("SELECT state, fen, announcements, cause FROM states "
-                                 "WHERE tbl=? ORDER BY id", (t,))]
+            shots = [
+                json.loads(s)
+                for (s,) in db.execute("SELECT shot FROM shots WHERE tbl=? ORDER BY n", (t,))
+            ]
+            states = [
+                (json.loads(s), fen, json.loads(a or "[]"), cause)
+                for s, fen, a, cause in db.execute(
+                    "SELECT state, fen, announcements, cause FROM states WHERE tbl=? ORDER BY id",
+                    (t,),
+                )
+            ]
             game = states[-1][0].get("game") if states else None
             score_changes = 0
             prev = None
@@ -57,12 +65,15 @@ def summary(path) -> dict:
                 "matches_won": matches_won,
                 "balls_pocketed": balls,
                 "fouls": fouls,
-                "rules_errors": db.execute("SELECT COUNT(*) FROM rules_errors WHERE tbl=?",
-                                           (t,)).fetchone()[0],
-                "referee_inputs": db.execute("SELECT COUNT(*) FROM referee WHERE tbl=?",
-                                             (t,)).fetchone()[0],
-                "referee_refused": db.execute("SELECT COUNT(*) FROM referee WHERE tbl=? AND "
-                                              "ok=0", (t,)).fetchone()[0],
+                "rules_errors": db.execute(
+                    "SELECT COUNT(*) FROM rules_errors WHERE tbl=?", (t,)
+                ).fetchone()[0],
+                "referee_inputs": db.execute(
+                    "SELECT COUNT(*) FROM referee WHERE tbl=?", (t,)
+                ).fetchone()[0],
+                "referee_refused": db.execute(
+                    "SELECT COUNT(*) FROM referee WHERE tbl=? AND ok=0", (t,)
+                ).fetchone()[0],
                 "fen": states[-1][1] if states else None,
             }
         return out
@@ -94,14 +105,22 @@ def replay_check(path) -> dict:
                     states.append((r["venue"], r["table"], _canon(r["state"]), r["fen"]))
 
         rebuild(Pipeline(journal_config(j)), j, collect)
-        stored_shots = sorted((v, t, shot_json(json.loads(s))) for v, t, s in j.db.execute(
-            "SELECT venue, tbl, shot FROM shots"))
-        stored_states = [(v, t, _canon(json.loads(s)), f) for v, t, s, f in j.db.execute(
-            "SELECT venue, tbl, state, fen FROM states ORDER BY id")]
-        return {"shots": len(shots), "states": len(states),
-                "stored_shots": len(stored_shots), "stored_states": len(stored_states),
-                "shots_equal": sorted(shots) == stored_shots,
-                "states_equal": states == stored_states}
+        stored_shots = sorted(
+            (v, t, shot_json(json.loads(s)))
+            for v, t, s in j.db.execute("SELECT venue, tbl, shot FROM shots")
+        )
+        stored_states = [
+            (v, t, _canon(json.loads(s)), f)
+            for v, t, s, f in j.db.execute("SELECT venue, tbl, state, fen FROM states ORDER BY id")
+        ]
+        return {
+            "shots": len(shots),
+            "states": len(states),
+            "stored_shots": len(stored_shots),
+            "stored_states": len(stored_states),
+            "shots_equal": sorted(shots) == stored_shots,
+            "states_equal": states == stored_states,
+        }
     finally:
         j.close()
 

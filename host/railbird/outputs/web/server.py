@@ -93,8 +93,15 @@ class _Hub:
 class WebOutput(Output):
     name = "web"
 
-    def __init__(self, host: str = "0.0.0.0", port: int = 8080, pins: dict | None = None,
-                 referee=None, venues: Venues | None = None, title: str = "Railbird"):
+    def __init__(
+        self,
+        host: str = "0.0.0.0",
+        port: int = 8080,
+        pins: dict | None = None,
+        referee=None,
+        venues: Venues | None = None,
+        title: str = "Railbird",
+    ):
         self.host = host
         self.port = port
         self.pins = {k: str(v) for k, v in (pins or {}).items() if v}
@@ -107,8 +114,7 @@ class WebOutput(Output):
         self._fails: dict[str, list[float]] = {}
         self._fails_lock = threading.Lock()
         self.referee_lock = threading.Lock()
-        self.stats = {"requests": 0, "forbidden": 0, "locked_out": 0, "applied": 0,
-                      "refused": 0}
+        self.stats = {"requests": 0, "forbidden": 0, "locked_out": 0, "applied": 0, "refused": 0}
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -116,8 +122,9 @@ class WebOutput(Output):
         self.httpd = ThreadingHTTPServer((self.host, self.port), handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="railbird-web",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, name="railbird-web", daemon=True
+        )
         self._thread.start()
         log.info("web scoreboard on http://%s:%d/", self.host, self.port)
 
@@ -164,8 +171,11 @@ class WebOutput(Output):
 
     def check_pin(self, venue: str, pin, addr: str) -> bool:
         want = self.pins.get(venue)
-        ok = (want is not None and isinstance(pin, str)
-              and hmac.compare_digest(pin.encode(), want.encode()))
+        ok = (
+            want is not None
+            and isinstance(pin, str)
+            and hmac.compare_digest(pin.encode(), want.encode())
+        )
         if not ok:
             with self._fails_lock:
                 self._fails.setdefault(addr, []).append(time.monotonic())
@@ -188,10 +198,17 @@ class WebOutput(Output):
                 results.append(res)
                 if not res.get("ok"):
                     self.stats["refused"] += 1
-                    return 422, {"ok": False, "error": res.get("error"), "applied": len(results) - 1}
+                    return 422, {
+                        "ok": False,
+                        "error": res.get("error"),
+                        "applied": len(results) - 1,
+                    }
                 self.stats["applied"] += 1
-        return 200, {"ok": True, "applied": len(results),
-                     "state": results[-1].get("state") if results else None}
+        return 200, {
+            "ok": True,
+            "applied": len(results),
+            "state": results[-1].get("state") if results else None,
+        }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -233,8 +250,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if len(vs) == 1:
                     return self._send(302, b"", extra=[("Location", f"/v/{vs[0]}/")])
                 links = "".join(f'<li><a href="/v/{v}/">{v}</a></li>' for v in vs)
-                return self._send(200, f"<!doctype html><title>Railbird</title><ul>{links}</ul>"
-                                  .encode(), "text/html; charset=utf-8")
+                return self._send(
+                    200,
+                    f"<!doctype html><title>Railbird</title><ul>{links}</ul>".encode(),
+                    "text/html; charset=utf-8",
+                )
             if p[0] == "static" and len(p) == 2:
                 data = _static(p[1])
                 if data is None:
@@ -248,10 +268,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(200, _static(page), "text/html; charset=utf-8")
             if p[0] == "api" and len(p) >= 3 and p[1] == "v":
                 if len(p) == 3:
-                    tables = [web.venues.snapshot(t.venue, t.table)
-                              for t in web.venues.venue_tables(p[2])]
-                    return self._json(200, {"venue": p[2], "tables": tables,
-                                            "referee": p[2] in web.pins})
+                    tables = [
+                        web.venues.snapshot(t.venue, t.table) for t in web.venues.venue_tables(p[2])
+                    ]
+                    return self._json(
+                        200, {"venue": p[2], "tables": tables, "referee": p[2] in web.pins}
+                    )
                 if len(p) == 4:
                     snap = web.venues.snapshot(p[2], p[3])
                     if snap is None:
@@ -322,19 +344,29 @@ class _Handler(BaseHTTPRequestHandler):
         pin = body.get("pin") or self.headers.get("X-Railbird-Pin")
         if venue not in web.pins:
             web.stats["forbidden"] += 1
-            return self._json(403, {"ok": False, "error": "referee panel disabled on this "
-                                    "host: no referee token (PIN) is configured for the venue"})
+            return self._json(
+                403,
+                {
+                    "ok": False,
+                    "error": "referee panel disabled on this "
+                    "host: no referee token (PIN) is configured for the venue",
+                },
+            )
         if not web.check_pin(venue, pin, addr):
             web.stats["forbidden"] += 1
-            log.warning("referee input for %s/%s from %s refused: wrong or missing PIN",
-                        venue, table, addr)
+            log.warning(
+                "referee input for %s/%s from %s refused: wrong or missing PIN", venue, table, addr
+            )
             return self._json(403, {"ok": False, "error": "PIN wrong or missing"})
         inputs = body.get("inputs")
         if inputs is None and "input" in body:
             inputs = [body["input"]]
-        if (not isinstance(inputs, list) or not inputs or len(inputs) > 8
-                or not all(isinstance(i, dict) and isinstance(i.get("type"), str)
-                           for i in inputs)):
+        if (
+            not isinstance(inputs, list)
+            or not inputs
+            or len(inputs) > 8
+            or not all(isinstance(i, dict) and isinstance(i.get("type"), str) for i in inputs)
+        ):
             return self._json(400, {"ok": False, "error": "inputs: 1-8 objects with a type"})
         code, res = web.apply(venue, table, inputs)
         self._json(code, res)
