@@ -120,3 +120,30 @@ def declared_foul(game, text: str, thai: bool) -> Foul | None:
     if text in ("6.14", game.rule_serious):
         raise BadInput(f"{text} (three fouls) is counted by the engine, not declared")
     raise BadInput(f"unknown foul rule {text!r} for {game.name}")
+
+
+def declarable(game, thai: bool = False) -> list[dict]:
+    """The fouls a referee may declare in `game` (a rules object of `engine.GAMES`), as the
+    referee app lists them: `declare` is what goes in a shot's `fouls`, `rule` the number
+    the ruling cites, `name` the foul's name. Built with `declared_foul`, so the list and
+    the rulings cannot disagree. Left out: 6.14 (counted, never declared) and general 26,
+    which is no foul under the WPA text."""
+    out = []
+    codes = list(game.std_fouls)
+    if "6.11" in codes:
+        codes.insert(codes.index("6.11") + 1, "6.11.2")
+    codes.append("6.16")
+    codes += [f"general {n}" for n in GENERAL_FOULS]
+    for code in codes:
+        foul = declared_foul(game, code, thai)
+        if foul is None:
+            continue
+        if code.startswith("general "):
+            name = foul.name
+        elif code == "6.11.2":
+            name = foul_name("6.11", thai) + " (second paragraph)"
+        else:
+            name = foul_name(code, thai)
+        grade = "serious" if foul.grade == SERIOUS else "standard"
+        out.append({"declare": code, "rule": foul.rule, "name": name, "grade": grade})
+    return out
