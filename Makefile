@@ -7,10 +7,11 @@ DEMO_SECONDS ?= 0
 PORT ?= /dev/ttyUSB0
 PYTEST_ARGS ?=
 
-.PHONY: all setup test demo bench soak firmware flash clean broker-check chromium-check help
+.PHONY: all setup test demo bench soak firmware flash clean broker-check chromium-check help typecheck-firmware
 
 help:
 	@echo "make test      - set up everything and run the whole test suite"
+	@echo "make typecheck-firmware - type-check the device-only firmware (MicroPython stubs)"
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput benchmarks with baselines"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
@@ -36,7 +37,7 @@ chromium-check:
 
 setup: $(VENV)/.stamp-deps node_modules/.stamp-npm broker-check
 
-test: setup chromium-check
+test: setup chromium-check typecheck-firmware
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: setup
@@ -44,6 +45,10 @@ demo: setup
 
 bench: setup
 	$(PY) -m railbird.bench
+
+# The device-only firmware against the MicroPython ESP32 stubs (firmware/mypy.ini)
+typecheck-firmware: setup
+	$(PY) tools/typecheck_firmware.py
 
 # RAILBIRD_SOAK_MINUTES=60 make soak for a longer run (default 5 minutes of play)
 soak: setup

@@ -9,13 +9,9 @@ A fatal error is printed and the board resets after 5 s (the boot counter rises,
 birth reports the reset cause). See firmware/README.md.
 """
 
+import asyncio  # MicroPython 1.21+ (1.27 is the target); `uasyncio` before
 import json
 import time
-
-try:
-    import asyncio
-except ImportError:  # pragma: no cover
-    import uasyncio as asyncio
 
 from rbnode import hw as rbhw
 from rbnode.hw import hal

@@ -68,7 +68,8 @@ class Esp32Hardware(hal.Hardware):
         pulls = {"up": P.PULL_UP, "down": P.PULL_DOWN}
 
         def inp(gpio, pull):
-            return P(gpio, P.IN, pulls.get(pull))  # None: no internal pull
+            # None: no internal pull (the stub types `pull` as int, but the port takes None)
+            return P(gpio, P.IN, pulls.get(pull))  # type: ignore[arg-type]
 
         self._pins = {"beam": [inp(b[0], b[1]) for b in st["beam"]],
                       "cue": [inp(c[0], c[1]) for c in st["cue"]],
@@ -82,7 +83,7 @@ class Esp32Hardware(hal.Hardware):
             a = machine.ADC(P(r[3]), atten=atten)
             self._adc.append(a.read_u16)  # bound once
             self._dump.append(P(r[4], P.OUT, value=0) if r[4] is not None else None)
-        self._counters = {"rail": [None] * len(st["rail"])}
+        self._counters = {"rail": [None] * len(st["rail"])}  # type: dict[str, list]
         for kind in ("beam", "cue"):
             cs = []
             for k in range(len(st[kind])):
@@ -91,10 +92,12 @@ class Esp32Hardware(hal.Hardware):
             self._counters[kind] = cs
         led = st["led"]
         self._led = P(led[0], P.OUT, value=1 - led[1]) if led is not None else None
-        self.ticks_us = time.ticks_us  # C functions: no allocation in IRQ handlers
-        self.ticks_diff = time.ticks_diff
-        self.ticks_add = time.ticks_add
-        self.sleep_ms = time.sleep_ms
+        # The C functions themselves replace the HAL methods: calling them from an IRQ
+        # handler allocates no bound method.
+        self.ticks_us = time.ticks_us  # type: ignore[method-assign]
+        self.ticks_diff = time.ticks_diff  # type: ignore[method-assign]
+        self.ticks_add = time.ticks_add  # type: ignore[method-assign]
+        self.sleep_ms = time.sleep_ms  # type: ignore[method-assign]
 
     def schedule(self, fn, arg):
         # Same queue as Pin.irq handlers (mp_sched_schedule): used as a FIFO barrier.
