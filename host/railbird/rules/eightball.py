@@ -222,4 +222,4 @@ class EightBall(GeneralRules):
             return st
         breaker = p if choice == "break" else st.breaker
         R.append(Ruling("3.3", f"Re-rack: {st.players[breaker]} breaks"))
-        return self.set_up_rack(st, breaker, R, new_rack=False)
+        return self.set_up_rack(self.hand_on(st), breaker, R, new_rack=False)

@@ -51,13 +51,15 @@ def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
         if any(k in inp for k in SHOT_FACTS):
             raise OutOfTurn("a correction needs the input history: use railbird.rules.Referee")
         R: list = []
-        st = rules_for(state).on_confirm(replace(state, rack_winner=None), R)
+        game = rules_for(state)
+        st = game.on_confirm(game.spot_pending(replace(state, rack_winner=None)), R)
         return st, [r.as_dict() for r in R]
     if state.over:
-        raise OutOfTurn("the match is over")
+        # REFEREE.md §2: what is left after the match is putting the deciding shot right.
+        raise OutOfTurn("the match is over: only undo, or confirm of the deciding shot")
     game = rules_for(state)
     R: list = []
-    st = replace(state, rack_winner=None)
+    st = game.spot_pending(replace(state, rack_winner=None))
     if kind == "lag":
         st = game.on_lag(st, inp, R)
     elif kind == "call":

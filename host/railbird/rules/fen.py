@@ -168,10 +168,12 @@ _FIELDS = (
     ("rack_winner", "rw", _OI),
     ("match_winner", "mw", _OI),
     ("unconfirmed", "unc", (_enc_facts, _dec_facts)),
+    ("option_rule", "optrule", _opt(_enc_str, _dec_str)),
 )
 # Trailing fields left out of the line when empty, so that lines written before they
-# existed stay canonical (`unc`: unconfirmed facts of the last shot).
-_OPTIONAL_TAIL = 1
+# existed stay canonical (`unc`: unconfirmed facts of the last shot; `optrule`: the rule
+# that offered a pending shoot-or-pass).
+_OPTIONAL_TAIL = 2
 assert [f[0] for f in _FIELDS] == [f.name for f in fields(State)]
 
 

@@ -92,12 +92,13 @@ class GeneralRules(MatchLayer):
     def on_option(self, st: State, choice: str, R: list) -> State:
         if st.awaiting == "shoot_or_pass":
             chooser = st.at_table
+            rule = st.option_rule or self.rule_option
             if choice == "shoot":
-                R.append(Ruling(self.rule_option, f"{st.players[chooser]} chooses to shoot"))
-                return replace(st, awaiting=None)
+                R.append(Ruling(rule, f"{st.players[chooser]} chooses to shoot"))
+                return replace(st, awaiting=None, option_rule=None)
             if choice == "pass":
-                R.append(Ruling(self.rule_option, f"{st.players[chooser]} passes the shot back"))
-                return self.begin_turn(replace(st, awaiting=None), 1 - chooser, R)
+                R.append(Ruling(rule, f"{st.players[chooser]} passes the shot back"))
+                return self.begin_turn(self.hand_on(st), 1 - chooser, R)
             raise BadInput("choose shoot or pass")
         return self.other_option(st, choice, R)
 
@@ -108,8 +109,11 @@ class GeneralRules(MatchLayer):
 
     # -- the shot pipeline ----------------------------------------------------------------
     def on_shot(self, st: State, shot: Shot, R: list) -> State:
-        st = self.ready_for_play(st, R)
-        st = self.spot_pending(st, R)
+        # General 30: a ball settling by itself is no stroke and changes no turn, so it is
+        # taken whatever is awaited (a decision, the lag, the 14.1 re-rack answers, which
+        # stay the referee's to give).
+        if not (st.awaiting and self.only_settling(st, shot)):
+            st = self.ready_for_play(st, R)
         shot, settled = self.check_physical(st, shot, R)
         if shot.replay:
             R.append(Ruling(shot.replay, "Position restored, the shot is replayed without penalty"))
@@ -179,9 +183,19 @@ class GeneralRules(MatchLayer):
         )
         return replace(st, unconfirmed=())
 
-    def spot_pending(self, st: State, R: list) -> State:
-        """Balls listed in to_spot were spotted by the referee before this shot (31)."""
+    def spot_pending(self, st: State) -> State:
+        """Balls listed in to_spot are spotted (31) before play goes on: the engine puts
+        them on the table at the next input of any kind (REFEREE.md §2), so the state
+        shows them where the referee has put them."""
         return move_balls(st, st.to_spot, to="on_table")
+
+    def only_settling(self, st: State, shot: Shot) -> bool:
+        """Whether the shot is only balls settling into pockets (general 30), judged as
+        `check_physical` judges it; impossible facts are not settling."""
+        try:
+            return self.check_physical(st, shot, [])[1]
+        except ImpossibleInput:
+            return False
 
     def check_physical(self, st: State, shot: Shot, R: list) -> tuple[Shot, bool]:
         """Refuse impossible facts; resolve unsensed identities; general 30 and 32.
@@ -256,22 +270,26 @@ class GeneralRules(MatchLayer):
         return replace(shot, pocketed=tuple(potted)), bool(restored and not stroke)
 
     def check_rail_estimate(self, table: set, shot: Shot, R: list) -> Shot:
-        """`object_balls_to_rail` reported as a certain fact above the object balls on the
-        table is impossible input. Flagged uncertain (the host's estimate from rail-sensor
-        clusters, REFEREE.md §3a) it is an estimate: bounded by the object balls that can
-        have reached a rail (on the table, not pocketed or driven off on this shot), with a
+        """`object_balls_to_rail` counts the object balls driven to a rail that stay on the
+        table; those pocketed or driven off on the shot are counted on top (8.4), so it can
+        be at most the object balls on the table less those (REFEREE.md §1). Above that a
+        certain fact is impossible input. Flagged uncertain (the host's estimate from
+        rail-sensor clusters, §3a) it is an estimate: bounded by the same number, with a
         ruling, never a refusal."""
         obr = shot.object_balls_to_rail
         if obr is None:
             return shot
-        if "object_balls_to_rail" not in shot.uncertain:
-            if obr > len(table):
-                raise ImpossibleInput("more object balls to a rail than are on the table")
-            return shot
+        # An unidentified pocketed ball (ball None) is an object ball or the cue ball;
+        # counted as an object ball, as the host bounds its estimate.
         gone = sum(1 for p in shot.pocketed if p.ball != 0) + sum(1 for b in shot.off_table if b)
         room = max(0, len(table) - gone)
         if obr <= room:
             return shot
+        if "object_balls_to_rail" not in shot.uncertain:
+            raise ImpossibleInput(
+                f"more object balls to a rail ({obr}) than can have reached one: {room} on "
+                "the table, not counting those pocketed or driven off on the shot"
+            )
         R.append(
             Ruling(
                 "1.10",

@@ -107,6 +107,7 @@ class MatchLayer:
             groups=(None, None),
             fouls=fouls,
             awaiting=None,
+            option_rule=None,
         )
         return self.begin_turn(st, breaker, R)
 
@@ -126,6 +127,13 @@ class MatchLayer:
         return st
 
     third_foul_text = "loses the rack"
+
+    def hand_on(self, st: State) -> State:
+        """A decision (`option`) that sends a player to the table: the decision and the
+        turn it leads to are one inning (general 36: a turn at play), whoever plays it, so
+        the inning counted when the decider came to the table is withdrawn before
+        `begin_turn` counts the turn. A player who only decides adds no inning."""
+        return replace(st, inning=st.inning - 1, awaiting=None, option_rule=None)
 
     def next_breaker(self, st: State, winner: int) -> int:
         """General 35 (and 9.1/2.1: alternate breaks are the WPA standard)."""

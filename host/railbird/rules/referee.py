@@ -71,16 +71,20 @@ class Referee:
         if idx is None:
             raise OutOfTurn("there is no shot to correct")
         pre, pre_anns, original = self._history[idx]
+        changed = sorted(k for k in SHOT_FACTS if k in inp)
         corrected = {k: v for k, v in original.items() if k not in ("uncertain", "replay")}
-        for key in SHOT_FACTS:
-            if key in inp:
-                corrected[key] = inp[key]
-        if isinstance(corrected.get("pocketed"), list):  # the referee's facts are certain
+        for key in changed:
+            corrected[key] = inp[key]
+        # The referee's facts are certain; the facts he leaves stand as they were, flags
+        # included, so a sensor estimate stays an estimate (bounded, not refused: §3a).
+        flagged = [f for f in original.get("uncertain") or () if f not in changed]
+        if flagged:
+            corrected["uncertain"] = flagged
+        if "pocketed" in changed and isinstance(corrected["pocketed"], list):
             corrected["pocketed"] = [
                 {k: v for k, v in p.items() if k != "source"} if isinstance(p, dict) else p
                 for p in corrected["pocketed"]
             ]
-        changed = sorted(k for k in SHOT_FACTS if k in inp)
         state, rulings = apply(pre, corrected)
         rulings = [
             Ruling(

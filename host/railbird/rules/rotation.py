@@ -122,7 +122,7 @@ class RotationGame(GeneralRules):
                     self.rule_push_out, f"{st.players[st.at_table]} may shoot or pass the shot back"
                 )
             )
-            return replace(st, awaiting="shoot_or_pass")
+            return replace(st, awaiting="shoot_or_pass", option_rule=self.rule_push_out)
         return self.resolve_play(pre, st, shot, R)
 
     def resolve_break(self, pre: State, st: State, shot: Shot, R: list) -> State:
@@ -148,4 +148,4 @@ class RotationGame(GeneralRules):
     def offer_option(self, st: State, R: list, rule: str, why: str) -> State:
         st = self.pass_turn(st, R, rule, why)
         R.append(Ruling(rule, f"{st.players[st.at_table]} may shoot or pass the shot back"))
-        return replace(st, awaiting="shoot_or_pass")
+        return replace(st, awaiting="shoot_or_pass", option_rule=rule)

@@ -74,6 +74,9 @@ class State:
     # pocketed entry with source "inferred"): applied as sensed until the referee confirms
     # or corrects them (`confirm`), or the next shot lets them stand. Sorted fact names.
     unconfirmed: tuple[str, ...] = ()
+    # The rule that offered the decision in `awaiting`, cited when it is taken: a pass
+    # after a push-out is 9.4 (2.4), after a wrongly pocketed ball 9.7, after a safety 9.6.
+    option_rule: str | None = None
 
     def opt(self, name: str):
         return option_value(self.options, name)

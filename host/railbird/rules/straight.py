@@ -124,8 +124,8 @@ class StraightPool(GeneralRules):
             R.append(
                 Ruling(
                     "4.8",
-                    "No re-rack answers: neither the cue ball nor the 15th ball "
-                    "interferes with the rack",
+                    "Re-rack answers not reported: presumed neither the cue ball nor the "
+                    "15th ball interferes with the rack (default)",
                 )
             )
             st = self.rerack(st, False, False, False, R)
@@ -239,7 +239,8 @@ class StraightPool(GeneralRules):
             R.append(
                 Ruling("4.3", f"{st.players[st.at_table]} has {st.players[st.breaker]} break again")
             )
-            return self.set_up_rack(st, st.breaker, R, new_rack=False)
+            # 4.3: a full re-rack of 15 balls, i.e. a new rack set up.
+            return self.set_up_rack(self.hand_on(st), st.breaker, R)
         raise BadInput("choose accept or rebreak")
 
     def on_stalemate(self, st: State, R: list) -> State:
