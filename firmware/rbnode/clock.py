@@ -9,7 +9,8 @@ Interface (stable):
     .last_ticks   ticks value of the last update (read-only)
 
 Why: on ESP32 `time.ticks_us()` wraps every 2**30 µs (~17.9 min) and `ticks_diff` is
-only valid for spans under half of that, 2**29 µs ~ 8.9 min (DESIGN.md §4). Events must
+only valid for spans under half of that, 2**29 µs ~ 8.9 min (docs/architecture.md,
+"Target facts"). Events must
 carry a 64-bit time since boot, so task code accumulates ticks_diff steps here; as long
 as update() runs at least once per ~8 minutes no wrap is missed. The 64-bit value is a
 long int on MicroPython after 2**30 µs, so now()/extend() allocate: task code only, never

@@ -1,4 +1,5 @@
-"""Bounded, preallocated RAM event ring (DESIGN.md §1.2, §4: asyncio has no Queue).
+"""Bounded, preallocated RAM event ring (MicroPython's asyncio has no Queue: docs/architecture.md,
+"Target facts").
 
 Interface (stable; the node app codes against it):
     EventRing(capacity=512, seq0=0)

@@ -1,4 +1,5 @@
-"""Watchdog supervisor (DESIGN.md §4: the WDT cannot be stopped once started).
+"""Watchdog supervisor (the WDT cannot be stopped once started: docs/architecture.md,
+"Target facts").
 
 Each supervised task calls `beat(name)` whenever it makes progress. Every `check_ms` the
 supervisor feeds the hardware watchdog only if every task beat within its own allowance
@@ -11,7 +12,7 @@ blocks the whole event loop also stops the supervisor itself, with the same resu
 
 try:
     import asyncio
-except ImportError:  # pragma: no cover
+except ImportError:  # older MicroPython names it uasyncio
     import uasyncio as asyncio
 
 

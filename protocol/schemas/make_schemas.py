@@ -2,7 +2,7 @@
 
     .venv/bin/python protocol/schemas/make_schemas.py
 
-Written from SPEC.md independently of the codec's tables; tests/protocol/test_schemas.py
+Written from SPEC.md independently of the codec's tables; tests/protocol/test_proto_schemas.py
 checks both against the same vectors and that the files are this script's current output.
 What a schema cannot say (and only the codec checks): a payload's byte size, JSON syntax,
 that an integer has no fraction or exponent (JSON Schema accepts 1.0 as an integer),

@@ -3,7 +3,7 @@
     .venv/bin/python protocol/vectors/make_vectors.py
 
 Every vector is written here by hand (expected results are literals, never codec output);
-tests/protocol/test_vectors.py checks that the JSON files are this script's current output.
+tests/protocol/test_proto_vectors.py checks that the JSON files are this script's current output.
 
 valid.json:   {"name", "kind", "topic", "payload" (exact text, UTF-8), "expect" (decoded
                dict), "canonical" (payload is byte-exact what CPython `encode(kind, expect)`

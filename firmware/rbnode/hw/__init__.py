@@ -1,12 +1,14 @@
 """Hardware layer. `hal.Hardware` is the interface; `esp32.Esp32Hardware` is the real board
 (imports machine/esp32/network: device only); `sim.SimHardware` simulates it under CPython
-and MicroPython. Pick with `rbnode.hw.load()` (esp32 when `machine` exists, else sim)."""
+and MicroPython. Pick with `rbnode.hw.load()` (esp32 when `machine` exists, else sim). The
+only package that may import machine, network or esp32; beyond them, only MicroPython's
+standard modules, pinmap_core and its own modules."""
 
 
 def load(**kw):
     try:
-        import machine  # noqa: F401  (device only)
-        import esp32  # noqa: F401
+        import machine  # noqa: F401 - probing for the board: no importlib.util on MicroPython
+        import esp32  # noqa: F401 - probing for the board, like machine above
     except ImportError:
         from rbnode.hw.sim import SimHardware
         return SimHardware(**kw)

@@ -21,8 +21,8 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .net_up                 what wlan().isconnected() reports
     .wdt_expired            set when a watchdog from .watchdog() was not fed in time
 
-Model (DESIGN.md §4): an edge changes the pin level at its time and bumps the pin's edge
-counter at once (PCNT is hardware); the pin's handler is queued in ONE global FIFO of
+Model (docs/architecture.md, "Target facts"): an edge changes the pin level at its time
+and bumps the pin's edge counter at once (PCNT is hardware); the pin's handler is queued in ONE global FIFO of
 `queue_depth` (8) entries (shared with schedule()) and runs irq_delay_us (+ uniform
 jitter) later, or when the VM is no longer busy. A full queue drops the handler call silently, like the ESP32 port. The
 handler reads ticks_us() and pin.value() when it RUNS. ticks_us wraps at 2**30 like ESP32.

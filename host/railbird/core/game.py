@@ -43,8 +43,8 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
     `state` is the table's game state (the rules' output dict) the shot is played in.
 
     Sensors cannot see the first ball contacted, balls off the table or double hits: those
-    are left out, so the rules apply the fair default (DESIGN.md §1.4). `rail_after_contact`
-    is inferred from any rail contact in the shot.
+    are left out, so the rules apply the fair default (protocol/REFEREE.md §3).
+    `rail_after_contact` is inferred from any rail contact in the shot.
 
     `object_balls_to_rail` (docs/shots.md: rail-hit clusters in the first 2 s) is sent only
     on a break (`state["breaking"]`), the only shot where the rules use it, bounded by the

@@ -4,7 +4,8 @@
 time ticks into records (events released in timeline order, late events, shots, game states,
 referee results, node status). It does no I/O: the daemon journals the input and the records
 in one transaction and then calls the outputs; a restart replays the journalled inputs
-through a fresh Pipeline and arrives at exactly the same state (DESIGN.md §5).
+through a fresh Pipeline and arrives at exactly the same state (docs/architecture.md,
+"Journal rebuild").
 
 Per-node watermarks (docs/host.md "Per-node watermarks"): each node of a table that has
 reported has a `NodeMark`: `known`, its newest event time (or a fresh status with nothing

@@ -1,4 +1,4 @@
-"""Shot assembly: a table's ordered timeline -> shots (DESIGN.md §1.4, docs/shots.md).
+"""Shot assembly: a table's ordered timeline -> shots (docs/shots.md).
 
 A shot opens at the first activity (drop, cue or rail event) while the table is at rest and
 closes when the table has been quiet (no activity) for `quiet_us`; its `end` is the time of

@@ -9,7 +9,7 @@ Tables:
 - `shots`, `states`, `referee`, `rules_errors`, `nodes`: derived records.
 
 The inputs table is the source of truth: `inputs()` yields them in order so that a fresh
-pipeline can replay them (`railbird.daemon.rebuild`, `railbird replay`). Derived tables are
+pipeline can replay them (`railbird.daemon.worker.rebuild`, `railbird replay`). Derived tables are
 written in the same transaction as the input that produced them, so they are always
 consistent with it.
 """

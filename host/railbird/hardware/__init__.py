@@ -1,5 +1,9 @@
-"""Railbird hardware package: pin maps (`pinmap_core`, shared with the firmware), the pin map
-checker (`check`), the wiring diagram generator (`wiring`) and calibration (`calibrate`)."""
+"""The host's tools for the sensor kit: pin maps (`pinmap_core`, shared with the firmware),
+the pin map checker (`check`, driven by `chips.json`), the wiring diagram generator
+(`wiring`) and calibration (`calibrate`). May import `rbproto`, paho-mqtt and the standard
+library, no other part of `railbird`; `pinmap_core` itself imports only `json`, since the
+firmware build copies it to the node as it is.
+"""
 
 from __future__ import annotations
 

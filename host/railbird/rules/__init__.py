@@ -1,4 +1,6 @@
-"""The rules engine: WPA general rules, 10-ball and 14.1 (seed text), 9-ball and 8-ball.
+"""The rules engine: WPA general rules, 10-ball and 14.1 (seed text), 9-ball and 8-ball, as
+pure functions over immutable game state (docs/rules.md). May import only the standard
+library: no other part of `railbird`, no I/O, so every other part can use it.
 
 Public API (used by the host daemon and the web scoreboard):
     Referee(match).feed(input) -> output dict; .state, .state_json(), .announcements

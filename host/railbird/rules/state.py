@@ -1,4 +1,4 @@
-"""Game state: plain immutable data (DESIGN.md §6).
+"""Game state: plain immutable data (docs/architecture.md, "Rules engine").
 
 Players are indices 0 and 1 into `players`. Per-player values are pairs. Ball sets are
 sorted tuples, except `to_spot`, which is in spotting order (general rule 31: ascending,
@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from .options import option_value
 
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")  # DESIGN.md §3
+POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")  # docs/architecture.md, "Conventions"
 BALL_IN_HAND = (None, "anywhere", "kitchen")
 # The decision a player (or the referee) must make before play continues.
 AWAITING = (
