@@ -1,6 +1,11 @@
 """The daemon's TOML configuration (`railbird run --config FILE`), with documented defaults.
 
-Example (every key optional except where noted; see docs/host.md):
+Strict: an unknown key, a wrong type or value, or keys that contradict each other (the
+schema in railbird.configschema, the rules across keys in railbird.configcheck) make the
+config an error, with one line per problem naming the key and the fix. docs/host.md lists
+every key (generated from the schema).
+
+Example (every key optional except where noted):
 
     venue = "club"                 # required: the venue id (a slug)
     subscribe = []                 # subscribe only these tables; [] = every table of the venue
@@ -41,7 +46,11 @@ Example (every key optional except where noted; see docs/host.md):
     game = "10-ball"               # 10-ball, 14.1, 9-ball, 8-ball
     players = ["Ann", "Bob"]
     race_to = 5                    # or target = 100 for 14.1
-    nodes = ["t1-pockets"]         # nodes allowed to report for this table; [] = any
+    break_order = "alternate"      # general 35: alternate, winner, loser or trailing
+                                   # (game, players, race_to/target, break_order, options:
+                                   # the defaults of a referee's new `match`, docs/host.md)
+    nodes = ["t1-pockets"]         # required: the nodes that report for this table (each
+                                   # node for one table only)
 
     [outputs]                      # what people see (docs/displays.md); all optional
     day_start_hour = 6             # pocket counts: a business day starts at this local hour
@@ -72,17 +81,19 @@ Example (every key optional except where noted; see docs/host.md):
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 
 from railbird.core.shots import ShotParams
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
-
 
 class ConfigError(ValueError):
-    pass
+    """A configuration that must not be run: `problems` has one line per problem, each
+    naming the key and the fix; the message is those lines, each after "config error: "."""
+
+    def __init__(self, problems):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(f"config error: {p}" for p in self.problems))
 
 
 @dataclass
@@ -104,6 +115,7 @@ class TableConfig:
     players: list = field(default_factory=lambda: ["Player 1", "Player 2"])
     race_to: int | None = None
     target: int | None = None
+    break_order: str | None = None
     options: dict = field(default_factory=dict)
     nodes: list = field(default_factory=list)
 
@@ -111,11 +123,20 @@ class TableConfig:
         """The `match` input of protocol/REFEREE.md for this table, or None (no game)."""
         if not self.game:
             return None
-        m = {"type": "match", "game": self.game, "players": list(self.players)}
+        return self.match_defaults()
+
+    def match_defaults(self) -> dict:
+        """What a referee's `match` input leaves out comes from here (even without a game:
+        the players)."""
+        m = {"type": "match", "players": list(self.players)}
+        if self.game:
+            m["game"] = self.game
         if self.race_to is not None:
             m["race_to"] = self.race_to
         if self.target is not None:
             m["target"] = self.target
+        if self.break_order is not None:
+            m["break_order"] = self.break_order
         if self.options:
             m["options"] = dict(self.options)
         return m
@@ -189,147 +210,64 @@ class Config:
         return tc
 
 
-_TOP = {
-    "venue": str,
-    "subscribe": list,
-    "accept_unknown_tables": bool,
-    "journal": str,
-    "reorder_window_ms": int,
-    "max_hold_ms": int,
-    "journal_sync": str,
-    "referee_token": str,
-    "lip_policy": str,
-    "stats_period_s": int,
-}
-_TABLE = {
-    "game": str,
-    "players": list,
-    "race_to": int,
-    "target": int,
-    "options": dict,
-    "nodes": list,
-}
+def from_dict(d: dict, *, check: bool = True) -> Config:
+    """The Config of a TOML document `d`. Raises ConfigError with every problem (unknown
+    keys, wrong types or values, and the rules across keys: railbird.configcheck) unless
+    `check` is False, which is for a config read back from a journal: it was accepted when
+    the journal was written, and a replay must reproduce that run."""
+    if check:
+        from railbird.configcheck import problems
 
-
-def _typed(d: dict, spec: dict, where: str) -> dict:
-    out = {}
-    for k, v in d.items():
-        t = spec.get(k)
-        if t is None:
-            raise ConfigError(f"{where}{k}: unknown key")
-        if t is int and (type(v) is not int):
-            raise ConfigError(f"{where}{k}: expected an integer")
-        if t is not int and not isinstance(v, t):
-            raise ConfigError(f"{where}{k}: expected {t.__name__}")
-        out[k] = v
-    return out
-
-
-def _spec(dc) -> dict:
-    return {k: type(v) for k, v in dc().__dict__.items()}
-
-
-def _outputs(d) -> OutputsConfig:
-    if not isinstance(d, dict):
-        raise ConfigError("outputs: expected an [outputs] section")
-    d = dict(d)
-    feeds = d.pop("feeds", {})
-    web = d.pop("web", None)
-    serial = d.pop("serial", [])
-    oc = OutputsConfig(**_typed(d, {"day_start_hour": int}, "outputs."))
-    if not 0 <= oc.day_start_hour <= 23:
-        raise ConfigError("outputs.day_start_hour: expected 0-23")
-    if not isinstance(feeds, dict):
-        raise ConfigError("outputs.feeds: expected a section")
-    oc.feeds = FeedsConfig(**_typed(feeds, _spec(FeedsConfig), "outputs.feeds."))
-    if not re.match(
-        r"^[^#+/][^#+]*$", oc.feeds.discovery_prefix
-    ) or oc.feeds.discovery_prefix.endswith("/"):
-        raise ConfigError("outputs.feeds.discovery_prefix: not a valid topic prefix")
-    if web is not None:
-        if not isinstance(web, dict):
-            raise ConfigError("outputs.web: expected a section")
-        oc.web = WebConfig(**_typed(web, _spec(WebConfig), "outputs.web."))
-        if not 0 <= oc.web.port <= 65535:
-            raise ConfigError("outputs.web.port: expected 0-65535")
-    if not isinstance(serial, list):
-        raise ConfigError("outputs.serial: expected [[outputs.serial]] sections")
-    seen = set()
-    for i, sd in enumerate(serial):
-        where = f"outputs.serial[{i}]."
-        if not isinstance(sd, dict):
-            raise ConfigError(f"{where[:-1]}: expected a section")
-        sc = SerialConfig(**_typed(sd, _spec(SerialConfig), where))
-        if not SLUG.match(sc.table):
-            raise ConfigError(f"{where}table: required, a table id")
-        if not sc.port:
-            raise ConfigError(f"{where}port: required (e.g. /dev/serial/by-id/...)")
-        if sc.port in seen:
-            raise ConfigError(f"{where}port: {sc.port} is used twice")
-        if sc.baudrate <= 0 or sc.ack_timeout_ms <= 0 or sc.retries < 0:
-            raise ConfigError(f"{where}: baudrate, ack_timeout_ms must be > 0, retries >= 0")
-        seen.add(sc.port)
-        oc.serial.append(sc)
-    return oc
-
-
-def from_dict(d: dict) -> Config:
+        found = problems(d)
+        if found:
+            raise ConfigError(found)
     raw = d
-    if "venue" not in d:
-        raise ConfigError('venue: required (the venue id, a slug such as "club")')
     d = dict(d)
     broker = d.pop("broker", {})
     shots = d.pop("shots", {})
     per_table = d.pop("tables", {})
-    if not isinstance(per_table, dict):
-        raise ConfigError("tables: expected [tables.<id>] sections")
-    default_table = d.pop("default_table", {})
+    default_table = d.pop("default_table", None)
     outputs = d.pop("outputs", {})
-    cfg = Config(**_typed(d, _TOP, ""))
-    cfg.outputs = _outputs(outputs)
-    if not SLUG.match(cfg.venue):
-        raise ConfigError(f"venue: {cfg.venue!r} is not a slug")
-    if cfg.journal_sync not in ("normal", "full"):
-        raise ConfigError("journal_sync: expected 'normal' or 'full'")
-    if cfg.lip_policy not in ("warn", "rule"):
-        raise ConfigError("lip_policy: expected 'warn' or 'rule'")
-    if cfg.reorder_window_ms < 0:
-        raise ConfigError("reorder_window_ms: must be >= 0")
-    if cfg.max_hold_ms < 0:
-        raise ConfigError("max_hold_ms: must be >= 0")
-    bspec = {k: type(v) for k, v in BrokerConfig().__dict__.items()}
-    cfg.broker = BrokerConfig(**_typed(broker, bspec, "broker."))
-    if cfg.broker.cafile and not cfg.broker.tls:
-        raise ConfigError(
-            "broker.cafile: set, but broker.tls is false (the connection would "
-            "not be encrypted); add tls = true"
-        )
-    if cfg.broker.tls and cfg.broker.cafile and not os.path.isfile(cfg.broker.cafile):
-        raise ConfigError(f"broker.cafile: {cfg.broker.cafile}: no such file")
+    cfg = Config(**d)
+    cfg.broker = BrokerConfig(**broker)
     if not cfg.broker.password:
         cfg.broker.password = os.environ.get("RAILBIRD_MQTT_PASSWORD", "")
     if not cfg.broker.client_id:
         cfg.broker.client_id = f"railbird-host-{cfg.venue}"
-    sp = {}
-    for k, v in shots.items():
-        if not k.endswith("_ms") or type(v) is not int:
-            raise ConfigError(f"shots.{k}: expected an integer NAME_ms")
-        sp[k[:-3] + "_us"] = v * 1000
-    try:
-        cfg.shots = ShotParams.from_dict(sp)
-    except (ValueError, TypeError) as e:
-        raise ConfigError(f"shots: {e}") from None
-    for t, td in per_table.items():
-        if not SLUG.match(t):
-            raise ConfigError(f"tables.{t}: not a slug")
-        cfg.table[t] = TableConfig(**_typed(td, _TABLE, f"tables.{t}."))
-    if default_table:
-        cfg.default_table = TableConfig(**_typed(default_table, _TABLE, "default_table."))
-    for t in cfg.subscribe:
-        if not isinstance(t, str) or not SLUG.match(t):
-            raise ConfigError(f"subscribe: {t!r} is not a table id")
+    cfg.shots = ShotParams.from_dict({k[:-3] + "_us": v * 1000 for k, v in shots.items()})
+    cfg.table = {t: TableConfig(**td) for t, td in per_table.items()}
+    if default_table is not None:
+        cfg.default_table = TableConfig(**default_table)
+    cfg.outputs = _outputs(outputs)
     cfg.raw = raw
     return cfg
+
+
+def _outputs(d: dict) -> OutputsConfig:
+    d = dict(d)
+    feeds = d.pop("feeds", {})
+    web = d.pop("web", None)
+    serial = d.pop("serial", [])
+    oc = OutputsConfig(**d)
+    oc.feeds = FeedsConfig(**feeds)
+    oc.web = None if web is None else WebConfig(**web)
+    oc.serial = [SerialConfig(**sd) for sd in serial]
+    return oc
+
+
+def masked(raw: dict) -> dict:
+    """A copy of the TOML document `raw` to print: secrets (the broker password, the
+    referee token that is also the web panel's PIN) replaced by "***"."""
+    from railbird.configschema import SECRETS
+
+    def walk(x):
+        if isinstance(x, dict):
+            return {k: "***" if k in SECRETS and x[k] else walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x
+
+    return walk(raw)
 
 
 def load(path) -> Config:
@@ -337,5 +275,5 @@ def load(path) -> Config:
         try:
             d = tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path}: {e}") from None
+            raise ConfigError(f"{path}: not valid TOML: {e}") from None
     return from_dict(d)

@@ -56,7 +56,14 @@ def host(tmp_path):
     cfg = from_dict(
         {
             "venue": "club",
-            "tables": {"t1": {"game": "14.1", "players": ["Ann", "Bob"], "target": 50}},
+            "tables": {
+                "t1": {
+                    "game": "14.1",
+                    "players": ["Ann", "Bob"],
+                    "target": 50,
+                    "nodes": ["t1-node"],
+                }
+            },
         }
     )
     web = WebOutput(host="127.0.0.1", port=0, pins={"club": PIN})

@@ -165,7 +165,7 @@ def test_config_errors():
         {
             "venue": "v",
             "shots": {"quiet_ms": 3000},
-            "tables": {"t1": {"game": "14.1", "target": 100}},
+            "tables": {"t1": {"game": "14.1", "target": 100, "nodes": ["t1-node"]}},
         }
     )
     assert c.shots.quiet_us == 3_000_000 and c.window_us == 500_000

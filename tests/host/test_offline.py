@@ -48,7 +48,13 @@ def test_replay_of_a_daemon_journal(tmp_path):
     from railbird.daemon.worker import Daemon
     import time
 
-    cfg = from_dict({"venue": "club", "journal": str(tmp_path / "j.sqlite"), "tables": {"t1": {}}})
+    cfg = from_dict(
+        {
+            "venue": "club",
+            "journal": str(tmp_path / "j.sqlite"),
+            "tables": {"t1": {"nodes": [S.NODE]}},
+        }
+    )
     d = Daemon(cfg, connect=False)
     for t, p in [S.sync_result(0)] + S.batches(S.game(), size=3):
         d.inbox.put(("mqtt", 1, t, p, 0, 0))

@@ -21,7 +21,12 @@ from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
 from railbird.outputs.tables import Venues
 from railbird.outputs.web.server import WebOutput
 
-BASE = {"venue": "club", "tables": {"t1": {"game": "10-ball", "players": ["A", "B"], "race_to": 3}}}
+BASE = {
+    "venue": "club",
+    "tables": {
+        "t1": {"game": "10-ball", "players": ["A", "B"], "race_to": 3, "nodes": ["t1-node"]}
+    },
+}
 
 
 def cfg(**kw):

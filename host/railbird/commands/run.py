@@ -13,7 +13,11 @@ import time
 HELP = "run the host daemon: node events in, shots and game states out, everything journalled"
 
 EPILOG = """\
-configuration file (TOML; every key optional except venue; defaults shown):
+configuration file (TOML; defaults shown; every key optional except venue and each
+table's nodes). Strict: an unknown key, a wrong value or keys that contradict each other
+(race_to on 14.1, a node on two tables, ...) stop the daemon before it starts, with one
+"config error:" line per problem naming the key and the fix (exit status 2); check a file
+with --check-config. The full key reference: docs/host.md "Configuration".
 
   venue = "club"                  the venue id (slug); required
   subscribe = []                  tables to follow; [] = every table of the venue
@@ -32,8 +36,12 @@ configuration file (TOML; every key optional except venue; defaults shown):
             client_id = "railbird-host-<venue>", session_expiry_s = 604800, keepalive_s = 30
   [shots]   quiet_ms = 5000, lip_rest_ms = 5000, cue_before_ms = 3000, cue_after_ms = 100,
             break_window_ms = 2000, rail_merge_ms = 100          (docs/shots.md)
-  [tables.t1]  game = "10-ball", players = ["Ann", "Bob"], race_to = 5 (or target = 100
-            for 14.1), options = {}, nodes = ["t1-node"]  ([] = any node)
+  [tables.t1]  game = "10-ball" (10-ball, 14.1, 9-ball, 8-ball), players = ["Ann", "Bob"]
+            (exactly two different names), race_to = 5 (racks; 14.1 takes target = 100,
+            points), break_order = "alternate", options = {}, nodes = ["t1-node"] (required;
+            each node on one table)
+  [default_table]  the same keys for a table not under [tables] (nodes = [] = any node),
+            used with accept_unknown_tables = true
 
 outputs (docs/host.md "Outputs", docs/displays.md):
 
@@ -106,13 +114,14 @@ def register(sub) -> None:
     p.add_argument(
         "--check-config",
         action="store_true",
-        help="only load and validate the configuration, print it as JSON, and exit",
+        help="only load and check the configuration: print it as JSON (secrets masked) and "
+        "exit 0, or print one line per problem and exit 2",
     )
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from railbird.config import ConfigError, load
+    from railbird.config import ConfigError, load, masked
 
     logging.basicConfig(
         level=args.log_level,
@@ -121,8 +130,11 @@ def run(args) -> int:
     )
     try:
         cfg = load(args.config)
-    except (OSError, ConfigError) as e:
-        print(f"railbird run: {e}", file=sys.stderr)
+    except OSError as e:
+        print(f"config error: {args.config}: cannot read it: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except ConfigError as e:
+        print(e, file=sys.stderr)  # one line per problem; the daemon does not start
         return 2
     for opt in ("host", "port", "user", "password"):
         v = getattr(args, opt)
@@ -131,10 +143,7 @@ def run(args) -> int:
     if args.journal:
         cfg.journal = args.journal
     if args.check_config:
-        d = json.loads(json.dumps(cfg.raw, default=str))
-        if d.get("broker", {}).get("password"):
-            d["broker"]["password"] = "***"
-        print(json.dumps(d, indent=2, sort_keys=True, default=str))
+        print(json.dumps(masked(cfg.raw), indent=2, sort_keys=True, default=str))
         return 0
     outputs = _outputs(cfg)
 
