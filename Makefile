@@ -7,10 +7,11 @@ DEMO_SECONDS ?= 0
 PORT ?= /dev/ttyUSB0
 PYTEST_ARGS ?=
 
-.PHONY: all setup test demo bench soak firmware flash clean broker-check chromium-check help typecheck-firmware
+.PHONY: all setup lint test demo bench soak firmware flash clean broker-check chromium-check help typecheck-firmware
 
 help:
-	@echo "make test      - set up everything and run the whole test suite"
+	@echo "make test      - set up everything, lint, type-check the firmware, run the whole test suite"
+	@echo "make lint      - ruff check and ruff format --check (host, protocol, tools, tests)"
 	@echo "make typecheck-firmware - type-check the device-only firmware (MicroPython stubs)"
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput benchmarks with baselines"
@@ -37,7 +38,14 @@ chromium-check:
 
 setup: $(VENV)/.stamp-deps node_modules/.stamp-npm broker-check
 
-test: setup chromium-check typecheck-firmware
+# Rules and their reasons: pyproject.toml [tool.ruff.lint]. firmware/ is not linted here
+# (MicroPython; typecheck-firmware checks its device code).
+LINT_PATHS := host protocol tools tests
+lint: $(VENV)/.stamp-deps
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+
+test: setup chromium-check lint typecheck-firmware
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: setup

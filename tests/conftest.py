@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from railbird.broker import PrivateBroker
+
 # Property tests: no per-example time limit (this suite runs on a loaded 2-core machine, and
 # speed is measured by `make bench`, not by tests). Under CI the examples are derived from
 # the test itself, so a run is reproducible; locally they are random and keep exploring.
@@ -25,9 +27,7 @@ sys.path.insert(0, str(REPO / "tests"))
 if str(REPO / "firmware") not in sys.path:
     sys.path.insert(0, str(REPO / "firmware"))
 
-from harness import micropython as mp_harness  # noqa: E402
-
-from railbird.broker import PrivateBroker  # noqa: E402
+from harness import micropython as mp_harness  # noqa: E402 - needs tests/ on sys.path (above)
 
 
 @pytest.fixture

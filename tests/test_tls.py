@@ -16,13 +16,11 @@ import time
 import paho.mqtt.client as mqtt
 import pytest
 
+from harness.hostproc import RailbirdRun
 from railbird.broker import PrivateBroker, make_ca
 from railbird.config import ConfigError, from_dict
-
-
-from rbnode import mqtt as rbmqtt  # noqa: E402
-from rbnode.simnode import SimNode  # noqa: E402
-from harness.hostproc import RailbirdRun  # noqa: E402
+from rbnode import mqtt as rbmqtt
+from rbnode.simnode import SimNode
 
 pytestmark = pytest.mark.broker
 
@@ -303,7 +301,7 @@ def test_hostname_mismatch_and_plain_client_refused(tls_broker):
     c = rbmqtt.MQTTClient(
         NODE, "127.0.0.1", b.tls_port, NODE, PW, ssl=ctx, server_hostname="broker.example"
     )
-    with pytest.raises(ssl.SSLCertVerificationError, match="[Hh]ostname mismatch"):
+    with pytest.raises(ssl.SSLCertVerificationError, match=r"[Hh]ostname mismatch"):
         asyncio.run(c.connect())
     # the right name and password get in; a wrong password is refused over TLS too
     ok = rbmqtt.MQTTClient(NODE, "127.0.0.1", b.tls_port, NODE, PW, ssl=ctx)
@@ -312,7 +310,7 @@ def test_hostname_mismatch_and_plain_client_refused(tls_broker):
     async def both():
         await ok.connect()
         await ok.disconnect()
-        with pytest.raises(rbmqtt.MQTTError, match="bad user name or password|not authorized"):
+        with pytest.raises(rbmqtt.MQTTError, match=r"bad user name or password|not authorized"):
             await bad.connect()
 
     asyncio.run(both())

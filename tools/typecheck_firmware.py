@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from importlib import metadata
+from importlib import metadata, util
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,10 +46,8 @@ class SetupMissing(RuntimeError):
 
 
 def _require():
-    try:
-        import mypy  # noqa: F401
-    except ImportError as e:
-        raise SetupMissing("mypy is not installed: run make setup") from e
+    if util.find_spec("mypy") is None:
+        raise SetupMissing("mypy is not installed: run make setup")
     for name in STUB_DISTS:
         try:
             metadata.distribution(name)

@@ -33,7 +33,7 @@ Client (`MQTTClient`):
 
 try:
     import asyncio
-except ImportError:  # pragma: no cover - very old MicroPython
+except ImportError:  # older MicroPython names it uasyncio
     import uasyncio as asyncio
 
 import time
@@ -49,7 +49,7 @@ except ImportError:  # CPython
 
 try:
     from random import getrandbits
-except ImportError:  # pragma: no cover
+except ImportError:  # a port built without random.getrandbits
     def getrandbits(n):
         return (ticks_ms() * 1103515245 + 12345) & ((1 << n) - 1)
 

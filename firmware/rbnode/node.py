@@ -37,7 +37,7 @@ Buffers and policies (all stated in firmware/README.md):
 
 try:
     import asyncio
-except ImportError:  # pragma: no cover
+except ImportError:  # older MicroPython names it uasyncio
     import uasyncio as asyncio
 
 from rbproto import codec

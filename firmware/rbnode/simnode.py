@@ -169,7 +169,7 @@ class SimNode:
         def run():
             try:
                 fut.set_result(fn(*args))
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:  # noqa: BLE001 - the caller's thread re-raises it
                 fut.set_exception(e)
         self.loop.call_soon_threadsafe(run)
         return fut.result(10)

@@ -12,8 +12,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from board import Board  # noqa: E402
-from hw.sim import SimHW  # noqa: E402
+from board import Board
+from hw.sim import SimHW
 
 
 class SimBoard:

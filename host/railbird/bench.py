@@ -132,8 +132,9 @@ def _publish_all(port, user, pw, topic, payloads, client_id):
 def bench_e2e(payloads: list, batch: int, workdir: str) -> dict:
     import paho.mqtt.client as mqtt
 
-    from .broker import PrivateBroker
     from railbird.daemon.worker import Daemon
+
+    from .broker import PrivateBroker
 
     n_events = len(payloads) * batch
     topic = codec.topic(VENUE, TABLE, "events", NODE)

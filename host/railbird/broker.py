@@ -214,12 +214,13 @@ class PrivateBroker:
         return d
 
     # -- life cycle ----------------------------------------------------------------
-    def start(self, timeout: float = 10.0) -> "PrivateBroker":
+    def start(self, timeout: float = 10.0) -> PrivateBroker:
         conf = self._write_config()
-        log = open(self.workdir / "stderr.log", "ab")
-        self.proc = subprocess.Popen(
-            [self.binary, "-c", str(conf)], stdout=log, stderr=log, start_new_session=True
-        )
+        # mosquitto keeps its own copy of the descriptor: ours can close once it runs
+        with open(self.workdir / "stderr.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [self.binary, "-c", str(conf)], stdout=log, stderr=log, start_new_session=True
+            )
         deadline = time.monotonic() + timeout
         waiting = [self.port] + ([self.tls_port] if self.tls else [])
         while time.monotonic() < deadline:
@@ -249,7 +250,7 @@ class PrivateBroker:
                 self.proc.wait()
         self.proc = None
 
-    def restart(self) -> "PrivateBroker":
+    def restart(self) -> PrivateBroker:
         self.stop()
         return self.start()
 

@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     for info in sorted(pkgutil.iter_modules(railbird.commands.__path__), key=lambda m: m.name):
         try:
             module = importlib.import_module(f"railbird.commands.{info.name}")
-        except Exception as exc:  # one broken command must not take down the others
+        except Exception as exc:  # noqa: BLE001 - one broken command must not take down the rest
             _register_broken(sub, info.name, exc)
             continue
         register = getattr(module, "register", None)

@@ -138,7 +138,7 @@ class TablePanel:
             rows.append(" · ".join(bits) if bits else d("—"))
         s = self.last_shot
         if s is not None:
-            down = [p for p in s.get("pocketed", [])]
+            down = list(s.get("pocketed", []))
             what = (
                 ", ".join(
                     (

@@ -367,7 +367,7 @@ def _value(val, t, arg, path):
                 if not isinstance(val[k], dict):
                     raise _bad_type(p, "object")
                 _fields(val[k], arg[1], p + ".")
-    else:  # pragma: no cover - a mistake in a spec table
+    else:  # a mistake in a spec table
         raise ProtocolError("bad value", path + ": unknown field type " + t)
 
 
@@ -503,10 +503,7 @@ def decode(kind, payload):
         except UnicodeError:
             raise ProtocolError("bad json", "payload is not UTF-8")
     try:
-        if _STRICT:
-            msg = json.loads(s, parse_constant=_no_constant)
-        else:
-            msg = json.loads(s)
+        msg = json.loads(s, parse_constant=_no_constant) if _STRICT else json.loads(s)
     except ValueError as e:
         raise ProtocolError("bad json", str(e) or "syntax error")
     except RuntimeError:  # CPython RecursionError on very deep nesting

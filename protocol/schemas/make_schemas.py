@@ -322,4 +322,4 @@ if __name__ == "__main__":
     for name, text in render().items():
         with open(os.path.join(HERE, name), "w") as f:
             f.write(text)
-    print("wrote %d schemas" % len(SCHEMAS))
+    print(f"wrote {len(SCHEMAS)} schemas")

@@ -291,8 +291,9 @@ def build():
         "events: whitespace and key order do not matter",
         "events",
         {"v": 1, "node": NODE, "boot": 4, "events": [ev(seq=0, t=9, kind="cue")]},
-        payload='{ "events" : [ { "kind": "cue", "t": 9, "seq": 0 } ],\n  "boot": 4, "node": "%s", "v": 1 }\n'
-        % NODE,
+        payload='{ "events" : [ { "kind": "cue", "t": 9, "seq": 0 } ],\n  "boot": 4, "node": "'
+        + NODE
+        + '", "v": 1 }\n',
     )
     ok(
         "events: node slug of 32 characters",
@@ -364,14 +365,15 @@ def build():
             "rule": None,
             "level": "info",
         },
-        payload='{"v":1,"table":"%s","text":"Faul: Weiße in der Tasche — Ball in der Hand","rule":null,"level":"info"}'
-        % TABLE,
+        payload='{"v":1,"table":"'
+        + TABLE
+        + '","text":"Faul: Weiße in der Tasche — Ball in der Hand","rule":null,"level":"info"}',
     )
     ok(
         "announce: \\u escapes",
         "announce",
         {"v": 1, "table": TABLE, "text": 'Spot the 10 \u2014 "ok"\n'},
-        payload='{"v":1,"table":"%s","text":"Spot the 10 \\u2014 \\"ok\\"\\n"}' % TABLE,
+        payload='{"v":1,"table":"' + TABLE + '","text":"Spot the 10 \\u2014 \\"ok\\"\\n"}',
     )
     ok("summary", "summary", SUMMARY)
     ok("summary: no tables", "summary", {"v": 1, "venue": VENUE, "tables": {}})
@@ -1092,4 +1094,4 @@ if __name__ == "__main__":
     render()
     dump(os.path.join(HERE, "valid.json"), VALID)
     dump(os.path.join(HERE, "invalid.json"), INVALID)
-    print("%d valid, %d invalid vectors" % (len(VALID), len(INVALID)))
+    print(f"{len(VALID)} valid, {len(INVALID)} invalid vectors")

@@ -96,7 +96,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         stack.append(u)
         for v in sorted(edges.get(u, ())):
             if state.get(v) == 1:
-                return stack[stack.index(v) :] + [v]
+                return [*stack[stack.index(v) :], v]
             if v not in state:
                 found = visit(v)
                 if found:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import subprocess
@@ -51,7 +52,7 @@ def test_edges_are_separable_and_one_shot(seed, kind):
     assert rails_of(es), "every shot has a rail hit, or the host would never see it"
     ts = [e.t_us for e in es]
     assert ts == sorted(ts)
-    assert all(b - a <= 1_000_000 for a, b in zip(ts, ts[1:])), "a gap would split the shot"
+    assert all(b - a <= 1_000_000 for a, b in itertools.pairwise(ts)), "a gap would split the shot"
     last = {}
     for e in es:
         key = (e.kind, e.where)
@@ -168,7 +169,7 @@ def test_games_have_the_expected_events():
 
 def test_demo_style_makes_progress_quickly():
     """The demo's 10-ball table (style demo) wins a rack within its first few shots."""
-    r, lines = transcript({**TEN, "players": ["Ana", "Ben"]}, 19, 4, Style.demo())
+    r, _lines = transcript({**TEN, "players": ["Ana", "Ben"]}, 19, 4, Style.demo())
     assert sum(r.expect.state["scores"].values()) >= 1
 
 
@@ -203,7 +204,7 @@ def test_scenario_expectation_failure_is_reported(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "bad,msg",
+    ("bad", "msg"),
     [
         ({"steps": "x"}, "list of steps"),
         ({"steps": [{"shot": {"kind": "jump"}}]}, "unknown shot kind"),

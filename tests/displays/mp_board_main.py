@@ -1,9 +1,9 @@
 # Runs in real MicroPython (WebAssembly): the scoreboard core renders frames onto the
 # simulated MAX7219 chain; prints one line per check for tests/displays/test_scoreboard_mp.py.
-from rbproto import sbframe
 from board import Board
 from hw.sim import SimMax7219Chain
 from max7219 import Max7219Chain
+from rbproto import sbframe
 
 
 class MemHW:

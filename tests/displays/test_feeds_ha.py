@@ -93,7 +93,7 @@ def test_discovery_payloads_validate_against_documented_schema():
 
 
 def test_schema_rejects_what_home_assistant_would_refuse():
-    topic, cfg = ha_discovery("club", "t1")[0]
+    _topic, cfg = ha_discovery("club", "t1")[0]
     for broken in (
         {k: v for k, v in cfg.items() if k != "unique_id"},
         dict(cfg, device={"name": "x"}),

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from rbproto import sbframe
-
+from hypothesis import given, settings, strategies as st
 
 import layout  # firmware/scoreboard (conftest puts it on sys.path)
 import segfont
+from rbproto import sbframe
 
 printable = st.text(
     alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, blacklist_characters="$*"),

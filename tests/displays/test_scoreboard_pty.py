@@ -7,11 +7,11 @@ import os
 import serial
 
 from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
-from rbproto import sbframe
 from railbird.scoreboard.link import ScoreboardLink
+from rbproto import sbframe
 from tests.displays.conftest import expected_rows, wait_for
 
-FAST = dict(ack_timeout=0.15, reopen_interval=0.1, ping_interval=0.5)
+FAST = {"ack_timeout": 0.15, "reopen_interval": 0.1, "ping_interval": 0.5}
 
 
 def shows(cable, *texts, timeout=5.0):
@@ -133,6 +133,7 @@ def test_lost_ack_is_retransmitted_and_applied_once(cable):
 def test_nak_on_corrupt_frame_triggers_resend():
     """pyserial loop:// as the line: a frame corrupted in flight is NAKed and resent."""
     import sys
+
     from tests.displays.conftest import FW
 
     sys.path.insert(0, str(FW))

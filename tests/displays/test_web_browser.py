@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import urllib.error
 import urllib.request
 
@@ -78,8 +77,8 @@ def host(tmp_path):
 
 
 def _wait_text(drv, css, want, timeout=10):
-    from selenium.webdriver.common.by import By
     from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     WebDriverWait(

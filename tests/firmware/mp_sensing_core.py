@@ -47,6 +47,7 @@ def t_clock():
     check(wraps > 500, "wraps")
     # Same ticks arithmetic as the C time.ticks_diff of this port.
     import time
+
     check(time.ticks_diff(5, time.ticks_add(0, -5)) == 10, "port ticks_diff")
     print("PASS clock wraps=%d" % wraps)
 
@@ -97,8 +98,9 @@ def evs(ring, kind=None):
 
 
 def t_beam():
-    hw, ring, beams, rails = rig(seed=5, irq_delay_us=100, irq_jitter_us=500,
-                                 start_ticks=PERIOD - 60000)
+    hw, ring, beams, _rails = rig(
+        seed=5, irq_delay_us=100, irq_jitter_us=500, start_ticks=PERIOD - 60000
+    )
     hw.schedule_drop(0, 50000, 26000)  # two balls 30 ms apart (4 ms gap)
     hw.schedule_drop(0, 80000, 26000)
     t = hw.schedule_bounce("beam", 1, 50000, 3, 200, 600)  # chatter + ball + chatter
@@ -116,7 +118,7 @@ def t_beam():
     check(chs.count(3) == 1 and len(evs(ring, R.K_JAM)) == 1, "jam once")
     check(len(evs(ring, R.K_CUE)) == 1, "cue")
     print("PASS beam debounce/jam/cue")
-    hw, ring, beams, rails = rig(irq_delay_us=50)
+    hw, ring, beams, _rails = rig(irq_delay_us=50)
     hw.busy(250000)
     c = 0
     while c < 6:
@@ -131,7 +133,7 @@ def t_beam():
 
 
 def t_rail():
-    hw, ring, beams, rails = rig(irq_delay_us=30)
+    hw, ring, _beams, rails = rig(irq_delay_us=30)
     hw.schedule_rail(0, 10000, 299)
     hw.schedule_rail(0, 100000, 3000)
     hw.schedule_rail(0, 120000, 2000)

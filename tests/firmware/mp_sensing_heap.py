@@ -45,8 +45,10 @@ try:
 except MemoryError:
     err = "MemoryError"
 micropython.heap_unlock()
-print("LOCKED irq_calls=%d beam_ovf=%d rail_ovf=%d err=%s" % (
-    beams[0].irq_calls, beams[0].ring_overflow, rails[0].ring_overflow, err))
+print(
+    "LOCKED irq_calls=%d beam_ovf=%d rail_ovf=%d err=%s"
+    % (beams[0].irq_calls, beams[0].ring_overflow, rails[0].ring_overflow, err)
+)
 
 # --- control: an allocating call does raise under the same lock ---
 ctl = "no error"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import typecheck_firmware as tc
 
-import typecheck_firmware as tc  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 FW = REPO / "firmware"
 

@@ -7,9 +7,8 @@ import time
 import paho.mqtt.client as paho
 import pytest
 
-
-from rbnode import mqtt  # noqa: E402
-from harness.mqttsub import subscriber  # noqa: E402
+from harness.mqttsub import subscriber
+from rbnode import mqtt
 
 pytestmark = pytest.mark.broker
 ROOT = "railbird/v1/v1/t1/node/n1/"
@@ -22,8 +21,9 @@ class Sub:
         self.msgs = []
         self.lock = threading.Lock()
         # persistent session: messages published while it is away are queued for it
-        self.c = subscriber(broker.port, self._on, client_id or "sub-%d" % id(self), topic,
-                            persistent=True)
+        self.c = subscriber(
+            broker.port, self._on, client_id or f"sub-{id(self)}", topic, persistent=True
+        )
 
     def _on(self, c, u, m):
         with self.lock:
@@ -44,8 +44,16 @@ class Sub:
 
 
 def client(broker, **kw):
-    args = dict(client_id="n1", server="127.0.0.1", port=broker.port, user="n1",
-                password="pw1", keepalive=30, backoff_min_ms=50, backoff_max_ms=500)
+    args = {
+        "client_id": "n1",
+        "server": "127.0.0.1",
+        "port": broker.port,
+        "user": "n1",
+        "password": "pw1",
+        "keepalive": 30,
+        "backoff_min_ms": 50,
+        "backoff_max_ms": 500,
+    }
     args.update(kw)
     return mqtt.MQTTClient(**args)
 
@@ -66,6 +74,7 @@ def test_bad_password_refused(broker):
         with pytest.raises(mqtt.MQTTError) as ei:
             await c.connect()
         assert "refused" in str(ei.value)
+
     asyncio.run(main())
 
 
@@ -83,8 +92,12 @@ def test_publish_qos1_subscribe_and_will(broker):
 
         async def main():
             will = (ROOT + "status", b'{"state":"offline"}', 1, True)
-            c = client(broker, will=will, subs=[(ROOT + "config", 1), (ROOT + "sync/resp", 0)],
-                       on_message=lambda t, p, r: got.append((t, p, r)))
+            c = client(
+                broker,
+                will=will,
+                subs=[(ROOT + "config", 1), (ROOT + "sync/resp", 0)],
+                on_message=lambda t, p, r: got.append((t, p, r)),
+            )
             task = asyncio.create_task(c.run())
             await c.wait_connected()
             await until(lambda: got)
@@ -101,6 +114,7 @@ def test_publish_qos1_subscribe_and_will(broker):
             c.stop()  # no DISCONNECT: the broker publishes the will
             await task
             return c
+
         c = asyncio.run(main())
         assert c.counters["connects"] == 1, c.last_error
         assert sub.wait(lambda m: (ROOT + "status", b'{"state":"offline"}', False) in m)
@@ -126,6 +140,7 @@ def test_keepalive_pings(broker):
         assert c.isconnected() and c.counters["connects"] == 1, c.last_error
         await c.disconnect()
         await task
+
     asyncio.run(main())
 
 
@@ -133,6 +148,7 @@ def test_reconnect_and_resend_after_broker_restart(broker):
     broker.add_user("n1", "pw1")
     sub = Sub(broker)
     try:
+
         async def main():
             c = client(broker, keepalive=2)
             task = asyncio.create_task(c.run())
@@ -150,8 +166,11 @@ def test_reconnect_and_resend_after_broker_restart(broker):
             assert c.counters["reconnects"] >= 1 and c.counters["retransmits"] >= 3
             await c.disconnect()
             await task
+
         asyncio.run(main())
-        assert sub.wait(lambda m: [p for t, p, r in m if p.startswith(b"off")]
-                        == [b"off0", b"off1", b"off2"], 10), sub.msgs
+        assert sub.wait(
+            lambda m: [p for t, p, r in m if p.startswith(b"off")] == [b"off0", b"off1", b"off2"],
+            10,
+        ), sub.msgs
     finally:
         sub.close()

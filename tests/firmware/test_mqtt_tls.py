@@ -12,17 +12,16 @@ do_handshake_on_connect=False), the same call CPython's asyncio makes.
 """
 
 import ssl
-import sys
 from pathlib import Path
 
 import pytest
 
+from rbnode import mqtt
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
-from rbnode import mqtt  # noqa: E402
-
-TLS_STUB = '''
+TLS_STUB = """
 CERT_NONE = 0
 CERT_OPTIONAL = 1
 CERT_REQUIRED = 2
@@ -45,9 +44,9 @@ class SSLContext:
     def wrap_socket(self, sock, server_side=False, do_handshake_on_connect=True,
                     server_hostname=None):
         return ("wrapped", sock, server_hostname, do_handshake_on_connect, self.verify_mode)
-'''
+"""
 
-SSL_STUB = '''
+SSL_STUB = """
 import tls
 from tls import CERT_NONE, CERT_OPTIONAL, CERT_REQUIRED, PROTOCOL_TLS_CLIENT
 
@@ -76,9 +75,9 @@ class SSLContext:
         return self._context.wrap_socket(sock, server_side=server_side,
                                          do_handshake_on_connect=do_handshake_on_connect,
                                          server_hostname=server_hostname)
-'''
+"""
 
-MAIN = '''
+MAIN = """
 import sys
 try:
     import os
@@ -127,14 +126,14 @@ except ImportError:
     pass
 check("tls", lambda ctx: ctx)
 print(sys.implementation.name, "TLS-CTX-OK")
-'''
+"""
 
 
 def test_ssl_context_cpython(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("not a certificate")
     with pytest.raises(ssl.SSLError):
-        mqtt.ssl_context(str(ca))        # garbage is refused at once, not at connect time
+        mqtt.ssl_context(str(ca))  # garbage is refused at once, not at connect time
     with pytest.raises(FileNotFoundError):
         mqtt.ssl_context(str(tmp_path / "missing.pem"))
     ctx = mqtt.ssl_context(None)
@@ -144,7 +143,7 @@ def test_ssl_context_cpython(tmp_path):
 @pytest.mark.micropython
 def test_ssl_context_micropython(micropython, tmp_path):
     main = tmp_path / "run_tls_ctx.py"
-    main.write_text("TLS_STUB = %r\nSSL_STUB = %r\n" % (TLS_STUB, SSL_STUB) + MAIN)
+    main.write_text(f"TLS_STUB = {TLS_STUB!r}\nSSL_STUB = {SSL_STUB!r}\n" + MAIN)
     r = micropython(main, paths=[REPO / "firmware"], timeout=60)
     assert r.ok, r.stderr + r.stdout
     assert "ssl ok" in r.stdout and "tls ok" in r.stdout

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-
-from rbnode import config as rbconfig  # noqa: E402
-from rbnode.hw.sim import SimHardware  # noqa: E402
-from rbnode.simnode import SimNode, config_message, default_device_config  # noqa: E402
-from harness.mqttsub import subscriber  # noqa: E402
-from rbproto import codec  # noqa: E402
+from harness.mqttsub import subscriber
+from rbnode import config as rbconfig
+from rbnode.hw.sim import SimHardware
+from rbnode.simnode import SimNode, config_message, default_device_config
+from rbproto import codec
 
 pytestmark = pytest.mark.broker
 NODE, PW = "n1", "node-pw"
@@ -35,10 +34,16 @@ class Host:
         except codec.ProtocolError:
             return  # the bad configs this test publishes itself
         if kind == "sync_req" and self.answer_sync:
-            resp = {"v": 1, "id": msg["id"], "t1": msg["t1"], "t2": t2,
-                    "t3": time.monotonic_ns() // 1000}
-            c.publish(codec.topic(venue, table, "sync_resp", node),
-                      codec.encode("sync_resp", resp), qos=0)
+            resp = {
+                "v": 1,
+                "id": msg["id"],
+                "t1": msg["t1"],
+                "t2": t2,
+                "t3": time.monotonic_ns() // 1000,
+            }
+            c.publish(
+                codec.topic(venue, table, "sync_resp", node), codec.encode("sync_resp", resp), qos=0
+            )
         with self.lock:
             self.msgs.append((kind, msg))
 
@@ -53,7 +58,7 @@ class Host:
                     if pred(kind, msg):
                         return msg
             time.sleep(0.02)
-        raise AssertionError("timed out; last: %r" % (self.msgs[-3:],))
+        raise AssertionError(f"timed out; last: {self.msgs[-3:]!r}")
 
     def close(self):
         self.c.loop_stop()
@@ -68,8 +73,9 @@ def status_with(pred):
 def env(broker, tmp_path):
     broker.add_user(NODE, PW)
     host = Host(broker, answer_sync=True)
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
-                 seed=5, speed=1)
+    sn = SimNode(
+        "127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node", seed=5, speed=1
+    )
     sn.start()
     sn.wait_connected()
     yield host, sn
@@ -122,6 +128,7 @@ def test_good_config_applied_live_and_persisted(env, tmp_path):
     sn.call(lambda: sn.hw.schedule_drop(0, sn.hw.now_us + 1000, 30000))
     sn.rail("H", 1000)
     sn.rail("F", 1000)
+
     # events arrive in seq order; a rail-H event (if the node wrongly made one) would be
     # queued before the F event, so once the drop and F are in, so is any H
     def events():
@@ -144,7 +151,7 @@ def test_good_config_applied_live_and_persisted(env, tmp_path):
 
 
 def test_stale_rev_refused(env):
-    host, sn = env
+    host, _sn = env
     host.publish_config(config_message(9))
     host.wait(status_with(lambda m: m["config_rev"] == 9))
     host.publish_config(config_message(8))

@@ -5,17 +5,15 @@ drop and rail hit reaches a subscriber exactly once after de-duplication by
 boot counter rises; spilled events keep their boot)."""
 
 import asyncio
-import json
 import threading
 import time
 
 import pytest
 
-
-from rbnode.node import Node  # noqa: E402
-from rbnode.simnode import SimNode, default_device_config  # noqa: E402
-from harness.mqttsub import subscriber  # noqa: E402
-from rbproto import codec  # noqa: E402
+from harness.mqttsub import subscriber
+from rbnode.node import Node
+from rbnode.simnode import SimNode, default_device_config
+from rbproto import codec
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -35,15 +33,15 @@ class Host:
 
     def __init__(self, broker, client_id="test-host"):
         self.lock = threading.Lock()
-        self.events = []        # de-duplicated, arrival order: (boot, event dict)
+        self.events = []  # de-duplicated, arrival order: (boot, event dict)
         self.seen = set()
         self.dups = 0
-        self.msgs = []          # (topic, payload) of everything else
-        self.order = []         # (kind, boot) of every message, arrival order
+        self.msgs = []  # (topic, payload) of everything else
+        self.order = []  # (kind, boot) of every message, arrival order
         self.c = subscriber(broker.port, self._on, client_id, persistent=True)
 
     def _on(self, c, u, m):
-        kind, venue, table, node, msg = codec.decode_message(m.topic, m.payload)
+        kind, _venue, _table, node, msg = codec.decode_message(m.topic, m.payload)
         with self.lock:
             self.order.append((kind, msg.get("boot")))
             if kind != "events":
@@ -82,17 +80,19 @@ def check_delivery(host, truth, tol_us=200):
         assert ev["seq"] > last.get(boot, -1), ("out of order", boot, ev)
         last[boot] = ev["seq"]
         if not boots or boots[-1] != boot:
-            assert boot not in boots, ("boot %d came back after another boot" % boot)
+            assert boot not in boots, f"boot {boot} came back after another boot"
             boots.append(boot)
     assert len(evs) == len(truth), (len(evs), len(truth))
     # match with the scripted truth: per boot, both sorted by time
-    for b in sorted(set(t[0] for t in truth)):
+    for b in sorted({t[0] for t in truth}):
         # ties (a drop and a rail hit scheduled at the same µs) sort by kind, then name
         want = sorted((t for t in truth if t[0] == b), key=lambda t: (t[3], t[1], t[2]))
-        got = sorted((e for bb, e in evs if bb == b),
-                     key=lambda e: (e["t"], e["kind"], e.get("pocket") or e.get("rail")))
+        got = sorted(
+            (e for bb, e in evs if bb == b),
+            key=lambda e: (e["t"], e["kind"], e.get("pocket") or e.get("rail")),
+        )
         assert len(got) == len(want), (b, len(got), len(want))
-        for (boot, kind, name, at, v), e in zip(want, got):
+        for (_boot, kind, name, at, v), e in zip(want, got, strict=True):
             assert e["kind"] == kind, (e, (kind, name, at, v))
             assert 0 <= e["t"] - at <= tol_us, (e, (kind, name, at, v))
             if kind == "drop":
@@ -116,8 +116,18 @@ def host(broker):
 
 
 def test_1000_drops_5000_rails_exactly_once(broker, host, tmp_path):
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
-                 seed=11, speed=10, sensing=sensing())
+    sn = SimNode(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t1",
+        NODE,
+        PW,
+        tmp_path / "node",
+        seed=11,
+        speed=10,
+        sensing=sensing(),
+    )
     sn.start()
     try:
         sn.wait_connected()
@@ -134,8 +144,19 @@ def test_1000_drops_5000_rails_exactly_once(broker, host, tmp_path):
 
 
 def test_broker_down_30s_mid_stream(broker, host, tmp_path):
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
-                 seed=12, speed=1, sensing=sensing(), keepalive_s=5)
+    sn = SimNode(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t1",
+        NODE,
+        PW,
+        tmp_path / "node",
+        seed=12,
+        speed=1,
+        sensing=sensing(),
+        keepalive_s=5,
+    )
     sn.start()
     try:
         sn.wait_connected()
@@ -143,12 +164,14 @@ def test_broker_down_30s_mid_stream(broker, host, tmp_path):
         time.sleep(5)
         broker.stop()
         t_down = time.monotonic()
-        time.sleep(30)   # real time: the node keeps sensing; ring -> spill
+        time.sleep(30)  # real time: the node keeps sensing; ring -> spill
         mid = sn.counters()
         spill_len = sn.status()["spill"]
         broker.start()
-        print("\noutage %.1f s; at restart: spill %d, counters %s"
-              % (time.monotonic() - t_down, spill_len, mid))
+        print(
+            f"\noutage {time.monotonic() - t_down:.1f} s; at restart: spill {spill_len}, "
+            f"counters {mid}"
+        )
         sn.wait_idle(timeout=60)
         assert host.wait_count(6000, 30) == 6000
         c = sn.counters()
@@ -161,8 +184,18 @@ def test_broker_down_30s_mid_stream(broker, host, tmp_path):
 
 
 def test_node_restarts_boot_rises_nothing_lost(broker, host, tmp_path):
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
-                 seed=13, speed=10, sensing=sensing())
+    sn = SimNode(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t1",
+        NODE,
+        PW,
+        tmp_path / "node",
+        seed=13,
+        speed=10,
+        sensing=sensing(),
+    )
     sn.start()
     try:
         sn.wait_connected()
@@ -176,7 +209,7 @@ def test_node_restarts_boot_rises_nothing_lost(broker, host, tmp_path):
             time.sleep(0.05)
         time.sleep(0.3)
         queued = sn.status()["queue"]
-        sn.restart(park=True)            # graceful: RAM queue parked in the flash spill
+        sn.restart(park=True)  # graceful: RAM queue parked in the flash spill
         b2 = sn.boot
         assert b2 == b1 + 1
         truth += schedule(sn, 6.0, 150, 750)
@@ -193,13 +226,13 @@ def test_node_restarts_boot_rises_nothing_lost(broker, host, tmp_path):
         sn.wait_idle(timeout=60)
         n = len(truth)
         assert host.wait_count(n, 30) == n
-        print("\nboots %d %d %d; queued at restart %d; %d events; dups %d"
-              % (b1, b2, b3, queued, n, host.dups))
+        print(f"\nboots {b1} {b2} {b3}; queued at restart {queued}; {n} events; dups {host.dups}")
         assert queued > 0
         check_delivery(host, truth)
         births = [m for k, m in host.msgs if k == "birth"]
-        assert [m["boot"] for m in births][-3:] == [b1, b2, b3] or \
-            sorted(set(m["boot"] for m in births)) == [b1, b2, b3]
+        assert [m["boot"] for m in births][-3:] == [b1, b2, b3] or sorted(
+            {m["boot"] for m in births}
+        ) == [b1, b2, b3]
         assert births[-1]["reset"] == "power"
     finally:
         sn.stop()
@@ -211,9 +244,11 @@ async def _status_task_without_birth(self):
     m = self.mqtt
     while not self._stopping:
         self.sup.beat("status")
-        if m.isconnected() and (self._status_now.is_set() or
-                                (self._drain_status and self.drained())) and \
-                m.inflight_count() < m.max_inflight:
+        if (
+            m.isconnected()
+            and (self._status_now.is_set() or (self._drain_status and self.drained()))
+            and m.inflight_count() < m.max_inflight
+        ):
             self._status_now.clear()
             if self.drained():
                 self._drain_status = False
@@ -221,26 +256,37 @@ async def _status_task_without_birth(self):
         await asyncio.sleep(0.1)
 
 
-def test_birth_goes_before_the_boots_events_and_is_owed_by_wait_idle(broker, host, tmp_path,
-                                                                      monkeypatch):
+def test_birth_goes_before_the_boots_events_and_is_owed_by_wait_idle(
+    broker, host, tmp_path, monkeypatch
+):
     """Regression: the birth used to be sent only by the status task, which wakes every
     100 ms; under load a reconnecting node drained its backlog first, wait_idle() returned
     and the power cut that followed lost that boot's birth for good. Now the publisher sends
     the birth before the boot's first events, and wait_idle() waits for it. A status task
     that never gets to the birth makes the old race certain."""
     monkeypatch.setattr(Node, "_status_task", _status_task_without_birth)
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
-                 seed=14, speed=10, sensing=sensing())
+    sn = SimNode(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t1",
+        NODE,
+        PW,
+        tmp_path / "node",
+        seed=14,
+        speed=10,
+        sensing=sensing(),
+    )
     sn.start()
     try:
         boots = []
         n = 0
-        for k in range(3):
+        for _k in range(3):
             sn.wait_connected(20)
             boots.append(sn.boot)
             n += len(schedule(sn, 1.0, 10, 40))
             sn.wait_idle(timeout=30)
-            sn.restart(park=False, reset_cause="power")   # cut right after idle
+            sn.restart(park=False, reset_cause="power")  # cut right after idle
         assert host.wait_count(n, 30) == n
         with host.lock:
             order = list(host.order)
@@ -255,12 +301,24 @@ def test_birth_goes_before_the_boots_events_and_is_owed_by_wait_idle(broker, hos
 def test_wait_idle_counts_an_unsent_birth(broker, host, tmp_path, monkeypatch):
     """SimNode.idle() is what tests wait on before a power cut: while connected, a birth
     nobody has sent yet is still owed, so the node is not idle."""
+
     async def never(self):
         return False
+
     monkeypatch.setattr(Node, "_status_task", _status_task_without_birth)
     monkeypatch.setattr(Node, "_publish_birth", never)
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
-                 seed=15, speed=10, sensing=sensing())
+    sn = SimNode(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t1",
+        NODE,
+        PW,
+        tmp_path / "node",
+        seed=15,
+        speed=10,
+        sensing=sensing(),
+    )
     sn.start()
     try:
         sn.wait_connected(20)

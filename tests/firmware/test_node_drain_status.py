@@ -8,10 +8,9 @@ import time
 
 import pytest
 
-
-from rbnode.simnode import SimNode, default_device_config  # noqa: E402
-from harness.mqttsub import subscriber  # noqa: E402
-from rbproto import codec  # noqa: E402
+from harness.mqttsub import subscriber
+from rbnode.simnode import SimNode, default_device_config
+from rbproto import codec
 
 pytestmark = pytest.mark.broker
 NODE, PW = "n1", "node-pw"
@@ -28,7 +27,7 @@ class Recorder:
     def _on(self, c, u, m):
         if m.retain:
             return
-        kind, venue, table, node, msg = codec.decode_message(m.topic, m.payload)
+        kind, _venue, _table, _node, msg = codec.decode_message(m.topic, m.payload)
         with self.lock:
             self.msgs.append((time.monotonic(), kind, msg))
 
@@ -47,8 +46,20 @@ def test_status_once_the_backlog_is_drained(broker, tmp_path):
     for r in sensing["rails"]:
         r["refractory_us"] = 20000
     # a small ring, so the offline backlog also fills the flash spill
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
-                 seed=31, speed=1, keepalive_s=5, sensing=sensing, dev={"ring": 64})
+    sn = SimNode(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t1",
+        NODE,
+        PW,
+        tmp_path / "node",
+        seed=31,
+        speed=1,
+        keepalive_s=5,
+        sensing=sensing,
+        dev={"ring": 64},
+    )
     sn.start()
     rec = None
     try:
@@ -84,13 +95,16 @@ def test_status_once_the_backlog_is_drained(broker, tmp_path):
                 elif kind == "status" and n >= len(truth) and msg["state"] == "online":
                     found = (t, msg)
                     break
-        assert found is not None, [(k, m.get("queue"), m.get("spill")) for _, k, m in
-                                   rec.snapshot() if k != "events"]
+        assert found is not None, [
+            (k, m.get("queue"), m.get("spill")) for _, k, m in rec.snapshot() if k != "events"
+        ]
         t_status, msg = found
         t_last = max(t for t, k, _ in rec.snapshot() if k == "events")
-        print("\nbacklog %d (spill %d); last events %.2f s after the broker came back, "
-              "status %.3f s later" % (len(truth), st["spill"], t_last - t_up,
-                                        t_status - t_last))
+        print(
+            f"\nbacklog {len(truth)} (spill {st['spill']}); last events "
+            f"{t_last - t_up:.2f} s after the broker came back, "
+            f"status {t_status - t_last:.3f} s later"
+        )
         assert msg["queue"] == 0 and msg["spill"] == 0, msg
         assert msg["counters"]["reconnects"] >= 1
         assert msg["counters"]["published"] == msg["counters"]["events"], msg["counters"]

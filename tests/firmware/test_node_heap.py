@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from harness import micropython as mp_harness
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-from harness import micropython as mp_harness  # noqa: E402
 
 pytestmark = pytest.mark.micropython
 LIMIT = 48 * 1024
@@ -27,8 +27,7 @@ LIMIT = 48 * 1024
 def _main(tmp_path):
     sensing = json.loads((REPO / "firmware" / "config.json").read_text())["sensing"]
     main = tmp_path / "heap_main.py"
-    main.write_text("SENSING = %r\n" % (sensing,) +
-                    (HERE / "mp" / "run_node_heap.py").read_text())
+    main.write_text(f"SENSING = {sensing!r}\n" + (HERE / "mp" / "run_node_heap.py").read_text())
     return main
 
 
@@ -71,11 +70,15 @@ def test_node_heap_under_48k(tmp_path):
     main = _main(tmp_path)
     src, out = _run(main, [REPO / "firmware", REPO / "protocol"])
     mpy, _ = _run(main, [_mpy_tree(tmp_path)])
-    print("\nnode heap (state + buffers) after start-up: %d bytes (%.1f KB) [from .py], "
-          "%d bytes [from .mpy]; limit %d" % (src["HEAP-NODE"], src["HEAP-NODE"] / 1024,
-                                               mpy["HEAP-NODE"], LIMIT))
-    print("module code: %d bytes from .py, %d bytes from .mpy (sim hw %d)"
-          % (src["HEAP-MODULES"], mpy["HEAP-MODULES"], src["HEAP-SIMHW"]))
+    print(
+        f"\nnode heap (state + buffers) after start-up: {src['HEAP-NODE']} bytes "
+        f"({src['HEAP-NODE'] / 1024:.1f} KB) [from .py], "
+        f"{mpy['HEAP-NODE']} bytes [from .mpy]; limit {LIMIT}"
+    )
+    print(
+        f"module code: {src['HEAP-MODULES']} bytes from .py, "
+        f"{mpy['HEAP-MODULES']} bytes from .mpy (sim hw {src['HEAP-SIMHW']})"
+    )
     print(out.strip())
     assert src["HEAP-NODE"] < LIMIT
     assert mpy["HEAP-NODE"] < LIMIT

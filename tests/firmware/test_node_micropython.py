@@ -4,15 +4,14 @@ supervisor feeds the watchdog, and the status message encodes."""
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from harness import micropython as mp_harness
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-from harness import micropython as mp_harness  # noqa: E402
 
 pytestmark = pytest.mark.micropython
 
@@ -23,15 +22,26 @@ def test_node_tasks_run_in_micropython(tmp_path):
         pytest.fail("real MicroPython unavailable: " + why)
     sensing = json.loads((REPO / "firmware" / "config.json").read_text())["sensing"]
     main = tmp_path / "tasks_main.py"
-    main.write_text("SENSING = %r\n" % (sensing,) +
-                    (HERE / "mp" / "run_node_tasks.py").read_text())
-    r = subprocess.run(["node", str(mp_harness.RUNNER), "--path",
-                        str(REPO / "firmware"), "--path", str(REPO / "protocol"), str(main)],
-                       capture_output=True, text=True, timeout=60, cwd=str(REPO))
+    main.write_text(f"SENSING = {sensing!r}\n" + (HERE / "mp" / "run_node_tasks.py").read_text())
+    r = subprocess.run(
+        [
+            "node",
+            str(mp_harness.RUNNER),
+            "--path",
+            str(REPO / "firmware"),
+            "--path",
+            str(REPO / "protocol"),
+            str(main),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(REPO),
+    )
     assert r.returncode == 0, r.stderr + r.stdout
     assert "MP-NODE-OK" in r.stdout, r.stdout
-    line = [x for x in r.stdout.splitlines() if x.startswith("MP-NODE events")][0].split()
-    vals = dict(zip(line[1::2], line[2::2]))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("MP-NODE events")).split()
+    vals = dict(zip(line[1::2], line[2::2], strict=True))
     assert int(vals["events"]) == 13 and int(vals["queue"]) == 13
     assert int(vals["conn_fail"]) >= 2 and int(vals["feeds"]) >= 1
     assert vals["stalled"] == "None"

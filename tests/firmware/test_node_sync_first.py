@@ -8,10 +8,9 @@ import time
 
 import pytest
 
-
-from rbnode.simnode import SimNode  # noqa: E402
-from rbproto import codec  # noqa: E402
-from harness.mqttsub import subscriber  # noqa: E402
+from harness.mqttsub import subscriber
+from rbnode.simnode import SimNode
+from rbproto import codec
 
 pytestmark = pytest.mark.broker
 NODE, PW = "n1", "node-pw"
@@ -29,10 +28,16 @@ class SyncHost:
         t2 = time.monotonic_ns() // 1000
         kind, venue, table, node, msg = codec.decode_message(m.topic, m.payload)
         if kind == "sync_req":
-            resp = {"v": 1, "id": msg["id"], "t1": msg["t1"], "t2": t2,
-                    "t3": time.monotonic_ns() // 1000}
-            c.publish(codec.topic(venue, table, "sync_resp", node),
-                      codec.encode("sync_resp", resp), qos=0)
+            resp = {
+                "v": 1,
+                "id": msg["id"],
+                "t1": msg["t1"],
+                "t2": t2,
+                "t3": time.monotonic_ns() // 1000,
+            }
+            c.publish(
+                codec.topic(venue, table, "sync_resp", node), codec.encode("sync_resp", resp), qos=0
+            )
         with self.lock:
             self.order.append((kind, msg.get("boot")))
 
@@ -48,8 +53,9 @@ class SyncHost:
 def test_backlog_waits_for_the_first_sync_result(broker, tmp_path):
     broker.add_user(NODE, PW)
     broker.stop()  # the node boots while the broker is unreachable
-    sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node",
-                 seed=21, speed=1)
+    sn = SimNode(
+        "127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node", seed=21, speed=1
+    )
     sn.start()
     host = None
     try:

@@ -11,20 +11,19 @@ import sys
 import types
 from pathlib import Path
 from types import SimpleNamespace
+from typing import ClassVar
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-for p in (REPO / "firmware", REPO / "protocol", REPO / "tools"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
+from railbird.hardware import PINMAP_DIR, calibrate, pinmap_core
+from rbnode import config as rbconfig
+from rbnode.hw import hal
+from rbnode.node import Node
+from rbproto import codec
 
-from railbird.hardware import PINMAP_DIR, pinmap_core  # noqa: E402
-from railbird.hardware import calibrate  # noqa: E402
-from rbnode import config as rbconfig  # noqa: E402
-from rbnode.hw import hal  # noqa: E402
-from rbnode.node import Node  # noqa: E402
-from rbproto import codec  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO / "tools") not in sys.path:
+    sys.path.insert(0, str(REPO / "tools"))  # build_firmware, for the build tests
 
 MAPS = ("esp32-devkitc", "esp32-s3-devkitc")
 
@@ -59,6 +58,7 @@ def _pinmap_core_module(monkeypatch):
 
 # ---- the pure translation -------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", MAPS)
 def test_pin_setup_equals_json(name):
     doc = _json(name)
@@ -67,17 +67,26 @@ def test_pin_setup_equals_json(name):
     assert st["id"] == doc["id"] == name
     assert len(st["beam"]) == len(doc["beams"]) == 6
     for i, b in enumerate(doc["beams"]):
-        assert st["beam"][i] == (b["pin"], _expected_pull(doc, b, "up"), _level(b),
-                                 units.get("beam%d" % i)), (name, i)
+        assert st["beam"][i] == (
+            b["pin"],
+            _expected_pull(doc, b, "up"),
+            _level(b),
+            units.get(f"beam{i}"),
+        ), (name, i)
     cue = doc["cue"]
-    assert st["cue"] == [(cue["pin"], _expected_pull(doc, cue, "up"), _level(cue),
-                          units.get("cue"))]
+    assert st["cue"] == [
+        (cue["pin"], _expected_pull(doc, cue, "up"), _level(cue), units.get("cue"))
+    ]
     assert len(st["rail"]) == len(doc["rails"]) == 6
     for i, r in enumerate(doc["rails"]):
         dump = r.get("dump")
-        assert st["rail"][i] == (r["edge"]["pin"], _expected_pull(doc, r["edge"], "none"),
-                                 _level(r["edge"]), r["amp"]["pin"],
-                                 None if dump is None else dump["pin"]), (name, i)
+        assert st["rail"][i] == (
+            r["edge"]["pin"],
+            _expected_pull(doc, r["edge"], "none"),
+            _level(r["edge"]),
+            r["amp"]["pin"],
+            None if dump is None else dump["pin"],
+        ), (name, i)
     assert st["blocked"] == _level(doc["beams"][0]) == 1
     assert st["atten_db"] == doc["adc"]["atten_db"]
     assert st["led"] == (doc["led"]["pin"], _level(doc["led"]))
@@ -136,15 +145,16 @@ def test_load_pinmap(tmp_path, monkeypatch):
     with pytest.raises(pinmap_core.PinmapError):
         hal.load_pinmap({"id": "x", "beams": [4, 13]})  # the old built-in dict format
     (tmp_path / "pinmap.json").unlink()
-    with pytest.raises(OSError):
+    with pytest.raises(FileNotFoundError):
         hal.load_pinmap()
 
 
 # ---- Esp32Hardware on stand-in machine/esp32 modules ----------------------------------
 
+
 class _Pin:
     IN, OUT, PULL_UP, PULL_DOWN, IRQ_RISING, IRQ_FALLING = 1, 3, 11, 12, 21, 22
-    made = []
+    made: ClassVar[list] = []
 
     def __init__(self, gpio, mode=None, pull=None, value=None):
         self.gpio, self.mode, self.pull, self.level = gpio, mode, pull, value
@@ -162,7 +172,7 @@ class _Pin:
 
 class _ADC:
     ATTN_0DB, ATTN_2_5DB, ATTN_6DB, ATTN_11DB = 0, 1, 2, 3
-    made = []
+    made: ClassVar[list] = []
 
     def __init__(self, pin, atten=None):
         self.gpio, self.atten = pin.gpio, atten
@@ -174,7 +184,7 @@ class _ADC:
 
 class _PCNT:
     INCREMENT, IGNORE = 1, 0
-    made = []
+    made: ClassVar[list] = []
 
     def __init__(self, unit, pin=None, **kw):
         self.unit, self.gpio = unit, pin.gpio
@@ -193,8 +203,9 @@ def esp32_layer(monkeypatch):
         cls.made = []
     machine = types.ModuleType("machine")
     machine.Pin, machine.ADC = _Pin, _ADC
-    for i, n in enumerate(("PWRON_RESET", "HARD_RESET", "WDT_RESET", "DEEPSLEEP_RESET",
-                           "SOFT_RESET")):
+    for i, n in enumerate(
+        ("PWRON_RESET", "HARD_RESET", "WDT_RESET", "DEEPSLEEP_RESET", "SOFT_RESET")
+    ):
         setattr(machine, n, i + 1)
     esp32 = types.ModuleType("esp32")
     esp32.PCNT = _PCNT
@@ -204,8 +215,12 @@ def esp32_layer(monkeypatch):
     fake_time = types.ModuleType("time")
     for n in ("ticks_us", "ticks_diff", "ticks_add", "sleep_ms", "sleep_us"):
         setattr(fake_time, n, lambda *a: 0)
-    for name, mod in (("machine", machine), ("esp32", esp32), ("micropython", micropython),
-                      ("network", network)):
+    for name, mod in (
+        ("machine", machine),
+        ("esp32", esp32),
+        ("micropython", micropython),
+        ("network", network),
+    ):
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.delitem(sys.modules, "rbnode.hw.esp32", raising=False)
     real_time = sys.modules["time"]
@@ -240,20 +255,24 @@ def test_esp32_hardware_sets_up_the_json(esp32_layer, name, tmp_path, monkeypatc
     units = _single_units(doc)
     assert sorted((c.unit, c.gpio) for c in _PCNT.made) == sorted(
         (u, doc["cue"]["pin"] if n == "cue" else doc["beams"][int(n[4:])]["pin"])
-        for n, u in units.items())
+        for n, u in units.items()
+    )
     assert pins[doc["led"]["pin"]].mode == _Pin.OUT and pins[doc["led"]["pin"]].level == 0
     assert hw.channels("beam") == 6 and hw.channels("cue") == 1 and hw.channels("rail") == 6
     # the birth message's pinmap is the loaded map's id
-    msg = Node.birth_msg(SimpleNamespace(hw=hw, node_id="n1", boot=1, reset_cause="power",
-                                         cfg_hash="00000000"))
+    msg = Node.birth_msg(
+        SimpleNamespace(hw=hw, node_id="n1", boot=1, reset_cause="power", cfg_hash="00000000")
+    )
     assert msg["pinmap"] == name
     codec.validate("birth", msg)
 
 
 # ---- build output ---------------------------------------------------------------------
 
+
 def test_build_installs_pinmap_and_loader(tmp_path):
     import build_firmware
+
     out = tmp_path / "node"
     made, _ = build_firmware.build(out)
     names = {p.relative_to(out).as_posix() for p in made}
@@ -268,6 +287,7 @@ def test_build_installs_pinmap_and_loader(tmp_path):
 
 def test_build_pinmap_from_config(tmp_path):
     import build_firmware
+
     cfg = json.loads((REPO / "firmware" / "config.json").read_text())
     cfg["pinmap"] = "esp32-s3-devkitc"
     (tmp_path / "c.json").write_text(json.dumps(cfg))
@@ -279,12 +299,25 @@ def test_build_pinmap_from_config(tmp_path):
 
 def test_build_both_nodes(tmp_path):
     import build_firmware
+
     build_firmware.main(["--out", str(tmp_path)])
-    sb = {p.relative_to(tmp_path / "scoreboard").as_posix()
-          for p in (tmp_path / "scoreboard").rglob("*") if p.is_file()}
-    assert sb == {"segfont.mpy", "layout.mpy", "max7219.mpy", "board.mpy",
-                  "hw/__init__.py", "hw/esp32.mpy",
-                  "main.py", "rbproto/__init__.py", "rbproto/sbframe.mpy", "MANIFEST.txt"}
+    sb = {
+        p.relative_to(tmp_path / "scoreboard").as_posix()
+        for p in (tmp_path / "scoreboard").rglob("*")
+        if p.is_file()
+    }
+    assert sb == {
+        "segfont.mpy",
+        "layout.mpy",
+        "max7219.mpy",
+        "board.mpy",
+        "hw/__init__.py",
+        "hw/esp32.mpy",
+        "main.py",
+        "rbproto/__init__.py",
+        "rbproto/sbframe.mpy",
+        "MANIFEST.txt",
+    }
     assert (tmp_path / "node" / "main.py").exists() and (tmp_path / "node" / "pinmap.json").exists()
 
 
@@ -310,14 +343,18 @@ print(json.dumps(out))
 @pytest.mark.micropython
 def test_pinmap_loads_in_micropython(micropython, tmp_path):
     import build_firmware
+
     node = tmp_path / "build"
     build_firmware.build(node)
     dev = tmp_path / "dev"  # the board's root: pinmap.json + the sources of the .mpy files
     dev.mkdir()
     shutil.copy(node / "pinmap.json", dev / "pinmap.json")
     shutil.copy(pinmap_core.__file__, dev / "pinmap_core.py")
-    shutil.copytree(REPO / "firmware" / "rbnode", dev / "rbnode",
-                    ignore=shutil.ignore_patterns("__pycache__", "sim.py", "simnode.py"))
+    shutil.copytree(
+        REPO / "firmware" / "rbnode",
+        dev / "rbnode",
+        ignore=shutil.ignore_patterns("__pycache__", "sim.py", "simnode.py"),
+    )
     maps = tmp_path / "maps"
     maps.mkdir()
     shutil.copy(PINMAP_DIR / "esp32-s3-devkitc.json", maps / "esp32-s3-devkitc.json")
@@ -337,6 +374,7 @@ def test_pinmap_loads_in_micropython(micropython, tmp_path):
 
 
 # ---- cue_ch: one meaning (SPEC.md config, firmware config.py, pin map README, calibrate) -
+
 
 class _Hw:
     def __init__(self, pm):
@@ -361,7 +399,7 @@ def test_cue_ch_is_the_dedicated_cue_input(name):
     hw = _Hw(pm)
     base = {"v": 1, "rev": 1, "pockets": [{"ch": 0, "pocket": "HL"}], "rails": []}
     assert rbconfig.check(dict(base, cue_ch=cue), hw)["cue_ch"] == cue  # dedicated input
-    assert rbconfig.check(dict(base, cue_ch=3), hw)["cue_ch"] == 3      # a beam input
+    assert rbconfig.check(dict(base, cue_ch=3), hw)["cue_ch"] == 3  # a beam input
     with pytest.raises(rbconfig.ConfigError, match="not in pin map"):
         rbconfig.check(dict(base, cue_ch=cue + 1), hw)
     with pytest.raises(rbconfig.ConfigError, match="also pocket"):
@@ -379,6 +417,7 @@ def test_cue_ch_documented_alike():
 
 def test_node_treats_cue_ch_6_as_the_cue_input(tmp_path):
     from rbnode.hw.sim import SimHardware
+
     hw = SimHardware(seed=1, fs_root=str(tmp_path))
     dev = json.loads((REPO / "firmware" / "config.json").read_text())
     dev["spill"] = 0

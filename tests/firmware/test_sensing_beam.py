@@ -1,17 +1,14 @@
 """Pocket beams: debounce, ball separation, jam, lost-edge detection (sim hardware)."""
 
+import itertools
 import math
-import sys
-from pathlib import Path
 
 from hypothesis import example, given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware"))
-
-from rbnode import ring as R  # noqa: E402
-from rbnode.beam import Beam  # noqa: E402
-from rbnode.clock import Clock  # noqa: E402
-from rbnode.hw.sim import SimHardware  # noqa: E402
+from rbnode import ring as R
+from rbnode.beam import Beam
+from rbnode.clock import Clock
+from rbnode.hw.sim import SimHardware
 
 BALL_R_MM = 57.15 / 2
 
@@ -23,7 +20,7 @@ class Rig:
         self.ring = R.EventRing(4096)
         self.beams = [Beam(self.hw, self.clock, self.ring.push, c) for c in range(6)]
         self.cue = Beam(self.hw, self.clock, self.ring.push, 0, kind="cue")
-        self.all = self.beams + [self.cue]
+        self.all = [*self.beams, self.cue]
 
     def run(self, us, step=1000):
         end = self.hw.now_us + us
@@ -43,7 +40,7 @@ def test_single_drop_time_and_duration():
     g.run(100000)
     ev = g.events()
     assert len(ev) == 1
-    seq, t, kind, ch, dur = ev[0]
+    _seq, t, kind, ch, dur = ev[0]
     assert (kind, ch) == (R.K_DROP, 2)
     assert t == 10040 and dur == 31000
 
@@ -51,15 +48,20 @@ def test_single_drop_time_and_duration():
 def chord_ms(v_mps, offset_frac):
     """Beam blocked time for one ball and the gap between two touching balls, when the
     beam passes offset_frac*R from the ball's centre line (docs/firmware-sensing.md)."""
-    half_chord = BALL_R_MM * math.sqrt(1 - offset_frac ** 2)
+    half_chord = BALL_R_MM * math.sqrt(1 - offset_frac**2)
     block = 2 * half_chord / v_mps  # mm / (m/s) = ms
     gap = (2 * BALL_R_MM - 2 * half_chord) / v_mps
     return block, gap
 
 
 @settings(max_examples=60, deadline=None)
-@given(v=st.floats(1.4, 2.0), off=st.floats(0.5, 0.7), jitter=st.integers(0, 800),
-       extra_gap_ms=st.floats(0, 10), seed=st.integers(1, 1000))
+@given(
+    v=st.floats(1.4, 2.0),
+    off=st.floats(0.5, 0.7),
+    jitter=st.integers(0, 800),
+    extra_gap_ms=st.floats(0, 10),
+    seed=st.integers(1, 1000),
+)
 def test_touching_balls_separate(v, off, jitter, extra_gap_ms, seed):
     block_ms, gap_ms = chord_ms(v, off)
     gap_ms += extra_gap_ms
@@ -84,8 +86,12 @@ def test_two_balls_30ms_apart():
 
 
 @settings(max_examples=60, deadline=None)
-@given(pulses=st.integers(1, 6), width=st.integers(50, 900), gap=st.integers(50, 1500),
-       seed=st.integers(1, 1000))
+@given(
+    pulses=st.integers(1, 6),
+    width=st.integers(50, 900),
+    gap=st.integers(50, 1500),
+    seed=st.integers(1, 1000),
+)
 def test_bounce_merges_into_one_drop(pulses, width, gap, seed):
     """Chatter at the beam edge (partial occlusion) before and after the ball."""
     g = Rig(seed=seed, irq_delay_us=30, irq_jitter_us=200)
@@ -159,7 +165,7 @@ def test_no_false_lost_under_latency_and_random_play():
     assert len(drops) == len(truth) == 300
     got = sorted((e[3], e[1]) for e in drops)
     want = sorted((ch, at) for _, ch, at, _ in truth)
-    for (gc, gt), (wc, wt) in zip(got, want):
+    for (gc, gt), (wc, wt) in zip(got, want, strict=True):
         assert gc == wc and 300 <= gt - wt <= 3300 + 1
 
 
@@ -196,7 +202,7 @@ def stall_merge_bound(truth, stalls, gap_us, late_us):
     n = 0
     for balls in by_ch.values():
         balls.sort()
-        for (_, prev_end), (start, _) in zip(balls, balls[1:]):
+        for (_, prev_end), (start, _) in itertools.pairwise(balls):
             for s, e in stalls:
                 if s - late_us <= prev_end < e <= start < e + gap_us + late_us:
                     n += 1
@@ -208,9 +214,10 @@ def stall_merge_bound(truth, stalls, gap_us, late_us):
 @example(seed=487, busy=[(2001, 70014)])  # a ball truncated to < debounce_us: a glitch
 @example(seed=66, busy=[(2216115, 231043)])  # a gap hidden in a stall: 2 stale edges
 @example(seed=1628, busy=[(653527, 77172), (2403387, 162103), (2966733, 137954)])
-@given(seed=st.integers(1, 10000), busy=st.lists(st.tuples(st.integers(0, 3_000_000),
-                                                          st.integers(1000, 300000)),
-                                                max_size=6))
+@given(
+    seed=st.integers(1, 10000),
+    busy=st.lists(st.tuples(st.integers(0, 3_000_000), st.integers(1000, 300000)), max_size=6),
+)
 def test_lost_count_equals_dropped_handlers(seed, busy):
     """Whatever the stalls, every dropped handler call is reported exactly once as lost,
     and (without dropped handlers) every ball is accounted for as documented."""

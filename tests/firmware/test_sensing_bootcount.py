@@ -1,12 +1,7 @@
 """Boot counter survives restart (sim NVS file), once per boot."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware"))
-
-from rbnode.bootcount import boot_count  # noqa: E402
-from rbnode.hw.sim import SimHardware  # noqa: E402
+from rbnode.bootcount import boot_count
+from rbnode.hw.sim import SimHardware
 
 
 def test_boot_counter_rises_across_boots(tmp_path):

@@ -1,15 +1,10 @@
 """Clock: 64-bit µs from the 2**30-wrapping ticks_us, across many wraps (DESIGN §4)."""
 
-import sys
-from pathlib import Path
-
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware"))
-
-from rbnode.clock import Clock  # noqa: E402
-from rbnode.hw import hal  # noqa: E402
-from rbnode.hw.sim import SimHardware  # noqa: E402
+from rbnode.clock import Clock
+from rbnode.hw import hal
+from rbnode.hw.sim import SimHardware
 
 PERIOD = 1 << 30
 HALF = PERIOD >> 1
@@ -33,8 +28,10 @@ def test_ticks_diff_matches_micropython_semantics():
 
 
 @settings(max_examples=300, deadline=None)
-@given(start=st.integers(0, PERIOD - 1),
-       steps=st.lists(st.integers(0, HALF - 1), min_size=1, max_size=400))
+@given(
+    start=st.integers(0, PERIOD - 1),
+    steps=st.lists(st.integers(0, HALF - 1), min_size=1, max_size=400),
+)
 def test_now_is_true_time_across_many_wraps(start, steps):
     f = FakeTicks(start)
     c = Clock(f.ticks_us, hal.ticks_diff)
@@ -48,9 +45,12 @@ def test_now_is_true_time_across_many_wraps(start, steps):
 
 
 @settings(max_examples=200, deadline=None)
-@given(start=st.integers(0, PERIOD - 1),
-       steps=st.lists(st.tuples(st.integers(1, HALF // 2), st.integers(0, HALF - 1)),
-                      min_size=1, max_size=200))
+@given(
+    start=st.integers(0, PERIOD - 1),
+    steps=st.lists(
+        st.tuples(st.integers(1, HALF // 2), st.integers(0, HALF - 1)), min_size=1, max_size=200
+    ),
+)
 def test_extend_maps_recent_ticks(start, steps):
     """extend(ticks captured `age` µs ago) == that instant, even if update() was last
     called up to ~4 min before (updates every <= HALF/2 here, ages < HALF)."""

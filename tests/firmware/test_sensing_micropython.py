@@ -23,8 +23,7 @@ def test_irq_path_allocates_nothing_under_heap_lock(micropython):
     r = micropython(HERE / "mp_sensing_heap.py", paths=[FIRMWARE], timeout=60)
     print(r.stdout)
     assert r.returncode == 0, r.stderr
-    locked = re.search(r"LOCKED irq_calls=(\d+) beam_ovf=(\d+) rail_ovf=(\d+) err=(\S+)",
-                       r.stdout)
+    locked = re.search(r"LOCKED irq_calls=(\d+) beam_ovf=(\d+) rail_ovf=(\d+) err=(\S+)", r.stdout)
     assert locked, r.stdout
     calls, bovf, rovf, err = locked.groups()
     assert err == "none"

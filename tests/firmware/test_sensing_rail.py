@@ -1,16 +1,11 @@
 """Rail channels: threshold, refractory, live configure, lost edges (sim hardware)."""
 
-import sys
-from pathlib import Path
-
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware"))
-
-from rbnode import ring as R  # noqa: E402
-from rbnode.clock import Clock  # noqa: E402
-from rbnode.hw.sim import SimHardware  # noqa: E402
-from rbnode.rail import Rail  # noqa: E402
+from rbnode import ring as R
+from rbnode.clock import Clock
+from rbnode.hw.sim import SimHardware
+from rbnode.rail import Rail
 
 
 class Rig:
@@ -18,8 +13,17 @@ class Rig:
         self.hw = SimHardware(**kw)
         self.clock = Clock(self.hw.ticks_us, self.hw.ticks_diff)
         self.ring = R.EventRing(8192)
-        self.rails = [Rail(self.hw, self.clock, self.ring.push, c, threshold=threshold,
-                           refractory_us=refractory_us) for c in range(6)]
+        self.rails = [
+            Rail(
+                self.hw,
+                self.clock,
+                self.ring.push,
+                c,
+                threshold=threshold,
+                refractory_us=refractory_us,
+            )
+            for c in range(6)
+        ]
 
     def run(self, us, step=1000):
         end = self.hw.now_us + us
@@ -42,10 +46,10 @@ def test_hit_time_amp_and_channel_code():
 
 def test_threshold_and_refractory():
     g = Rig(threshold=300, refractory_us=40000)
-    g.hw.schedule_rail(0, 10000, 299)      # below threshold
-    g.hw.schedule_rail(0, 100000, 3000)    # hit
-    g.hw.schedule_rail(0, 120000, 2000)    # inside 40 ms refractory: ringing
-    g.hw.schedule_rail(0, 141000, 800)     # 41 ms later: new hit
+    g.hw.schedule_rail(0, 10000, 299)  # below threshold
+    g.hw.schedule_rail(0, 100000, 3000)  # hit
+    g.hw.schedule_rail(0, 120000, 2000)  # inside 40 ms refractory: ringing
+    g.hw.schedule_rail(0, 141000, 800)  # 41 ms later: new hit
     g.run(300000)
     assert [(e[1], e[4]) for e in g.events()] == [(100030, 3000), (141030, 800)]
     assert g.rails[0].below == 1 and g.rails[0].suppressed == 1
@@ -64,8 +68,7 @@ def test_configure_live():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(1, 10000), thr=st.integers(0, 4095),
-       refr=st.integers(1000, 100000))
+@given(seed=st.integers(1, 10000), thr=st.integers(0, 4095), refr=st.integers(1000, 100000))
 def test_random_hits_match_reference(seed, thr, refr):
     g = Rig(threshold=thr, refractory_us=refr, seed=seed, irq_delay_us=40)
     truth = g.hw.schedule_random(1000, 2_000_000, rails=120, min_gap_us=4000)

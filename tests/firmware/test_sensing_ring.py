@@ -1,14 +1,9 @@
 """EventRing: bounded, preallocated, consecutive seqs, drop-newest overflow."""
 
-import sys
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware"))
-
-from rbnode import ring as R  # noqa: E402
+from rbnode import ring as R
 
 
 def test_push_get_pop_fifo():
@@ -48,10 +43,21 @@ def test_start_seq_and_capacity():
 
 
 @settings(max_examples=200, deadline=None)
-@given(ops=st.lists(st.one_of(
-    st.tuples(st.just("push"), st.integers(0, 2**64 - 1), st.integers(1, 5),
-              st.integers(0, 255), st.integers(0, 2**32 - 1)),
-    st.tuples(st.just("pop"), st.integers(0, 9)))), cap=st.integers(1, 16))
+@given(
+    ops=st.lists(
+        st.one_of(
+            st.tuples(
+                st.just("push"),
+                st.integers(0, 2**64 - 1),
+                st.integers(1, 5),
+                st.integers(0, 255),
+                st.integers(0, 2**32 - 1),
+            ),
+            st.tuples(st.just("pop"), st.integers(0, 9)),
+        )
+    ),
+    cap=st.integers(1, 16),
+)
 def test_model(ops, cap):
     r = R.EventRing(cap, seq0=7)
     model, seq, dropped = [], 7, 0
@@ -60,7 +66,7 @@ def test_model(ops, cap):
             got = r.push(*op[1:])
             if len(model) < cap:
                 assert got == seq
-                model.append((seq,) + op[1:])
+                model.append((seq, *op[1:]))
                 seq += 1
             else:
                 assert got == -1

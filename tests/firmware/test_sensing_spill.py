@@ -1,14 +1,10 @@
 """Flash spill: order, restart, overflow policies, torn tail, segment reclaim."""
 
 import os
-import sys
-from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "firmware"))
-
-from rbnode.spill import REC, Spill  # noqa: E402
+from rbnode.spill import REC, Spill
 
 
 def rec(i, boot=3):
@@ -45,8 +41,9 @@ def test_restart_finds_pending_records(tmp_path):
     for i in range(250, 260):
         s2.append(*rec(i, boot=8))
     got = s2.peek(1000)
-    assert got == [rec(i, boot=7) for i in range(120, 250)] + \
-        [rec(i, boot=8) for i in range(250, 260)]
+    assert got == [rec(i, boot=7) for i in range(120, 250)] + [
+        rec(i, boot=8) for i in range(250, 260)
+    ]
 
 
 def test_torn_tail_is_ignored_and_overwritten(tmp_path):
@@ -82,9 +79,16 @@ def test_overflow_oldest_segment_dropped(tmp_path):
 
 
 @settings(max_examples=40, deadline=None)
-@given(ops=st.lists(st.one_of(st.tuples(st.just("a"), st.integers(1, 150)),
-                              st.tuples(st.just("c"), st.integers(0, 150)),
-                              st.tuples(st.just("r"), st.just(0))), max_size=30))
+@given(
+    ops=st.lists(
+        st.one_of(
+            st.tuples(st.just("a"), st.integers(1, 150)),
+            st.tuples(st.just("c"), st.integers(0, 150)),
+            st.tuples(st.just("r"), st.just(0)),
+        ),
+        max_size=30,
+    )
+)
 def test_model_with_restarts(tmp_path_factory, ops):
     d = str(tmp_path_factory.mktemp("sp") / "sp")
     s = Spill(d, capacity=400, seg_records=64)

@@ -39,14 +39,14 @@ def test_analyse_rail_picks_loudest_channel_and_crosstalk():
 
 
 def test_analyse_rail_warns_on_disagreeing_knocks():
-    evs = KNOCKS_LH + [{"seq": 20, "t": 9_000_000, "kind": "rail", "rail": "H", "amp": 900}]
+    evs = [*KNOCKS_LH, {"seq": 20, "t": 9_000_000, "kind": "rail", "rail": "H", "amp": 900}]
     ch, hits, _, warns = cal.analyse_rail(cal.group_knocks(evs), PROBE_RAILS, {})
     assert ch == 2 and len(hits) == 3 and "1 of 4 knocks" in warns[0]
     assert cal.analyse_rail([], PROBE_RAILS, {})[0] is None
 
 
 @pytest.mark.parametrize(
-    "hits,noise,expect",
+    ("hits", "noise", "expect"),
     [
         ([1480, 1720, 1600], [], 480),  # 0.3 x median 1600
         ([1480, 1720, 1600], [40, 55], 480),  # quiet noise far below

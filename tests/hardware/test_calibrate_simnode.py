@@ -4,6 +4,7 @@ the new config."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import threading
@@ -13,15 +14,13 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "firmware"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from railbird.cli import main
+from railbird.hardware import calibrate as cal
+from rbnode.simnode import SimNode
+from rbproto import codec
 
-from installer import SimInstaller  # noqa: E402
-from railbird.cli import main  # noqa: E402
-from railbird.hardware import calibrate as cal  # noqa: E402
-from rbnode.simnode import SimNode  # noqa: E402
-from rbproto import codec  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # installer.py, beside this file
+from installer import SimInstaller
 
 pytestmark = [pytest.mark.broker]
 
@@ -88,7 +87,14 @@ def link_for(broker):
 
 
 def fast(**kw):
-    d = dict(drops=2, knocks=3, quiet_s=0.8, step_timeout=8.0, settle_s=0.3, apply_timeout=10.0)
+    d = {
+        "drops": 2,
+        "knocks": 3,
+        "quiet_s": 0.8,
+        "step_timeout": 8.0,
+        "settle_s": 0.3,
+        "apply_timeout": 10.0,
+    }
     d.update(kw)
     return d
 
@@ -184,7 +190,7 @@ def test_abandoned_calibration_restores_previous_config(broker, simnode, hooks):
         prev["rev"] = 5
         c = cal.Calibrator(
             link,
-            cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+            cal.ConsoleUI(interactive=False, out=io.StringIO()),
             **fast(step_timeout=1.5),
         )
         c._apply(prev, "previous")
@@ -192,7 +198,7 @@ def test_abandoned_calibration_restores_previous_config(broker, simnode, hooks):
         hooks.append(robot)
         c2 = cal.Calibrator(
             link,
-            cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+            cal.ConsoleUI(interactive=False, out=io.StringIO()),
             **fast(step_timeout=1.5),
         )
         res = c2.run()
@@ -214,7 +220,7 @@ def test_partial_calibration_and_dead_cue_detector(broker, simnode, hooks):
     try:
         res = cal.Calibrator(
             link,
-            cal.ConsoleUI(interactive=False, out=open("/dev/null", "w")),
+            cal.ConsoleUI(interactive=False, out=io.StringIO()),
             allow_partial=True,
             **fast(step_timeout=1.5, drops=1, knocks=2),
         ).run()

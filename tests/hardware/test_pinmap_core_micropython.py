@@ -20,7 +20,8 @@ for name in ("esp32-devkitc", "esp32-s3-devkitc"):
     print(name, len(fs), pc.channels(pm)["beams"], pc.rail_pins(pm, 0), pc.pcnt_for(pm, "beam1"),
           pc.pull_source(pm, pc.beam_pin(pm, 0), "up"), pc.cue_pin(pm))
 try:
-    pc.loads('{"schema": 1, "id": "x", "chip": "esp32", "beams": [{"ch": 1, "pin": 4}], "rails": []}')
+    pc.loads('{"schema": 1, "id": "x", "chip": "esp32", '
+             '"beams": [{"ch": 1, "pin": 4}], "rails": []}')
 except pc.PinmapError as e:
     print("rejected", e)
 """

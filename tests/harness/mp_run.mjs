@@ -7,7 +7,7 @@
 // finished, 1 on an uncaught Python exception (its traceback goes to stderr), 2 on a usage
 // error.
 //
-// Steps: MAIN.py may be split at lines "#--step--" (optionally "#--step-- wait=MS"); each
+// Steps: MAIN.py may be split at lines "# --step--" (optionally "# --step-- wait=MS"); each
 // part is a separate top-level runPython call sharing one global namespace, after letting
 // the JS event loop (which drives asyncio here) run MS ms. Why: in the WebAssembly port
 // gc.collect() only reclaims garbage when it runs at the top level between runPython calls
@@ -43,7 +43,7 @@ function copyTree(src, dst) {
 const libs = [];
 paths.forEach((p, n) => { const d = "/lib-" + n; copyTree(p, d); libs.push(d); });
 const setup = "import sys\n" + libs.map((d) => `sys.path.append(${JSON.stringify(d)})\n`).join("");
-const parts = fs.readFileSync(main, "utf8").split(/^#--step--(.*)$/m);
+const parts = fs.readFileSync(main, "utf8").split(/^# ?--step--(.*)$/m);
 const steps = [[0, parts[0]]];
 for (let i = 1; i < parts.length; i += 2) {
   const m = /wait=(\d+)/.exec(parts[i]);

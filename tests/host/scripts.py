@@ -13,7 +13,7 @@ NODE = "t1-node"
 
 def ev(t_ms: float, kind: str, **fields) -> dict:
     """One event at t_ms milliseconds (node time)."""
-    d = {"t": int(round(t_ms * 1000)), "kind": kind}
+    d = {"t": round(t_ms * 1000), "kind": kind}
     d.update(fields)
     return d
 

@@ -7,7 +7,10 @@ from railbird.core.clockmodel import BootClock
 
 def exchange(t1, offset, drift, d_up, d_down, proc=50):
     """Node sends at node time t1; host = node * (1 + drift) + offset."""
-    host = lambda tn: int(tn * (1 + drift) + offset)  # noqa: E731
+
+    def host(tn):
+        return int(tn * (1 + drift) + offset)
+
     t2 = host(t1 + d_up)
     t3 = t2 + proc
     t4 = t1 + d_up + proc + d_down

@@ -12,11 +12,9 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 
+from harness.hostproc import RailbirdRun
+from rbnode.simnode import SimNode
 from rbproto import codec
-
-
-from rbnode.simnode import SimNode  # noqa: E402
-from harness.hostproc import RailbirdRun  # noqa: E402
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -170,7 +168,7 @@ def play(broker, tmp_path, name, crash: bool):
 
 def test_sigkill_mid_game_loses_nothing_and_changes_nothing(broker, tmp_path):
     broker.add_user(NODE, PW)
-    ref_host, ref_stats = play(broker, tmp_path, "steady", crash=False)
+    ref_host, _ref_stats = play(broker, tmp_path, "steady", crash=False)
     crash_host, crash_stats = play(broker, tmp_path, "crash", crash=True)
     ref_shots, ref_events, ref_fens = ref_host.results()
     shots, events, fens = crash_host.results()

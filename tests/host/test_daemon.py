@@ -6,10 +6,10 @@ import time
 import paho.mqtt.client as mqtt
 import pytest
 
-from rbproto import codec
 from railbird.config import ConfigError, from_dict
 from railbird.daemon.worker import Daemon
 from railbird.outputs.base import Output
+from rbproto import codec
 
 from . import scripts as S
 
@@ -91,14 +91,14 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
         good = S.batches(evs, size=1)
         t = codec.topic("club", "t1", "events", S.NODE)
         # a node speaking another major version reaches the host and is refused, counted
-        v9 = "railbird/v9/club/t1/node/%s/events" % S.NODE
+        v9 = f"railbird/v9/club/t1/node/{S.NODE}/events"
         node.publish(v9, b'{"v":9,"node":"t1-node","boot":1}', qos=1).wait_for_publish(5)
         bad = [
             (t, b"{broken"),
             (t, b'{"v":7,"node":"t1-node","boot":1,"events":[]}'),
             (t, b'{"v":1,"node":"t1-node","boot":1,"events":[{"seq":9,"t":-1,"kind":"cue"}]}'),
         ]
-        for (gt, gp), (bt, bp) in zip(good, bad):
+        for (gt, gp), (bt, bp) in zip(good, bad, strict=True):
             node.publish(bt, bp, qos=1).wait_for_publish(5)
             node.publish(gt, gp, qos=1).wait_for_publish(5)
         # a node of another table writing under t1 (the ACL allows its own node subtree)

@@ -8,7 +8,7 @@ from . import scripts as S
 
 
 def _input():
-    msgs = [S.sync_result(0)] + S.batches(S.game(), size=3)
+    msgs = [S.sync_result(0), *S.batches(S.game(), size=3)]
     bad = json.dumps({"topic": "railbird/v1/club/t1/node/t1-node/events", "payload": "{oops"})
     return S.jsonl(msgs[:3]) + bad + "\n# comment\n\n" + S.jsonl(msgs[3:])
 
@@ -44,9 +44,10 @@ def test_assemble_all_records_and_stats():
 
 
 def test_replay_of_a_daemon_journal(tmp_path):
+    import time
+
     from railbird.config import from_dict
     from railbird.daemon.worker import Daemon
-    import time
 
     cfg = from_dict(
         {
@@ -56,7 +57,7 @@ def test_replay_of_a_daemon_journal(tmp_path):
         }
     )
     d = Daemon(cfg, connect=False)
-    for t, p in [S.sync_result(0)] + S.batches(S.game(), size=3):
+    for t, p in [S.sync_result(0), *S.batches(S.game(), size=3)]:
         d.inbox.put(("mqtt", 1, t, p, 0, 0))
     d.start()
     deadline = time.time() + 10

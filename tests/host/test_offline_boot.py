@@ -13,12 +13,11 @@ before a backlog (`SYNC_FIRST_MS`). In-process, no broker: the Pipeline as the d
 
 import json
 
-from rbproto import codec
-
-from railbird.core.clockmodel import BootClock
 from railbird.config import from_dict
-from railbird.daemon.offline import assemble
+from railbird.core.clockmodel import BootClock
 from railbird.core.pipeline import Pipeline
+from railbird.daemon.offline import assemble
+from rbproto import codec
 
 from . import scripts as S
 
@@ -56,8 +55,8 @@ def offline_boot_inputs(order):
     back_msgs = S.batches(evs[:nb], boot=2, size=32)  # batch_max 32, as on the node
     live_msgs = S.batches(evs[nb:], boot=2, size=1)
     up = (OFFLINE_S + 1) * 1_000_000
-    st = status(up + 100_000) + (RECONNECT + 103_000,)  # 3 ms on the way
-    sync = S.sync_result(H0, boot=2, t1=up + 200_000) + (RECONNECT + 205_000,)
+    st = (*status(up + 100_000), RECONNECT + 103_000)  # 3 ms on the way
+    sync = (*S.sync_result(H0, boot=2, t1=up + 200_000), RECONNECT + 205_000)
     out = []
     if order == "events-first":
         for i, (topic, payload) in enumerate(back_msgs):
@@ -115,7 +114,7 @@ def test_live_play_after_an_offline_boot_is_not_late_even_if_the_backlog_races_a
 
 
 def test_sync_first_maps_the_backlog_exactly_and_nothing_is_late():
-    inputs, nb, n = offline_boot_inputs("sync-first")
+    inputs, _nb, n = offline_boot_inputs("sync-first")
     seen, shots = run(inputs)
     assert [typ for typ, _, _ in seen] == ["event"] * n
     assert all(e.t == H0 + e.t_node and e.synced for _, e, _ in seen)
@@ -125,7 +124,7 @@ def test_sync_first_maps_the_backlog_exactly_and_nothing_is_late():
 def test_status_uptime_bounds_the_offset_when_the_sync_exchange_is_lost():
     """Without any sync sample, status.uptime_us (node time at publish) arrived 3 ms later:
     the backlog is mapped within those 3 ms, in order, none late."""
-    inputs, nb, n = offline_boot_inputs("status-only")
+    inputs, _nb, n = offline_boot_inputs("status-only")
     seen, shots = run(inputs)
     assert [typ for typ, _, _ in seen] == ["event"] * n
     for _, e, rx in seen:

@@ -4,9 +4,9 @@ a journal replays to the same state."""
 import json
 
 from railbird.config import from_dict
-from railbird.daemon.worker import Daemon, rebuild
 from railbird.core.pipeline import Pipeline
 from railbird.daemon.journal import Journal
+from railbird.daemon.worker import Daemon, rebuild
 
 from . import scripts as S
 
@@ -65,7 +65,7 @@ def test_bad_input_is_counted_and_good_data_around_it_kept():
         status, reason, recs = pipe.on_message(topic, payload, None)
         assert status == "ok", reason
         shots += [r["shot"] for r in recs if r["type"] == "shot"]
-    for topic2, payload2, code in BAD:
+    for topic2, payload2, _code in BAD:
         pipe.on_message(topic2, payload2, None)
     shots += [r["shot"] for r in pipe.flush() if r["type"] == "shot"]
     assert len(shots) == 2 and pipe.counters["events"] == 4
@@ -79,7 +79,7 @@ def test_journal_rebuild_gives_the_same_state(tmp_path):
     d = Daemon(cfg, connect=False)
     # queued before the worker starts: one group, no idle tick in between (these node
     # times are far behind host time, so any tick would close everything)
-    for m in [S.sync_result(0)] + good():
+    for m in [S.sync_result(0), *good()]:
         d.inbox.put(("mqtt", 1, m[0], m[1], 0, 0))
     d.inbox.put(("mqtt", 1, BAD[0][0], BAD[0][1], 0, 0))
     d.start()

@@ -3,12 +3,11 @@ gives the same timeline and the same shots (issue 4)."""
 
 import json
 
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from rbproto import codec
-from railbird.daemon.offline import offline_config
 from railbird.core.pipeline import Pipeline, shot_json
+from railbird.daemon.offline import offline_config
+from rbproto import codec
 
 from . import scripts as S
 

@@ -9,13 +9,13 @@ import json
 import time
 
 import pytest
-from rbproto import codec
 
 from railbird.config import from_dict
-from railbird.daemon.worker import Daemon, now_us, rebuild
 from railbird.core.game import shot_input, with_referee_facts
 from railbird.core.pipeline import Pipeline
 from railbird.daemon.journal import Journal
+from railbird.daemon.worker import Daemon, now_us, rebuild
+from rbproto import codec
 
 from . import scripts as S
 
@@ -261,7 +261,7 @@ def test_daemon_referee_input_attaches_facts_and_replays(tmp_path):
         assert d.referee_input("club", "t1", {"type": "lag", "winner": "Ann"})["ok"]
         t0 = 50_000_000  # node µs; mapped to host time now by the sync sample
         sync = S.sync_result(now_us() - t0, t1=t0)
-        msgs = [sync] + S.batches(S.number(burst_break(t0 // 1000, drops=[("SR", 700)])), size=4)
+        msgs = [sync, *S.batches(S.number(burst_break(t0 // 1000, drops=[("SR", 700)])), size=4)]
         for topic, payload in msgs:
             d.inbox.put(("mqtt", now_us(), topic, payload, 0, 0))
         res = d.referee_input(

@@ -8,7 +8,6 @@ same while the last announcements are not shown again."""
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 import time
 import urllib.error
@@ -18,9 +17,8 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 
-
-from rbnode.simnode import SimNode  # noqa: E402
-from harness.hostproc import RailbirdRun  # noqa: E402
+from harness.hostproc import RailbirdRun
+from rbnode.simnode import SimNode
 
 pytestmark = [pytest.mark.broker]
 

@@ -12,8 +12,8 @@ import urllib.request
 import pytest
 
 from railbird.config import ConfigError, from_dict
-from railbird.daemon.worker import Daemon
 from railbird.core.game import Game, shot_input
+from railbird.daemon.worker import Daemon
 from railbird.outputs.base import Output
 from railbird.outputs.factory import from_config
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput

@@ -1,9 +1,9 @@
 """Shot assembly on scripted sensor streams (docs/shots.md)."""
 
-from railbird.daemon.offline import offline_config
 from railbird.core.pipeline import Pipeline
 from railbird.core.shots import ShotAssembler, ShotParams
 from railbird.core.timeline import Event
+from railbird.daemon.offline import offline_config
 
 from . import scripts as S
 
@@ -126,6 +126,6 @@ def test_shot_message_is_valid_protocol():
     shots, _ = run(S.game())
     assert len(shots) == 7
     for s in shots:
-        msg = {k: v for k, v in s.items()}
+        msg = dict(s.items())
         msg["v"] = 1
         codec.validate("shot", msg)

@@ -14,13 +14,11 @@ happens. Every test is well under a second.
 import json
 from concurrent.futures import Future
 
-from rbproto import codec
-
 from railbird.config import from_dict
-from railbird.daemon.worker import Daemon, rebuild
-from railbird.daemon.offline import assemble, export_inputs
 from railbird.core.pipeline import Pipeline, shot_json
-from railbird.daemon.journal import Journal
+from railbird.daemon.offline import assemble, export_inputs
+from railbird.daemon.worker import Daemon, rebuild
+from rbproto import codec
 
 from . import scripts as S
 
@@ -225,7 +223,7 @@ def two_node_outage(rails_back_ms, max_hold_ms=60_000):
     """Both boards lose the broker at 2 s (node time) for 20 s; the pockets board is back at
     37 s, the rails board at `rails_back_ms`. Play goes on all the time: a shot every 8 s."""
     shots = []
-    for i, t0 in enumerate(range(1000, 120_000, 8000)):
+    for t0 in range(1000, 120_000, 8000):
         shots += [
             S.ev(t0, "rail", rail="F", amp=900),
             S.ev(t0 + 400, "drop", pocket="SL", dur=30000),

@@ -30,7 +30,7 @@ def test_valid_vector(v):
     if v["canonical"]:
         assert encoded == payload
     got = codec.decode_message(v["topic"], payload)
-    venue, table, k, node = codec.parse_topic(v["topic"])
+    venue, table, _k, node = codec.parse_topic(v["topic"])
     assert got == (kind, venue, table, node, v["expect"])
     assert codec.topic(venue, table, kind, node) == v["topic"]
 
@@ -38,11 +38,9 @@ def test_valid_vector(v):
 @pytest.mark.parametrize("v", INVALID, ids=[v["name"] for v in INVALID])
 def test_invalid_vector(v):
     payload = payload_of(v)
+    fn, first = (codec.decode_message, v["topic"]) if "topic" in v else (codec.decode, v["kind"])
     with pytest.raises(codec.ProtocolError) as info:
-        if "topic" in v:
-            codec.decode_message(v["topic"], payload)
-        else:
-            codec.decode(v["kind"], payload)
+        fn(first, payload)
     e = info.value
     assert e.code == v["error"], e.reason
     assert v["reason_contains"] in e.reason

@@ -18,9 +18,8 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-
-from rbnode.simnode import SimNode  # noqa: E402
-from harness.hostproc import RailbirdRun  # noqa: E402
+from harness.hostproc import RailbirdRun
+from rbnode.simnode import SimNode
 
 VENUE = "club"
 NODE_PW = "node-pw"
@@ -261,7 +260,7 @@ def percentile(xs, p):
     if not xs:
         return None
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
 def journal_events(path: Path):
@@ -300,7 +299,7 @@ def match_truth(nodes: list, events: list, tol_us=2000):
     the same count, and the node timestamps pairwise within tol_us."""
     got = defaultdict(list)
     keys = Counter()
-    for tbl, node, boot, seq, t, t_node, kind, pocket, rail, *_ in events:
+    for _tbl, node, boot, seq, _t, t_node, kind, pocket, rail, *_ in events:
         keys[(node, boot, seq)] += 1
         got[(node, boot, kind, pocket or rail)].append(t_node)
     want = defaultdict(list)
@@ -315,7 +314,7 @@ def match_truth(nodes: list, events: list, tol_us=2000):
         elif len(g) > len(w):
             extra.append((k, len(g) - len(w)))
         else:
-            off += [(k, a, b) for a, b in zip(w, g) if not 0 <= b - a <= tol_us]
+            off += [(k, a, b) for a, b in zip(w, g, strict=True) if not 0 <= b - a <= tol_us]
     dup_keys = [k for k, c in keys.items() if c > 1]
     # seq continuity per (node, boot): 0..max without gaps
     seqs = defaultdict(set)
@@ -357,7 +356,7 @@ def analyse(
     generated = sum(len(n.sn.truth) for n in nodes)
     journalled = len(events)
     arrive, release, arrive_steady = [], [], []
-    for tbl, node, boot, seq, t, t_node, kind, pocket, rail, amp, dur, late, iid in events:
+    for _tbl, node, boot, seq, t, _t_node, _kind, _pocket, _rail, _amp, _dur, late, iid in events:
         fr = first_rx.get((node, boot, seq))
         if fr is not None:
             arrive.append(fr - t)
@@ -517,7 +516,8 @@ def format_figures(f: dict) -> str:
             " / ".join(str(f["latency_arrival_steady_ms"][k]) for k in ("p50", "p99", "max")),
         ),
         (
-            "latency node event -> released into the timeline (window 500 ms), p50 / p99 / max (ms)",
+            "latency node event -> released into the timeline (window 500 ms), "
+            "p50 / p99 / max (ms)",
             " / ".join(str(f["latency_release_ms"][k]) for k in ("p50", "p99", "max")),
         ),
         ("`railbird replay --check`", "OK" if f["replay_check"] else "MISMATCH"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections import Counter
@@ -65,15 +66,15 @@ def run(args) -> int:
     cfg = offline_config(cfg)
     if args.window_ms is not None:
         cfg.reorder_window_ms = args.window_ms
-    src = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
     errors = Counter()
     out = sys.stdout
-    try:
+    with (
+        contextlib.nullcontext(sys.stdin)
+        if args.input == "-"
+        else open(args.input, encoding="utf-8")
+    ) as src:
         for line in assemble(src, cfg, every_record=args.all, errors=errors):
             out.write(line + "\n")
-    finally:
-        if src is not sys.stdin:
-            src.close()
     if errors:
         print(
             f"railbird assemble: refused input: {json.dumps(dict(sorted(errors.items())))}",

@@ -118,8 +118,7 @@ def discover_node(args, timeout=2.0):
 
 
 def run(args) -> int:
-    from railbird.hardware import calibrate as cal
-    from railbird.hardware import load as load_pinmap
+    from railbird.hardware import calibrate as cal, load as load_pinmap
 
     if not args.venue:
         print("railbird calibrate: --venue (or RAILBIRD_VENUE) is required", file=sys.stderr)
@@ -148,8 +147,9 @@ def run(args) -> int:
         if not node:
             nodes = discover_node(args)
             if len(nodes) != 1:
+                found = "several nodes: " + ", ".join(nodes) if nodes else "no node"
                 print(
-                    f"railbird calibrate: {'no node' if not nodes else 'several nodes: ' + ', '.join(nodes)} "
+                    f"railbird calibrate: {found} "
                     f"online at {args.venue}/{args.table}; name one with --node",
                     file=sys.stderr,
                 )

@@ -4,6 +4,7 @@ the web scoreboard and a live terminal scoreboard; Ctrl-C stops everything."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -113,11 +114,15 @@ class Procs:
         self.items: list = []  # (name, Popen)
 
     def start(self, name, argv, log_path, env=None) -> subprocess.Popen:
-        log = open(log_path, "ab")
-        p = subprocess.Popen(
-            argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env, start_new_session=True
-        )
-        log.close()
+        with open(log_path, "ab") as log:
+            p = subprocess.Popen(
+                argv,
+                stdout=log,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
         self.items.append((name, p))
         return p
 
@@ -130,23 +135,17 @@ class Procs:
             _signal_group(p, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for _n, p in todo:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
         for _n, p in todo:  # whatever is left of each group: no process stays behind
             _signal_group(p, signal.SIGKILL)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
 
 
 def _signal_group(p, sig) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(p.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _port_free(port: int) -> bool:

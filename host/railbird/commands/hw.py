@@ -114,7 +114,7 @@ def cmd_show(args) -> int:
     from railbird.hardware import pinmap_core
 
     try:
-        path, pm = _read(args.pinmap)
+        _path, pm = _read(args.pinmap)
         pinmap_core.validate(pm)
     except (OSError, ValueError) as e:
         print(f"{args.pinmap}: error: {e}", file=sys.stderr)

@@ -42,9 +42,9 @@ def run(args) -> int:
     from pathlib import Path
 
     from railbird.config import ConfigError, load
-    from railbird.daemon.offline import export_inputs, replay
     from railbird.core.pipeline import shot_json
     from railbird.daemon.journal import Journal
+    from railbird.daemon.offline import export_inputs, replay
 
     # Opening a missing file would create an empty journal and "replay" nothing.
     if not Path(args.journal).is_file():
@@ -100,5 +100,5 @@ def _fen(t):
         return None
     try:
         return g._result(None, g.referee)["fen"]
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - the FEN is a convenience: no FEN rather than no replay
         return None

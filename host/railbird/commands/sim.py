@@ -4,6 +4,7 @@ console) playing 10-ball or 14.1 against a broker, or offline as a transcript.""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -151,10 +152,9 @@ def build_match(args, scenario) -> dict:
 
 
 def run(args) -> int:
-    from railbird.core.shots import ShotParams
     from railbird.sim import scenario as scen
     from railbird.sim.player import Style
-    from railbird.sim.table import LiveTable, Offline, make_source
+    from railbird.sim.table import make_source
 
     logging.basicConfig(
         level=args.log_level,
@@ -173,7 +173,16 @@ def run(args) -> int:
     source = make_source(
         match, args.seed, scenario, style, then_random=args.then_random or scenario is None
     )
-    tfile = open(args.transcript, "w") if args.transcript else None
+    with contextlib.ExitStack() as stack:
+        tfile = stack.enter_context(open(args.transcript, "w")) if args.transcript else None
+        return _play(args, scenario, match, source, tfile)
+
+
+def _play(args, scenario, match, source, tfile) -> int:
+    """Play `match` offline (--dry-run) or live through the broker; every message also goes
+    to `tfile` (the transcript) when there is one."""
+    from railbird.core.shots import ShotParams
+    from railbird.sim.table import LiveTable, Offline
 
     def out(d):
         line = json.dumps(d, sort_keys=True)
@@ -191,8 +200,6 @@ def run(args) -> int:
         out(match)
         r = Offline(args.table, match, source, args.seed, shot_params=params, out=out)
         r.run(turns=turns)
-        if tfile:
-            tfile.close()
         print(json.dumps(r.stats(), sort_keys=True), file=sys.stderr)
         return 1 if r.checks_failed else 0
 
@@ -243,7 +250,5 @@ def run(args) -> int:
         table.run(turns=turns, seconds=args.seconds)
     finally:
         table.stop()
-        if tfile:
-            tfile.close()
     print(json.dumps(table.stats(), sort_keys=True), file=sys.stderr)
     return 1 if table.checks_failed else 0

@@ -63,9 +63,10 @@ def summarize(kind: str, msg: dict) -> str:
     if kind == "status":
         if msg.get("state") == "offline":
             return "OFFLINE"
+        counters = json.dumps(msg.get("counters", {}), sort_keys=True)
         return (
             f"online up={msg.get('uptime_us', 0) // 1_000_000}s queue={msg.get('queue')} "
-            f"spill={msg.get('spill')} counters={json.dumps(msg.get('counters', {}), sort_keys=True)}"
+            f"spill={msg.get('spill')} counters={counters}"
             + (f" config_error={msg['config_error']!r}" if msg.get("config_error") else "")
         )
     if kind == "birth":

@@ -90,7 +90,7 @@ class BootClock:
         """Table time of node time `t_node`; `rx`, the arrival time of the message that
         carried it, caps a provisional (unsynced) mapping."""
         if self.synced:
-            return t_node + int(round(self.offset + self.drift * (t_node - self.t_ref)))
+            return t_node + round(self.offset + self.drift * (t_node - self.t_ref))
         t = t_node + (self.fallback or 0)
         if rx is not None and t > rx:
             t = rx
@@ -102,7 +102,7 @@ class BootClock:
         used_delay = min(s[2] for s in self.samples)
         return {
             "synced": True,
-            "offset_us": int(round(self.offset)),
+            "offset_us": round(self.offset),
             "drift_ppm": round(self.drift * 1e6, 3),
             "samples": len(self.samples),
             "uncertainty_us": used_delay // 2,

@@ -7,17 +7,18 @@ game) a table still assembles and journals shots, it just has no game state.
 from __future__ import annotations
 
 import copy
+
 from railbird.rules.inputs import SHOT_FACTS  # the facts a referee may enter (REFEREE.md §3a)
 
 
 def _rules():
     try:
-        from railbird.rules import Referee, RulesError  # noqa: F401
+        from railbird.rules import Referee, RulesError
     except Exception:  # noqa: BLE001 - engine missing or broken: shots still flow
         return None
     try:
         from railbird.rules import to_fen
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - no FEN is a lesser loss than no game
         to_fen = None
     return Referee, RulesError, to_fen
 
@@ -145,11 +146,11 @@ class Game:
         if self._mod is None:
             self.error = "rules engine not available"
             return
-        Referee, RulesError, _ = self._mod
+        Referee = self._mod[0]
         try:
             self.referee = Referee(copy.deepcopy(match))
             self.match = match
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - RulesError or a bug: no game, and why
             self.referee = None
             self.error = f"match refused: {e}"
 
@@ -162,7 +163,7 @@ class Game:
             return None
         try:
             parse_shot(copy.deepcopy(facts))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - RulesError or a bug: the facts are refused
             return str(e) or type(e).__name__
         return None
 
@@ -179,15 +180,13 @@ class Game:
     def feed(self, inp: dict) -> tuple[bool, dict]:
         """-> (True, {"state", "fen", "announcements"}) or (False, {"error"})."""
         if inp.get("type") == "match":
-            if self._mod is None:
-                return False, {"error": "rules engine not available"}
-            Referee = self._mod[0]
-            try:
-                ref = Referee(copy.deepcopy(inp))
-            except Exception as e:  # noqa: BLE001
-                return False, {"error": f"match refused: {e}"}
-            self.referee, self.match = ref, inp
-            return True, self._result(_as_json(ref), ref)
+            return self._new_match(inp)
+        if (
+            inp.get("type") == "undo"
+            and self._earlier
+            and (self.referee is None or self.referee.applied == 0)
+        ):
+            return self._undo_match()
         if self.referee is None:
             return False, {"error": self.error or "no game configured for this table"}
         try:
@@ -202,7 +201,7 @@ class Game:
         if to_fen is not None:
             try:
                 fen = to_fen(ref.state)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - a state without a FEN still counts
                 fen = None
         anns = []
         for a in getattr(ref, "announcements", None) or []:

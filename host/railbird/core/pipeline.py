@@ -11,7 +11,7 @@ Per-node watermarks (docs/host.md "Per-node watermarks"): each node of a table t
 reported has a `NodeMark`: `known`, its newest event time (or a fresh status with nothing
 buffered), and, when the node may still have events for the past (last will `offline`, host
 reconnect after a broker outage, a reconnect status with a backlog), a hold. A table's
-release point (event watermark or idle tick) is capped at `known` − window of every held
+release point (event watermark or idle tick) is capped at `known` - window of every held
 node (the window because a node sends a drop when its beam clears, after rail hits stamped
 later), so no shot closes and no other node's event is released past a time for which a
 held node's events may still come. A node leaves the hold with evidence that it is caught
@@ -28,12 +28,11 @@ import json
 import logging
 from collections import Counter, deque
 
-from rbproto import codec
-
 from railbird.core.clockmodel import ClockModels
+from railbird.core.game import Game, referee_facts, shot_input, with_referee_facts
 from railbird.core.shots import ShotAssembler
 from railbird.core.timeline import Event, Timeline
-from railbird.core.game import Game, referee_facts, shot_input, with_referee_facts
+from rbproto import codec
 
 log = logging.getLogger("railbird.pipeline")
 
@@ -51,7 +50,7 @@ class Reject(Exception):
 class NodeMark:
     """Watermark state of one node of one table (see the module docstring)."""
 
-    __slots__ = ("known", "since", "reason", "gone", "boot", "status_key", "reconnects")
+    __slots__ = ("boot", "gone", "known", "reason", "reconnects", "since", "status_key")
 
     def __init__(self):
         self.known = None  # table µs up to which all the node's events are in
@@ -151,7 +150,7 @@ class Pipeline:
     )
 
     def stats(self) -> dict:
-        d = {k: 0 for k in self.COUNTERS}
+        d = dict.fromkeys(self.COUNTERS, 0)
         d.update(self.counters)
         d["rejected_by_reason"] = dict(self.rejected)
         d["pending"] = sum(t.timeline.pending for t in self.tables.values())
@@ -271,7 +270,7 @@ class Pipeline:
             self._hold(t, node, m, rx, "backlog", records)
 
     def _upto(self, t: Table, cand, now, records):
-        """The table's release point: `cand` capped at known − window of every held node
+        """The table's release point: `cand` capped at known - window of every held node
         (None: a held node with no known time holds everything). Expires old holds."""
         for node in sorted(t.marks):
             m = t.marks[node]

@@ -25,7 +25,7 @@ class ShotParams:
     max_object_balls: int = 15
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "ShotParams":
+    def from_dict(cls, d: dict | None) -> ShotParams:
         d = dict(d or {})
         known = set(asdict(cls()))
         unknown = set(d) - known
@@ -35,7 +35,7 @@ class ShotParams:
 
 
 class _Open:
-    __slots__ = ("events", "start", "last", "rest_before", "warnings")
+    __slots__ = ("events", "last", "rest_before", "start", "warnings")
 
     def __init__(self, ev, rest_before, warnings):
         self.events = [ev]
@@ -124,9 +124,10 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
             if pocketed[i]["ball"] is not None:
                 continue
             dt = c.t - e.t
-            if -p.cue_after_us <= dt <= p.cue_before_us:
-                if best is None or abs(dt) < abs(c.t - drops[best].t):
-                    best = i
+            if -p.cue_after_us <= dt <= p.cue_before_us and (
+                best is None or abs(dt) < abs(c.t - drops[best].t)
+            ):
+                best = i
         if best is None:
             warnings.append(
                 "cue: cue ball seen in the return without a pocket drop; "

@@ -27,18 +27,18 @@ class Event:
     """One sensor event on the table's time axis."""
 
     __slots__ = (
-        "t",
-        "node",
+        "amp",
         "boot",
-        "seq",
+        "dur",
         "kind",
+        "n",
+        "node",
         "pocket",
         "rail",
-        "amp",
-        "dur",
-        "n",
-        "t_node",
+        "seq",
         "synced",
+        "t",
+        "t_node",
     )
 
     def __init__(
@@ -96,7 +96,7 @@ class SeqSet:
     sparse set above it. Bounded: past SEEN_SET_MAX entries the floor jumps to the smallest
     seen seq (a seq below it arriving later is then treated as already seen)."""
 
-    __slots__ = ("floor", "above")
+    __slots__ = ("above", "floor")
 
     def __init__(self):
         self.floor = 0

@@ -154,7 +154,7 @@ class Ingest:
 
     def _answer_sync(self, msg, rx) -> bool:
         try:
-            kind, venue, table, node, req = codec.decode_message(msg.topic, msg.payload)
+            _kind, venue, table, node, req = codec.decode_message(msg.topic, msg.payload)
         except codec.ProtocolError:
             return False  # the daemon counts the rejection
         resp = {"v": 1, "id": req["id"], "t1": req["t1"], "t2": rx, "t3": now_us()}

@@ -10,8 +10,8 @@ Input lines for `assemble` (one JSON object per line; blank lines and `#` commen
 `payload` is the message object (or its JSON text); `rx` (optional) is the host receive time
 in µs, used only for nodes without time sync; `tick` advances table time as the daemon's
 idle ticks do; `reconnect` is the host reconnecting to the broker after losing it (per-node
-watermarks, docs/host.md). At the end of input every table is flushed. The output is a pure function of
-the input lines: same input, same bytes.
+watermarks, docs/host.md). At the end of input every table is flushed. The output is a pure
+function of the input lines: same input, same bytes.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import json
 from collections import Counter
 
 from railbird.config import Config
-from railbird.daemon.journal import Journal
 from railbird.core.pipeline import Pipeline, shot_json
+from railbird.daemon.journal import Journal
 
 
 def offline_config(base: Config | None = None) -> Config:
@@ -36,7 +36,7 @@ def _record_line(r: dict) -> str:
     typ = r["type"]
     if typ == "shot":
         return shot_json(r["shot"])
-    body = {k: v for k, v in r.items()}
+    body = dict(r.items())
     if "event" in body:
         body["event"] = body["event"].to_dict()
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
@@ -112,7 +112,7 @@ def journal_config(journal: Journal) -> Config:
 
 def export_inputs(journal: Journal):
     """The journal's MQTT inputs, ticks and reconnects as `assemble` input lines."""
-    for _id, source, rx, topic, payload, venue, tbl in journal.inputs():
+    for _id, source, rx, topic, payload, _venue, _tbl in journal.inputs():
         if source == "mqtt":
             try:
                 p = json.loads(payload)

@@ -108,7 +108,7 @@ class Daemon:
         self.replayed = 0
 
     # -- life cycle ----------------------------------------------------------------------
-    def start(self) -> "Daemon":
+    def start(self) -> Daemon:
         t0 = time.monotonic()
         initial = self._initial_states()
         rb = rebuild(self.pipeline, self.journal, since_wall=time.time() - RESTORE_S)
@@ -174,7 +174,7 @@ class Daemon:
         self.inbox.put(("local", now_us(), venue, table, msg, fut))
         try:
             return fut.result(timeout)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - timeout or a dead worker: the caller gets why
             return {"ok": False, "error": f"daemon did not answer: {e or type(e).__name__}"}
 
     # -- worker ------------------------------------------------------------------------------
@@ -195,7 +195,7 @@ class Daemon:
                     self._process(items)
                 else:
                     self._idle()
-            except Exception:  # noqa: BLE001 - never let the worker die
+            except Exception:  # never let the worker die (logged)
                 log.exception("daemon worker error")
             self._maybe_stats()
 
@@ -205,9 +205,7 @@ class Daemon:
             kind = item[0]
             if kind == "mqtt":
                 _, rx, topic, payload, mid, qos = item
-                status, reason, records = self._safe(
-                    lambda: self.pipeline.on_message(topic, payload, rx)
-                )
+                status, reason, records = self._safe(self.pipeline.on_message, topic, payload, rx)
                 venue, tbl = _venue_table(topic)
                 iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status, reason)
                 if status == "rejected":
@@ -218,7 +216,7 @@ class Daemon:
             elif kind == "local":
                 _, rx, venue, table, msg, fut = item
                 status, reason, records = self._safe(
-                    lambda: self.pipeline.on_referee(venue, table, msg, "local")
+                    self.pipeline.on_referee, venue, table, msg, "local"
                 )
                 iid = self.journal.add_input(
                     "local", rx, None, json.dumps(msg), venue, table, status, reason
@@ -233,9 +231,7 @@ class Daemon:
                         # the broker was lost (and so, most likely, were the nodes): every
                         # node holds its table until it is caught up (per-node watermarks)
                         rx = item[1]
-                        records = self._safe(lambda: ("ok", None, self.pipeline.on_reconnect(rx)))[
-                            2
-                        ]
+                        records = self._safe_value(self.pipeline.on_reconnect, rx)
                         iid = self.journal.add_input("reconnect", rx, status="ok")
                         self.journal.add_records(iid, records)
                         dispatch += records
@@ -248,14 +244,19 @@ class Daemon:
             fut.set_result(res)
         self._dispatch(dispatch)
 
-    def _safe(self, fn):
+    def _safe(self, fn, *args):
+        """fn(*args) -> (status, reason, records), or a rejection when it raises."""
         try:
-            return fn()
-        except Exception as e:  # noqa: BLE001 - a bug must not stop ingest: count, log, go on
+            return fn(*args)
+        except Exception as e:  # a bug must not stop ingest: count, log, go on
             log.exception("internal error on input")
             self.pipeline.counters["rejected"] += 1
             self.pipeline.rejected["internal"] += 1
             return ("rejected", f"internal: {type(e).__name__}: {e}", [])
+
+    def _safe_value(self, fn, *args):
+        """fn(*args), or [] when it raises (counted and logged as by `_safe`)."""
+        return self._safe(lambda: ("ok", None, fn(*args)))[2]
 
     def _idle(self) -> None:
         now = time.monotonic()
@@ -274,7 +275,7 @@ class Daemon:
 
     def tick(self, t: int) -> list:
         """Worker thread only."""
-        records = self._safe(lambda: ("ok", None, self.pipeline.tick(t)))[2]
+        records = self._safe_value(self.pipeline.tick, t)
         if records:
             iid = self.journal.add_input("tick", t, status="ok")
             self.journal.add_records(iid, records)
@@ -287,7 +288,7 @@ class Daemon:
         board shows the match, not nothing, before the first shot of a fresh journal."""
         out = {}
         for key, t in self.pipeline.tables.items():
-            snap = self._safe(lambda: ("ok", None, t.game.snapshot()))[2]
+            snap = self._safe_value(t.game.snapshot)
             if snap:
                 out[key] = {
                     "type": "state",
@@ -335,7 +336,7 @@ class Daemon:
     def _call(self, out, method, *args) -> None:
         try:
             getattr(out, method)(*args)
-        except Exception:  # noqa: BLE001 - a broken output must not stop scoring
+        except Exception:  # a broken output must not stop scoring
             self.output_errors += 1
             log.exception("output %s.%s failed", getattr(out, "name", out), method)
 
@@ -345,7 +346,7 @@ class Daemon:
         for r in records:
             typ = r["type"]
             if typ == "shot":
-                shot = {k: v for k, v in r["shot"].items()}
+                shot = dict(r["shot"].items())
                 for out in self.outputs:
                     self._call(out, "on_shot", r["venue"], r["table"], shot)
             elif typ == "state":

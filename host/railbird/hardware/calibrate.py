@@ -70,7 +70,7 @@ def propose_threshold(hits, noise=(), fraction=DEFAULT_FRACTION, floor=MIN_THRES
     if not hits:
         return None, ["no knocks measured"]
     median = statistics.median(hits)
-    thr = int(round(fraction * median))
+    thr = round(fraction * median)
     if noise:
         loud = noise[-1]
         if loud * NOISE_MARGIN > thr:
@@ -289,7 +289,9 @@ class NodeLink:
         try:
             self._c.connect(self._host, self._port, self._keepalive)
         except OSError as e:
-            raise CalibrationError(f"cannot reach the broker at {self._host}:{self._port}: {e}")
+            raise CalibrationError(
+                f"cannot reach the broker at {self._host}:{self._port}: {e}"
+            ) from e
         self._c.loop_start()
         if not self._connected.wait(timeout):
             self.close()
@@ -315,10 +317,8 @@ class NodeLink:
         self._connected.set()
 
     def _on_message(self, client, userdata, msg):
-        for kind, t in self.topics.items():
-            if msg.topic == t:
-                break
-        else:
+        kind = next((k for k, t in self.topics.items() if t == msg.topic), None)
+        if kind is None:
             return
         if not msg.payload:  # a cleared retained message
             return
@@ -481,7 +481,7 @@ class Calibrator:
         t_refused = None
         deadline = time.monotonic() + self.apply_timeout
         while time.monotonic() < deadline:
-            s, n = self.link.wait_for(lambda l: (l.status, l.status_n), 0.2)
+            s, n = self.link.wait_for(lambda lk: (lk.status, lk.status_n), 0.2)
             if s and s.get("state") == "online" and s.get("config_rev") == rev:
                 self.rev = rev
                 return
@@ -545,7 +545,7 @@ class Calibrator:
         link = self.link
         self.ui.say(f"Calibrating node {link.node} of table {link.table} (venue {link.venue}).")
         st = link.wait_for(
-            lambda l: l.status if l.status and l.status.get("state") == "online" else None,
+            lambda lk: lk.status if lk.status and lk.status.get("state") == "online" else None,
             self.apply_timeout,
         )
         if not st:
@@ -553,7 +553,7 @@ class Calibrator:
                 f"node {link.node} is not online (no retained online status on "
                 f"{link.topics['status']})"
             )
-        link.wait_for(lambda l: l.birth, 2.0)
+        link.wait_for(lambda lk: lk.birth, 2.0)
         time.sleep(0.3)  # retained config arrives with the subscription
         self.rev = max(link.config.get("rev", 0) if link.config else 0, st.get("config_rev") or 0)
         self.base = {"v": 1, "rev": 0, "pockets": [], "rails": []}
@@ -567,7 +567,7 @@ class Calibrator:
         self.ui.say(
             f"Node online (boot {st['boot']}, config rev {self.rev}); "
             f"{n_beams} beams, {n_rails} rails, cue detector "
-            f"{'channel %d' % cue_ch if cue_ch is not None else 'none'}."
+            f"{f'channel {cue_ch}' if cue_ch is not None else 'none'}."
         )
         try:
             return self._measure_and_apply(n_beams, n_rails, cue_ch)

@@ -138,8 +138,9 @@ def load(path):
 def functions(pm):
     """Every pin use of a (validated) pin map, in a fixed order, as tuples
     (name, pin, direction, signal, pull): name like 'beam0', 'cue', 'rail2.edge',
-    'rail2.amp', 'rail2.dump' (optional peak-hold discharge output), 'sync', 'led'; direction 'in' or 'out'; signal 'digital' or 'analog';
-    pull 'up', 'down' or 'none' (what the input needs, not who provides it)."""
+    'rail2.amp', 'rail2.dump' (optional peak-hold discharge output), 'sync', 'led';
+    direction 'in' or 'out'; signal 'digital' or 'analog'; pull 'up', 'down' or 'none'
+    (what the input needs, not who provides it)."""
     out = []
     for b in pm["beams"]:
         out.append(("beam%d" % b["ch"], b["pin"], "in", "digital", b.get("pull", "up")))
@@ -232,7 +233,7 @@ def hal_pinmap(pm, nvs_ns="railbird"):
                                    input (a paired unit cannot say which beam lost an edge),
      "atten_db": ADC attenuation, "led": [gpio, 0|1] | None}."""
     pull = {}
-    for name, pin, direction, signal, p in functions(pm):
+    for _name, pin, direction, _signal, p in functions(pm):
         if direction == "in" and p != "none" and pull_source(pm, pin, p) == "internal":
             pull[pin] = p
     rails = []

@@ -100,7 +100,8 @@ def render(pm: dict, title: str | None = None) -> str:
     a('<?xml version="1.0" encoding="UTF-8"?>')
     a(
         f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">'
+        f'viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Arial, sans-serif" '
+        'font-size="12">'
     )
     a(f"<title>{escape(title or 'Railbird wiring: ' + pm['id'])}</title>")
     a('<rect x="0" y="0" width="100%" height="100%" fill="#ffffff"/>')
@@ -111,16 +112,19 @@ def render(pm: dict, title: str | None = None) -> str:
     a(
         f'<text x="{BOARD_X}" y="56">{escape(pm.get("board", ""))} / '
         f"{escape(pm.get('module', pm['chip']))} / chip {escape(pm['chip'])}. Generated from "
-        f"hardware/pinmaps/{escape(pm['id'])}.json by `railbird hw wiring`: do not edit by hand.</text>"
+        f"hardware/pinmaps/{escape(pm['id'])}.json by `railbird hw wiring`: "
+        "do not edit by hand.</text>"
     )
     a(
         f'<text x="{BOARD_X}" y="76" fill="#555">Channel numbers are what the firmware and config '
-        "use; pocket/rail names are suggestions, `railbird calibrate` learns the real mapping.</text>"
+        "use; pocket/rail names are suggestions, `railbird calibrate` learns the real "
+        "mapping.</text>"
     )
 
     board_top, board_bottom = TOP, power_y + 3 * ROW + 10
     a(
-        f'<rect x="{BOARD_X}" y="{board_top}" width="{BOARD_W}" height="{board_bottom - board_top}" '
+        f'<rect x="{BOARD_X}" y="{board_top}" width="{BOARD_W}" '
+        f'height="{board_bottom - board_top}" '
         'rx="8" fill="#eef3f8" stroke="#34495e" stroke-width="2"/>'
     )
     a(
@@ -131,7 +135,8 @@ def render(pm: dict, title: str | None = None) -> str:
     for g, hy in headings:
         label = dict(GROUPS).get(g, g)
         a(
-            f'<text x="{DEV_X}" y="{hy + 6}" font-weight="bold" fill="#34495e">{escape(label)}</text>'
+            f'<text x="{DEV_X}" y="{hy + 6}" font-weight="bold" fill="#34495e">'
+            f"{escape(label)}</text>"
         )
     for (name, pin, direction, signal, pull), ry in rows:
         kind = "analog" if signal == "analog" else ("out" if direction == "out" else "digital-in")
@@ -145,13 +150,13 @@ def render(pm: dict, title: str | None = None) -> str:
             'stroke-width="2"/>'
         )
         a(
-            f'<rect x="{DEV_X - 10}" y="{ry - 6}" width="12" height="12" fill="#fff" stroke="{color}" '
-            'stroke-width="2"/>'
+            f'<rect x="{DEV_X - 10}" y="{ry - 6}" width="12" height="12" fill="#fff" '
+            f'stroke="{color}" stroke-width="2"/>'
         )
         notes = []
         src = pinmap_core.pull_source(pm, pin, pull)
         if src == "external":
-            notes.append(("4.7k to 3V3" if pull == "up" else "100k to GND"))
+            notes.append("4.7k to 3V3" if pull == "up" else "100k to GND")
         elif src == "internal":
             notes.append(f"internal pull-{pull}")
         if name in pcnt:
@@ -216,7 +221,8 @@ def render(pm: dict, title: str | None = None) -> str:
         ("gnd", "ground"),
     ):
         a(
-            f'<line x1="{x}" y1="{ly}" x2="{x + 28}" y2="{ly}" stroke="{COLORS[kind]}" stroke-width="3"/>'
+            f'<line x1="{x}" y1="{ly}" x2="{x + 28}" y2="{ly}" stroke="{COLORS[kind]}" '
+            'stroke-width="3"/>'
         )
         a(f'<text x="{x + 34}" y="{ly + 4}">{escape(label)}</text>')
         x += 170

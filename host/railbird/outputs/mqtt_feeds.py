@@ -52,7 +52,7 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
         "sw_version": railbird.__version__,
     }
     origin = {"name": "railbird", "sw_version": railbird.__version__}
-    tsel = "value_json.tables[%s]" % json.dumps(table)
+    tsel = "value_json.tables[" + json.dumps(table) + "]"
     ents = [
         (
             "sensor",
@@ -86,9 +86,9 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
             {
                 "name": "Balls pocketed today",
                 "state_topic": summary_t,
-                "value_template": "{{ %s.pocketed_today }}" % tsel,
+                "value_template": "{{ " + tsel + ".pocketed_today }}",
                 "json_attributes_topic": summary_t,
-                "json_attributes_template": "{{ %s.pockets.by_pocket | tojson }}" % tsel,
+                "json_attributes_template": "{{ " + tsel + ".pockets.by_pocket | tojson }}",
                 "unit_of_measurement": "balls",
                 "state_class": "total_increasing",
                 "icon": "mdi:billiards",
@@ -100,7 +100,7 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
             {
                 "name": "Sensor node online",
                 "state_topic": summary_t,
-                "value_template": "{{ 'ON' if %s.online else 'OFF' }}" % tsel,
+                "value_template": "{{ 'ON' if " + tsel + ".online else 'OFF' }}",
                 "payload_on": "ON",
                 "payload_off": "OFF",
                 "device_class": "connectivity",
@@ -170,8 +170,8 @@ class MqttFeedsOutput(Output):
             try:
                 self.client.loop_stop()
                 self.client.disconnect()
-            except Exception:
-                pass
+            except Exception:  # stopping anyway: note why, go on
+                log.debug("feeds: disconnect failed", exc_info=True)
 
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
         if reason_code.is_failure:

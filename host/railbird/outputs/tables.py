@@ -24,7 +24,7 @@ class PocketCounts:
         self.day = day
         self.total = 0
         self.cue = 0
-        self.by_pocket = {p: 0 for p in POCKETS}
+        self.by_pocket = dict.fromkeys(POCKETS, 0)
         self.by_hour: dict[str, int] = {}
         self.by_game: list[dict] = []
 
@@ -171,6 +171,15 @@ class Venues:
             # a `birth` has no state field: the node is up
             t.nodes[node] = status.get("state", "online") == "online"
             t.version += 1
+            return t
+
+    def expect_nodes(self, venue, table, nodes) -> Table:
+        """The table's configured nodes: one never heard from shows as offline, not as
+        missing from the list (a board must not say "sensors online" while one is absent)."""
+        with self.lock:
+            t = self.table(venue, table)
+            for node in nodes:
+                t.nodes.setdefault(node, False)
             return t
 
     def restore(self, venue, table, history, nodes) -> Table:

@@ -79,6 +79,6 @@ def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
         if st.awaiting == "lag":
             raise OutOfTurn("the lag comes first")
         st = game.on_stalemate(st, R) if kind == "stalemate" else game.on_interference(st, R)
-    else:  # pragma: no cover - input_type() knows every type
+    else:  # input_type() knows every type
         raise RulesError(f"unhandled input {kind}")
     return st, [r.as_dict() for r in R]

@@ -47,9 +47,8 @@ class ScoreboardLink:
             )
         )
         self.name = name or port
-        self.stats = {
-            k: 0
-            for k in (
+        self.stats = dict.fromkeys(
+            (
                 "opens",
                 "open_failures",
                 "disconnects",
@@ -65,8 +64,9 @@ class ScoreboardLink:
                 "stale_acks",
                 "announce_dropped",
                 "screens_sent",
-            )
-        }
+            ),
+            0,
+        )
         self.board_info: dict = {}
         self.connected = False  # the port is open
         self.responsive = False  # the board acknowledged our last frame
@@ -88,7 +88,7 @@ class ScoreboardLink:
         self._thread: threading.Thread | None = None
 
     # -- API (any thread) --------------------------------------------------------------
-    def start(self) -> "ScoreboardLink":
+    def start(self) -> ScoreboardLink:
         self._thread = threading.Thread(
             target=self._run, name=f"scoreboard:{self.name}", daemon=True
         )
@@ -140,10 +140,9 @@ class ScoreboardLink:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                if self._ser is None:
-                    if not self._open():
-                        self._stop.wait(self.reopen_interval)
-                        continue
+                if self._ser is None and not self._open():
+                    self._stop.wait(self.reopen_interval)
+                    continue
                 self._step()
             except (serial.SerialException, OSError) as e:
                 log.warning("scoreboard %s: port lost: %s", self.name, e)
@@ -180,8 +179,8 @@ class ScoreboardLink:
         if ser is not None:
             try:
                 ser.close()
-            except Exception:
-                pass
+            except Exception:  # the port is being dropped anyway: note why, go on
+                log.debug("scoreboard %s: close failed", self.name, exc_info=True)
 
     def _step(self) -> None:
         ser = self._ser

@@ -139,7 +139,7 @@ def board_announcement(announcements: list[dict], state: dict | None = None):
         items.append("PUSH OUT")
     if safety:
         items.append("SAFETY")
-    hand = hand or bool(st.get("ball_in_hand")) and not st.get("breaking")
+    hand = hand or (bool(st.get("ball_in_hand")) and not st.get("breaking"))
     if foul and hand and len(items) == 1:
         items.append("IN HAND")
     if not items:

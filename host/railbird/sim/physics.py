@@ -154,7 +154,7 @@ def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_
         contact = rng.randint(180_000, 300_000)
         n = 3 if plan.kind == "safe_break" else 1  # clusters the host counts
         rails = rng.sample(RAILS, n)
-        for i, rail in enumerate(rails):
+        for rail in rails:
             t = contact + rng.randint(400_000, 1_100_000)
             out.append(Edge(t, "rail", rail, _amp(rng, 500, 2200)))
         first_drop, last_drop = 700_000, 1_700_000
@@ -173,7 +173,7 @@ def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_
     # Object balls drop, then (last) the cue ball.
     t = rng.randint(first_drop, (first_drop + last_drop) // 2)
     last_in: dict = {}
-    for ball, pocket in plan.pots:
+    for _ball, pocket in plan.pots:
         prev = last_in.get(pocket)
         if prev is not None and t - prev < SAME_POCKET_GAP_US:
             t = prev + SAME_POCKET_GAP_US

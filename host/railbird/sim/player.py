@@ -44,7 +44,7 @@ class Style:
     no_rail: float = 0.03  # 14.1: no ball to a rail after contact (4.9.2)
 
     @classmethod
-    def demo(cls) -> "Style":
+    def demo(cls) -> Style:
         return cls(
             skill=(0.82, 0.78),
             combo_ten=0.3,

@@ -72,8 +72,7 @@ class Scenario:
     steps: list = field(default_factory=list)
 
     def turns(self):
-        for s in self.steps:
-            yield s
+        yield from self.steps
 
 
 def _plan(d: dict, where: str) -> ShotPlan:

@@ -10,6 +10,7 @@ Chromium: /usr/bin/chromium (Debian package `chromium`; `sudo apt-get install -y
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -60,10 +61,8 @@ def shoot(url: str, png: Path, size=(1280, 800), wait_ms: int = 5000) -> Path:
         try:
             p.wait(wait_ms / 1000 + 30)
         finally:  # chromium leaves helpers behind if it is not asked to go
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             p.wait()
     if not png.exists():
         raise RuntimeError(f"chromium made no screenshot of {url}")
@@ -98,7 +97,7 @@ def take(out: Path, web_url: str | None, venue: str, board, work: Path) -> list:
                 wait_ms=500,
             )
         )
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - reported with the others below
         errors.append(f"demo-termboard.png: {e}")
     if errors:
         raise RuntimeError("; ".join(errors) + f" (made: {', '.join(map(str, made))})")

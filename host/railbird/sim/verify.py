@@ -42,7 +42,7 @@ def summary(path) -> dict:
             fouls = 0
             racks_won = 0
             matches_won = 0
-            for st, fen, anns, cause in states:
+            for st, _fen, anns, cause in states:
                 sc = st.get("scores")
                 if prev is not None and sc != prev:
                     score_changes += 1
@@ -88,10 +88,10 @@ def progressed(s: dict) -> bool:
 
 def replay_check(path) -> dict:
     """Replay the journal's inputs through a fresh pipeline; compare shots and states."""
-    from railbird.daemon.worker import rebuild
-    from railbird.daemon.offline import journal_config
     from railbird.core.pipeline import Pipeline, shot_json
     from railbird.daemon.journal import Journal
+    from railbird.daemon.offline import journal_config
+    from railbird.daemon.worker import rebuild
 
     j = Journal(path)
     try:

@@ -18,38 +18,78 @@ LENGTHS = [
 # (name, function name, args, kwargs, expected bytes)
 PACKETS = [
     # 3.1: minimal CONNECT, clean session, keepalive 60, client id "a".
-    ("connect-min", "connect", ("a",), {"keepalive": 60},
-     b"\x10\x0d" b"\x00\x04MQTT" b"\x04" b"\x02" b"\x00\x3c" b"\x00\x01a"),
+    (
+        "connect-min",
+        "connect",
+        ("a",),
+        {"keepalive": 60},
+        b"\x10\x0d"  # fixed header: CONNECT, remaining length 13
+        b"\x00\x04MQTT"  # protocol name
+        b"\x04"  # protocol level 4 (3.1.1)
+        b"\x02"  # connect flags: clean session
+        b"\x00\x3c"  # keepalive 60 s
+        b"\x00\x01a",  # client id
+    ),
     # 3.1.2.3 flags: user(7) pw(6) will retain(5) will QoS 1(4-3=01) will(2) clean(1) = 0xEE
-    ("connect-full", "connect", ("n1",),
-     {"keepalive": 30, "user": "u", "password": "p", "will": ("w", b"off", 1, True)},
-     b"\x10\x1c" b"\x00\x04MQTT\x04\xee\x00\x1e"
-     b"\x00\x02n1" b"\x00\x01w" b"\x00\x03off" b"\x00\x01u" b"\x00\x01p"),
-    # user without password, will QoS 0 not retained, persistent session: 0x80|0x04 = 0x84; 10+3+3+2+3 = 21 bytes
-    ("connect-user-will0", "connect", ("c",),
-     {"keepalive": 0, "user": "u", "will": ("t", b"", 0, False), "clean": False},
-     b"\x10\x15" b"\x00\x04MQTT\x04\x84\x00\x00"
-     b"\x00\x01c" b"\x00\x01t" b"\x00\x00" b"\x00\x01u"),
+    (
+        "connect-full",
+        "connect",
+        ("n1",),
+        {"keepalive": 30, "user": "u", "password": "p", "will": ("w", b"off", 1, True)},
+        b"\x10\x1c"  # fixed header
+        b"\x00\x04MQTT\x04\xee\x00\x1e"  # variable header: flags 0xEE, keepalive 30
+        b"\x00\x02n1"  # client id
+        b"\x00\x01w"  # will topic
+        b"\x00\x03off"  # will message
+        b"\x00\x01u"  # user
+        b"\x00\x01p",  # password
+    ),
+    # user without password, will QoS 0 not retained, persistent session:
+    # 0x80|0x04 = 0x84; 10+3+3+2+3 = 21 bytes
+    (
+        "connect-user-will0",
+        "connect",
+        ("c",),
+        {"keepalive": 0, "user": "u", "will": ("t", b"", 0, False), "clean": False},
+        b"\x10\x15"  # fixed header
+        b"\x00\x04MQTT\x04\x84\x00\x00"  # variable header: flags 0x84, keepalive 0
+        b"\x00\x01c"  # client id
+        b"\x00\x01t"  # will topic
+        b"\x00\x00"  # empty will message
+        b"\x00\x01u",  # user
+    ),
     # 3.3: QoS 0 publish, no packet id.
-    ("publish-qos0", "publish", ("a/b", b"hi"), {},
-     b"\x30\x07\x00\x03a/bhi"),
+    ("publish-qos0", "publish", ("a/b", b"hi"), {}, b"\x30\x07\x00\x03a/bhi"),
     # QoS 1 + retain: 0x30|0x02|0x01
-    ("publish-qos1-retain", "publish", ("a/b", b"hi"), {"qos": 1, "retain": True, "pid": 10},
-     b"\x33\x09\x00\x03a/b\x00\x0ahi"),
+    (
+        "publish-qos1-retain",
+        "publish",
+        ("a/b", b"hi"),
+        {"qos": 1, "retain": True, "pid": 10},
+        b"\x33\x09\x00\x03a/b\x00\x0ahi",
+    ),
     # DUP flag (bit 3) on a re-sent QoS 1 publish, pid 0x1234.
-    ("publish-dup", "publish", ("x", b""), {"qos": 1, "pid": 0x1234, "dup": True},
-     b"\x3a\x05\x00\x01x\x12\x34"),
+    (
+        "publish-dup",
+        "publish",
+        ("x", b""),
+        {"qos": 1, "pid": 0x1234, "dup": True},
+        b"\x3a\x05\x00\x01x\x12\x34",
+    ),
     # remaining length 2+3+123 = 128 -> two-byte length 0x80 0x01
-    ("publish-len128", "publish", ("a/b", b"z" * 123), {},
-     b"\x30\x80\x01\x00\x03a/b" + b"z" * 123),
+    ("publish-len128", "publish", ("a/b", b"z" * 123), {}, b"\x30\x80\x01\x00\x03a/b" + b"z" * 123),
     # remaining length 127 fits one byte
-    ("publish-len127", "publish", ("a/b", b"z" * 122), {},
-     b"\x30\x7f\x00\x03a/b" + b"z" * 122),
+    ("publish-len127", "publish", ("a/b", b"z" * 122), {}, b"\x30\x7f\x00\x03a/b" + b"z" * 122),
     # 3.4 PUBACK
     ("puback", "puback", (10,), {}, b"\x40\x02\x00\x0a"),
     # 3.8 SUBSCRIBE: fixed header flags 0010, pid 1, two filters
-    ("subscribe", "subscribe", (1, [("a/b", 1), ("c/#", 0)]), {},
-     b"\x82\x0e\x00\x01\x00\x03a/b\x01\x00\x03c/#\x00"),
+    (
+        "subscribe",
+        "subscribe",
+        (1, [("a/b", 1), ("c/#", 0)]),
+        {},
+        b"\x82\x0e\x00\x01\x00\x03a/b\x01\x00\x03c/#\x00",
+    ),
     # 3.10 UNSUBSCRIBE
     ("unsubscribe", "unsubscribe", (2, ["a/b"]), {}, b"\xa2\x07\x00\x02\x00\x03a/b"),
     ("pingreq", "pingreq", (), {}, b"\xc0\x00"),
@@ -107,16 +147,23 @@ def check_all(mqtt):
     t, p, q, r, d, pid = mqtt.decode_publish(8, b"\x00\x01xpayload")
     assert (t, p, q, r, d, pid) == ("x", b"payload", 0, False, True, 0)
     # a publish header + unchanged payload equals the whole packet
-    assert (mqtt.publish_header("a/b", 2, 1, True, 10) + b"hi"
-            == mqtt.publish("a/b", b"hi", 1, True, 10))
+    assert mqtt.publish_header("a/b", 2, 1, True, 10) + b"hi" == mqtt.publish(
+        "a/b", b"hi", 1, True, 10
+    )
     # a large payload: remaining length 16384 boundary (2 + 3 + 2 + 16377)
     big = mqtt.publish("a/b", b"q" * 16377, 1, False, 1)
     assert big[:4] == b"\x32\x80\x80\x01", big[:4]
     assert mqtt.split(big)[3] == len(big) == 4 + 16384
     big = mqtt.publish("a/b", b"q" * 16376, 1, False, 1)
     assert big[:3] == b"\x32\xff\x7f", big[:3]
-    for f, t, want in (("a/+/c", "a/b/c", True), ("a/#", "a", True), ("a/#", "a/b/c", True),
-                       ("a/+", "a/b/c", False), ("a/b", "a/b", True), ("+/+", "a", False)):
+    for f, t, want in (
+        ("a/+/c", "a/b/c", True),
+        ("a/#", "a", True),
+        ("a/#", "a/b/c", True),
+        ("a/+", "a/b/c", False),
+        ("a/b", "a/b", True),
+        ("+/+", "a", False),
+    ):
         assert mqtt.topic_matches(f, t) == want, (f, t)
     n += 14
     return n

@@ -1,32 +1,34 @@
 # Real MicroPython: heap of the node after start-up with all buffers allocated (sim
-# hardware, no networking). Run by test_node_heap.py with tests/harness/mp_run.mjs (in steps); `SENSING` (the
-# sensing section of firmware/config.json) is prepended by the test.
+# hardware, no networking). Run by test_node_heap.py with tests/harness/mp_run.mjs (in
+# steps); `SENSING` (the sensing section of firmware/config.json) is prepended by the test.
 import gc
 import micropython
+
 gc.collect()
-#--step--
+# --step--
 gc.collect()
 base = gc.mem_alloc()
-#--step--
-from rbproto import codec
-from rbnode.hw.sim import SimHardware
+# --step--
 from rbnode import node as rbnode_node
-#--step--
+from rbnode.hw.sim import SimHardware
+from rbproto import codec
+
+# --step--
 gc.collect()
 mods = gc.mem_alloc()
-#--step--
+# --step--
 hw = SimHardware(seed=7)
-#--step--
+# --step--
 gc.collect()
 hwb = gc.mem_alloc()
-#--step--
+# --step--
 n = rbnode_node.Node(hw, {"venue": "club", "table": "t1", "node": "n1", "sensing": SENSING})
 # exercise the paths that allocate their working buffers: sensing, a full batch, status
 for i in range(60):
     hw.schedule_rail(i % 6, hw.now_us + 1000 + i * 30000, 500 + i)
 for i in range(6):
     hw.schedule_drop(i, hw.now_us + 2000 + i * 50000, 30000)
-for k in range(1000):
+for _k in range(1000):
     hw.advance(2000)
     n.poll_sensors()
 q = len(n.ring)
@@ -36,7 +38,7 @@ st = codec.encode("status", n.status_msg())
 bi = codec.encode("birth", n.birth_msg())
 evs = None
 boot = k = src = None
-#--step--
+# --step--
 gc.collect()
 after = gc.mem_alloc()
 print("HEAP-MODULES", mods - base)
