@@ -4,8 +4,7 @@ import json
 import subprocess
 import sys
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from railbird.commands.referee import process_line
 

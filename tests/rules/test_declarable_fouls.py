@@ -4,10 +4,10 @@ by the engine when declared, and the ruling cites the rule number the app shows.
 from __future__ import annotations
 
 import pytest
-from rulehelp import MISS, match
 
 from railbird.rules.engine import GAMES
 from railbird.rules.fouls import declarable
+from rulehelp import MISS, match
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))

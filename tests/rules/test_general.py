@@ -186,7 +186,7 @@ def test_general_34_unrestorable_interference_replays_rack_same_breaker():
 
 
 @pytest.mark.parametrize(
-    "order,breaker",
+    ("order", "breaker"),
     [("alternate", "Bob"), ("winner", "Ann"), ("loser", "Bob"), ("trailing", "Bob")],
 )
 def test_general_35_break_order_options(order, breaker):

@@ -1,8 +1,7 @@
 """Hypothesis properties: no input sequence crashes the engine (only RulesError), the
 rack-size invariant, the 14.1 score identity, and FEN round-trips."""
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from railbird.rules import Referee, RulesError, from_fen, to_fen
 from railbird.rules.engine import GAMES

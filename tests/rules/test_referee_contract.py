@@ -6,10 +6,10 @@ the rule cited for a passed push-out, a hanging ball that falls while a decision
 import json
 
 import pytest
-from rulehelp import MISS, PUSH, SAFETY, call, feed, match, opt, rules_of, shot
 
 from railbird.commands.referee import process_line
 from railbird.rules import ImpossibleInput, OutOfTurn, from_fen, to_fen
+from rulehelp import MISS, PUSH, SAFETY, call, feed, match, opt, rules_of, shot
 
 CONFIRM = {"type": "confirm"}
 UNDO = {"type": "undo"}

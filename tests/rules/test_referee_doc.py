@@ -31,7 +31,7 @@ def test_referee_doc_worked_example_runs_verbatim(game):
     transcript, expected = example["transcript"], example["expected"]
     assert len(transcript) == len(expected)
     ref = None
-    for line, want_text in zip(transcript, expected):
+    for line, want_text in zip(transcript, expected, strict=True):
         ref, got = process_line(ref, line)
         want = json.loads(want_text)
         if "error" in want:

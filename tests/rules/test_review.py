@@ -4,8 +4,8 @@ facts (issue 5 item 6); and defaults recorded in the rulings when a fact is not 
 
 import pytest
 
-from railbird.rules import ImpossibleInput, OutOfTurn, Referee, apply, from_fen, to_fen
-from rulehelp import MISS, call, feed, match, opt, rules_of, shot
+from railbird.rules import BadInput, ImpossibleInput, OutOfTurn, apply, from_fen, to_fen
+from rulehelp import MISS, call, feed, match, rules_of, shot
 
 
 def ten_after_break(**kw):
@@ -238,9 +238,9 @@ def test_confirm_without_a_shot_or_with_a_bad_fact_is_refused():
     with pytest.raises(OutOfTurn):
         r.feed({"type": "confirm", "first_contact": 1})
     r = ten_after_break()
-    with pytest.raises(Exception):
+    with pytest.raises(BadInput, match="first_contact must be an integer"):
         r.feed({"type": "confirm", "first_contact": "x"})
-    with pytest.raises(Exception):
+    with pytest.raises(BadInput, match="uncertain must be a list of fact names"):
         r.feed({"type": "shot", "pocketed": [], "uncertain": ["colour"]})
 
 
@@ -296,6 +296,7 @@ def test_confirm_unconfirmed_facts_round_trip_in_fen_and_lapse_at_the_next_shot(
 
 def test_confirm_in_the_cli_transcript():
     import json
+
     from railbird.commands.referee import process_line
 
     ref = None

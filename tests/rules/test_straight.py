@@ -253,7 +253,7 @@ def three_fouls(**kw):
 
 
 def test_rule_4_11_third_foul_costs_sixteen_and_offender_rebreaks():
-    r, out = three_fouls()
+    _r, out = three_fouls()
     assert out["scores"]["Ann"] == 1 - 18 and out["penalties"]["Ann"] == 18
     assert out["consecutive_fouls"]["Ann"] == 0
     assert out["at_table"] == "Ann" and out["breaking"] and out["ball_in_hand"] == "kitchen"
@@ -261,7 +261,7 @@ def test_rule_4_11_third_foul_costs_sixteen_and_offender_rebreaks():
 
 
 def test_rule_4_11_thai_options_fifteen_and_count_from_one():
-    r, out = three_fouls(options=["thai_4_11_fifteen", "thai_4_11_count_from_one"])
+    _r, out = three_fouls(options=["thai_4_11_fifteen", "thai_4_11_count_from_one"])
     assert out["scores"]["Ann"] == 1 - 17 and out["consecutive_fouls"]["Ann"] == 1
 
 

@@ -222,7 +222,7 @@ def test_rule_9_9_ten_on_break_with_foul_spotted_ball_in_hand():
 
 
 @pytest.mark.parametrize(
-    "n,wpa",
+    ("n", "wpa"),
     list(
         enumerate(
             [
