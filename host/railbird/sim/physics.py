@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 RAILS = ("H", "F", "LH", "LF", "RH", "RF")
-# Rails that end at each pocket (docs/architecture.md, "Conventions"): a ball rattling in the jaws touches them.
+# Rails that end at each pocket (docs/architecture.md, "Conventions"): a ball rattling in the
+# jaws touches them.
 POCKET_RAILS = {
     "HL": ("H", "LH"),
     "HR": ("H", "RH"),
