@@ -6,9 +6,12 @@ the table, fouls, the last shot and the latest rulings), redrawn in place with A
     board.on_shot("t1", shot_dict)                          # an assembled shot (SPEC `shot`)
     text = board.render(width=100, color=True)              # the whole screen as a string
     board.render_html()                                     # the same, as an HTML page
+    board.sync(watch)          # a railbird.hostwatch.HostWatch: stale host, nodes offline
 
 `JournalFeed(path)` follows a daemon journal (SQLite, read-only) and feeds a board: the demo
-uses it, so the board shows exactly what the host journalled.
+uses it, so the board shows exactly what the host journalled. A journal cannot say that the
+host died, so the board also follows the host's heartbeat and the nodes' status over MQTT
+(`sync`) and then says "SCORES MAY BE STALE" instead of showing the last score as current.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ PANEL_W = 46
 # Rulings not worth a line on the board: the presumed identity of an unidentified ball
 # (the simulated referee's calls make it right) and call echoes.
 QUIET_RULES = ("8.3",)
+IN_HAND = {"anywhere": "anywhere", "kitchen": "behind the head string"}
 
 
 def _fen_field(fen: str | None, key: str):
@@ -57,6 +61,7 @@ class TablePanel:
         self.shots = 0
         self.last_shot: dict | None = None
         self.rulings: deque = deque(maxlen=3)
+        self.nodes: dict[str, bool] = {}
 
     def on_state(self, state: dict, fen: str | None, announcements) -> None:
         self.state = state
@@ -75,7 +80,7 @@ class TablePanel:
         self.last_shot = shot
 
     # -- rendering -------------------------------------------------------------------------
-    def lines(self, color: bool = True, width: int = PANEL_W) -> list:
+    def lines(self, color: bool = True, width: int = PANEL_W, stale: bool = False) -> list:
         c = (lambda name, s: f"{COLORS[name]}{s}{RESET}") if color else (lambda name, s: s)
         b = (lambda s: f"{BOLD}{s}{RESET}") if color else (lambda s: s)
         d = (lambda s: f"{DIM}{s}{RESET}") if color else (lambda s: s)
@@ -100,20 +105,24 @@ class TablePanel:
                 marker = c("green", "▶ ") if p == at else "  "
                 name = b(p) if p == at else p
                 score = str(scores.get(p, 0))
+                shown = d(score) if stale else b(score)
                 extra = ""
                 if game == "14.1":
                     run = (st.get("run") or {}).get(p, 0)
                     hr = (st.get("high_run") or {}).get(p, 0)
                     extra = d(f" run {run} high {hr}")
                 fouls = (st.get("consecutive_fouls") or {}).get(p, 0)
-                if fouls:
-                    extra += " " + c("red" if fouls >= 2 else "yellow", "F" * fouls)
+                if fouls and not st.get("match_winner"):
+                    # 6.14: a player on two fouls is warned (8-ball has no three-foul rule)
+                    warn = fouls >= 2 and game != "8-ball"
+                    what = f"{fouls} foul{'s' if fouls > 1 else ''}" + (" WARNING" if warn else "")
+                    extra += " " + c("red" if warn else "yellow", what)
                 left = f"{marker}{name}{extra}"
                 pad = inner - visible_len(left) - len(score)
-                rows.append(left + " " * max(1, pad) + b(score))
+                rows.append(left + " " * max(1, pad) + shown)
             win = st.get("match_winner")
             if win:
-                rows.append(c("magenta", f"★ {win} wins the match"))
+                rows.append(c("magenta", f"★ MATCH OVER: {win} wins the match"))
             info = [f"rack {st.get('rack', '?')}", f"inning {st.get('inning', 0)}"]
             if st.get("breaking"):
                 info.append("break")
@@ -126,8 +135,9 @@ class TablePanel:
                 + (c("yellow", "  spot " + " ".join(map(str, spot))) if spot else "")
             )
             bits = []
-            if st.get("ball_in_hand"):
-                bits.append(c("yellow", f"ball in hand ({st['ball_in_hand']})"))
+            bih = st.get("ball_in_hand")
+            if bih:
+                bits.append(c("yellow", f"ball in hand: {IN_HAND.get(bih, bih)}"))
             call = st.get("call")
             if isinstance(call, dict):
                 bits.append(f"call {call.get('ball')} in {call.get('pocket')}")
@@ -159,6 +169,14 @@ class TablePanel:
             )
         else:
             rows.append(d("no shot yet"))
+        if self.nodes:
+            off = sorted(n for n, up in self.nodes.items() if not up)
+            if off:
+                rows.append(c("red", "SENSORS OFFLINE: " + ", ".join(off)))
+            else:
+                rows.append(
+                    c("green", "sensors online") + d(" (" + ", ".join(sorted(self.nodes)) + ")")
+                )
         for text, rule, level in list(self.rulings)[-3:]:
             t = text if not rule else f"{text} [{rule}]"
             t = t if len(t) <= inner else t[: inner - 1] + "…"
@@ -187,6 +205,7 @@ class TermBoard:
         self.title = title
         self.panels: dict = {}
         self.footer: list = []
+        self.stale: str | None = None  # why the scores may be stale (None: the host is live)
         for t, g in (tables or {}).items():
             self.panels[t] = TablePanel(t, g)
 
@@ -201,11 +220,25 @@ class TermBoard:
     def on_shot(self, table, shot) -> None:
         self.panel(table).on_shot(shot)
 
+    def on_node(self, table, node, online: bool) -> None:
+        self.panel(table).nodes[node] = online
+
+    def sync(self, watch) -> None:
+        """Take the host's liveness and the nodes' status from a `hostwatch.Liveness`."""
+        self.stale = watch.stale()
+        for (table, node), up in watch.nodes().items():
+            if table in self.panels:
+                self.on_node(table, node, up)
+
     def render(self, width: int = 100, color: bool = True) -> str:
-        panels = [self.panels[k].lines(color) for k in sorted(self.panels)]
+        stale = self.stale is not None
+        panels = [self.panels[k].lines(color, stale=stale) for k in sorted(self.panels)]
         per_row = max(1, min(len(panels) or 1, width // (PANEL_W + 1)))
         title = f"{self.title} · live scoreboard"
         out = [(BOLD + title + RESET) if color else title, ""]
+        if stale:
+            warn = f"!! SCORES MAY BE STALE: {self.stale}"
+            out[1] = f"\x1b[41m\x1b[37m{BOLD}{warn}{RESET}" if color else warn
         for i in range(0, len(panels), per_row):
             group = panels[i : i + per_row]
             h = max(len(p) for p in group)
@@ -232,6 +265,7 @@ class TermBoard:
             "35": "color:#e599f7",
             "36": "color:#66d9e8",
             "37": "color:#f1f3f5",
+            "41": "background:#c92a2a",
         }
         out, open_spans = [], 0
         pos = 0

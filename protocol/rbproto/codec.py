@@ -38,6 +38,7 @@ KINDS = (
     "state",
     "announce",
     "summary",
+    "host",
 )
 NODE_KINDS = KINDS[:7]
 TABLE_KINDS = ("referee", "shot", "state", "announce")
@@ -225,7 +226,15 @@ _SPECS = {
         ("level", "e", 0, LEVELS),
     ),
     "summary": (("venue", "g", 1, None), ("tables", "T", 1, (256, _TABLE))),
+    "host": (
+        ("venue", "g", 1, None),
+        ("state", "e", 1, NODE_STATES),
+        ("period_s", "u", 0, (1, 3600)),
+        ("seq", "u", 0, None),
+        ("version", "s", 0, (1, 32)),
+    ),
 }
+VENUE_KINDS = ("summary", "host")  # topic railbird/v1/<venue>/<kind>
 
 
 # --- validation -----------------------------------------------------------------------
@@ -398,6 +407,11 @@ def _check_status(msg):
         raise ProtocolError("missing field", "uptime_us (required when state is online)")
 
 
+def _check_host(msg):
+    if msg["state"] == "online" and "period_s" not in msg:
+        raise ProtocolError("missing field", "period_s (required when state is online)")
+
+
 def _check_config(msg):
     for name in ("pockets", "rails"):
         seen = []
@@ -419,6 +433,7 @@ def _check_shot(msg):
 _CHECKS = {
     "events": _check_events,
     "status": _check_status,
+    "host": _check_host,
     "config": _check_config,
     "shot": _check_shot,
 }
@@ -518,14 +533,14 @@ def _topic_slug(what, s):
 
 
 def topic(venue, table, kind, node=None):
-    """The topic of message `kind`: node kinds need `node`; 'summary' is venue-level
-    (table and node None)."""
+    """The topic of message `kind`: node kinds need `node`; 'summary' and 'host' are
+    venue-level (table and node None)."""
     _spec(kind)
     _topic_slug("venue", venue)
-    if kind == "summary":
+    if kind in VENUE_KINDS:
         if table is not None or node is not None:
-            raise ProtocolError("bad topic", "summary is venue-level: table and node must be None")
-        return ROOT + "/" + venue + "/summary"
+            raise ProtocolError("bad topic", kind + " is venue-level: table and node must be None")
+        return ROOT + "/" + venue + "/" + kind
     _topic_slug("table", table)
     if kind in TABLE_KINDS:
         if node is not None:
@@ -538,8 +553,8 @@ def topic(venue, table, kind, node=None):
 
 
 def parse_topic(topic):
-    """-> (venue, table, kind, node); table is None for 'summary', node None unless a node
-    topic. Raises ProtocolError 'bad topic' or 'unsupported version'."""
+    """-> (venue, table, kind, node); table is None for 'summary' and 'host', node None
+    unless a node topic. Raises ProtocolError 'bad topic' or 'unsupported version'."""
     if type(topic) is not str:
         raise ProtocolError("bad topic", "expected str, got " + type(topic).__name__)
     p = topic.split("/")
@@ -553,8 +568,8 @@ def parse_topic(topic):
         raise ProtocolError("bad topic", _short(topic) + ": no version after railbird/")
     _topic_slug("venue", p[2])
     if n == 4:
-        if p[3] == "summary":
-            return (p[2], None, "summary", None)
+        if p[3] in VENUE_KINDS:
+            return (p[2], None, p[3], None)
         raise ProtocolError("bad topic", _short(topic) + ": unknown venue topic")
     _topic_slug("table", p[3])
     if n == 5:
@@ -579,7 +594,7 @@ def decode_message(topic, payload):
                 "bad value",
                 "node: %s does not match topic node %s" % (_short(msg["node"]), _short(node)),
             )
-    elif kind == "summary":
+    elif kind in VENUE_KINDS:
         if msg["venue"] != venue:
             raise ProtocolError(
                 "bad value",

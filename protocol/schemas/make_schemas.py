@@ -300,6 +300,22 @@ SCHEMAS = {
             },
         ),
     ),
+    "host": (
+        "Host liveness, retained; a heartbeat every period_s, and the host's last will "
+        "(state offline)",
+        obj(
+            ["v", "venue", "state"],
+            {
+                "v": V,
+                "venue": SLUG,
+                "state": {"enum": ["online", "offline"]},
+                "period_s": uint(1, 3600),
+                "seq": U64,
+                "version": string(1, 32),
+            },
+            allOf=[when("state", "online", {"required": ["period_s"]})],
+        ),
+    ),
 }
 
 

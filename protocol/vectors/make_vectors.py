@@ -30,8 +30,8 @@ def compact(msg):
 
 def topic_of(kind, node=NODE):
     root = "railbird/v1/" + VENUE
-    if kind == "summary":
-        return root + "/summary"
+    if kind in ("summary", "host"):
+        return root + "/" + kind
     if kind in ("referee", "shot", "state", "announce"):
         return root + "/" + TABLE + "/" + kind
     leaf = {"sync_req": "sync/req", "sync_resp": "sync/resp", "sync_result": "sync/result"}
@@ -224,6 +224,7 @@ SUMMARY = {
         "t2": {"game": None, "scores": [], "at_table": None, "online": False, "pocketed_today": 0},
     },
 }
+HOST = {"v": 1, "venue": VENUE, "state": "online", "period_s": 2, "seq": 41, "version": "0.9.0"}
 
 
 def build():
@@ -377,6 +378,8 @@ def build():
     )
     ok("summary", "summary", SUMMARY)
     ok("summary: no tables", "summary", {"v": 1, "venue": VENUE, "tables": {}})
+    ok("host: heartbeat", "host", HOST)
+    ok("host: last will", "host", {"v": 1, "venue": VENUE, "state": "offline"})
 
     # --- invalid: payload level ---------------------------------------------------------
     ev1 = {"v": 1, "node": NODE, "boot": 1, "events": [ev(seq=0, t=1, kind="cue")]}
@@ -954,6 +957,28 @@ def build():
         "tables.t1.scores[1]: expected int",
     )
 
+    bad(
+        "host: online without period_s",
+        "host",
+        {"v": 1, "venue": VENUE, "state": "online"},
+        "missing field",
+        "period_s (required when state is online)",
+    )
+    bad(
+        "host: period_s 0",
+        "host",
+        with_(HOST, period_s=0),
+        "bad value",
+        "period_s: 0 not in 1..3600",
+    )
+    bad(
+        "host: unknown state",
+        "host",
+        with_(HOST, state="stale"),
+        "bad value",
+        "state: 'stale' not in online offline",
+    )
+
     # --- topics (decode_message) --------------------------------------------------------
     good = compact(ev1)
     for name, topic, kind, code, contains in (
@@ -1034,6 +1059,13 @@ def build():
             "bad topic",
             "unknown topic",
         ),
+        (
+            "topic: host at table level",
+            "railbird/v1/hall-1/t1/host",
+            None,
+            "bad topic",
+            "unknown topic",
+        ),
     ):
         bad(name, kind, good, code, contains, schema=False, topic=topic)
     bad(
@@ -1062,6 +1094,15 @@ def build():
         "venue: 'hall-1' does not match topic venue 'hall-2'",
         schema=False,
         topic="railbird/v1/hall-2/summary",
+    )
+    bad(
+        "topic: host venue does not match topic venue",
+        "host",
+        HOST,
+        "bad value",
+        "venue: 'hall-1' does not match topic venue 'hall-2'",
+        schema=False,
+        topic="railbird/v1/hall-2/host",
     )
     bad(
         "topic: payload for another kind",

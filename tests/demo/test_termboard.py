@@ -47,7 +47,7 @@ def test_render_both_games():
     assert "t1 · 10-ball · race to 3" in text
     assert "t2 · 14.1 continuous · to 50" in text
     assert "▶ Bob" in text  # ball in hand after Ann's scratch
-    assert "ball in hand (anywhere)" in text
+    assert "ball in hand: anywhere" in text
     assert "shot 2: cue→SR" in text
     assert "Foul" in text
     assert "run 1 high 1" in text  # 14.1 run

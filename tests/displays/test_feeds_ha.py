@@ -194,6 +194,16 @@ def test_feeds_and_discovery_over_real_broker(habroker):
                 }[cfg["name"]]
             )
 
+        # availability: the host's heartbeat makes the entities available, its last will
+        # unavailable (the template as Home Assistant renders it)
+        for cfg in disc.values():
+            (av,) = cfg["availability"]
+            assert av["topic"] == "railbird/v1/club/host"
+            for state in ("online", "offline"):
+                msg = {"v": 1, "venue": "club", "state": state, "period_s": 1}
+                want = av["payload_available" if state == "online" else "payload_not_available"]
+                assert _render(av["value_template"], msg) == want
+
         # retained: a display that connects later gets state, summary and discovery at once
         late = Sink(habroker.port)
         try:

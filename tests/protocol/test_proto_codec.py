@@ -38,6 +38,7 @@ def test_constants():
         "state",
         "announce",
         "summary",
+        "host",
     )
 
 
@@ -76,6 +77,21 @@ def test_summary_topic():
     assert codec.topic("hall", None, "summary") == "railbird/v1/hall/summary"
     assert codec.parse_topic("railbird/v1/hall/summary") == ("hall", None, "summary", None)
     assert code_of(codec.topic, "hall", "t1", "summary")[0] == "bad topic"
+
+
+def test_host_topic_and_heartbeat():
+    # SPEC.md `host`: venue-level, retained; online heartbeats carry their period so a
+    # display can tell a frozen host from an idle one; the last will is just `offline`
+    assert codec.topic("hall", None, "host") == "railbird/v1/hall/host"
+    assert codec.parse_topic("railbird/v1/hall/host") == ("hall", None, "host", None)
+    assert code_of(codec.topic, "hall", "t1", "host")[0] == "bad topic"
+    beat = {"v": 1, "venue": "hall", "state": "online", "period_s": 2, "seq": 7}
+    assert codec.decode_message("railbird/v1/hall/host", codec.encode("host", beat))[4] == beat
+    will = {"v": 1, "venue": "hall", "state": "offline"}
+    assert codec.decode("host", codec.encode("host", will)) == will
+    assert code_of(codec.encode, "host", dict(beat, period_s=None))[0] == "bad type"
+    online_no_period = {"v": 1, "venue": "hall", "state": "online"}
+    assert code_of(codec.encode, "host", online_no_period)[0] == "missing field"
 
 
 @pytest.mark.parametrize(

@@ -252,6 +252,18 @@ MESSAGES = {
         },
         {},
     ),
+    "host": st.one_of(
+        obj(
+            {
+                "v": st.just(1),
+                "venue": slug,
+                "state": st.just("online"),
+                "period_s": st.integers(1, 3600),
+            },
+            {"seq": u64, "version": text(1, 32)},
+        ),
+        obj({"v": st.just(1), "venue": slug, "state": st.just("offline")}, {"seq": u64}),
+    ),
 }
 any_message = st.sampled_from(codec.KINDS).flatmap(lambda k: st.tuples(st.just(k), MESSAGES[k]))
 
@@ -283,7 +295,7 @@ def test_encode_decode_round_trip(km):
 def test_decode_message_round_trip(km, venue, table):
     kind, msg = km
     node = msg.get("node", "n1")
-    if kind == "summary":
+    if kind in codec.VENUE_KINDS:
         msg["venue"], table, node = venue, None, None
     elif kind in codec.TABLE_KINDS:
         node = None

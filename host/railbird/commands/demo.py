@@ -223,7 +223,8 @@ def _wait_host(stats: Path, procs, stop_reason, log: Path, timeout: float = 20.0
 
 # -- the demo --------------------------------------------------------------------------------
 def run(args) -> int:
-    from railbird.broker import BrokerError, PrivateBroker, find_mosquitto
+    from railbird.broker import DEFAULT_USERS, BrokerError, PrivateBroker, find_mosquitto
+    from railbird.hostwatch import HostWatch
     from railbird.sim import verify
     from railbird.termboard import JournalFeed, TermBoard
 
@@ -258,11 +259,15 @@ def run(args) -> int:
     interactive = sys.stdout.isatty() and not args.no_board and not args.seconds
     board = TermBoard({t: m["game"] for t, _n, m, _s in TABLES}, title="Railbird demo")
     feed = JournalFeed(journal, VENUE)
+    watch = None  # the host's heartbeat and the nodes' status: the journal cannot tell
     web_url = None
     failed = False
     try:
         broker = PrivateBroker(work / "broker", users=node_pw)
         broker.start()
+        watch = HostWatch(
+            VENUE, port=broker.port, password=DEFAULT_USERS["railbird-display"]
+        ).start()
         web_port = args.web_port
         if web_port and not _port_free(web_port):
             web_port = 0
@@ -389,6 +394,7 @@ def run(args) -> int:
         last_draw = 0.0
         while not stop_reason["why"]:
             feed.poll(on_state, on_shot)
+            board.sync(watch)
             now = time.monotonic()
             if interactive and now - last_draw > 0.5:
                 width = shutil.get_terminal_size((100, 30)).columns
@@ -433,6 +439,8 @@ def run(args) -> int:
         if broker is not None:
             broker.stop()
         feed.close()
+        if watch is not None:
+            watch.stop()
         for s, h in old.items():
             signal.signal(s, h)
     if interactive:

@@ -6,6 +6,12 @@ message counts as delivered only when the daemon calls `ack()` after the journal
 host crash before the commit gets the message again (protocol/SPEC.md §QoS). paho reconnects
 by itself (`reconnect_delay_set`); on every CONNACK the subscriptions are renewed.
 
+The host's liveness for displays (protocol/SPEC.md `host`): the connection's last will is
+a retained `offline` on `railbird/v1/<venue>/host`; every subscription publishes a retained
+`online`, and `heartbeat()` (called by the daemon's worker every HOST_PERIOD_S) the same
+without retain and at QoS 0, so the broker never has to persist it; `stop()` publishes
+`offline` before disconnecting, since a clean DISCONNECT discards the will.
+
 Time-sync requests are answered straight from the network thread, to keep t2/t3 close to the
 wire; everything else goes to the daemon's bounded queue (a full queue blocks the network
 thread, which is TCP back-pressure to the broker rather than a silent drop).
@@ -24,9 +30,12 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+import railbird
 from rbproto import codec
 
 log = logging.getLogger("railbird.daemon.ingest")
+
+HOST_PERIOD_S = 1  # displays call the host gone after 2 periods + 1 s of silence: 3 s
 
 
 def now_us() -> int:
@@ -80,6 +89,9 @@ class Ingest:
         self.client.on_message = self._on_message
         self.client.on_subscribe = self._on_subscribe
         self._sub_mid = None
+        self.host_topic = codec.topic(venue, None, "host")
+        self.host_seq = 0
+        self.client.will_set(self.host_topic, self._host_msg("offline"), qos=1, retain=True)
 
     def start(self) -> None:
         props = Properties(PacketTypes.CONNECT)
@@ -95,9 +107,31 @@ class Ingest:
 
     def stop(self) -> None:
         try:
+            if self.connected.is_set():
+                info = self.client.publish(
+                    self.host_topic, self._host_msg("offline"), qos=1, retain=True
+                )
+                info.wait_for_publish(1.0)
+            self.client.disconnect()
+        except (RuntimeError, ValueError) as e:  # not connected after all: the will says it
+            log.debug("offline not published: %s", e)
             self.client.disconnect()
         finally:
             self.client.loop_stop()
+
+    def _host_msg(self, state: str) -> bytes:
+        msg = {"v": 1, "venue": self.venue, "state": state}
+        if state == "online":
+            msg.update(period_s=HOST_PERIOD_S, seq=self.host_seq, version=railbird.__version__)
+        return codec.encode("host", msg)
+
+    def heartbeat(self, retain: bool = False) -> None:
+        """Publish `online` when connected; a no-op otherwise (paho would queue stale
+        heartbeats for the reconnect). `retain`: the retained one, after (re)connecting."""
+        if self.connected.is_set():
+            msg = self._host_msg("online")
+            self.client.publish(self.host_topic, msg, qos=1 if retain else 0, retain=retain)
+            self.host_seq += 1
 
     # -- callbacks (network thread) --------------------------------------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties):
@@ -122,6 +156,7 @@ class Ingest:
             if bad:
                 log.error("subscription refused: %s", bad)
             self.connected.set()
+            self.heartbeat(retain=True)  # replaces the retained will of a previous run
             self.inbox.put(("connected", now_us()))
 
     def _on_connect_fail(self, client, userdata):

@@ -32,7 +32,7 @@ import time
 from concurrent.futures import Future
 
 from railbird.core.pipeline import Pipeline
-from railbird.daemon.ingest import Ingest, now_us
+from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal
 
 log = logging.getLogger("railbird.daemon")
@@ -105,6 +105,8 @@ class Daemon:
         self._connected_before = False
         self._idle_since = None
         self._last_stats = time.monotonic()
+        self._beat = time.monotonic()  # the worker's last loop (health, host heartbeat)
+        self._host_beat_at = 0.0
         self.replayed = 0
 
     # -- life cycle ----------------------------------------------------------------------
@@ -198,6 +200,23 @@ class Daemon:
             except Exception:  # never let the worker die (logged)
                 log.exception("daemon worker error")
             self._maybe_stats()
+            self._heartbeat()
+
+    def _heartbeat(self) -> None:
+        """From the worker loop, so a hung worker stops it: displays then say the scores
+        may be stale (protocol/SPEC.md `host`)."""
+        self._beat = time.monotonic()
+        if self.ingest is not None and self._beat - self._host_beat_at >= HOST_PERIOD_S:
+            self._host_beat_at = self._beat
+            self.ingest.heartbeat()
+
+    def health(self) -> dict:
+        """For the web pages' heartbeat: how long since the worker last looped, and whether
+        the host holds its broker connection (None without MQTT)."""
+        return {
+            "worker_age_s": round(time.monotonic() - self._beat, 3),
+            "broker": None if self.ingest is None else self.ingest.connected.is_set(),
+        }
 
     def _process(self, items: list) -> None:
         acks, dispatch, futures = [], [], []

@@ -17,10 +17,18 @@ import logging
 log = logging.getLogger("railbird.outputs")
 
 
+def _venues(cfg, day_start_hour):
+    from railbird.outputs.tables import Venues
+
+    v = Venues(day_start_hour=day_start_hour)
+    for table, tc in (getattr(cfg, "table", None) or {}).items():
+        v.expect_nodes(cfg.venue, table, getattr(tc, "nodes", None) or ())
+    return v
+
+
 def from_config(cfg) -> list:
     """The configured outputs (not started: the daemon starts and stops them)."""
     from railbird.config import OutputsConfig
-    from railbird.outputs.tables import Venues
 
     oc = getattr(cfg, "outputs", None) or OutputsConfig()
     outputs = []
@@ -39,7 +47,7 @@ def from_config(cfg) -> list:
                 client_id=oc.feeds.client_id or f"{b.client_id}-feeds",
                 discovery=oc.feeds.discovery,
                 discovery_prefix=oc.feeds.discovery_prefix,
-                venues=Venues(day_start_hour=oc.day_start_hour),
+                venues=_venues(cfg, oc.day_start_hour),
             )
         )
     if oc.web is not None and oc.web.enabled:
@@ -56,7 +64,7 @@ def from_config(cfg) -> list:
                 host=oc.web.host,
                 port=oc.web.port,
                 pins=pins,
-                venues=Venues(day_start_hour=oc.day_start_hour),
+                venues=_venues(cfg, oc.day_start_hour),
                 title=oc.web.title,
             )
         )
@@ -79,10 +87,13 @@ def from_config(cfg) -> list:
 
 def connect(outputs, daemon) -> None:
     """Hand the daemon's in-process referee input to the outputs that take it (the web
-    panel); its inputs are journalled like any other referee input."""
+    referee input; journalled like any other referee input) and its health to the web
+    pages' heartbeat."""
     for out in outputs:
         if hasattr(out, "referee") and getattr(out, "pins", None):
             out.referee = daemon.referee_input
+        if hasattr(out, "health"):
+            out.health = daemon.health  # the web pages' heartbeat: is the worker alive?
 
 
 def describe(outputs) -> dict:

@@ -9,6 +9,7 @@ and, per table, Home Assistant discovery configs (retained) under
   <discovery_prefix>/sensor/railbird_<venue>_<table>_<key>/config            (score, player,
   <discovery_prefix>/binary_sensor/railbird_<venue>_<table>_online/config     pocketed today)
 re-sent whenever Home Assistant announces itself on <discovery_prefix>/status "online".
+Every entity is available while the host's `railbird/v1/<venue>/host` says online.
 
     MqttFeedsOutput(host="127.0.0.1", port=1883, username="railbird-host", password="...")
 
@@ -44,6 +45,16 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
     """(topic, config) of every Home Assistant entity of one table."""
     state_t = codec.topic(venue, table, "state")
     summary_t = codec.topic(venue, None, "summary")
+    # the host's last will makes every entity "unavailable" in Home Assistant rather than
+    # showing the last score as current (SPEC.md `host`)
+    availability = [
+        {
+            "topic": codec.topic(venue, None, "host"),
+            "value_template": "{{ value_json.state }}",
+            "payload_available": "online",
+            "payload_not_available": "offline",
+        }
+    ]
     device = {
         "identifiers": [ha_unique(venue, table)],
         "name": f"Pool table {table} ({venue})",
@@ -111,7 +122,9 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
     out = []
     for component, key, cfg in ents:
         uid = ha_unique(venue, table, key)
-        cfg = dict(cfg, unique_id=uid, device=device, origin=origin, qos=1)
+        cfg = dict(
+            cfg, unique_id=uid, device=device, origin=origin, availability=availability, qos=1
+        )
         out.append((f"{prefix}/{component}/{uid}/config", cfg))
     return out
 
