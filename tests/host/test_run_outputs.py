@@ -197,16 +197,24 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
 
         # web: the page, the JSON snapshot and the live event stream
         code, ctype, body = get(f"{host.web}/v/club/t1/")
-        assert code == 200 and ctype.startswith("text/html") and b"Referee panel" in body
+        assert code == 200 and ctype.startswith("text/html") and b'id="score-a"' in body
         snap = json.loads(get(f"{host.web}/api/v/club/t1")[2])
         assert snap["pockets"] == pockets and snap["state"] == st
         assert any("foul" in a["text"].lower() for a in snap["announcements"])
         assert first_sse_event(f"{host.web}/events/v/club")["pockets"] == pockets
         n_summary, n_ann = len(sink.all(summary_t)), len(anns)
 
-        # SIGTERM and restart: same counts and state, no stale announcements
+        # the host's heartbeat (SPEC.md `host`): online while it runs
+        host_t = "railbird/v1/club/host"
+        wait(lambda: len(sink.all(host_t)) >= 2, "two host heartbeats")
+        assert {m["state"] for m in sink.all(host_t)} == {"online"}
+
+        # SIGTERM and restart: same counts and state, no stale announcements; a clean
+        # stop says `offline` itself (a DISCONNECT discards the last will)
         host.stop()
+        wait(lambda: sink.all(host_t)[-1]["state"] == "offline", "offline on a clean stop")
         host.start()
+        wait(lambda: sink.all(host_t)[-1]["state"] == "online", "online again")
         wait(lambda: len(sink.all(summary_t)) > n_summary, "summary after the restart")
         assert sink.all(summary_t)[-1]["tables"]["t1"]["pockets"] == pockets
         assert sink.all(state_t)[-1]["state"] == st

@@ -100,10 +100,11 @@ def test_web_without_referee_token_runs_read_only():
             f"{web.url}/api/v/club/t1/referee",
             json.dumps({"pin": "", "input": {"type": "undo"}}).encode(),
             method="POST",
+            headers={"Content-Type": "application/json"},
         )
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(req, timeout=5)
-        assert e.value.code == 403 and b"no referee token" in e.value.read()
+        assert e.value.code == 403 and b"referee input is off" in e.value.read()
     finally:
         web.stop()
 

@@ -1,11 +1,14 @@
-"""Web scoreboard and referee panel (stdlib http.server, server-sent events).
+"""Web scoreboard and referee input (stdlib http.server, server-sent events).
 
     web = WebOutput(port=8080, pins={"club": "4711"}, referee=daemon.referee_input)
     daemon = Daemon(cfg, outputs=[web, ...]); web.referee = daemon.referee_input
+    web.health = daemon.health   # the heartbeat says whether the daemon's worker is alive
 
-Pages: /v/<venue>/ (venue board), /v/<venue>/<table>/ (table page with the referee panel).
-JSON: /api/v/<venue>, /api/v/<venue>/<table>. Live: /events/v/<venue> (text/event-stream,
-one `table` event with the table's snapshot after every change). Referee input:
+Pages: /v/<venue>/ (venue board), /v/<venue>/<table>/ or /v/<venue>/t/<table>/ (table
+page), /v/<venue>/t/<table>/overlay (streaming overlay); an unknown venue or table is a 404
+page. JSON: /api/v/<venue>, /api/v/<venue>/<table>. Live: /events/v/<venue>
+(text/event-stream: one `table` event with the table's snapshot after every change, and a
+`host` heartbeat every HEARTBEAT_S, docs/displays.md "Stale scores"). Referee input:
 POST /api/v/<venue>/<table>/referee {"pin": "...", "inputs": [{...}, ...]} (or "input"):
 403 and nothing applied unless the PIN is the venue's; inputs are applied in order and the
 first refusal stops the rest (422). Five wrong PINs from one address within a minute lock
@@ -15,6 +18,7 @@ that address out for a minute (429).
 from __future__ import annotations
 
 import hmac
+import html
 import json
 import logging
 import mimetypes
@@ -34,6 +38,13 @@ MAX_BODY = 16384
 SSE_QUEUE = 256
 PIN_TRIES = 5
 PIN_WINDOW_S = 60.0
+HEARTBEAT_S = 1.0  # the pages call the host gone after 3.5 s without any event
+WORKER_STUCK_S = 3.0  # a daemon worker this long without a loop is not scoring
+# /v/<venue>/t/<table>/<view> -> the page's file
+VIEWS = {"": "table.html", "overlay": "overlay.html"}
+REFEREE_OFF = (
+    "referee input is off on this host: no referee PIN (referee_token) is configured for the venue"
+)
 
 
 def _static(name: str) -> bytes | None:
@@ -43,6 +54,25 @@ def _static(name: str) -> bytes | None:
         return resources.files("railbird.outputs.web").joinpath("static", name).read_bytes()
     except (FileNotFoundError, IsADirectoryError, OSError):
         return None
+
+
+def _page(name: str, title: str) -> bytes | None:
+    """A page with the configured title (`[outputs.web] title`) in place of {{title}}."""
+    data = _static(name)
+    return None if data is None else data.replace(b"{{title}}", html.escape(title).encode())
+
+
+def _not_found(title: str, what: str, links: list[tuple[str, str]]) -> bytes:
+    items = "".join(
+        f'<li><a href="{html.escape(href)}">{html.escape(text)}</a></li>' for href, text in links
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+        'content="width=device-width, initial-scale=1"><title>Not found · '
+        f'{html.escape(title)}</title><link rel="stylesheet" href="/static/style.css"></head>'
+        f'<body class="notfound"><h1>Not found</h1><p id="notfound">{html.escape(what)}</p>'
+        f"<ul>{items}</ul></body></html>"
+    ).encode()
 
 
 class _Hub:
@@ -108,6 +138,7 @@ class WebOutput(Output):
         self.referee = referee  # callable(venue, table, input, by=...) -> {"ok", ...}
         self.venues = venues or Venues()
         self.title = title
+        self.health = None  # callable -> {"worker_age_s", "broker"} (Daemon.health)
         self.hub = _Hub()
         self.httpd: ThreadingHTTPServer | None = None
         self._thread = None
@@ -138,6 +169,30 @@ class WebOutput(Output):
     def url(self) -> str:
         host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
         return f"http://{host}:{self.port}"
+
+    def heartbeat(self) -> dict:
+        """The `host` event: `ok` is false while the daemon's worker is stuck or the host
+        has lost the broker (no sensor data reaches it): the scores may be stale."""
+        h = {}
+        if self.health is not None:
+            try:
+                h = dict(self.health())
+            except Exception as e:  # noqa: BLE001 - a heartbeat must not kill the stream
+                h = {"error": str(e)}
+        worker_ok = h.get("worker_age_s", 0) < WORKER_STUCK_S and "error" not in h
+        broker = h.get("broker")
+        h["ok"] = worker_ok and broker is not False
+        if not worker_ok:
+            h["reason"] = "the host is not responding"
+        elif broker is False:
+            h["reason"] = "the host has lost the broker"
+        return h
+
+    def tables_of(self, venue: str) -> list[str]:
+        return [t.table for t in self.venues.venue_tables(venue)]
+
+    def known_venues(self) -> list[str]:
+        return sorted(set(self.venues.venues()) | set(self.pins))
 
     # -- Output ----------------------------------------------------------------------------
     def _changed(self, venue, table):
@@ -246,15 +301,14 @@ class _Handler(BaseHTTPRequestHandler):
         p = self._parts()
         try:
             if not p:
-                vs = web.venues.venues() or list(web.pins)
+                vs = web.known_venues()
                 if len(vs) == 1:
                     return self._send(302, b"", extra=[("Location", f"/v/{vs[0]}/")])
-                links = "".join(f'<li><a href="/v/{v}/">{v}</a></li>' for v in vs)
-                return self._send(
-                    200,
-                    f"<!doctype html><title>Railbird</title><ul>{links}</ul>".encode(),
-                    "text/html; charset=utf-8",
+                links = "".join(
+                    f'<li><a href="/v/{html.escape(v)}/">{html.escape(v)}</a></li>' for v in vs
                 )
+                page = f"<!doctype html><title>{html.escape(web.title)}</title><ul>{links}</ul>"
+                return self._send(200, page.encode(), "text/html; charset=utf-8")
             if p[0] == "static" and len(p) == 2:
                 data = _static(p[1])
                 if data is None:
@@ -263,22 +317,29 @@ class _Handler(BaseHTTPRequestHandler):
                 if ctype.startswith("text/") or ctype.endswith("javascript"):
                     ctype += "; charset=utf-8"
                 return self._send(200, data, ctype)
-            if p[0] == "v" and len(p) in (2, 3):
-                page = "venue.html" if len(p) == 2 else "table.html"
-                return self._send(200, _static(page), "text/html; charset=utf-8")
+            if p[0] == "v" and len(p) >= 2:
+                return self._view(p[1], p[2:])
             if p[0] == "api" and len(p) >= 3 and p[1] == "v":
+                if p[2] not in web.known_venues():
+                    return self._json(404, {"error": "unknown venue"})
                 if len(p) == 3:
                     tables = [
                         web.venues.snapshot(t.venue, t.table) for t in web.venues.venue_tables(p[2])
                     ]
                     return self._json(
-                        200, {"venue": p[2], "tables": tables, "referee": p[2] in web.pins}
+                        200,
+                        {
+                            "venue": p[2],
+                            "title": web.title,
+                            "tables": tables,
+                            "referee": p[2] in web.pins,
+                        },
                     )
                 if len(p) == 4:
                     snap = web.venues.snapshot(p[2], p[3])
                     if snap is None:
                         return self._json(404, {"error": "unknown table"})
-                    return self._json(200, snap)
+                    return self._json(200, dict(snap, title=web.title, referee=p[2] in web.pins))
             if p[0] == "events" and len(p) == 3 and p[1] == "v":
                 return self._events(p[2])
         except (BrokenPipeError, ConnectionResetError):
@@ -286,6 +347,38 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(404, {"error": "not found"})
 
     do_HEAD = do_GET
+
+    def _view(self, venue: str, rest: list[str]):
+        """/v/<venue>/ -> venue board; /v/<venue>/<table>/ and /v/<venue>/t/<table>/[view]
+        -> the table's pages. A venue or table the host does not know is a 404 page that
+        lists what it knows, not an empty board (a mistyped URL on a bar TV)."""
+        web = self.web
+        table, page = None, "venue.html"
+        if len(rest) == 1:
+            table, page = rest[0], "table.html"
+        elif len(rest) in (2, 3) and rest[0] == "t":
+            table, page = rest[1], VIEWS.get(rest[2] if len(rest) == 3 else "")
+        elif rest:
+            page = None
+        if page is None:
+            return self._send(
+                404, _not_found(web.title, "no such page", []), "text/html; charset=utf-8"
+            )
+        if venue not in web.known_venues():
+            links = [(f"/v/{v}/", v) for v in web.known_venues()]
+            return self._send(
+                404,
+                _not_found(web.title, f"There is no venue {venue!r} on this host.", links),
+                "text/html; charset=utf-8",
+            )
+        if table is not None and table not in web.tables_of(venue):
+            links = [(f"/v/{venue}/t/{t}/", t) for t in web.tables_of(venue)]
+            return self._send(
+                404,
+                _not_found(web.title, f"There is no table {table!r} at {venue}.", links),
+                "text/html; charset=utf-8",
+            )
+        return self._send(200, _page(page, web.title), "text/html; charset=utf-8")
 
     def _events(self, venue):
         web = self.web
@@ -300,12 +393,20 @@ class _Handler(BaseHTTPRequestHandler):
             for t in web.venues.venue_tables(venue):
                 snap = web.venues.snapshot(t.venue, t.table)
                 self.wfile.write(f"event: table\ndata: {json.dumps(snap)}\n\n".encode())
-            self.wfile.flush()
+            beat_at = 0.0
             while True:
+                now = time.monotonic()
+                if now - beat_at >= HEARTBEAT_S:
+                    # the pages' proof that the host is alive: without it for 3.5 s they
+                    # show "scores may be stale" (the daemon is gone, or its worker hangs)
+                    beat_at = now
+                    beat = json.dumps(web.heartbeat(), separators=(",", ":"))
+                    self.wfile.write(f"event: host\ndata: {beat}\n\n".encode())
+                self.wfile.flush()
                 try:
-                    msg = q.get(timeout=15)
+                    msg = q.get(timeout=max(0.05, beat_at + HEARTBEAT_S - time.monotonic()))
                 except queue.Empty:
-                    msg = b": keep-alive\n\n"
+                    continue
                 if msg is None:
                     break
                 self.wfile.write(msg)
@@ -344,14 +445,7 @@ class _Handler(BaseHTTPRequestHandler):
         pin = body.get("pin") or self.headers.get("X-Railbird-Pin")
         if venue not in web.pins:
             web.stats["forbidden"] += 1
-            return self._json(
-                403,
-                {
-                    "ok": False,
-                    "error": "referee panel disabled on this "
-                    "host: no referee token (PIN) is configured for the venue",
-                },
-            )
+            return self._json(403, {"ok": False, "disabled": True, "error": REFEREE_OFF})
         if not web.check_pin(venue, pin, addr):
             web.stats["forbidden"] += 1
             log.warning(

@@ -1,24 +1,150 @@
-// Shared by the table page and the venue board: live snapshots over server-sent events.
+// Shared by the table page, the venue board and the overlay: live snapshots over server-sent
+// events, the "scores may be stale" watchdog, and how a state reads on a board.
 "use strict";
 const RB = {
-  route() {
+  STALE_SILENT_MS: 3500,   // no event (the server's heartbeat is 1 s) -> the host is gone
+  STALE_ERROR_MS: 1500,    // a broken stream not back within this -> the host is gone
+  route() {   // /v/<venue>/<table>/ or /v/<venue>/t/<table>/<view>
     const p = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
-    return { venue: p[1], table: p[2] };
+    return p[2] === "t" && p.length >= 4 ? { venue: p[1], table: p[3], view: p[4] || "" }
+      : { venue: p[1], table: p[2], view: "" };
   },
+  tableUrl(venue, table, view) {
+    return "/v/" + encodeURIComponent(venue) + "/t/" + encodeURIComponent(table) + "/" + (view || "");
+  },
+
+  // Live snapshots, and the page's own judgement of the host: the board runs in the daemon
+  // process, so a dead daemon can only be noticed here, by its silence (SSE closed, failed
+  // reconnects, or a heartbeat that stops). Recovery is a fresh stream, whose first events
+  // are the snapshots of every table.
   live(venue, onTable) {
-    const es = new EventSource("/events/v/" + encodeURIComponent(venue));
-    es.addEventListener("table", (e) => onTable(JSON.parse(e.data)));
-    es.onerror = () => { document.body.dataset.live = "0"; };
-    es.onopen = () => { document.body.dataset.live = "1"; };
-    return es;
+    const st = { es: null, last: Date.now(), errorSince: null, host: null, stale: null };
+    RB._live = st;
+    const open = () => {
+      const es = new EventSource("/events/v/" + encodeURIComponent(venue));
+      st.es = es;
+      const seen = () => { st.last = Date.now(); st.errorSince = null; };
+      es.addEventListener("table", (e) => { seen(); onTable(JSON.parse(e.data)); });
+      es.addEventListener("host", (e) => { seen(); st.host = JSON.parse(e.data); check(); });
+      es.onopen = () => { seen(); document.body.dataset.live = "1"; };
+      es.onerror = () => {
+        document.body.dataset.live = "0";
+        if (st.errorSince === null) st.errorSince = Date.now();
+        if (es.readyState === EventSource.CLOSED) {   // the browser gave up: we do not
+          setTimeout(() => { if (st.es === es) open(); }, 1000);
+        }
+      };
+    };
+    const check = () => {
+      const now = Date.now();
+      let why = null;
+      if (st.errorSince !== null && now - st.errorSince > RB.STALE_ERROR_MS) why = "the host is not answering";
+      else if (now - st.last > RB.STALE_SILENT_MS) why = "no word from the host for " + Math.round((now - st.last) / 1000) + " s";
+      else if (st.host && st.host.ok === false) why = st.host.reason || "the host is not scoring";
+      RB.setStale(why);
+    };
+    open();
+    setInterval(check, 250);
+    return st;
   },
+  setStale(why) {
+    const st = RB._live || {};
+    if (why === st.stale) return;
+    st.stale = why;
+    document.body.dataset.stale = why ? "1" : "0";
+    let el = document.getElementById("stale");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "stale"; el.className = "stale"; el.setAttribute("role", "alert");
+      document.body.prepend(el);
+    }
+    el.hidden = !why;
+    if (why) el.innerHTML = "<b>Scores may be stale</b> <span>" + RB.esc(why) + " \u2014 since " +
+      new Date().toLocaleTimeString() + "</span>";
+  },
+
   esc(v) { return String(v).replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";"); },
   text(el, v) { if (el && el.textContent !== String(v)) el.textContent = v; },
-  names(s) { return (s.players && s.players.length === 2) ? s.players : ["A", "B"]; },
+  html(el, v) { if (el && el.innerHTML !== v) el.innerHTML = v; },
+  names(s) {
+    const p = s.players || (s.state || {}).players;
+    return (p && p.length === 2) ? p : ["A", "B"];
+  },
   per(snap, key) {           // per-player value of the state as [a, b]
     const st = snap.state || {}, v = st[key], n = RB.names(snap);
     if (Array.isArray(v)) return v;
     if (v && typeof v === "object") return [v[n[0]], v[n[1]]];
     return [null, null];
+  },
+  goal(s) {
+    const m = /goal=(\d+)/.exec(s.fen || (s.state || {}).fen || "");
+    return m ? +m[1] : null;
+  },
+  goalText(s) {
+    const g = RB.goal(s);
+    return g == null ? "" : (s.game === "14.1" ? "to " + g : "race to " + g);
+  },
+
+  // -- pool balls: standard colours, 9-15 striped, the number on a white disc --------------
+  ball(n, cls) {
+    const k = +n;
+    return '<span class="ball b' + k + (k >= 9 ? " stripe" : "") + (cls ? " " + cls : "") +
+      '" data-ball="' + k + '" title="' + (k === 0 ? "cue ball" : "ball " + k) + '"><i>' + (k === 0 ? "" : k) + "</i></span>";
+  },
+  RACK: { "9-ball": 9, "10-ball": 10, "8-ball": 15, "14.1": 15 },
+  POCKETS: { HL: "head left", HR: "head right", SL: "side left", SR: "side right", FL: "foot left", FR: "foot right" },
+
+  // -- how the state reads -------------------------------------------------------------------
+  inHand(st) {
+    if (st.ball_in_hand === "kitchen") return "Ball in hand \u2014 behind the head string";
+    if (st.ball_in_hand) return "Ball in hand \u2014 anywhere";
+    return "";
+  },
+  callHtml(st) {
+    const c = st.call;
+    if (!c) return "";
+    if (c === "safety") return "Safety";
+    if (c === "push_out") return "Push-out";
+    if (typeof c === "object") {
+      return "Call " + (c.ball == null ? "" : RB.ball(c.ball, "small")) + " in " + RB.esc(c.pocket) +
+        ' <span class="dim">(' + RB.esc(RB.POCKETS[c.pocket] || c.pocket) + ")</span>";
+    }
+    return "Call: " + RB.esc(c);
+  },
+  awaiting(st) {
+    const who = st.at_table ? RB.esc(st.at_table) + ": " : "";
+    switch (st.awaiting) {
+      case null: case undefined: case "": return "";
+      case "lag": return "Waiting for the lag";
+      case "shoot_or_pass": return who + "shoot or pass?";
+      case "accept_or_rebreak": return who + "accept the table or re-break?";
+      case "rerack": return "Re-rack: waiting for the referee";
+      case "spot_or_rebreak": return who + "spot the 8 or re-break?";
+      case "spot_or_break": return who + "spot the 8 or break again?";
+      case "accept_or_break": return who + "accept the table or break again?";
+      default: return who + RB.esc(String(st.awaiting).replace(/_/g, " "));
+    }
+  },
+  // 6.14: three consecutive fouls lose the rack (10/9-ball) or cost 15 more points (14.1);
+  // a player on two is warned. 8-ball has no three-foul rule, so no warning there.
+  fouls(game, n) {
+    if (!n) return "";
+    if (n >= 2 && game !== "8-ball") {
+      return '<span class="warn">' + n + " FOULS \u2014 warning: a third " +
+        (game === "14.1" ? "costs 15 points" : "loses the rack") + "</span>";
+    }
+    return '<span class="foul">' + n + (n === 1 ? " foul" : " fouls") + "</span>";
+  },
+  sensors(s) {    // [text, class] for the table's sensor nodes
+    const nodes = Object.entries(s.nodes || {});
+    if (!nodes.length) return ["no sensors reported", "offline"];
+    const off = nodes.filter(([, on]) => !on).map(([n]) => n);
+    if (!off.length) return [nodes.length === 1 ? "sensors online" : "all " + nodes.length + " sensors online", "online"];
+    return ["sensors offline: " + off.join(", "), "offline"];
+  },
+  nodeChips(s) {
+    return Object.entries(s.nodes || {}).sort().map(([n, on]) =>
+      '<span class="node ' + (on ? "online" : "offline") + '" data-node="' + RB.esc(n) + '">' +
+      (on ? "\u25CF " : "\u25CB ") + RB.esc(n) + " " + (on ? "online" : "OFFLINE") + "</span>").join("");
   },
 };

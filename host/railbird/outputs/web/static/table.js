@@ -1,108 +1,92 @@
 "use strict";
+// The table page: one table, large, for a phone at the table or a TV across the room.
 const R = RB.route();
-document.getElementById("title").textContent = R.table + " \u00b7 " + R.venue;
+const $ = (id) => document.getElementById(id);
+const BRAND = document.title.replace(/ · table$/, "");
+RB.text($("title"), R.table + " \u00b7 " + R.venue);
+document.title = BRAND + " \u00b7 " + R.table + " \u00b7 " + R.venue;
+$("overlay-link").href = RB.tableUrl(R.venue, R.table, "overlay");
 let snap = null;
+
+function show(el, on) { if (el.hidden === on) el.hidden = !on; }
 
 function render(s) {
   snap = s;
   const st = s.state || {}, n = RB.names(s), scores = RB.per(s, "scores");
   const fouls = RB.per(s, "consecutive_fouls"), run = RB.per(s, "run"), high = RB.per(s, "high_run");
-  RB.text(document.getElementById("game"), (s.game || "no game") + (st.rack ? " \u00b7 rack " + st.rack : ""));
-  const on = document.getElementById("online");
-  on.className = s.online ? "online" : "offline";
-  RB.text(on, s.online ? "sensors online" : "sensors offline");
+  const head = [s.game || "no game"];
+  if (RB.goalText(s)) head.push(RB.goalText(s));
+  if (st.rack) head.push("rack " + st.rack);
+  if (st.inning) head.push("inning " + st.inning);
+  RB.text($("game"), head.join(" \u00b7 "));
+  const [sensorText, sensorClass] = RB.sensors(s);
+  $("online").className = sensorClass;
+  RB.text($("online"), sensorText);
+
+  const over = !!st.match_winner;
+  document.body.classList.toggle("matchover", over);
+  show($("over"), over);
+  if (over) {
+    const w = n.indexOf(st.match_winner), l = 1 - w;
+    RB.text($("over-winner"), st.match_winner + " wins the match");
+    RB.text($("over-detail"), (scores[w] == null ? "" : scores[w] + " \u2013 " + scores[l] + " against " + n[l]) +
+      (RB.goalText(s) ? " \u00b7 " + RB.goalText(s) : "") + (st.inning ? " \u00b7 " + st.inning + " innings" : ""));
+  }
+
   ["a", "b"].forEach((k, i) => {
-    RB.text(document.getElementById("name-" + k), n[i]);
-    RB.text(document.getElementById("score-" + k), scores[i] == null ? "0" : scores[i]);
-    document.getElementById("p" + k).classList.toggle("up", st.at_table === n[i]);
+    RB.text($("name-" + k), n[i]);
+    RB.text($("score-" + k), scores[i] == null ? "0" : scores[i]);
+    $("score-" + k).classList.toggle("long", String(scores[i]).length > 2);
+    $("p" + k).classList.toggle("up", !over && st.at_table === n[i]);
+    $("p" + k).classList.toggle("winner", over && st.match_winner === n[i]);
     const meta = [];
-    if (st.breaker === n[i] && s.game !== "14.1") meta.push("breaks");
-    if (s.game === "14.1") meta.push("run " + (run[i] || 0) + " \u00b7 high " + (high[i] || 0));
-    if (fouls[i]) meta.push((fouls[i] >= 2 ? '<span class="warn">' : "<span>") + fouls[i] +
-                            (fouls[i] >= 2 ? " FOULS \u2013 warning" : " foul") + "</span>");
-    const el = document.getElementById("meta-" + k), html = meta.join(" \u00b7 ");
-    if (el.innerHTML !== html) el.innerHTML = html;
+    if (st.breaker === n[i] && st.breaking && !over) meta.push("<span>breaks</span>");
+    if (s.game === "14.1") meta.push("<span>run " + (run[i] || 0) + " \u00b7 high " + (high[i] || 0) + "</span>");
+    if (fouls[i] && !over) meta.push(RB.fouls(s.game, fouls[i]));
+    RB.html($("meta-" + k), meta.join(" \u00b7 "));
   });
-  const goal = /goal=(\d+)/.exec(s.fen || st.fen || "");
-  const line = [];
-  if (goal) line.push((s.game === "14.1" ? "to " : "race to ") + goal[1]);
-  if (st.ball_in_hand) line.push("ball in hand (" + st.ball_in_hand + ")");
-  if (st.awaiting) line.push("waiting for: " + st.awaiting.replace(/_/g, " "));
-  if (st.match_winner) line.push(st.match_winner + " wins the match");
-  RB.text(document.getElementById("line"), line.join(" \u00b7 "));
-  const anns = s.announcements || [], b = document.getElementById("banner");
-  RB.text(b, anns.map((a) => a.text).join(" \u2014 "));
+
+  const inHand = over ? "" : RB.inHand(st);
+  RB.text($("inhand"), inHand); show($("inhand"), !!inHand);
+  $("inhand").dataset.where = st.ball_in_hand || "";
+  const call = over ? "" : RB.callHtml(st);
+  RB.html($("call"), call); show($("call"), !!call);
+  const ask = over ? "" : RB.awaiting(st);
+  RB.html($("awaiting"), ask); show($("awaiting"), !!ask);
+
+  // presumed facts ("... not reported ... (default)") are for the referee, not the room
+  const anns = (s.announcements || []).filter((a) => !/\(default\)$/.test(a.text || ""));
+  const b = $("banner");
+  RB.text(b, over ? "" : anns.map((a) => a.text).join(" \u2014 "));
   b.className = anns.some((a) => a.level === "foul" || /^foul/i.test(a.text)) ? "foul" : "";
+
+  // rack view: every ball of the game in order, the ones still on the table lit
+  const on = new Set(st.balls_on_table || []), size = RB.RACK[s.game] || 15;
+  const all = []; for (let k = 1; k <= size; k++) all.push(k);
+  RB.html($("balls"), all.map((k) => RB.ball(k, on.has(k) ? "on" : "gone")).join(""));
+  RB.text($("left"), (st.balls_on_table || []).length);
+  show($("rack"), !over && !!st.balls_on_table);
+  const spot = st.to_spot || [];
+  RB.html($("spot"), spot.map((k) => RB.ball(k, "on")).join(""));
+  show($("spot-row"), spot.length > 0);
+
+  RB.html($("nodes"), RB.nodeChips(s));
   const pk = s.pockets || {}, bp = pk.by_pocket || {};
-  document.getElementById("pockets").innerHTML = ["HL", "HR", "SL", "SR", "FL", "FR"]
-    .map((p) => `<div id="pocket-${p}">${p}<b>${bp[p] || 0}</b></div>`).join("");
-  RB.text(document.getElementById("hours"), "today (" + (pk.day || "") + "): " + (pk.total || 0) +
+  RB.html($("pockets"), ["HL", "HR", "SL", "SR", "FL", "FR"]
+    .map((p) => `<div id="pocket-${p}">${p}<b>${bp[p] || 0}</b></div>`).join(""));
+  RB.text($("hours"), "today (" + (pk.day || "") + "): " + (pk.total || 0) +
           " balls \u00b7 by hour: " + Object.entries(pk.by_hour || {}).map(([h, c]) => h + "h " + c).join(", "));
-  RB.text(document.getElementById("games"), "by game: " + (pk.by_game || [])
+  RB.text($("games"), "by game: " + (pk.by_game || [])
           .map((g) => (g.game || "?") + " rack " + g.rack + ": " + g.balls).join(", "));
-  const ls = s.last_shot;
-  const unc = st.unconfirmed || [];
-  RB.text(document.getElementById("last-shot"), (ls ? "shot " + ls.n + ": " + ((ls.pocketed || [])
-          .map((p) => p.pocket + ":" + (p.ball == null ? "?" : p.ball) + (p.source === "inferred" ? "(inferred)" : ""))
-          .join(" ") || "nothing pocketed") : "no shot yet") +
-          (unc.length ? " \u2014 uncertain: " + unc.join(", ") + " (confirm or correct)" : ""));
+  if ("referee" in s) referee(s.referee);
+}
+
+function referee(on) {   // the referee app's link, or why there is none
+  RB.html($("ref-link"), on
+    ? '<a href="' + RB.tableUrl(R.venue, R.table, "referee") + '">referee</a>'
+    : '<span class="dim">referee input is off on this host (no referee PIN configured)</span>');
 }
 
 fetch("/api/v/" + encodeURIComponent(R.venue) + "/" + encodeURIComponent(R.table))
-  .then((r) => r.ok ? r.json() : null).then((s) => { if (s && !snap) render(s); });
+  .then((r) => r.ok ? r.json() : null).then((s) => { if (s) { referee(s.referee); if (!snap) render(s); } });
 RB.live(R.venue, (s) => { if (s.table === R.table) render(s); });
-
-// -- referee panel -------------------------------------------------------------------
-const pinEl = document.getElementById("pin");
-pinEl.value = sessionStorage.getItem("rb-pin-" + R.venue) || "";
-pinEl.addEventListener("change", () => sessionStorage.setItem("rb-pin-" + R.venue, pinEl.value));
-const ballSel = document.getElementById("call-ball"), pocketSel = document.getElementById("call-pocket");
-for (let i = 1; i <= 15; i++) ballSel.add(new Option(String(i), String(i)));
-["HL", "HR", "SL", "SR", "FL", "FR"].forEach((p) => pocketSel.add(new Option(p, p)));
-
-function inputsFor(btn) {
-  const act = btn.dataset.act;
-  if (act === "call") return [{ type: "call", ball: +ballSel.value, pocket: pocketSel.value }];
-  if (act === "safety") return [{ type: "call", safety: true }];
-  if (act === "push_out") return [{ type: "push_out" }];
-  if (act === "undo") return [{ type: "undo" }];
-  if (act === "option") return [{ type: "option", choice: btn.dataset.choice }];
-  if (act === "foul") {
-    const rule = document.getElementById("foul-rule").value.trim();
-    if (!rule) throw new Error("enter the rule of the foul");
-    return [{ type: "shot", pocketed: [], fouls: [rule] }];
-  }
-  if (act === "confirm") {
-    // protocol/REFEREE.md §3a: with no field filled in, confirm the last shot's uncertain
-    // facts as sensed; otherwise correct the last shot with the facts given (the rules
-    // re-rule it and re-apply later inputs). "-" in balls: nothing was pocketed.
-    const inp = { type: "confirm" };
-    const balls = document.getElementById("fix-balls").value.trim();
-    if (balls) inp.pocketed = balls === "-" ? [] : balls.split(/\s+/).filter(Boolean)
-      .map((w) => { const [p, b] = w.toUpperCase().split(":");
-        return (b === undefined || b === "?" || b === "") ? { pocket: p } : { pocket: p, ball: +b }; });
-    const first = document.getElementById("fix-first").value.trim();
-    if (first) inp.first_contact = first === "-" ? null : +first;
-    const foul = document.getElementById("fix-foul").value.trim();
-    if (foul) inp.fouls = [foul];
-    return [inp];
-  }
-  throw new Error("unknown action " + act);
-}
-
-async function send(btn) {
-  const status = document.getElementById("ref-status");
-  let inputs;
-  try { inputs = inputsFor(btn); } catch (e) { status.className = "err"; status.textContent = e.message; return; }
-  status.className = ""; status.textContent = "sending\u2026";
-  try {
-    const r = await fetch("/api/v/" + encodeURIComponent(R.venue) + "/" + encodeURIComponent(R.table) + "/referee", {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ pin: pinEl.value, inputs }) });
-    const res = await r.json().catch(() => ({}));
-    status.className = r.ok ? "ok" : "err";
-    status.textContent = r.ok ? "applied: " + inputs.map((i) => i.type).join(", ")
-      : (r.status === 403 ? "refused: PIN wrong or missing" : "refused: " + (res.error || r.status));
-  } catch (e) { status.className = "err"; status.textContent = "no answer from the host"; }
-}
-document.querySelectorAll("#ref button[data-act]").forEach((b) => b.addEventListener("click", () => send(b)));

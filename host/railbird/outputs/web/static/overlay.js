@@ -1,0 +1,30 @@
+"use strict";
+// Streaming overlay (a browser source in OBS and the like): a score bar on a transparent page.
+const R = RB.route();
+const $ = (id) => document.getElementById(id);
+let got = false;
+
+function render(s) {
+  got = true;
+  const st = s.state || {}, n = RB.names(s), sc = RB.per(s, "scores"), fouls = RB.per(s, "consecutive_fouls");
+  const over = !!st.match_winner;
+  ["a", "b"].forEach((k, i) => {
+    RB.text($("name-" + k), n[i]);
+    RB.text($("score-" + k), sc[i] == null ? 0 : sc[i]);
+    $("p" + k).classList.toggle("up", !over && st.at_table === n[i]);
+    $("p" + k).classList.toggle("won", over && st.match_winner === n[i]);
+    const f = over ? 0 : fouls[i] || 0;
+    RB.html($("fouls-" + k), f ? '<span class="long">' + f + (f === 1 ? " FOUL" : " FOULS") +
+      '</span><span class="short">' + f + "F</span>" : "");
+    $("fouls-" + k).classList.toggle("warn", f >= 2 && s.game !== "8-ball");
+  });
+  RB.text($("race"), RB.goalText(s) || s.game || "");
+  RB.text($("over"), over ? st.match_winner + " wins the match" : ""); $("over").hidden = !over;
+  const ih = over ? "" : RB.inHand(st);
+  RB.text($("inhand"), ih.replace("Ball in hand", "BALL IN HAND")); $("inhand").hidden = !ih;
+  RB.html($("balls"), over ? "" : (st.balls_on_table || []).map((k) => RB.ball(k)).join(""));
+}
+
+fetch("/api/v/" + encodeURIComponent(R.venue) + "/" + encodeURIComponent(R.table))
+  .then((r) => r.ok ? r.json() : null).then((s) => { if (s && !got) render(s); });
+RB.live(R.venue, (s) => { if (s.table === R.table) render(s); });
