@@ -30,7 +30,8 @@ Example (every key optional except where noted):
                                    # (use the TLS listener's port, usually 8883)
     cafile = ""                    # PEM file of the CA that signed the broker's certificate
                                    # ("" = the system's trusted CAs); needs tls = true
-    client_id = "railbird-host-<venue>"
+    client_id = ""                 # the persistent session's id; "" = railbird-host-<venue>-
+                                   # <HMAC of the venue keyed with the password>: not guessable
     session_expiry_s = 604800      # 7 days (protocol/SPEC.md)
     keepalive_s = 30
 
@@ -80,6 +81,7 @@ Example (every key optional except where noted):
 
 from __future__ import annotations
 
+import hmac
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -232,8 +234,6 @@ def from_dict(d: dict, *, check: bool = True) -> Config:
     cfg.broker = BrokerConfig(**broker)
     if not cfg.broker.password:
         cfg.broker.password = os.environ.get("RAILBIRD_MQTT_PASSWORD", "")
-    if not cfg.broker.client_id:
-        cfg.broker.client_id = f"railbird-host-{cfg.venue}"
     cfg.shots = ShotParams.from_dict({k[:-3] + "_us": v * 1000 for k, v in shots.items()})
     cfg.table = {t: TableConfig(**td) for t, td in per_table.items()}
     if default_table is not None:
@@ -241,6 +241,21 @@ def from_dict(d: dict, *, check: bool = True) -> Config:
     cfg.outputs = _outputs(outputs)
     cfg.raw = raw
     return cfg
+
+
+def host_client_id(bcfg: BrokerConfig, venue: str) -> str:
+    """The host's MQTT client id, which names its persistent session (the queue the broker
+    keeps while the host is away). `bcfg.client_id` when set; else `railbird-host-<venue>-`
+    and 16 hex digits of an HMAC of the venue keyed with the host's broker password: stable
+    across restarts, and not nameable by a client that lacks the password (any login may
+    connect with any id, and mosquitto hands the session to the newest; protocol/SPEC.md
+    "Security"). Without a password it is the guessable `railbird-host-<venue>`."""
+    if bcfg.client_id:
+        return bcfg.client_id
+    if not bcfg.password:
+        return f"railbird-host-{venue}"
+    mac = hmac.new(bcfg.password.encode(), f"railbird-host-session:{venue}".encode(), "sha256")
+    return f"railbird-host-{venue}-{mac.hexdigest()[:16]}"
 
 
 def _outputs(d: dict) -> OutputsConfig:

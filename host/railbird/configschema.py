@@ -210,7 +210,12 @@ def _broker() -> dict:
                 'PEM file of the CA that signed the broker\'s certificate; `""` = the '
                 "system's trusted CAs; needs `tls = true`",
             ),
-            "client_id": _str("", '`""` = `"railbird-host-<venue>"`: the persistent session\'s id'),
+            "client_id": _str(
+                "",
+                'the persistent session\'s id; `""` = `railbird-host-<venue>-<hmac>`, 16 hex '
+                "digits of an HMAC keyed with `password`: no login without the host's password "
+                "can name it (protocol/SPEC.md Security)",
+            ),
             "session_expiry_s": _int(604800, 0, 2**32 - 1, "7 days (protocol/SPEC.md)"),
             "keepalive_s": _int(30, 0, 65535, "MQTT keepalive"),
         },

@@ -177,7 +177,6 @@ def _host_config(path: Path, port: int, journal: Path, web_port: int, pin: str) 
         f"port = {port}",
         'user = "railbird-host"',
         'password = "host-secret"',
-        f'client_id = "railbird-host-{VENUE}"',
         "",
         "[shots]",
         f"quiet_ms = {QUIET_MS}",

@@ -33,7 +33,8 @@ with --check-config. The full key reference: docs/host.md "Configuration".
 
   [broker]  host = "127.0.0.1", port = 1883, user = "railbird-host", password = ""
             (or env RAILBIRD_MQTT_PASSWORD), tls = false, cafile = "",
-            client_id = "railbird-host-<venue>", session_expiry_s = 604800, keepalive_s = 30
+            client_id = "" (= railbird-host-<venue>-<HMAC keyed with the password>),
+            session_expiry_s = 604800, keepalive_s = 30
   [shots]   quiet_ms = 5000, lip_rest_ms = 5000, cue_before_ms = 3000, cue_after_ms = 100,
             break_window_ms = 2000, rail_merge_ms = 100          (docs/shots.md)
   [tables.t1]  game = "10-ball" (10-ball, 14.1, 9-ball, 8-ball), players = ["Ann", "Bob"]

@@ -29,11 +29,15 @@ import time
 import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 import railbird
+from railbird.config import host_client_id
 from rbproto import codec
 
 log = logging.getLogger("railbird.daemon.ingest")
+
+TAKEN_OVER = 0x8E  # MQTT v5 reason code "Session taken over" (§4.13)
 
 HOST_PERIOD_S = 1  # displays call the host gone after 2 periods + 1 s of silence: 3 s
 
@@ -61,6 +65,16 @@ def subscriptions(venue: str, tables: list) -> list:
     return out
 
 
+RETAINED_LEAVES = ("birth", "status", "config", "state", "summary", "host")
+
+
+def protocol_retains(topic: str) -> bool:
+    """Whether protocol/SPEC.md's topic table has the message of `topic` retained (`birth`,
+    `status`, `config`, `state`, `summary`, `host`); `events`, `sync/...`, `referee`, `shot`,
+    `announce` are never retained. Judged by the last level, for every version root."""
+    return topic.rsplit("/", 1)[-1] in RETAINED_LEAVES
+
+
 class Ingest:
     def __init__(self, bcfg, venue: str, tables: list, inbox: queue.Queue):
         self.bcfg = bcfg
@@ -70,9 +84,19 @@ class Ingest:
         self.connected = threading.Event()
         self.connects = 0
         self.sync_answered = 0
+        # Session takeover (protocol/SPEC.md "Security"): the broker threw the host out for
+        # another client with its id, or the host came back to no session although it had
+        # one (`expect_session`: the daemon sets it when its journal shows an earlier run).
+        self.session_takeovers = 0
+        self.sessions_lost = 0
+        self.expect_session = False
+        self.retained_ignored = 0  # retained copies on topics the protocol never retains
+        self.client_id = host_client_id(bcfg, venue)
+        # the derived id is as good as a password for the session: logs show its public part
+        self.client_id_shown = bcfg.client_id or f"railbird-host-{venue}-..."
         self.client = mqtt.Client(
             mqtt.CallbackAPIVersion.VERSION2,
-            client_id=bcfg.client_id,
+            client_id=self.client_id,
             protocol=mqtt.MQTTv5,
             manual_ack=True,
         )
@@ -146,7 +170,24 @@ class Ingest:
             self.bcfg.port,
             flags.session_present,
         )
-        result, self._sub_mid = client.subscribe(subscriptions(self.venue, self.tables))
+        if not flags.session_present and (self.connects > 1 or self.expect_session):
+            # mosquitto 2.0 throws the host out without a reason code when another client
+            # takes its id; with a clean session that client also deleted the host's queue
+            self.sessions_lost += 1
+            log.error(
+                "SESSION LOST: the broker had no session for client id %s, so whatever was "
+                "queued for the host while it was away is lost. Another client connected with "
+                "this id and a clean session (a second host with this config, or a takeover), "
+                "or the session expired (broker.session_expiry_s), or the broker lost its "
+                "persistence",
+                self.client_id_shown,
+            )
+        # no_local: the host's own publishes (the clearing of retained junk) are not input
+        subs = [
+            (f, SubscribeOptions(qos=q, noLocal=True))
+            for f, q in subscriptions(self.venue, self.tables)
+        ]
+        result, self._sub_mid = client.subscribe(subs)
         if result != mqtt.MQTT_ERR_SUCCESS:
             log.error("subscribe failed: %s", result)
 
@@ -179,13 +220,44 @@ class Ingest:
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
         self.connected.clear()
         self.inbox.put(("disconnected", now_us()))
+        if reason_code == TAKEN_OVER:
+            self.session_takeovers += 1
+            log.error(
+                "SESSION TAKEN OVER: another client connected with the host's client id %s "
+                "and the broker closed the host's connection; messages for the host now go to "
+                "it. Reconnecting (which throws it out in turn); find it: a second host with "
+                "this config, or a login used to impersonate the host",
+                self.client_id_shown,
+            )
+            return
         log.warning("disconnected from the broker (%s); reconnecting", reason_code)
 
     def _on_message(self, client, userdata, msg):
         rx = now_us()
+        if msg.retain and not protocol_retains(msg.topic):
+            self._drop_retained(msg)
+            return
         if msg.topic.endswith("/sync/req") and self._answer_sync(msg, rx):
             return
         self.inbox.put(("mqtt", rx, msg.topic, bytes(msg.payload), msg.mid, msg.qos))
+
+    def _drop_retained(self, msg) -> None:
+        """A retained copy on a topic the protocol never retains: junk that the broker would
+        hand over again on every subscribe. Not journalled (acknowledged at once, as nothing
+        is to be kept); cleared at the broker when it is under the host's v1 tree (an empty
+        retained message deletes it; the host may write there)."""
+        self.retained_ignored += 1
+        if msg.qos > 0:
+            self.client.ack(msg.mid, msg.qos)
+        if msg.topic.startswith(codec.ROOT + "/"):
+            self.client.publish(msg.topic, b"", qos=0, retain=True)
+        if self.retained_ignored in (1, 10, 100) or self.retained_ignored % 1000 == 0:
+            log.warning(
+                "ignored %d retained message(s) on topics the protocol never retains, "
+                "latest %s; cleared at the broker",
+                self.retained_ignored,
+                msg.topic,
+            )
 
     def _answer_sync(self, msg, rx) -> bool:
         try:

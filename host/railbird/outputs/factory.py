@@ -28,7 +28,7 @@ def _venues(cfg, day_start_hour):
 
 def from_config(cfg) -> list:
     """The configured outputs (not started: the daemon starts and stops them)."""
-    from railbird.config import OutputsConfig
+    from railbird.config import OutputsConfig, host_client_id
 
     oc = getattr(cfg, "outputs", None) or OutputsConfig()
     outputs = []
@@ -44,7 +44,7 @@ def from_config(cfg) -> list:
                 password=b.password,
                 tls=b.tls,
                 cafile=b.cafile or None,
-                client_id=oc.feeds.client_id or f"{b.client_id}-feeds",
+                client_id=oc.feeds.client_id or f"{host_client_id(b, cfg.venue)}-feeds",
                 discovery=oc.feeds.discovery,
                 discovery_prefix=oc.feeds.discovery_prefix,
                 venues=_venues(cfg, oc.day_start_hour),
