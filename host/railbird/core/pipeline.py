@@ -106,8 +106,8 @@ class Pipeline:
         self.counters = Counter()
         self.rejected = Counter()
         self.node_status: dict = {}
-        for name in sorted(cfg.table):  # configured tables exist from the start
         self.node_table = {n: name for name, tc in cfg.table.items() for n in tc.nodes}
+        for name in sorted(cfg.table):  # configured tables exist from the start
             if cfg.venue != "*":
                 self.table(cfg.venue, name)
 
@@ -175,8 +175,6 @@ class Pipeline:
                 self.counters["ignored"] += 1
                 return ("ignored", f"{kind} is not host input", [])
             t = self.table(venue, table)
-            if t.nodes and node not in t.nodes:
-                raise Reject("unknown node", f"unknown node: {node} on {venue}/{table}")
             home = self.node_table.get(node)
             if home is not None and home != table:
                 # a node's login may write under any table (the ACL cannot know which is
@@ -185,6 +183,8 @@ class Pipeline:
                     "wrong table",
                     f"wrong table: node {node} reports for {venue}/{home}, not {venue}/{table}",
                 )
+            if t.nodes and node not in t.nodes:
+                raise Reject("unknown node", f"unknown node: {node} on {venue}/{table}")
             if kind == "events":
                 return self._events(t, node, msg, rx)
             if kind == "sync_result":

@@ -132,6 +132,8 @@ class Daemon:
         self._thread = threading.Thread(target=self._run, name="railbird-daemon", daemon=True)
         self._thread.start()
         if self.ingest is not None:
+            # a journal from an earlier run: the broker should still hold the host's session
+            self.ingest.expect_session = self.replayed > 0
             self.ingest.start()
         return self
 
@@ -152,12 +154,13 @@ class Daemon:
             d["connects"] = self.ingest.connects
             d["connected"] = self.ingest.connected.is_set()
             d["sync_answered"] = self.ingest.sync_answered
+            d["session_takeovers"] = self.ingest.session_takeovers
+            d["sessions_lost"] = self.ingest.sessions_lost
+            d["retained_ignored"] = self.ingest.retained_ignored
         d["replayed"] = self.replayed
         return d
 
     # -- referee input from the same process (web referee panel, CLI) --------------------------
-            # a journal from an earlier run: the broker should still hold the host's session
-            self.ingest.expect_session = self.replayed > 0
     def referee_input(
         self,
         venue: str,
@@ -178,9 +181,6 @@ class Daemon:
         self.inbox.put(("local", now_us(), venue, table, msg, fut))
         try:
             return fut.result(timeout)
-            d["session_takeovers"] = self.ingest.session_takeovers
-            d["sessions_lost"] = self.ingest.sessions_lost
-            d["retained_ignored"] = self.ingest.retained_ignored
         except Exception as e:  # noqa: BLE001 - timeout or a dead worker: the caller gets why
             return {"ok": False, "error": f"daemon did not answer: {e or type(e).__name__}"}
 
