@@ -8,15 +8,14 @@ Pages: /v/<venue>/ (venue board), /v/<venue>/<table>/ or /v/<venue>/t/<table>/ (
 page), /v/<venue>/t/<table>/overlay (streaming overlay); an unknown venue or table is a 404
 page. JSON: /api/v/<venue>, /api/v/<venue>/<table>. Live: /events/v/<venue>
 (text/event-stream: one `table` event with the table's snapshot after every change, and a
-`host` heartbeat every HEARTBEAT_S, docs/displays.md "Stale scores"). Referee input:
-POST /api/v/<venue>/<table>/referee {"pin": "...", "inputs": [{...}, ...]} (or "input"):
-403 and nothing applied unless the PIN is the venue's; inputs are applied in order and the
-first refusal stops the rest (422). Five wrong PINs from one address within a minute lock
-that address out for a minute (429).
+`host` heartbeat every HEARTBEAT_S, docs/displays.md "Stale scores"). Referee app:
+/v/<venue>/t/<table>/referee; its API (sign-in sessions, referee input with idempotency ids,
+the undo preview, the foul catalogue) is `desk.py`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import html
 import json
@@ -31,20 +30,17 @@ from urllib.parse import unquote, urlsplit
 
 from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
+from railbird.outputs.web.desk import RefereeDesk
 
 log = logging.getLogger("railbird.outputs.web")
 
-MAX_BODY = 16384
 SSE_QUEUE = 256
 PIN_TRIES = 5
 PIN_WINDOW_S = 60.0
 HEARTBEAT_S = 1.0  # the pages call the host gone after 3.5 s without any event
 WORKER_STUCK_S = 3.0  # a daemon worker this long without a loop is not scoring
 # /v/<venue>/t/<table>/<view> -> the page's file
-VIEWS = {"": "table.html", "overlay": "overlay.html"}
-REFEREE_OFF = (
-    "referee input is off on this host: no referee PIN (referee_token) is configured for the venue"
-)
+VIEWS = {"": "table.html", "overlay": "overlay.html", "referee": "referee.html"}
 
 
 def _static(name: str) -> bytes | None:
@@ -104,20 +100,16 @@ class _Hub:
             except queue.Full:
                 self.dropped += 1
                 self.remove(venue, q)
-                try:
+                with contextlib.suppress(queue.Full):
                     q.put_nowait(None)
-                except queue.Full:
-                    pass
 
     def close_all(self) -> None:
         with self.lock:
             subs = [q for s in self.subs.values() for q in s]
             self.subs.clear()
         for q in subs:
-            try:
+            with contextlib.suppress(queue.Full):
                 q.put_nowait(None)
-            except queue.Full:
-                pass
 
 
 class WebOutput(Output):
@@ -145,6 +137,7 @@ class WebOutput(Output):
         self._fails: dict[str, list[float]] = {}
         self._fails_lock = threading.Lock()
         self.referee_lock = threading.Lock()
+        self.desk = RefereeDesk(self)  # the referee app's sessions and input
         self.stats = {"requests": 0, "forbidden": 0, "locked_out": 0, "applied": 0, "refused": 0}
 
     # -- life cycle ----------------------------------------------------------------------
@@ -206,6 +199,7 @@ class WebOutput(Output):
 
     def on_state(self, venue, table, game, state, fen, announcements):
         self.venues.on_state(venue, table, game, state, fen, announcements)
+        self.desk.on_state(venue, table, announcements)
         self._changed(venue, table)
 
     def on_node(self, venue, table, node, status):
@@ -214,6 +208,7 @@ class WebOutput(Output):
 
     def restore(self, venue, table, history, nodes):
         self.venues.restore(venue, table, history, nodes)
+        self.desk.restore(venue, table, history)
         self._changed(venue, table)
 
     # -- referee ---------------------------------------------------------------------------
@@ -235,35 +230,6 @@ class WebOutput(Output):
             with self._fails_lock:
                 self._fails.setdefault(addr, []).append(time.monotonic())
         return ok
-
-    def apply(self, venue, table, inputs: list) -> tuple[int, dict]:
-        if self.referee is None:
-            return 503, {"ok": False, "error": "no referee input on this host"}
-        results = []
-        with self.referee_lock:  # one panel action at a time, in order
-            for inp in inputs:
-                try:
-                    res = self.referee(venue, table, inp, by="web")
-                except TypeError:
-                    res = self.referee(venue, table, inp)
-                except Exception as e:  # noqa: BLE001
-                    res = {"ok": False, "error": str(e) or type(e).__name__}
-                if not isinstance(res, dict):
-                    res = {"ok": True, "state": res}
-                results.append(res)
-                if not res.get("ok"):
-                    self.stats["refused"] += 1
-                    return 422, {
-                        "ok": False,
-                        "error": res.get("error"),
-                        "applied": len(results) - 1,
-                    }
-                self.stats["applied"] += 1
-        return 200, {
-            "ok": True,
-            "applied": len(results),
-            "state": results[-1].get("state") if results else None,
-        }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -300,6 +266,8 @@ class _Handler(BaseHTTPRequestHandler):
         web.stats["requests"] += 1
         p = self._parts()
         try:
+            if web.desk.route(self, "GET", p):
+                return
             if not p:
                 vs = web.known_venues()
                 if len(vs) == 1:
@@ -417,50 +385,19 @@ class _Handler(BaseHTTPRequestHandler):
             web.hub.remove(venue, q)
             self.close_connection = True
 
-    # -- POST ------------------------------------------------------------------------------
+    # -- POST, DELETE: the referee app (desk.py) -------------------------------------------
     def do_POST(self):
-        web = self.web
-        web.stats["requests"] += 1
-        p = self._parts()
-        if not (len(p) == 5 and p[0] == "api" and p[1] == "v" and p[4] == "referee"):
-            return self._json(404, {"error": "not found"})
-        venue, table = p[2], p[3]
-        addr = self.client_address[0]
+        self.web.stats["requests"] += 1
         try:
-            n = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            n = -1
-        if n < 0 or n > MAX_BODY:
-            return self._json(413, {"ok": False, "error": "body too large"})
-        raw = self.rfile.read(n)
-        if web.locked_out(addr):
-            web.stats["locked_out"] += 1
-            return self._json(429, {"ok": False, "error": "too many wrong PINs: wait a minute"})
+            if not self.web.desk.route(self, "POST", self._parts()):
+                self._json(404, {"error": "not found"})
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def do_DELETE(self):
+        self.web.stats["requests"] += 1
         try:
-            body = json.loads(raw or b"{}")
-            if not isinstance(body, dict):
-                raise ValueError("expected an object")
-        except ValueError:
-            body = {}
-        pin = body.get("pin") or self.headers.get("X-Railbird-Pin")
-        if venue not in web.pins:
-            web.stats["forbidden"] += 1
-            return self._json(403, {"ok": False, "disabled": True, "error": REFEREE_OFF})
-        if not web.check_pin(venue, pin, addr):
-            web.stats["forbidden"] += 1
-            log.warning(
-                "referee input for %s/%s from %s refused: wrong or missing PIN", venue, table, addr
-            )
-            return self._json(403, {"ok": False, "error": "PIN wrong or missing"})
-        inputs = body.get("inputs")
-        if inputs is None and "input" in body:
-            inputs = [body["input"]]
-        if (
-            not isinstance(inputs, list)
-            or not inputs
-            or len(inputs) > 8
-            or not all(isinstance(i, dict) and isinstance(i.get("type"), str) for i in inputs)
-        ):
-            return self._json(400, {"ok": False, "error": "inputs: 1-8 objects with a type"})
-        code, res = web.apply(venue, table, inputs)
-        self._json(code, res)
+            if not self.web.desk.route(self, "DELETE", self._parts()):
+                self._json(404, {"error": "not found"})
+        except (BrokenPipeError, ConnectionResetError):
+            pass

@@ -1,0 +1,335 @@
+"""The referee app's side of the web server: sign-in sessions, referee input with
+idempotency ids, the undo preview and the foul catalogue.
+
+Routes (all JSON; POST bodies must be `Content-Type: application/json`):
+
+    GET    /api/session/<venue>            {"referee", "signed_in", "expires_in"}
+    POST   /api/session/<venue>            {"pin"} -> session cookie (HttpOnly, SameSite=Strict)
+    DELETE /api/session/<venue>            sign out
+    GET    /api/fouls/<game>               {"game", "fouls": [{"declare", "rule", "name", "grade"}]}
+    GET    /api/v/<venue>/<table>/undo     {"undo": {"key", "rulings"} or null}
+    POST   /api/v/<venue>/<table>/referee  {"id", "input", "undo_key"?} or {"inputs": [...]}
+
+Referee input is accepted with the venue's session cookie, or with the venue PIN in the body
+(`pin`) or the `X-Railbird-Pin` header, for scripts. Cross-site requests cannot use the
+session: the cookie is SameSite=Strict, a form cannot send a JSON body (the content type is
+checked) and a request whose `Origin` is not this host is refused. Five wrong PINs from one
+address within a minute lock that address out of sign-in and PIN input for a minute; a
+request with no PIN at all is not a guess and is not counted (a signed-out phone retrying
+its queue must not lock the referee out).
+
+Idempotency: an input sent with an `id` is applied at most once. The answer is kept per
+(venue, table, id), so a phone that lost the answer and sends the same id again gets the
+same answer (`repeat: true`) instead of a second ruling; after a host restart the daemon's
+own de-duplication (journalled ids) still refuses the second copy, reported as a repeat.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from urllib.parse import urlsplit
+
+from railbird.outputs.web.sessions import (
+    MAX_AGE_S,
+    Sessions,
+    clear_cookie,
+    cookie_token,
+    set_cookie,
+)
+from railbird.rules.engine import GAMES
+from railbird.rules.fouls import declarable
+
+log = logging.getLogger("railbird.outputs.web")
+
+MAX_BODY = 16384
+RESULTS_KEPT = 2048
+TRAIL_KEPT = 200
+MAX_INPUTS = 8
+NO_ANSWER = "daemon did not answer"
+REFEREE_OFF = (
+    "referee input is off on this host: no referee PIN (referee_token) is configured for the venue"
+)
+
+
+class UndoTrail:
+    """Per table, the rulings of each input the rules applied, newest last, so the app can
+    show what an `undo` will withdraw before it is sent. Kept from the outputs' `on_state`:
+    an undo (ruling 1.8) pops, a correction (1.10 "corrects") replaces the newest. A new
+    match is an input like any other: the host's undo right after it brings the old one
+    back."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_table: dict[tuple[str, str], list[dict]] = {}
+        self._serial = 0
+
+    def on_state(self, venue, table, announcements) -> None:
+        anns = [dict(a) for a in announcements or () if isinstance(a, dict)]
+        if not anns:
+            return
+        first = anns[0]
+        text, rule = str(first.get("text", "")), first.get("rule")
+        with self._lock:
+            trail = self._by_table.setdefault((venue, table), [])
+            if rule == "1.8" and text.startswith("Undo"):
+                if trail:
+                    trail.pop()
+                return
+            if rule == "1.10" and text.startswith("The referee corrects") and trail:
+                trail.pop()
+            self._serial += 1
+            trail.append({"key": self._serial, "rulings": anns})
+            del trail[:-TRAIL_KEPT]
+
+    def top(self, venue, table) -> dict | None:
+        with self._lock:
+            trail = self._by_table.get((venue, table))
+            return dict(trail[-1]) if trail else None
+
+
+class RefereeDesk:
+    def __init__(self, web):
+        self.web = web
+        self.sessions = Sessions()
+        self.trail = UndoTrail()
+        self._results: OrderedDict = OrderedDict()
+
+    # -- the Output side -----------------------------------------------------------------
+    def on_state(self, venue, table, announcements) -> None:
+        self.trail.on_state(venue, table, announcements)
+
+    def restore(self, venue, table, history) -> None:
+        for r in history:
+            if r.get("type") == "state":
+                self.trail.on_state(venue, table, r.get("announcements"))
+
+    # -- routing -------------------------------------------------------------------------
+    def route(self, h, method: str, p: list[str]) -> bool:
+        """Serve the request if the path is one of ours; False: not ours."""
+        if len(p) == 3 and p[0] == "api" and p[1] == "session":
+            if method == "GET":
+                return self._session_info(h, p[2])
+            if method == "POST":
+                return self._sign_in(h, p[2])
+            if method == "DELETE":
+                return self._sign_out(h, p[2])
+        if len(p) == 3 and p[0] == "api" and p[1] == "fouls" and method == "GET":
+            return self._fouls(h, p[2])
+        if len(p) == 5 and p[0] == "api" and p[1] == "v":
+            if p[4] == "undo" and method == "GET":
+                return self._json(h, 200, {"undo": self.trail.top(p[2], p[3])})
+            if p[4] == "referee" and method == "POST":
+                return self._referee(h, p[2], p[3])
+        return False
+
+    # -- helpers -------------------------------------------------------------------------
+    @staticmethod
+    def _json(h, code, obj, cookie: str | None = None) -> bool:
+        extra = [("Set-Cookie", cookie)] if cookie else []
+        h._send(code, json.dumps(obj).encode(), "application/json", extra=extra)
+        return True
+
+    def _body(self, h):
+        """The JSON object of a POST, or (code, error) when it is not acceptable."""
+        try:
+            n = int(h.headers.get("Content-Length") or 0)
+        except ValueError:
+            n = -1
+        if n < 0 or n > MAX_BODY:
+            return None, (413, "body too large")
+        raw = h.rfile.read(n) if n else b""
+        ctype = (h.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            return None, (415, "send the body as application/json")
+        origin = h.headers.get("Origin")
+        if origin and urlsplit(origin).netloc != (h.headers.get("Host") or ""):
+            return None, (403, "cross-site request refused")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return None, (400, "the body is not JSON")
+        if not isinstance(body, dict):
+            return None, (400, "the body must be a JSON object")
+        return body, None
+
+    def _session_venue(self, h) -> str | None:
+        return self.sessions.venue_of(cookie_token(h.headers.get("Cookie")))
+
+    # -- sessions ------------------------------------------------------------------------
+    def _session_info(self, h, venue) -> bool:
+        token = cookie_token(h.headers.get("Cookie"))
+        signed = venue in self.web.pins and self.sessions.venue_of(token) == venue
+        return self._json(
+            h,
+            200,
+            {
+                "venue": venue,
+                "referee": venue in self.web.pins,
+                "signed_in": signed,
+                "expires_in": round(self.sessions.expires_in(token) or 0) if signed else None,
+            },
+        )
+
+    def _sign_in(self, h, venue) -> bool:
+        web = self.web
+        body, err = self._body(h)
+        if err:
+            return self._json(h, err[0], {"ok": False, "error": err[1]})
+        if venue not in web.pins:
+            return self._json(h, 403, {"ok": False, "disabled": True, "error": REFEREE_OFF})
+        addr = h.client_address[0]
+        if web.locked_out(addr):
+            web.stats["locked_out"] += 1
+            return self._json(h, 429, {"ok": False, "error": "too many wrong PINs: wait a minute"})
+        if not web.check_pin(venue, body.get("pin"), addr):
+            web.stats["forbidden"] += 1
+            log.warning("referee sign-in for %s from %s refused: wrong PIN", venue, addr)
+            return self._json(h, 403, {"ok": False, "error": "wrong PIN"})
+        token = self.sessions.create(venue)
+        log.info("referee signed in for %s from %s", venue, addr)
+        return self._json(
+            h,
+            200,
+            {"ok": True, "signed_in": True, "expires_in": MAX_AGE_S},
+            cookie=set_cookie(token),
+        )
+
+    def _sign_out(self, h, venue) -> bool:
+        self.sessions.drop(cookie_token(h.headers.get("Cookie")))
+        return self._json(h, 200, {"ok": True, "signed_in": False}, cookie=clear_cookie())
+
+    # -- fouls ---------------------------------------------------------------------------
+    def _fouls(self, h, game) -> bool:
+        if game not in GAMES:
+            return self._json(h, 404, {"error": f"unknown game {game!r}"})
+        return self._json(h, 200, {"game": game, "fouls": declarable(GAMES[game])})
+
+    # -- referee input -------------------------------------------------------------------
+    def _referee(self, h, venue, table) -> bool:
+        web = self.web
+        body, err = self._body(h)
+        if err:
+            return self._json(h, err[0], {"ok": False, "error": err[1]})
+        if venue not in web.pins:
+            web.stats["forbidden"] += 1
+            return self._json(h, 403, {"ok": False, "disabled": True, "error": REFEREE_OFF})
+        addr = h.client_address[0]
+        if self._session_venue(h) != venue:
+            pin = body.get("pin") or h.headers.get("X-Railbird-Pin")
+            if web.locked_out(addr):
+                web.stats["locked_out"] += 1
+                return self._json(
+                    h, 429, {"ok": False, "error": "too many wrong PINs: wait a minute"}
+                )
+            if not pin:
+                web.stats["forbidden"] += 1
+                return self._json(
+                    h, 403, {"ok": False, "signin": True, "error": "sign in first (venue PIN)"}
+                )
+            if not web.check_pin(venue, pin, addr):
+                web.stats["forbidden"] += 1
+                log.warning(
+                    "referee input for %s/%s from %s refused: wrong PIN", venue, table, addr
+                )
+                return self._json(h, 403, {"ok": False, "error": "PIN wrong or missing"})
+        items, err = _items(body)
+        if err:
+            return self._json(h, 400, {"ok": False, "error": err})
+        undo_key = body.get("undo_key")
+        if undo_key is not None and any(i.get("type") == "undo" for _, i in items):
+            top = self.trail.top(venue, table)
+            if top is None or top["key"] != undo_key:
+                return self._json(
+                    h,
+                    409,
+                    {
+                        "ok": False,
+                        "error": "the last input changed since the undo was shown: look again",
+                        "undo": top,
+                    },
+                )
+        code, res = self.apply(venue, table, items)
+        return self._json(h, code, res)
+
+    def apply(self, venue, table, items: list) -> tuple[int, dict]:
+        """Apply (id, input) pairs in order; the first refusal stops the rest (422)."""
+        web = self.web
+        if web.referee is None:
+            return 503, {"ok": False, "error": "no referee input on this host"}
+        last = None
+        with web.referee_lock:  # one input at a time, in order, and each id once
+            for n, (rid, inp) in enumerate(items):
+                key = (venue, table, rid)
+                if rid is not None and key in self._results:
+                    code, res = self._results[key]
+                    res = dict(res, repeat=True)
+                else:
+                    code, res = self._one(venue, table, rid, inp)
+                    if rid is not None and code in (200, 422):
+                        self._results[key] = (code, res)
+                        while len(self._results) > RESULTS_KEPT:
+                            self._results.popitem(last=False)
+                if code != 200:
+                    if len(items) > 1:
+                        res = dict(res, applied=n)
+                    return code, res
+                last = res
+        if len(items) > 1:
+            last = dict(last, applied=len(items))
+        return 200, last
+
+    def _one(self, venue, table, rid, inp) -> tuple[int, dict]:
+        web = self.web
+        try:
+            res = web.referee(venue, table, inp, by="web", id=rid)
+        except Exception as e:  # a broken callable is logged and answered, the server goes on
+            log.exception("referee input for %s/%s failed", venue, table)
+            res = {"ok": False, "error": str(e) or type(e).__name__}
+        if not isinstance(res, dict):
+            res = {"ok": True, "state": res}
+        err = str(res.get("error") or "")
+        if not res.get("ok") and rid is not None and err == f"referee input {rid} seen":
+            # the daemon journalled this id before (a host restart lost our answer)
+            web.stats["applied"] += 1
+            return 200, {"ok": True, "id": rid, "repeat": True, "rulings": []}
+        if not res.get("ok"):
+            if err.startswith(NO_ANSWER):
+                return 504, {"ok": False, "id": rid, "error": err}
+            web.stats["refused"] += 1
+            return 422, {"ok": False, "id": rid, "error": err or "refused"}
+        web.stats["applied"] += 1
+        out = {
+            "ok": True,
+            "id": rid,
+            "state": res.get("state"),
+            "rulings": res.get("announcements") or [],
+        }
+        if res.get("pending"):
+            out["pending"] = True
+            out["facts"] = res.get("facts")
+        return 200, out
+
+
+def _items(body: dict):
+    """[(id, input)] from {"id", "input"} or {"inputs": [...]}, or an error text."""
+    rid = body.get("id")
+    if rid is not None and (not isinstance(rid, str) or not 1 <= len(rid) <= 64):
+        return None, "id: a string of 1-64 characters"
+    inputs = body.get("inputs")
+    if inputs is None and "input" in body:
+        inputs = [body["input"]]
+    if (
+        not isinstance(inputs, list)
+        or not inputs
+        or len(inputs) > MAX_INPUTS
+        or not all(isinstance(i, dict) and isinstance(i.get("type"), str) for i in inputs)
+    ):
+        return None, f"inputs: 1-{MAX_INPUTS} objects with a type"
+    if rid is None:
+        return [(None, i) for i in inputs], None
+    if len(inputs) == 1:
+        return [(rid, inputs[0])], None
+    return [(f"{rid}/{n}", i) for n, i in enumerate(inputs)], None

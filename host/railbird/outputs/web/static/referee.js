@@ -1,0 +1,668 @@
+// Railbird referee app: one table, on a phone. It shows only the inputs valid now (from the
+// table's state), sends each action once with an idempotency id, keeps the actions the host
+// has not applied yet in a queue (retried with the same id, kept across a reload), and
+// reconnects its live stream by itself. Sign-in is one PIN entry per device: the host keeps
+// the session in an HttpOnly cookie, the page never stores the PIN.
+"use strict";
+(() => {
+  const PATH = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  const VENUE = PATH[1];
+  const TABLE = PATH[2] === "t" ? PATH[3] : PATH[2];
+  const enc = encodeURIComponent;
+  const API = "/api/v/" + enc(VENUE);
+  const TAPI = API + "/" + enc(TABLE);
+  const SESSION = "/api/session/" + enc(VENUE);
+  const QKEY = "rb-referee-queue:" + VENUE + ":" + TABLE;
+  const POCKETS = ["FL", "FR", "SL", "SR", "HL", "HR"];
+  const POCKET_NAMES = { HL: "head left", HR: "head right", SL: "side left", SR: "side right",
+    FL: "foot left", FR: "foot right" };
+  // 1 yellow, 2 blue, 3 red, 4 purple, 5 orange, 6 green, 7 maroon, 8 black; 9-15 striped
+  const COLOURS = [null, "#f2c300", "#1d4fc4", "#d7261e", "#5b2a86", "#f26d0f", "#11823b",
+    "#7a1d22", "#111111"];
+  const RACK = { "10-ball": 10, "9-ball": 9, "8-ball": 15, "14.1": 15 };
+  const GAMES = ["10-ball", "9-ball", "8-ball", "14.1"];
+  const CHOICES = { shoot_or_pass: ["shoot", "pass"], accept_or_rebreak: ["accept", "rebreak"],
+    spot_or_rebreak: ["spot", "rebreak"], spot_or_break: ["spot", "break"],
+    accept_or_break: ["accept", "break"] };
+  const FACT_NAMES = { pocketed: "which balls dropped", first_contact: "first ball hit",
+    rail_after_contact: "rail after contact", object_balls_to_rail: "balls driven to a rail",
+    cue_ball_to_rail: "cue ball to a rail", off_table: "cue ball off the table" };
+
+  let snap = null;          // the table's latest snapshot (server-sent)
+  let session = null;       // {referee, signed_in}
+  const fouls = {};         // game -> declarable fouls, from the host (one source with the rules)
+  let shown = null;         // {label, rulings, error, pending} of the latest action or ruling
+  let lastAnns = "";
+  let ui = { ball: null, lag: null, rerack: null, pin: "" };
+  let queue = loadQueue();
+  let sending = false, retryTimer = null, lastHeard = 0, beats = false, es = null;
+
+  // -- helpers ---------------------------------------------------------------------------
+  const $ = (id) => document.getElementById(id);
+  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";");
+  const st = () => (snap && snap.state) || null;
+  const names = () => { const s = st(); return (s && s.players) || ["A", "B"]; };
+  const per = (v, i) => (Array.isArray(v) ? v[i] : v && typeof v === "object" ? v[names()[i]] : null);
+  const other = (n) => names().find((x) => x !== n) || "";
+  const rule = (r) => (r ? ` <span class="rule">(${esc(r)})</span>` : "");
+  const goal = () => { const m = /goal=(\d+)/.exec((snap && snap.fen) || ""); return m ? +m[1] : null; };
+
+  function newId() {
+    const b = new Uint8Array(12);
+    crypto.getRandomValues(b);  // crypto.randomUUID needs a secure context; the LAN is http
+    return "app-" + Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+
+  function ballHtml(n, extra = "", tag = "span", more = "") {
+    const stripe = n >= 9, c = n == null ? "#555" : n === 0 ? "#f4f1e8" : COLOURS[stripe ? n - 8 : n];
+    const cls = "ball" + (n == null ? " unknown" : "") + (stripe ? " stripe" : "") +
+      (n === 0 ? " cue" : "") + (more ? " " + more : "");
+    const label = n == null ? "ball not identified" : n === 0 ? "cue ball" : "ball " + n;
+    const num = n == null ? "?" : n === 0 ? "" : n;
+    return `<${tag} class="${cls}" style="--c:${c}" aria-label="${label}" ${extra}><i>${num}</i></${tag}>`;
+  }
+
+  function pocketName(p) { return POCKET_NAMES[p] ? `${p} (${POCKET_NAMES[p]})` : p; }
+
+  function describe(inp) {
+    switch (inp.type) {
+      case "call": return inp.safety ? "Safety" : `Call the ${inp.ball} in ${pocketName(inp.pocket)}`;
+      case "push_out": return "Push-out";
+      case "option": return "Option: " + inp.choice;
+      case "lag": return `Lag: ${inp.winner} won, ${inp.breaker || inp.winner} breaks`;
+      case "rerack": return "Re-rack answers";
+      case "undo": return "Undo";
+      case "stalemate": return "Stalemate";
+      case "concede": return `${inp.player} concedes`;
+      case "abandon": return "Abandon the match";
+      case "match": return "New match" + (inp.players ? ": " + inp.players.join(" v ") : "");
+      case "shot": return "Foul: " + (inp.fouls || []).map(foulName).join(", ");
+      case "confirm": {
+        const keys = Object.keys(inp).filter((k) => k !== "type");
+        if (keys.length === 1 && inp.fouls) return "Foul on the last shot: " + inp.fouls.map(foulName).join(", ");
+        return keys.length ? "Correct the last shot: " + keys.map((k) => FACT_NAMES[k] || k).join(", ")
+          : "Confirm the last shot as sensed";
+      }
+      default: return inp.type;
+    }
+  }
+
+  function foulName(code) {
+    const f = (fouls[(st() || {}).game] || []).find((x) => x.declare === code);
+    return f ? `${f.name} (${f.rule})` : code;
+  }
+
+  // -- what is valid now -----------------------------------------------------------------
+  // The host lists the inputs acceptable now in the state (`valid_inputs`, REFEREE.md "Match
+  // control through the host"), with the choices, callable balls and re-rack questions.
+  function valid() {
+    const s = st(), v = { types: new Set(), choices: [], balls: [], safety: false,
+      fields: null, correct: false };
+    for (const x of s ? s.valid_inputs || [] : [{ type: "match" }]) {
+      v.types.add(x.type);
+      if (x.type === "option") v.choices = x.choices || CHOICES[s.awaiting] || [];
+      if (x.type === "call") { v.balls = x.balls || []; v.safety = !!x.safety; }
+      if (x.type === "rerack") v.fields = x.fields || null;
+      if (x.type === "confirm") v.correct = !!x.correct;
+    }
+    return v;
+  }
+
+  function over(s) { return !!(s && (s.match_winner || s.ended)); }
+
+  function onTable() {
+    const s = st() || {};
+    return [...new Set([...(s.balls_on_table || []), ...(s.to_spot || [])])].sort((a, b) => a - b);
+  }
+
+  // -- the queue: sent once, retried with the same id until the host answers -------------
+  function loadQueue() {
+    try { return JSON.parse(localStorage.getItem(QKEY) || "[]"); } catch (e) { return []; }
+  }
+  function saveQueue() {
+    try { localStorage.setItem(QKEY, JSON.stringify(queue)); } catch (e) { /* private mode */ }
+  }
+
+  function act(input, extra = {}) {
+    queue.push(Object.assign({ id: newId(), input, label: describe(input), tries: 0 }, extra));
+    saveQueue();
+    closeSheet();
+    renderQueue();
+    pump();
+  }
+
+  async function request(method, url, body, timeoutMs = 8000) {
+    const ctl = new AbortController(), timer = setTimeout(() => ctl.abort(), timeoutMs);
+    try {
+      const r = await fetch(url, { method, signal: ctl.signal, credentials: "same-origin",
+        headers: body === undefined ? {} : { "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body) });
+      const data = await r.json().catch(() => ({}));
+      return { status: r.status, data };
+    } finally { clearTimeout(timer); }
+  }
+
+  async function pump() {
+    if (sending || !queue.length || !(session && session.signed_in)) return;
+    sending = true;
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    const item = queue[0];
+    let retry = false;
+    try {
+      const body = { id: item.id, input: item.input };
+      if (item.undo_key != null) body.undo_key = item.undo_key;
+      const r = await request("POST", TAPI + "/referee", body);
+      if (r.status === 200) {
+        queue.shift();
+        const d = r.data || {};
+        shown = { label: item.label, rulings: d.rulings || [], pending: d.pending,
+          facts: d.facts, repeat: d.repeat || d.duplicate };
+        if (d.state && snap) { snap.state = d.state; }
+        ui.ball = null;
+      } else if (r.status === 401 || (r.status === 403 && r.data && r.data.signin)) {
+        session.signed_in = false;  // the session ended: sign in again, then the queue goes on
+      } else if (r.status >= 500 || r.status === 429 || r.status === 408) {
+        retry = true;
+        item.error = (r.data && r.data.error) || "host busy (" + r.status + ")";
+      } else {
+        queue.shift();
+        shown = { label: item.label, error: (r.data && r.data.error) || "refused (" + r.status + ")" };
+      }
+    } catch (e) {
+      retry = true;
+      item.error = "no answer from the host";
+    }
+    if (retry) {
+      item.tries += 1;
+      retryTimer = setTimeout(pump, Math.min(8000, 500 * 2 ** Math.min(item.tries, 4)));
+    }
+    saveQueue();
+    sending = false;
+    render();
+    if (!retry && queue.length) pump();
+  }
+
+  function renderQueue() {
+    const q = $("queue");
+    if (!queue.length) { q.hidden = true; q.textContent = ""; return; }
+    q.hidden = false;
+    const head = queue[0];
+    q.className = head.tries ? "err" : "";
+    q.dataset.count = queue.length;
+    q.textContent = "Not applied yet: " + queue.map((x) => x.label).join(" · ") +
+      (session && !session.signed_in ? " (sign in to send)" :
+        head.tries ? ` (${head.error || "retrying"}; retry ${head.tries})` : " (sending…)");
+  }
+
+  // -- the live stream: reconnects by itself ---------------------------------------------
+  function connect() {
+    if (es) es.close();
+    es = new EventSource("/events/v/" + enc(VENUE));
+    es.addEventListener("table", (e) => {
+      lastHeard = Date.now();
+      const s = JSON.parse(e.data);
+      if (s.table === TABLE) onSnapshot(s);
+    });
+    es.addEventListener("host", () => { lastHeard = Date.now(); beats = true; setLive(true); });
+    es.onopen = () => { lastHeard = Date.now(); setLive(true); pump(); };
+    es.onerror = () => {
+      setLive(false);
+      // EventSource retries by itself unless the answer was not a stream: then we do
+      if (es.readyState === EventSource.CLOSED) setTimeout(connect, 2000);
+    };
+  }
+  setInterval(() => {
+    // a stream that went silent (a dropped Wi-Fi that never errored): open a fresh one.
+    // The host beats every second; an older host only sends a keep-alive every 15 s.
+    if (lastHeard && Date.now() - lastHeard > (beats ? 5000 : 20000)) {
+      lastHeard = Date.now();
+      setLive(false);
+      connect();
+    }
+    if (queue.length && !sending && !retryTimer) pump();
+  }, 2000);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") { connect(); pump(); }
+  });
+  window.addEventListener("online", () => { connect(); pump(); });
+
+  function setLive(on) {
+    const c = $("conn");
+    c.className = "conn " + (on ? "on" : "off");
+    c.textContent = on ? "live" : "reconnecting…";
+  }
+
+  function onSnapshot(s) {
+    const anns = JSON.stringify(s.announcements || []);
+    if (anns !== lastAnns && (s.announcements || []).length) {
+      shown = { label: null, rulings: s.announcements };
+    }
+    lastAnns = anns;
+    const before = snap && snap.game;
+    snap = s;
+    if (s.game && s.game !== before) loadFouls(s.game);
+    render();
+  }
+
+  async function loadFouls(game) {
+    if (fouls[game]) return;
+    try {
+      const r = await request("GET", "/api/fouls/" + enc(game));
+      if (r.status === 200) { fouls[game] = r.data.fouls; }
+    } catch (e) { /* offered again on the next snapshot */ }
+  }
+
+  // -- rendering -------------------------------------------------------------------------
+  function render() {
+    $("where").textContent = TABLE + " · referee";
+    renderQueue();
+    const app = $("app");
+    if (!session) { app.innerHTML = '<p class="hint">Loading…</p>'; return; }
+    if (!session.referee) {
+      app.innerHTML = `<div class="card" id="off"><h2>Referee input is off</h2><p class="hint">
+        This host has no referee PIN (<code>referee_token</code>) for the venue.</p></div>`;
+      return;
+    }
+    if (!session.signed_in) { app.innerHTML = signInView(); return; }
+    if (!snap) { app.innerHTML = '<p class="hint" id="waiting">Waiting for the table…</p>'; return; }
+    const s = st(), v = valid();
+    // what the referee acts on comes first, under the thumb; the ruling of the last action
+    // right below it
+    let html = scoresView(s);
+    if (!s) html += noMatchView();
+    else if (over(s)) html += overView(s, v);
+    else if (v.types.has("lag")) html += lagView(s);
+    else if (v.types.has("option")) html += optionView(s, v);
+    else html += playView(s, v);
+    html += rulingsView();
+    // the last shot, while it can be confirmed or corrected (a shot of this match)
+    if (s && snap.last_shot && v.types.has("confirm")) html += shotView(s, v);
+    html += toolsView(s, v);
+    app.innerHTML = html;
+  }
+
+  function signInView() {
+    const keys = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "del", "0", "ok"];
+    return `<div class="card" id="signin"><h2>Sign in to referee ${esc(TABLE)}</h2>
+      <p class="hint">Enter the venue PIN once; this phone stays signed in for the evening.</p>
+      <div class="pin" id="pin-dots" aria-label="PIN">${"•".repeat(ui.pin.length) || "&nbsp;"}</div>
+      <div class="keypad">${keys.map((k) => k === "del"
+        ? '<button class="quiet" data-act="pin-del" aria-label="delete">⌫</button>'
+        : k === "ok" ? '<button class="primary ok" data-act="pin-ok" id="pin-ok">Sign in</button>'
+        : `<button data-act="pin-key" data-key="${k}">${k}</button>`).join("")}</div>
+      ${ui.pinError ? `<p class="hint" id="pin-error" style="color:var(--bad)">${esc(ui.pinError)}</p>` : ""}
+      </div>`;
+  }
+
+  function scoresView(s) {
+    if (!s) return "";
+    const n = names(), fo = s.consecutive_fouls, g = goal();
+    const cards = [0, 1].map((i) => {
+      const meta = [];
+      const f = per(fo, i) || 0;
+      if (f) meta.push(f >= 2 ? `<span class="warn">${f} fouls: warning</span>` : "1 foul");
+      if (s.game === "14.1") meta.push("run " + (per(s.run, i) || 0));
+      if (s.breaker === n[i] && s.breaking && s.game !== "14.1") meta.push("breaks");
+      const up = s.at_table === n[i];
+      return `<div class="player${up ? " up" : ""}" id="p${i}" data-up="${up ? 1 : 0}">
+        <div class="name">${esc(n[i])}</div><div class="score" id="score-${i}">${per(s.scores, i) ?? 0}</div>
+        <div class="meta" id="meta-${i}">${meta.join(" · ")}</div></div>`;
+    }).join("");
+    const line = [`<span>${esc(s.game)}${g ? (s.game === "14.1" ? " to " : " · race to ") + g : ""}</span>`];
+    if (s.game !== "14.1") line.push("<span>rack " + (s.rack || 1) + "</span>");
+    if (s.inning) line.push("<span>inning " + s.inning + "</span>");
+    if (s.ball_in_hand) {
+      line.push(`<span class="badge" id="bih">ball in hand${s.ball_in_hand === "kitchen" ? " behind the head string" : " anywhere"}</span>`);
+    }
+    if (s.call && typeof s.call === "object") line.push(`<span id="call">call: ${s.call.ball} in ${s.call.pocket}</span>`);
+    else if (s.call === "safety") line.push('<span id="call">safety called</span>');
+    else if (s.call === "push_out") line.push('<span id="call">push-out</span>');
+    if ((s.to_spot || []).length) line.push("<span>spot: " + s.to_spot.join(", ") + "</span>");
+    return `<div class="players">${cards}</div><div class="line" id="line">${line.join("")}</div>`;
+  }
+
+  function rulingsView() {
+    if (!shown) return "";
+    if (shown.error) {
+      return `<div class="card refused" id="rulings"><b>Refused:</b> ${esc(shown.label || "")}
+        <div id="refusal">${esc(shown.error)}</div></div>`;
+    }
+    const rs = shown.rulings || [];
+    const foul = rs.some((r) => /foul/i.test(r.text || "") || r.level === "foul");
+    const head = shown.label ? `<b>${esc(shown.label)}</b>` +
+      (shown.pending ? ' <span class="tag">held for the shot in play</span>' : "") +
+      (shown.repeat ? ' <span class="tag">already applied</span>' : "") : "<b>Ruling</b>";
+    // presumed defaults and notes on uncertain facts are kept, but quieter than the rulings
+    const minor = (r) => /\(default\)|^Uncertain, applied as sensed|stand as sensed/.test(r.text || "");
+    const items = rs.map((r) => `<li${minor(r) ? ' class="minor"' : ""}>${esc(r.text)}${rule(r.rule)}</li>`).join("");
+    return `<div class="card${foul ? " foul" : ""}" id="rulings">${head}${items ? `<ul>${items}</ul>` : ""}</div>`;
+  }
+
+  function noMatchView() {
+    return `<div class="card" id="nomatch"><h2>No match on this table</h2>
+      <button class="primary" data-act="new-match" data-keep="0" id="btn-new">New match</button></div>`;
+  }
+
+  function overView(s, v) {
+    const n = names(), sc = [per(s.scores, 0) ?? 0, per(s.scores, 1) ?? 0];
+    const w = s.match_winner;
+    const text = s.ended === "abandoned" || !w ? "Match abandoned: no result"
+      : s.ended === "conceded" ? `${esc(other(w))} conceded: ${esc(w)} wins` : `${esc(w)} wins`;
+    const hi = s.game === "14.1" ? `<p class="hint">high run: ${esc(n[0])} ${per(s.high_run, 0) || 0} · ${esc(n[1])} ${per(s.high_run, 1) || 0}</p>` : "";
+    return `<div class="card over" id="over"><h2>Match over</h2><div class="winner" id="winner">${text}</div>
+      <div>${esc(n[0])} ${sc[0]} – ${sc[1]} ${esc(n[1])}</div>${hi}
+      <div class="stack"><button class="primary" data-act="rematch" id="btn-rematch">Rematch: same players</button>
+      <button data-act="new-match" data-keep="0" id="btn-new">New match, new players</button></div></div>`;
+  }
+
+  function lagView(s) {
+    const n = names();
+    if (ui.lag && n.includes(ui.lag)) {
+      const o = other(ui.lag);
+      return `<div class="card" id="lag"><h2>${esc(ui.lag)} won the lag: who breaks?</h2>
+        <div class="stack"><button class="primary" data-act="lag" data-winner="${esc(ui.lag)}" data-breaker="${esc(ui.lag)}">${esc(ui.lag)} breaks</button>
+        <button data-act="lag" data-winner="${esc(ui.lag)}" data-breaker="${esc(o)}">${esc(o)} breaks</button>
+        <button class="quiet" data-act="lag-back">Back</button></div></div>`;
+    }
+    return `<div class="card" id="lag"><h2>Lag for the break: who won?</h2>
+      <div class="grid2">${n.map((p) => `<button class="primary" data-act="lag-winner" data-player="${esc(p)}">${esc(p)}</button>`).join("")}</div></div>`;
+  }
+
+  function optionView(s, v) {
+    const up = s.at_table, o = other(up);
+    const label = { shoot: `${up} shoots`, pass: `${up} passes it back to ${o}`,
+      accept: `${up} accepts the table`, rebreak: `${o} breaks again`,
+      spot: "Spot the 8 and shoot", break: `${up} re-racks and breaks` };
+    const q = { shoot_or_pass: "shoot, or pass the shot back?",
+      accept_or_rebreak: "accept the table, or have the breaker break again?" }[s.awaiting] || "decide";
+    return `<div class="card" id="option"><h2>${esc(up)}: ${esc(q)}</h2><div class="stack">
+      ${v.choices.map((c) => `<button class="primary" data-act="option" data-choice="${esc(c)}">${esc(label[c] || c)}</button>`).join("")}
+      </div></div>`;
+  }
+
+  function playView(s, v) {
+    let html = "";
+    if (v.types.has("rerack")) html += rerackView(s, v);
+    const up = s.at_table;
+    const balls = v.balls;
+    if (balls.length) {
+      const called = s.call && typeof s.call === "object" ? s.call : null;
+      html += `<div class="card" id="calls"><h2>${esc(up)} calls${ui.ball != null ? ` the ${ui.ball}: which pocket?` : ""}</h2>
+        <div class="balls">${balls.map((b) => ballHtml(b, `data-act="pick-ball" data-ball="${b}"`, "button", ui.ball === b ? "sel" : "")).join("")}</div>`;
+      if (ui.ball != null) html += tableView(called);
+      html += "</div>";
+    } else if (s.breaking) {
+      html += `<div class="card" id="calls"><h2>${esc(up)} breaks</h2><p class="hint">No call on the break.</p></div>`;
+    }
+    const row = [];
+    if (v.types.has("call") && v.safety) {
+      row.push('<button data-act="safety" id="btn-safety">Safety</button>');
+    }
+    if (v.types.has("push_out")) row.push('<button data-act="push-out" id="btn-push">Push-out</button>');
+    if (v.types.has("shot")) row.push(`<button class="warn" data-act="foul-now" id="btn-foul">Foul by ${esc(up)}…</button>`);
+    if (row.length) html += `<div class="row" id="actions">${row.join("")}</div>`;
+    return html;
+  }
+
+  function tableView(called) {
+    const pockets = POCKETS.map((p) => `<button class="pocket${called && called.pocket === p && called.ball === ui.ball ? " called" : ""}"
+      data-act="call" data-pocket="${p}" data-pocket-name="${POCKET_NAMES[p]}" aria-label="${POCKET_NAMES[p]} pocket">${p}</button>`).join("");
+    return `<div class="table" id="diagram"><div class="felt"><div class="label" style="top:8px">foot</div>
+      <div class="headstring"></div><div class="label" style="bottom:8px">head (kitchen)</div></div>${pockets}</div>`;
+  }
+
+  function rerackView(s, v) {
+    const a = ui.rerack || (ui.rerack = { cue_ball_in_rack_area: false, ball_in_rack_area: false,
+      ball_behind_head_string: false });
+    // 4.8.1: with the 15th ball pocketed only the cue ball can be in the way
+    const fifteenth = v.fields ? v.fields.includes("ball_in_rack_area")
+      : (s.balls_on_table || []).length > 0;
+    const q = (key, text) => `<div><label>${text}</label><div class="seg" data-q="${key}">
+      <button data-act="rr" data-key="${key}" data-val="0" class="${a[key] ? "" : "on"}">No</button>
+      <button data-act="rr" data-key="${key}" data-val="1" class="${a[key] ? "on" : ""}">Yes</button></div></div>`;
+    return `<div class="card" id="rerack"><h2>Re-rack${rule("4.8")}: before the break shot</h2>
+      ${q("cue_ball_in_rack_area", "Is the cue ball in the rack area?")}
+      ${fifteenth ? q("ball_in_rack_area", "Is the 15th ball in the rack area?") +
+        q("ball_behind_head_string", "Is the 15th ball behind the head string?") : ""}
+      <button class="primary" data-act="rerack" id="btn-rerack" style="width:100%;margin-top:10px"
+        ${a.ball_in_rack_area && a.ball_behind_head_string ? "disabled" : ""}>Balls racked: go on</button></div>`;
+  }
+
+  function shotView(s, v) {
+    const sh = snap.last_shot, unc = s.unconfirmed || [];
+    const drops = (sh.pocketed || []).map((p, i) => `<div class="drop">${ballHtml(p.ball)}
+      <span>${p.ball === 0 ? "cue ball" : p.ball == null ? "a ball" : "the " + p.ball} in ${esc(pocketName(p.pocket))}
+      ${p.source && p.source !== "sensed" ? `<span class="tag">${esc(p.source)}</span>` : ""}</span>
+      ${p.ball !== 0 && v.correct ? `<button class="quiet" data-act="fix-ball" data-i="${i}">Which?</button>` : "<span></span>"}</div>`).join("");
+    const cue = (sh.pocketed || []).some((p) => p.ball === 0);
+    const rails = sh.rails || [];
+    const nr = sh.distinct_rails != null ? sh.distinct_rails : new Set(rails.map((r) => r.rail)).size;
+    const facts = [cue ? "scratch: the cue ball dropped" : "cue ball stayed on the table",
+      rails.length ? `${rails.length} rail hit${rails.length > 1 ? "s" : ""} on ${nr} rail${nr > 1 ? "s" : ""}` : "no rail hit sensed"];
+    const warn = (sh.warnings || []).map((w) => `<span class="tag">${esc(w)}</span>`).join(" ");
+    const uncHtml = unc.length ? `<p id="uncertain"><span class="badge">uncertain</span> ${unc.map((u) => esc(FACT_NAMES[u] || u)).join(", ")}</p>` : "";
+    const confirm = unc.length ? '<button class="primary" data-act="confirm" id="btn-confirm">Confirm as sensed</button>' : "";
+    const fixes = v.correct ? `<div class="row"><button class="quiet" data-act="fix-first" id="btn-first">First ball hit…</button>
+        <button class="quiet warn" data-act="fix-foul" id="btn-shot-foul">Foul on this shot…</button></div>` : "";
+    const buttons = `<div class="stack">${confirm}${fixes}</div>`;
+    return `<div class="card shot" id="last-shot"><h2>Last shot (${sh.n != null ? "#" + sh.n : "sensed"})</h2>
+      <div class="drops">${drops || '<div class="facts">nothing pocketed</div>'}</div>
+      <div class="facts">${facts.join(" · ")} ${warn}</div>${uncHtml}${buttons}</div>`;
+  }
+
+  function toolsView(s, v) {
+    const row = [];
+    if (v.types.has("undo")) row.push('<button data-act="undo" id="btn-undo">Undo…</button>');
+    row.push('<button class="quiet" data-act="more" id="btn-more">More…</button>');
+    return `<div class="row" id="tools">${row.join("")}</div>`;
+  }
+
+  // -- sheets ------------------------------------------------------------------------------
+  function openSheet(html, id) {
+    const sh = $("sheet");
+    sh.innerHTML = html;
+    sh.dataset.sheet = id;
+    sh.hidden = false;
+    $("sheet-back").hidden = false;
+  }
+  function closeSheet() {
+    $("sheet").hidden = true;
+    $("sheet").innerHTML = "";
+    $("sheet").dataset.sheet = "";
+    $("sheet-back").hidden = true;
+  }
+
+  function foulSheet(mode) {
+    const s = st(), list = fouls[s && s.game] || [];
+    const who = mode === "now" ? `Foul by ${esc(s.at_table)} (no ball pocketed)` : "Foul on the last shot";
+    const items = list.map((f) => `<button class="quiet" data-act="foul" data-mode="${mode}" data-code="${esc(f.declare)}" data-rule="${esc(f.rule)}">
+      <span class="foul-rule">${esc(f.rule)}</span>${esc(f.name)}${f.grade === "serious" ? ' <span class="tag">serious</span>' : ""}</button>`).join("");
+    openSheet(`<h2>${who}</h2><div class="stack" id="foul-list">${items || '<p class="hint">Loading the fouls…</p>'}</div>
+      <button class="quiet" data-act="close" style="width:100%;margin-top:10px">Cancel</button>`, "fouls");
+  }
+
+  function ballSheet(title, act, extra, options, withNone) {
+    const balls = options.map((b) => ballHtml(b.n, `data-act="${act}" data-ball="${b.n}" ${extra}`, "button", b.dim ? "dim" : "")).join("");
+    openSheet(`<h2>${esc(title)}</h2><div class="balls" id="ball-pick">${balls}</div>
+      ${withNone ? `<button class="quiet" data-act="${act}" data-ball="none" ${extra} style="width:100%;margin-top:10px">${esc(withNone)}</button>` : ""}
+      <button class="quiet" data-act="close" style="width:100%;margin-top:10px">Cancel</button>`, "balls");
+  }
+
+  function rackBalls(withCue) {
+    const s = st() || {}, on = new Set(onTable()), n = RACK[s.game] || 15, out = [];
+    if (withCue) out.push({ n: 0 });
+    for (let b = 1; b <= n; b++) out.push({ n: b, dim: !on.has(b) });
+    return out;
+  }
+
+  async function undoSheet() {
+    openSheet('<h2>Undo</h2><p class="hint">Looking up the last input…</p>', "undo");
+    let d = null;
+    try { const r = await request("GET", TAPI + "/undo"); d = r.status === 200 ? r.data : null; } catch (e) { d = null; }
+    if ($("sheet").dataset.sheet !== "undo") return;
+    const u = d && d.undo;
+    const what = u && (u.rulings || []).length
+      ? `<ul id="undo-what">${u.rulings.map((r) => `<li>${esc(r.text)}${rule(r.rule)}</li>`).join("")}</ul>`
+      : '<p class="hint" id="undo-what">The last input (not known to this server since it started).</p>';
+    openSheet(`<h2>Undo this?</h2>${what}<p class="hint">Withdraws the last input and restores the
+      position and scores before it (1.8).</p><div class="grid2">
+      <button class="warn" data-act="undo-yes" data-key="${u ? esc(u.key) : ""}" id="btn-undo-yes">Undo it</button>
+      <button class="quiet" data-act="close" id="btn-undo-no">Keep it</button></div>`, "undo");
+  }
+
+  function matchSheet(keep) {
+    const s = st(), g = (s && s.game) || "10-ball", n = keep && s ? s.players : ["", ""];
+    const gl = goal();
+    const seg = GAMES.map((x) => `<button data-act="m-game" data-game="${x}" class="${x === g ? "on" : ""}">${x}</button>`).join("");
+    openSheet(`<h2>New match</h2><form id="match-form" autocomplete="off">
+      <label>Game</label><div class="seg" id="m-game">${seg}</div>
+      <label for="m-p1">Player 1</label><input id="m-p1" maxlength="32" value="${esc(n[0] || "")}" required>
+      <label for="m-p2">Player 2</label><input id="m-p2" maxlength="32" value="${esc(n[1] || "")}" required>
+      <label id="m-goal-label">${g === "14.1" ? "Points to win" : "Race to (racks)"}</label>
+      <div class="stepper"><button type="button" data-act="m-step" data-d="-1" aria-label="fewer">−</button>
+      <span id="m-goal">${gl && keep ? gl : g === "14.1" ? 100 : 5}</span>
+      <button type="button" data-act="m-step" data-d="1" aria-label="more">+</button></div>
+      <div id="m-order-box" ${g === "14.1" ? "hidden" : ""}><label for="m-order">Who breaks after the first rack</label><select id="m-order">
+      <option value="alternate">players alternate</option><option value="winner">winner breaks</option>
+      <option value="loser">loser breaks</option><option value="trailing">trailing player breaks</option></select></div>
+      <p class="hint" id="m-error"></p>
+      <button type="submit" class="primary" id="btn-start" style="width:100%">Start the match</button>
+      <button type="button" class="quiet" data-act="close" style="width:100%;margin-top:10px">Cancel</button></form>`, "match");
+    $("sheet").dataset.game = g;
+    $("match-form").addEventListener("submit", (e) => { e.preventDefault(); startMatch(); });
+  }
+
+  function startMatch() {
+    const g = $("sheet").dataset.game, p1 = $("m-p1").value.trim(), p2 = $("m-p2").value.trim();
+    if (!p1 || !p2 || p1 === p2) { $("m-error").textContent = "Two different player names, please."; return; }
+    const m = { type: "match", game: g, players: [p1, p2] };
+    m[g === "14.1" ? "target" : "race_to"] = +$("m-goal").textContent;
+    if (g !== "14.1") m.break_order = $("m-order").value;
+    act(m);
+  }
+
+  function moreSheet() {
+    const s = st(), v = valid(), items = [];
+    if (s && v.types.has("stalemate")) items.push('<button class="quiet" data-act="stalemate">Stalemate (1.12): replay the rack</button>');
+    if (s && v.types.has("concede")) names().forEach((p) => items.push(`<button class="quiet" data-act="concede" data-player="${esc(p)}">${esc(p)} concedes the match</button>`));
+    if (s && v.types.has("abandon")) items.push('<button class="quiet warn" data-act="abandon">Abandon the match (no result)</button>');
+    if (v.types.has("match") && s) items.push('<button class="quiet" data-act="new-match" data-keep="1">New match…</button>');
+    items.push(`<a href="/v/${enc(VENUE)}/" style="color:var(--dim)"><button class="quiet" style="width:100%">Scoreboard</button></a>`);
+    items.push('<button class="quiet" data-act="signout">Sign out of this phone</button>');
+    openSheet(`<h2>More</h2><div class="stack">${items.join("")}</div>
+      <button class="quiet" data-act="close" style="width:100%;margin-top:10px">Close</button>`, "more");
+  }
+
+  // -- taps ----------------------------------------------------------------------------------
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest("[data-act]");
+    if (!b || b.disabled) return;
+    const d = b.dataset, s = st();
+    switch (d.act) {
+      case "pin-key": if (ui.pin.length < 12) ui.pin += d.key; ui.pinError = ""; render(); break;
+      case "pin-del": ui.pin = ui.pin.slice(0, -1); render(); break;
+      case "pin-ok": signIn(); break;
+      case "lag-winner": ui.lag = d.player; render(); break;
+      case "lag-back": ui.lag = null; render(); break;
+      case "lag": ui.lag = null; act({ type: "lag", winner: d.winner, breaker: d.breaker }); break;
+      case "option": act({ type: "option", choice: d.choice }); break;
+      case "pick-ball": ui.ball = ui.ball === +d.ball ? null : +d.ball; render(); break;
+      case "call": act({ type: "call", ball: ui.ball, pocket: d.pocket }); break;
+      case "safety": act({ type: "call", safety: true }); break;
+      case "push-out": act({ type: "push_out" }); break;
+      case "rr": ui.rerack[d.key] = d.val === "1"; render(); break;
+      case "rerack": act(Object.assign({ type: "rerack" }, ui.rerack)); ui.rerack = null; break;
+      case "foul-now": foulSheet("now"); break;
+      case "fix-foul": foulSheet("shot"); break;
+      case "foul":
+        if (d.mode === "now") act({ type: "shot", pocketed: [], fouls: [d.code] });
+        else act({ type: "confirm", fouls: [d.code] });
+        break;
+      case "confirm": act({ type: "confirm" }); break;
+      case "fix-ball": {
+        const p = snap.last_shot.pocketed[+d.i];
+        ballSheet(`Which ball went in ${pocketName(p.pocket)}?`, "set-ball", `data-i="${d.i}"`, rackBalls(false), "Nothing dropped there");
+        break;
+      }
+      case "set-ball": {
+        const pk = snap.last_shot.pocketed.map((p, i) => {
+          if (i !== +d.i) return p.ball == null ? { pocket: p.pocket } : { ball: p.ball, pocket: p.pocket };
+          return d.ball === "none" ? null : { ball: +d.ball, pocket: p.pocket };
+        }).filter(Boolean);
+        act({ type: "confirm", pocketed: pk });
+        break;
+      }
+      case "fix-first": ballSheet("Which ball did the cue ball hit first?", "set-first", "", rackBalls(false), "No ball was hit"); break;
+      case "set-first": act({ type: "confirm", first_contact: d.ball === "none" ? null : +d.ball }); break;
+      case "undo": undoSheet(); break;
+      case "undo-yes": act({ type: "undo" }, d.key !== "" ? { undo_key: +d.key } : {}); break;
+      case "more": moreSheet(); break;
+      case "stalemate": act({ type: "stalemate" }); break;
+      case "concede": act({ type: "concede", player: d.player }); break;
+      case "abandon": act({ type: "abandon" }); break;
+      case "signout": signOut(); break;
+      case "new-match": matchSheet(d.keep === "1"); break;
+      case "rematch": {
+        const m = { type: "match", game: s.game, players: s.players };
+        m[s.game === "14.1" ? "target" : "race_to"] = goal() || (s.game === "14.1" ? 100 : 5);
+        act(m);
+        break;
+      }
+      case "m-game": {
+        $("sheet").dataset.game = d.game;
+        b.parentNode.querySelectorAll("button").forEach((x) => x.classList.toggle("on", x === b));
+        $("m-goal-label").textContent = d.game === "14.1" ? "Points to win" : "Race to (racks)";
+        $("m-goal").textContent = d.game === "14.1" ? 100 : 5;
+        $("m-order-box").hidden = d.game === "14.1";  // 14.1 has no racks to break after
+        break;
+      }
+      case "m-step": {
+        const big = $("sheet").dataset.game === "14.1";
+        const x = +$("m-goal").textContent + (+d.d) * (big ? 25 : 1);
+        $("m-goal").textContent = Math.max(1, Math.min(big ? 1000 : 99, big && x < 25 ? 25 : x));
+        break;
+      }
+      case "close": closeSheet(); break;
+      default: break;
+    }
+  });
+  $("sheet-back").addEventListener("click", closeSheet);
+
+  // -- session -----------------------------------------------------------------------------
+  async function loadSession() {
+    try {
+      const r = await request("GET", SESSION);
+      session = r.status === 200 ? r.data : { referee: true, signed_in: false };
+    } catch (e) {
+      session = session || { referee: true, signed_in: false };
+      setTimeout(loadSession, 3000);
+    }
+    render();
+    pump();
+  }
+
+  async function signIn() {
+    if (!ui.pin) return;
+    let r;
+    try { r = await request("POST", SESSION, { pin: ui.pin }); } catch (e) { r = { status: 0, data: {} }; }
+    ui.pin = "";
+    if (r.status === 200) { session = Object.assign({}, session, { signed_in: true }); ui.pinError = ""; }
+    else ui.pinError = r.status === 0 ? "No answer from the host: try again." : (r.data.error || "Refused");
+    render();
+    pump();
+  }
+
+  async function signOut() {
+    closeSheet();
+    try { await request("DELETE", SESSION); } catch (e) { /* the cookie expires anyway */ }
+    session = Object.assign({}, session, { signed_in: false });
+    render();
+  }
+
+  // -- start -------------------------------------------------------------------------------
+  render();
+  loadSession();
+  request("GET", TAPI).then((r) => { if (r.status === 200 && !snap) onSnapshot(r.data); }).catch(() => {});
+  connect();
+})();
