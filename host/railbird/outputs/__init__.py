@@ -1,6 +1,7 @@
 """Outputs of the host daemon: everything that shows a table's game to people. May import
-`railbird.config`, `railbird.scoreboard` and `rbproto`; never the daemon or the core
-(outputs see only the records the daemon hands them).
+`railbird.config`, `railbird.scoreboard`, `railbird.rules` (pure: the foul catalogue the
+referee app lists) and `rbproto`; never the daemon or the core (outputs see only the
+records the daemon hands them).
 
 The daemon calls every configured output with the same events (`base.Output`). An output
 must never raise into the daemon (a broken scoreboard must not stop scoring): it logs and
@@ -8,6 +9,6 @@ counts its own failures.
 
 Lives here: `base` (the interface), `tables` (per-venue view shared by the displays),
 `mqtt_feeds` (MQTT display feeds, Home Assistant discovery), `serial_scoreboard`, `web/`
-(web scoreboard and referee panel), `factory` (builds the outputs from `[outputs]`).
+(web scoreboard and referee app), `factory` (builds the outputs from `[outputs]`).
 This `__init__` imports nothing, so `web` can import `base` without an import circle.
 """
