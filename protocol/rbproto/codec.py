@@ -39,9 +39,13 @@ KINDS = (
     "announce",
     "summary",
     "host",
+    "referee_result",
 )
 NODE_KINDS = KINDS[:7]
 TABLE_KINDS = ("referee", "shot", "state", "announce")
+# the host's answer to a referee console, on the table's referee/result
+REFEREE_RESULT_LEAF = "referee/result"
+REFEREE_STATUSES = ("ok", "pending", "duplicate", "refused", "rejected")
 EVENT_KINDS = ("drop", "cue", "rail", "jam", "lost")
 RESETS = ("power", "hard", "wdt", "deepsleep", "soft", "unknown")
 NODE_STATES = ("online", "offline")
@@ -69,7 +73,7 @@ CONFIG_DEFAULTS = {
 # topic leaf below node/<node>/, in the order of NODE_KINDS
 _LEAVES = ("events", "birth", "status", "config", "sync/req", "sync/resp", "sync/result")
 _HAS_NODE = ("events", "birth", "status", "sync_req", "sync_result")  # node-level with a node field
-_HAS_TABLE = ("shot", "state", "announce")
+_HAS_TABLE = ("shot", "state", "announce", "referee_result")
 _SLUG0 = "abcdefghijklmnopqrstuvwxyz0123456789"
 _SLUG = _SLUG0 + "-"
 _HEX = "0123456789abcdef"
@@ -138,6 +142,7 @@ _POCKETED = (
 )
 _RAILHIT = (("rail", "e", 1, RAILS), ("t", "i", 1, None), ("amp", "u", 1, (0, 4095)))
 _INPUT = (("type", "s", 1, (1, 32)),)
+_RULING = (("text", "s", 1, (1, 300)), ("rule", "s", 3, (1, 32)))
 _TABLE = (
     ("game", "e", 2, GAMES),
     ("scores", "n", 0, 8),
@@ -226,6 +231,16 @@ _SPECS = {
         ("level", "e", 0, LEVELS),
     ),
     "summary": (("venue", "g", 1, None), ("tables", "T", 1, (256, _TABLE))),
+    "referee_result": (
+        ("table", "g", 1, None),
+        ("id", "s", 3, (1, 64)),
+        ("status", "e", 1, REFEREE_STATUSES),
+        ("input", "s", 0, (1, 32)),
+        ("error", "s", 0, (1, 200)),
+        ("facts", "l", 0, (16, (1, 32))),
+        ("rulings", "L", 0, (0, 32, _RULING)),
+        ("fen", "s", 0, (1, 512)),
+    ),
     "host": (
         ("venue", "g", 1, None),
         ("state", "e", 1, NODE_STATES),
@@ -542,10 +557,11 @@ def topic(venue, table, kind, node=None):
             raise ProtocolError("bad topic", kind + " is venue-level: table and node must be None")
         return ROOT + "/" + venue + "/" + kind
     _topic_slug("table", table)
-    if kind in TABLE_KINDS:
+    if kind in TABLE_KINDS or kind == "referee_result":
         if node is not None:
             raise ProtocolError("bad topic", kind + " is table-level: node must be None")
-        return ROOT + "/" + venue + "/" + table + "/" + kind
+        leaf = REFEREE_RESULT_LEAF if kind == "referee_result" else kind
+        return ROOT + "/" + venue + "/" + table + "/" + leaf
     _topic_slug("node", node)
     return (
         ROOT + "/" + venue + "/" + table + "/node/" + node + "/" + _LEAVES[NODE_KINDS.index(kind)]
@@ -575,6 +591,8 @@ def parse_topic(topic):
     if n == 5:
         if p[4] in TABLE_KINDS:
             return (p[2], p[3], p[4], None)
+    elif n == 6 and p[4] + "/" + p[5] == REFEREE_RESULT_LEAF:
+        return (p[2], p[3], "referee_result", None)
     elif n >= 7 and p[4] == "node" and n <= 8:
         _topic_slug("node", p[5])
         leaf = p[6] if n == 7 else p[6] + "/" + p[7]

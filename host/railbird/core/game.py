@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import copy
 
+from railbird.core.lifecycle import IN_PROGRESS, NO_GAME, complete_match
 from railbird.rules.inputs import SHOT_FACTS  # the facts a referee may enter (REFEREE.md §3a)
+
+EARLIER_KEPT = 4  # matches a new `match` replaced, kept so that `undo` can bring one back
 
 
 def _rules():
@@ -124,12 +127,19 @@ def with_referee_facts(inp: dict, facts: dict) -> dict:
 
 
 class Game:
-    """Wraps a Referee; every call returns (ok, result) and never raises."""
+    """Wraps a Referee; every call returns (ok, result) and never raises.
 
-    def __init__(self, match: dict | None):
+    It is also the match layer of the host (core/lifecycle.py): a `match` input starts a
+    new match when none is in progress, filling what it leaves out from the last match or
+    the table's config (`defaults`); `undo` right after it brings the replaced match back.
+    Every state it returns carries `valid_inputs` (railbird.rules.valid)."""
+
+    def __init__(self, match: dict | None, defaults: dict | None = None):
         self.match = match
+        self.defaults = match if defaults is None else defaults
         self.referee = None
         self.error = None
+        self._earlier: list = []  # (referee, match) replaced by a new match, newest last
         self._mod = _rules()
         if match is not None:
             self._new(match)
@@ -168,7 +178,10 @@ class Game:
         return None
 
     def state(self) -> dict | None:
-        return None if self.referee is None else _as_json(self.referee)
+        if self.referee is None:
+            return None
+        st = _as_json(self.referee)
+        return st if not isinstance(st, dict) else dict(st, valid_inputs=self.valid_inputs())
 
     def snapshot(self) -> dict | None:
         """{"state", "fen"} of the current game (no announcements), or None."""
@@ -177,16 +190,17 @@ class Game:
         r = self._result(_as_json(self.referee), self.referee)
         return {"state": r["state"], "fen": r["fen"]}
 
+    def in_progress(self) -> bool:
+        """A match that has begun (an input was applied) and is not over."""
+        ref = self.referee
+        return ref is not None and not ref.state.over and ref.applied > 0
+
     def feed(self, inp: dict) -> tuple[bool, dict]:
         """-> (True, {"state", "fen", "announcements"}) or (False, {"error"})."""
         if inp.get("type") == "match":
             return self._new_match(inp)
-        if (
-            inp.get("type") == "undo"
-            and self._earlier
-            and (self.referee is None or self.referee.applied == 0)
-        ):
-            return self._undo_match()
+        if inp.get("type") == "undo" and self._earlier and self.referee.applied == 0:
+            return self._undo_match()  # (a replaced match implies a current one)
         if self.referee is None:
             return False, {"error": self.error or "no game configured for this table"}
         try:
@@ -194,6 +208,48 @@ class Game:
         except Exception as e:  # noqa: BLE001 - RulesError or a bug: state unchanged
             return False, {"error": str(e) or type(e).__name__}
         return True, self._result(st, self.referee)
+
+    def _new_match(self, inp: dict) -> tuple[bool, dict]:
+        if self._mod is None:
+            return False, {"error": "rules engine not available"}
+        if self.in_progress():
+            return False, {"error": IN_PROGRESS}
+        match = complete_match(inp, self.match, self.defaults)
+        if "game" not in match:
+            return False, {"error": NO_GAME}
+        try:
+            ref = self._mod[0](copy.deepcopy(match))
+        except Exception as e:  # noqa: BLE001 - a RulesError names what is wrong
+            return False, {"error": f"match refused: {e}"}
+        if self.referee is not None:
+            self._earlier.append((self.referee, self.match))
+            del self._earlier[:-EARLIER_KEPT]
+        self.referee, self.match = ref, match
+        return True, self._result(_as_json(ref), ref)
+
+    def _undo_match(self) -> tuple[bool, dict]:
+        """`undo` of a `match`: the match it replaced comes back as it was."""
+        ref, match = self._earlier.pop()
+        dropped = self.referee.state.players
+        text = f"Undo: the new match ({dropped[0]} v {dropped[1]}) is withdrawn"
+        ref.announcements = [{"text": text + "; the previous match is back", "rule": "1.8"}]
+        self.referee, self.match = ref, match
+        return True, self._result(_as_json(ref), ref)
+
+    def valid_inputs(self, ref=None) -> list:
+        """The inputs acceptable now (railbird.rules.valid), or only `match` without a
+        match on the table."""
+        ref = ref or self.referee
+        if ref is None:
+            return [{"type": "match"}] if self._mod is not None else []
+        from railbird.rules.valid import valid_inputs
+
+        return valid_inputs(
+            ref.state,
+            undo=ref.applied > 0 or bool(self._earlier),
+            correct=ref.correctable(),
+            fresh=ref.applied == 0,
+        )
 
     def _result(self, st, ref) -> dict:
         fen = None
@@ -209,6 +265,8 @@ class Game:
             a.setdefault("rule", None)
             a.setdefault("level", "foul" if "foul" in str(a.get("text", "")).lower() else "info")
             anns.append(a)
+        if isinstance(st, dict):
+            st = dict(st, valid_inputs=self.valid_inputs(ref))
         return {"state": st, "fen": fen, "announcements": anns}
 
 

@@ -75,7 +75,7 @@ class Table:
         self.nodes = set(tcfg.nodes)
         self.timeline = Timeline(cfg.window_us)
         self.assembler = ShotAssembler(table, cfg.shots)
-        self.game = Game(tcfg.match())
+        self.game = Game(tcfg.match(), defaults=tcfg.match_defaults())
         self.referee_ids: deque = deque()
         self.referee_id_set: set = set()
         self.pos = 0

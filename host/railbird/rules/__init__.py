@@ -6,6 +6,7 @@ Public API (used by the host daemon and the web scoreboard):
     Referee(match).feed(input) -> output dict; .state, .state_json(), .announcements
     new_match(match) -> State; apply(state, input) -> (State, rulings)
     state_to_json(state) -> dict; to_fen(state) -> str; from_fen(text) -> State
+    valid_inputs(state, undo=, correct=, fresh=) -> the inputs acceptable now
 Errors: RulesError and its precise kinds BadInput, ImpossibleInput, OutOfTurn, FenError.
 The input/output contract is protocol/REFEREE.md.
 """
@@ -17,6 +18,7 @@ from .jsonview import state_to_json
 from .options import OPTIONS
 from .referee import Referee
 from .state import Ruling, State
+from .valid import valid_inputs
 
 __all__ = [
     "GAMES",
@@ -34,4 +36,5 @@ __all__ = [
     "new_match",
     "state_to_json",
     "to_fen",
+    "valid_inputs",
 ]

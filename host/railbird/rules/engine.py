@@ -79,6 +79,10 @@ def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
         if st.awaiting == "lag":
             raise OutOfTurn("the lag comes first")
         st = game.on_stalemate(st, R) if kind == "stalemate" else game.on_interference(st, R)
+    elif kind == "concede":
+        st = game.on_concede(st, inp, R)
+    elif kind == "abandon":
+        st = game.on_abandon(st, R)
     else:  # input_type() knows every type
         raise RulesError(f"unhandled input {kind}")
     return st, [r.as_dict() for r in R]

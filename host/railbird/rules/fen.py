@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote
 from .errors import FenError
 from .match import BREAK_ORDERS
 from .options import OPTIONS
-from .state import AWAITING, BALL_IN_HAND, GROUPS, POCKETS, State
+from .state import AWAITING, BALL_IN_HAND, ENDED, GROUPS, POCKETS, State
 
 
 def _enc_str(s: str) -> str:
@@ -168,12 +168,13 @@ _FIELDS = (
     ("rack_winner", "rw", _OI),
     ("match_winner", "mw", _OI),
     ("unconfirmed", "unc", (_enc_facts, _dec_facts)),
+    ("ended", "end", _enum(ENDED)),
     ("option_rule", "optrule", _opt(_enc_str, _dec_str)),
 )
 # Trailing fields left out of the line when empty, so that lines written before they
-# existed stay canonical (`unc`: unconfirmed facts of the last shot; `optrule`: the rule
-# that offered a pending shoot-or-pass).
-_OPTIONAL_TAIL = 2
+# existed stay canonical (`unc`: unconfirmed facts of the last shot; `end`: a match
+# conceded or abandoned; `optrule`: the rule that offered a pending shoot-or-pass).
+_OPTIONAL_TAIL = 3
 assert [f[0] for f in _FIELDS] == [f.name for f in fields(State)]
 
 

@@ -50,6 +50,8 @@ INPUT_FIELDS = {
     "confirm": set(SHOT_FACTS),
     "stalemate": set(),
     "interference": set(),
+    "concede": {"player"},
+    "abandon": set(),
 }
 CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break")
 

@@ -42,6 +42,7 @@ def state_to_json(state: State, rulings=()) -> dict:
         "consecutive_fouls": per_player(state.fouls),
         "rack_winner": name(state.rack_winner),
         "match_winner": name(state.match_winner),
+        "ended": state.ended,
         "unconfirmed": list(state.unconfirmed),
     }
     if state.game == "14.1":

@@ -175,6 +175,42 @@ class MatchLayer:
         )
         return self.set_up_rack(st, breaker, R)
 
+    # -- the match ends other than by play ------------------------------------------------
+    def end_match(self, st: State, winner: int | None, ended: str) -> State:
+        return replace(
+            st,
+            match_winner=winner,
+            ended=ended,
+            awaiting=None,
+            at_table=None,
+            ball_in_hand=None,
+            breaking=False,
+            call=None,
+            safety=False,
+            push_out=False,
+            push_out_allowed=False,
+            option_rule=None,
+        )
+
+    def on_concede(self, st: State, inp: dict, R: list) -> State:
+        """1.11: a player who concedes loses the match; the score stands as it was."""
+        loser = self.player_index(st, inp, "player")
+        winner = 1 - loser
+        R.append(
+            Ruling(
+                "1.11",
+                f"{st.players[loser]} concedes: {st.players[winner]} wins the match "
+                f"{st.scores[winner]}-{st.scores[loser]} (a concession loses the match)",
+            )
+        )
+        return self.end_match(st, winner, "conceded")
+
+    def on_abandon(self, st: State, R: list) -> State:
+        """Not a rule: the referee ends the match without a result (wrong set-up, players
+        gone). The score is kept for the record; nobody wins."""
+        R.append(Ruling("match", "Match abandoned by the referee: no result"))
+        return self.end_match(st, None, "abandoned")
+
     # -- stalemate and unrestorable interference ----------------------------------------
     def on_stalemate(self, st: State, R: list) -> State:
         """1.12 / 9.12 / 2.9 / 3.11: the original breaker of the rack breaks again."""

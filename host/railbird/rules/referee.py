@@ -112,3 +112,31 @@ class Referee:
 
     def state_json(self) -> dict:
         return state_to_json(self.state, self.announcements)
+
+    # -- what the history allows (railbird.rules.valid) ---------------------------------
+    @property
+    def applied(self) -> int:
+        """How many inputs the history holds: what `undo` can withdraw."""
+        return len(self._history)
+
+    def last_shot(self) -> dict | None:
+        """The newest `shot` input of the history: the one a correction rules again."""
+        for _, _, inp in reversed(self._history):
+            if inp.get("type") == "shot":
+                return copy.deepcopy(inp)
+        return None
+
+    def correctable(self) -> bool:
+        """Whether a `confirm` with facts finds a shot to rule again whose later inputs
+        still apply when its facts are restated: a shot in the history, not a void
+        (`replay`) shot, and no plain `confirm` after it (that confirm would find nothing
+        left to confirm once the shot is ruled with certain facts)."""
+        if self.state is not self._produced:
+            return False
+        for _, _, inp in reversed(self._history):
+            kind = inp.get("type")
+            if kind == "shot":
+                return not inp.get("replay")
+            if kind == "confirm":
+                return False
+        return False

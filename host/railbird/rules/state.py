@@ -25,6 +25,9 @@ AWAITING = (
     "accept_or_break",  # 8-ball 3.3: illegal break
 )
 GROUPS = (None, "solids", "stripes")
+# How a match ended other than by play: conceded (1.11: loss of the match) or abandoned by
+# the referee (no result).
+ENDED = (None, "conceded", "abandoned")
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class State:
     # pocketed entry with source "inferred"): applied as sensed until the referee confirms
     # or corrects them (`confirm`), or the next shot lets them stand. Sorted fact names.
     unconfirmed: tuple[str, ...] = ()
+    ended: str | None = None  # one of ENDED
     # The rule that offered the decision in `awaiting`, cited when it is taken: a pass
     # after a push-out is 9.4 (2.4), after a wrongly pocketed ball 9.7, after a safety 9.6.
     option_rule: str | None = None
@@ -86,7 +90,7 @@ class State:
 
     @property
     def over(self) -> bool:
-        return self.match_winner is not None
+        return self.match_winner is not None or self.ended is not None
 
 
 def set_pair(pair: tuple, i: int, value) -> tuple:

@@ -1,0 +1,42 @@
+"""Match control through the host (protocol/REFEREE.md, "Match control through the host"):
+what a `match` input means on a table that already has, or had, a match.
+
+A `match` may leave out any field: each missing one comes from the last match on the table
+(so `{"type": "match"}` after the end is the next match with the same players), else from
+the table's config. The race or target, break order and options belong to a game, so they
+are taken only from a match of the same game.
+"""
+
+from __future__ import annotations
+
+MATCH_FIELDS = ("game", "players", "race_to", "target", "break_order", "options")
+PER_GAME = ("race_to", "target", "break_order", "options")
+
+IN_PROGRESS = "a match is in progress: finish, concede or abandon it first"
+NO_GAME = "no game: give the game (the table's config names none)"
+
+
+def complete_match(inp: dict, last: dict | None, table: dict | None) -> dict:
+    """The full `match` input for `inp`: its own fields, the rest from `last` (the table's
+    last match) or `table` (the match of the table's config). A field given as null
+    counts as missing."""
+    sources = [s for s in (last, table) if s]
+    given = {k: inp[k] for k in MATCH_FIELDS if inp.get(k) is not None}
+    out = {"type": "match"}
+    game = given.get("game") or next((s["game"] for s in sources if s.get("game")), None)
+    if game is not None:
+        out["game"] = game
+    players = given.get("players") or next(
+        (s["players"] for s in sources if s.get("players")), None
+    )
+    if players is not None:
+        out["players"] = players
+    for key in PER_GAME:
+        if key in given:
+            out[key] = given[key]
+            continue
+        for s in sources:
+            if s.get("game") == game and s.get(key) is not None:
+                out[key] = s[key]
+                break
+    return out

@@ -1,0 +1,64 @@
+"""The host's answer to a referee console over MQTT (protocol/SPEC.md `referee_result`).
+
+A console that publishes a `referee` message learns what became of it on the table's
+`referee/result` topic: applied (with the rulings), held for the shot in play, a
+duplicate of an input already applied, refused by the rules, or rejected (a wrong token,
+a malformed message). The answer is sent only after the input is in the journal, so an
+"ok" is never lost in a crash.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rbproto import codec
+
+ERROR_MAX = 200
+RULING_MAX = 300
+RULINGS_MAX = 32
+
+
+def _id_of(payload) -> str | None:
+    """The message's `id`, also from a payload the codec refused (when it is JSON)."""
+    try:
+        msg = json.loads(payload)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    rid = msg.get("id") if isinstance(msg, dict) else None
+    return rid if isinstance(rid, str) and 0 < len(rid) <= 64 else None
+
+
+def _cut(text, n: int) -> str:
+    text = str(text) or "-"
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def referee_answer(topic: str, payload, status: str, reason, records: list):
+    """(topic, payload) of the `referee_result` for one MQTT input, or None when the input
+    was not on a `referee` topic of a table."""
+    try:
+        venue, table, kind, _ = codec.parse_topic(topic)
+    except codec.ProtocolError:
+        return None
+    if kind != "referee" or table is None:
+        return None
+    msg = {"v": 1, "table": table, "id": _id_of(payload), "status": status}
+    for r in records:
+        if r["type"] == "referee" and r.get("input"):
+            msg["input"] = _cut(r["input"].get("type"), 32)
+        elif r["type"] == "pending":
+            msg["status"] = "pending"
+            msg["facts"] = list(r["facts"])[:16]
+        elif r["type"] == "state" and status == "ok":
+            msg["rulings"] = [
+                {"text": _cut(a.get("text"), RULING_MAX), "rule": a.get("rule") or None}
+                for a in r["announcements"][:RULINGS_MAX]
+            ]
+            if r.get("fen"):
+                msg["fen"] = r["fen"][:512]
+    if status not in ("ok", "pending"):
+        msg["error"] = _cut(reason or status, ERROR_MAX)
+    try:
+        return codec.topic(venue, table, "referee_result"), codec.encode("referee_result", msg)
+    except codec.ProtocolError:
+        return None
