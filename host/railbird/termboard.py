@@ -112,7 +112,7 @@ class TablePanel:
                     hr = (st.get("high_run") or {}).get(p, 0)
                     extra = d(f" run {run} high {hr}")
                 fouls = (st.get("consecutive_fouls") or {}).get(p, 0)
-                if fouls and not st.get("match_winner"):
+                if fouls and not st.get("match_winner") and not st.get("ended"):
                     # 6.14: a player on two fouls is warned (8-ball has no three-foul rule)
                     warn = fouls >= 2 and game != "8-ball"
                     what = f"{fouls} foul{'s' if fouls > 1 else ''}" + (" WARNING" if warn else "")
@@ -121,7 +121,9 @@ class TablePanel:
                 pad = inner - visible_len(left) - len(score)
                 rows.append(left + " " * max(1, pad) + shown)
             win = st.get("match_winner")
-            if win:
+            if st.get("ended") == "abandoned":  # REFEREE.md §9: no result
+                rows.append(c("magenta", "NO MATCH: the last match was abandoned"))
+            elif win:
                 rows.append(c("magenta", f"★ MATCH OVER: {win} wins the match"))
             info = [f"rack {st.get('rack', '?')}", f"inning {st.get('inning', 0)}"]
             if st.get("breaking"):

@@ -7,7 +7,7 @@ let got = false;
 function render(s) {
   got = true;
   const st = s.state || {}, n = RB.names(s), sc = RB.per(s, "scores"), fouls = RB.per(s, "consecutive_fouls");
-  const over = !!st.match_winner;
+  const abandoned = st.ended === "abandoned", over = !!st.match_winner || abandoned;
   ["a", "b"].forEach((k, i) => {
     RB.text($("name-" + k), n[i]);
     RB.text($("score-" + k), sc[i] == null ? 0 : sc[i]);
@@ -19,7 +19,8 @@ function render(s) {
     $("fouls-" + k).classList.toggle("warn", f >= 2 && s.game !== "8-ball");
   });
   RB.text($("race"), RB.goalText(s) || s.game || "");
-  RB.text($("over"), over ? st.match_winner + " wins the match" : ""); $("over").hidden = !over;
+  RB.text($("over"), abandoned ? "No match" : over ? st.match_winner + " wins the match" : "");
+  $("over").hidden = !over;
   const ih = over ? "" : RB.inHand(st);
   RB.text($("inhand"), ih.replace("Ball in hand", "BALL IN HAND")); $("inhand").hidden = !ih;
   RB.html($("balls"), over ? "" : (st.balls_on_table || []).map((k) => RB.ball(k)).join(""));

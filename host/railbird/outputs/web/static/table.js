@@ -23,10 +23,14 @@ function render(s) {
   $("online").className = sensorClass;
   RB.text($("online"), sensorText);
 
-  const over = !!st.match_winner;
+  // an abandoned match (REFEREE.md §9) has no result: the table shows "no match"
+  const abandoned = st.ended === "abandoned", over = !!st.match_winner || abandoned;
   document.body.classList.toggle("matchover", over);
   show($("over"), over);
-  if (over) {
+  if (abandoned) {
+    RB.text($("over-winner"), "No match");
+    RB.text($("over-detail"), "the last match was abandoned: no result");
+  } else if (over) {
     const w = n.indexOf(st.match_winner), l = 1 - w;
     RB.text($("over-winner"), st.match_winner + " wins the match");
     RB.text($("over-detail"), (scores[w] == null ? "" : scores[w] + " \u2013 " + scores[l] + " against " + n[l]) +

@@ -16,7 +16,8 @@ function card(s) {
     all.dataset.n = Object.keys(cards).length;
   }
   const n = RB.names(s), sc = RB.per(s, "scores"), st = s.state || {};
-  const fouls = RB.per(s, "consecutive_fouls"), over = !!st.match_winner;
+  const abandoned = st.ended === "abandoned";  // REFEREE.md §9: no result, "no match"
+  const fouls = RB.per(s, "consecutive_fouls"), over = !!st.match_winner || abandoned;
   const [sensorText, sensorClass] = RB.sensors(s);
   const row = (i) => {
     const up = !over && st.at_table === n[i], won = over && st.match_winner === n[i];
@@ -26,7 +27,8 @@ function card(s) {
       sc[i] == null ? 0 : sc[i]}</span></div>`;
   };
   const chips = [];
-  if (over) chips.push('<span class="chip win">Match over \u2014 ' + RB.esc(st.match_winner) + " wins</span>");
+  if (abandoned) chips.push('<span class="chip">No match (abandoned)</span>');
+  else if (over) chips.push('<span class="chip win">Match over \u2014 ' + RB.esc(st.match_winner) + " wins</span>");
   else {
     if (RB.inHand(st)) chips.push('<span class="chip hot">' + RB.inHand(st) + "</span>");
     if (RB.callHtml(st)) chips.push('<span class="chip">' + RB.callHtml(st) + "</span>");
