@@ -27,6 +27,8 @@ SIZES = {"phone": B.PHONE, "tv": B.TV}
 PAGES = {"table": "/v/club/t/t1/", "venue": "/v/club/", "overlay": "/v/club/t/t1/overlay"}
 # the boxes nothing may stick out of (a score running into the next card)
 BOXES = {"table": ".player, .chip, .over", "venue": ".card", "overlay": ".bar .side, .under"}
+# what must never be cut off
+WHOLE = {"table": ".score", "venue": ".card .s", "overlay": ".bar .score"}
 
 
 @pytest.fixture
@@ -52,14 +54,21 @@ def venue(tmp_path):
     # the nodes' births, as the daemon passes them on; t1's rail node never came up
     for t, n in (("t1", "t1-pockets"), ("t2", "t2-pockets"), ("t3", "t3-pockets")):
         web.on_node("club", t, n, {"v": 1, "node": n, "boot": 1, "fw": "1"})
-    # t2: Cleo breaks and Dev runs a few (14.1 to 100), so the board has a long score
-    for inp in (
-        {"type": "lag", "winner": "Cleo"},
+    # t2 (14.1 to 100): Dev pots the 4, then Cleo fouls three times in a row: -18, a long
+    # score for the boards
+    miss, foul = (
         {"type": "shot", "pocketed": []},
+        {"type": "shot", "pocketed": [], "fouls": ["6.5"]},
+    )
+    for inp in [
+        {"type": "lag", "winner": "Cleo"},
+        miss,
         {"type": "call", "ball": 4, "pocket": "SR"},
         {"type": "shot", "pocketed": [{"ball": 4, "pocket": "SR"}]},
-    ):
+        *[{"type": "call", "ball": 5, "pocket": "SR"}, miss, foul] * 3,
+    ]:
         assert d.referee_input("club", "t2", inp)["ok"], inp
+    assert web.venues.snapshot("club", "t2")["scores"] == [-18, 1]
     yield d, web
     d.stop()
 
@@ -204,6 +213,7 @@ def test_every_screen_at_phone_and_tv(venue, drv, tmp_path):
                 CHECKS[page](drv, scene, st)
                 assert B.overflow(drv) == [], (scene, page, size_name, B.overflow(drv))
                 assert B.spill(drv, BOXES[page]) == [], (scene, page, size_name)
+                assert B.clipped(drv, WHOLE[page]) == [], (scene, page, size_name)
                 if page == "overlay":  # a stand-in for the video behind the browser source
                     drv.execute_cdp_cmd(
                         "Emulation.setDefaultBackgroundColorOverride",
@@ -231,3 +241,28 @@ def test_page_is_stale_when_the_heartbeat_says_the_host_is_not_scoring(venue, dr
     B.wait_until(lambda: not B.visible(drv, "#stale"), 5, "stale bar gone")
     health["worker_age_s"] = 4.0
     B.wait_contains(drv, "#stale", "the host is not responding", timeout=5)
+
+
+READY = {"table": ("#name-a", "Ann"), "venue": ("#table-t1 .pa .n", "▶ Ann"),
+         "overlay": ("#name-a", "Ann")}  # fmt: skip
+
+
+def test_narrowest_and_widest_phones_fit(venue, drv):
+    """360 and 430 px wide phones, with the busiest state (a call, a two-foul warning, a long
+    name on the venue board): nothing wider than the screen, nothing out of its box."""
+    d, web = venue
+    for _name, inputs, _want in SCENES[:3]:
+        play(d, inputs)
+    pages = dict(PAGES, long_score="/v/club/t/t2/")  # 14.1 at -18
+    for size in ((360, 740), (430, 932)):
+        B.viewport(drv, size)
+        for page, path in pages.items():
+            drv.get(web.url + path)
+            if page == "long_score":
+                B.wait_text(drv, "#score-a", "-18")
+                page = "table"
+            else:
+                B.wait_text(drv, *READY[page])
+            assert B.overflow(drv) == [], (size, page, B.overflow(drv))
+            assert B.spill(drv, BOXES[page]) == [], (size, page, B.spill(drv, BOXES[page]))
+            assert B.clipped(drv, WHOLE[page]) == [], (size, page, B.clipped(drv, WHOLE[page]))

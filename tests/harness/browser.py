@@ -144,6 +144,22 @@ return out;
 )
 
 
+# Elements whose content is wider than they are (clipped or running over): a score cut off.
+_CLIPPED_JS = (
+    _NAME_JS
+    + """
+return [...document.querySelectorAll(arguments[0])]
+  .filter((e) => e.getBoundingClientRect().width > 0 && e.scrollWidth > e.clientWidth + 1)
+  .map((e) => name(e) + ' content ' + e.scrollWidth + ' > ' + e.clientWidth);
+"""
+)
+
+
+def clipped(drv, css: str) -> list[str]:
+    """The elements matching `css` whose content does not fit their width."""
+    return drv.execute_script(_CLIPPED_JS, css)
+
+
 def overflow(drv) -> list[str]:
     """What does not fit the viewport's width: [] when the page fits."""
     return drv.execute_script(_OVERFLOW_JS)
