@@ -21,9 +21,6 @@
     "#7a1d22", "#111111"];
   const RACK = { "10-ball": 10, "9-ball": 9, "8-ball": 15, "14.1": 15 };
   const GAMES = ["10-ball", "9-ball", "8-ball", "14.1"];
-  const CHOICES = { shoot_or_pass: ["shoot", "pass"], accept_or_rebreak: ["accept", "rebreak"],
-    spot_or_rebreak: ["spot", "rebreak"], spot_or_break: ["spot", "break"],
-    accept_or_break: ["accept", "break"] };
   const FACT_NAMES = { pocketed: "which balls dropped", first_contact: "first ball hit",
     rail_after_contact: "rail after contact", object_balls_to_rail: "balls driven to a rail",
     cue_ball_to_rail: "cue ball to a rail", off_table: "cue ball off the table" };
@@ -100,7 +97,7 @@
       fields: null, correct: false };
     for (const x of s ? s.valid_inputs || [] : [{ type: "match" }]) {
       v.types.add(x.type);
-      if (x.type === "option") v.choices = x.choices || CHOICES[s.awaiting] || [];
+      if (x.type === "option") v.choices = x.choices || [];
       if (x.type === "call") { v.balls = x.balls || []; v.safety = !!x.safety; }
       if (x.type === "rerack") v.fields = x.fields || null;
       if (x.type === "confirm") v.correct = !!x.correct;
