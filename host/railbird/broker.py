@@ -5,6 +5,10 @@ port, with a password file, the project ACL and a persistence directory in a dir
 owns. `restart()` keeps the port and the persistence directory, so sessions and queued
 messages survive as they would on a real broker restart.
 
+`PrivateBroker(dir, acl=text)` uses that ACL instead of the project's; `confined_acl(venue,
+tables)` is the project's with each node confined to its own table (`python -m railbird.broker
+acl --config host.toml` prints it for a real broker).
+
 `PrivateBroker(dir, tls=True)` adds a TLS listener on `tls_port` (the plain one stays) with a
 throwaway CA and a server certificate for 127.0.0.1/localhost made in `dir/tls` with the
 `openssl` binary; clients trust `cafile`. `make_ca()` makes another CA, for clients that
@@ -18,6 +22,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from importlib import resources
 from pathlib import Path
@@ -139,6 +144,37 @@ def _template(name: str) -> str:
     return resources.files("railbird").joinpath("data/broker", name).read_text()
 
 
+def confined_acl(venue: str, tables: dict) -> str:
+    """The project ACL with every node confined to its own table at the broker: the node
+    `pattern` lines (which let a node write its subtree under any table, since an ACL pattern
+    can substitute only the user name and client id) and their comment give way to one
+    `user` block per node of `tables` (table id -> node ids). A node not listed can then
+    publish nothing: regenerate when nodes change (mosquitto reloads the ACL on SIGHUP)."""
+    lines = _template("acl").splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("pattern "))
+    while first > 0 and lines[first - 1].startswith("#"):
+        first -= 1
+    kept = [line for line in lines[:first] if not line.startswith("pattern ")]
+    kept += [line for line in lines[first:] if not line.startswith(("pattern ", "#"))]
+    out = [
+        *kept,
+        "# Each node writes only below its own subtree of its own table (any version root,",
+        "# so a host can count a node speaking another one) and reads its config and sync answers.",
+    ]
+    v = "+" if venue in ("", "*") else venue
+    for table in sorted(tables):
+        for node in sorted(tables[table]):
+            base = f"railbird/+/{v}/{table}/node/{node}"
+            out += [
+                "",
+                f"user {node}",
+                f"topic write {base}/#",
+                f"topic read {base}/config",
+                f"topic read {base}/sync/resp",
+            ]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
 class PrivateBroker:
     """A mosquitto process with the project's configuration in `workdir`."""
 
@@ -150,6 +186,7 @@ class PrivateBroker:
         host: str = "127.0.0.1",
         tls: bool = False,
         tls_port: int | None = None,
+        acl: str | None = None,
     ):
         self.workdir = Path(workdir)
         self.host = host
@@ -159,6 +196,7 @@ class PrivateBroker:
         self.cafile: Path | None = self.workdir / "tls" / "ca.crt" if tls else None
         self.users = dict(DEFAULT_USERS)
         self.users.update(users or {})
+        self.acl = acl  # None: the project's ACL
         self.proc: subprocess.Popen | None = None
         self.binary = find_mosquitto()
 
@@ -197,7 +235,7 @@ class PrivateBroker:
         path = self.workdir / "mosquitto.conf"
         path.write_text(conf)
         acl = self.workdir / "acl"
-        acl.write_text(_template("acl"))
+        acl.write_text(self.acl if self.acl is not None else _template("acl"))
         acl.chmod(0o600)
         self._write_passwords()
         return path
@@ -271,3 +309,27 @@ class PrivateBroker:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def main(argv=None) -> int:
+    """`python -m railbird.broker acl --config host.toml`: print `confined_acl` for the
+    venue and the tables' `nodes` of a host config."""
+    import argparse
+
+    from railbird.config import ConfigError, load
+
+    p = argparse.ArgumentParser(prog="python -m railbird.broker", description=main.__doc__)
+    p.add_argument("what", choices=["acl"])
+    p.add_argument("--config", "-c", required=True, help="the host's TOML configuration")
+    args = p.parse_args(argv)
+    try:
+        cfg = load(args.config)
+    except (OSError, ConfigError) as e:
+        print(f"railbird.broker: {args.config}: {e}", file=sys.stderr)
+        return 2
+    sys.stdout.write(confined_acl(cfg.venue, {t: tc.nodes for t, tc in cfg.table.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,10 +11,16 @@ node's own login publishing with paho."""
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 
+import paho.mqtt.client as paho
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.mqttsub import subscriber
+from railbird.broker import PrivateBroker, confined_acl
+from rbproto import codec
 
 from .nodepub import NodePub, shot_events
 
@@ -105,3 +111,42 @@ def test_a_node_scores_only_on_its_own_table(broker, tmp_path):
     assert refused == [("t2", len(evs) + 1), ("t3", len(evs))], refused
     reasons = journal(host.journal, "SELECT DISTINCT reason FROM inputs WHERE tbl = 't2'")
     assert reasons == [("wrong table: node t1-node reports for club/t1, not club/t2",)], reasons
+
+
+def published_through(broker, tables=("t1", "t2", "t3")) -> list:
+    """The tables under which the broker passes on an `events` message of the node's login
+    (QoS 0: a refused publish is dropped silently)."""
+    got, lock = [], threading.Lock()
+
+    def on_message(client, userdata, msg):
+        with lock:
+            got.append(msg.topic.split("/")[3])
+
+    watch = subscriber(broker.port, on_message, "watch", topic="railbird/+/club/+/node/+/events")
+    node = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
+    node.username_pw_set(NODE, PW)
+    node.connect("127.0.0.1", broker.port)
+    node.loop_start()
+    try:
+        body = {"v": 1, "node": NODE, "boot": 1, "events": [{"seq": 0, "t": 1, "kind": "cue"}]}
+        # its own table first: mosquitto may close the connection at a refused publish
+        node.publish(f"railbird/v2/club/t1/node/{NODE}/events", b"{}")  # counted by the host
+        for t in tables:
+            node.publish(codec.topic("club", t, "events", NODE), codec.encode("events", body))
+        time.sleep(1.0)
+    finally:
+        for c in (node, watch):
+            c.disconnect()
+            c.loop_stop()
+    return sorted(got)
+
+
+def test_the_broker_can_confine_a_node_to_its_table_too(tmp_path):
+    """The project ACL's node pattern lets the node publish under every table; the ACL that
+    `confined_acl` makes from the host config (`python -m railbird.broker acl --config ...`)
+    passes on only its own table's."""
+    with PrivateBroker(tmp_path / "open", users={NODE: PW}) as b:
+        assert published_through(b) == ["t1", "t1", "t2", "t3"]
+    acl = confined_acl("club", {"t1": [NODE], "t3": ["t3-node"]})
+    with PrivateBroker(tmp_path / "confined", users={NODE: PW}, acl=acl) as b:
+        assert published_through(b) == ["t1", "t1"]
