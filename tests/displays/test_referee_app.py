@@ -29,7 +29,7 @@ PIN = "4711"
 REF = "/api/v/club/t1/referee"
 
 
-def _host(journal):
+def _host(journal, pins=None):
     cfg = from_dict(
         {
             "venue": "club",
@@ -38,7 +38,7 @@ def _host(journal):
             },
         }
     )
-    web = WebOutput(host="127.0.0.1", port=0, pins={"club": PIN})
+    web = WebOutput(host="127.0.0.1", port=0, pins={"club": PIN} if pins is None else pins)
     d = Daemon(cfg, outputs=[web], journal_path=str(journal), connect=False)
     web.referee = d.referee_input
     d.start()
@@ -97,6 +97,17 @@ def test_sign_in_gives_an_httponly_strict_expiring_session(host):
         headers={"Cookie": f"railbird_session={token}"},
     )
     assert code == 403 and res.get("signin"), res
+
+
+def test_behind_a_tls_proxy_the_cookie_is_secure(host):
+    _, web = host
+    c = Http(web.url)
+    code, _, h = c.call("POST", "/api/session/club", {"pin": PIN})
+    assert code == 200 and "Secure" not in _cookie_header(h)  # plain HTTP on the LAN
+    code, _, h = Http(web.url).call(
+        "POST", "/api/session/club", {"pin": PIN}, headers={"X-Forwarded-Proto": "https"}
+    )
+    assert code == 200 and "Secure" in [f.strip() for f in _cookie_header(h).split(";")]
 
 
 def test_without_a_session_nothing_is_applied(host):
@@ -375,3 +386,20 @@ def test_app_concede_ends_the_match_and_a_rematch_starts_the_next(phone, host):
     st = _state(web)
     assert st["players"] == ["Ann", "Bob"] and st["match_winner"] is None
     assert "goal=2" in web.venues.snapshot("club", "t1")["fen"]
+
+
+@pytest.mark.browser
+def test_app_says_so_when_no_pin_is_configured(phone, tmp_path):
+    d, web = _host(tmp_path / "journal.sqlite", pins={})
+    try:
+        c = Http(web.url)
+        assert c.call("GET", "/api/session/club")[1]["referee"] is False
+        code, res, h = c.call("POST", "/api/session/club", {"pin": "1234"})
+        assert code == 403 and res["disabled"] and "Set-Cookie" not in h
+        phone.get(web.url + "/v/club/t/t1/referee")
+        wait_text(phone, "#off", "Referee input is off")
+        assert not text(phone, "#signin")
+        assert_phone_layout(phone, "referee input off")
+    finally:
+        d.stop()
+        web.stop()

@@ -194,7 +194,7 @@ class RefereeDesk:
             h,
             200,
             {"ok": True, "signed_in": True, "expires_in": MAX_AGE_S},
-            cookie=set_cookie(token),
+            cookie=set_cookie(token, secure=h.headers.get("X-Forwarded-Proto") == "https"),
         )
 
     def _sign_out(self, h, venue) -> bool:

@@ -82,10 +82,12 @@ def cookie_token(header: str | None) -> str | None:
     return None
 
 
-def set_cookie(token: str, max_age_s: float = MAX_AGE_S) -> str:
-    # No `Secure`: the venue server is plain HTTP on the LAN (a Secure cookie would never be
-    # sent back). SameSite=Strict keeps it off every cross-site request (CSRF).
-    return f"{COOKIE}={token}; Max-Age={int(max_age_s)}; Path=/; HttpOnly; SameSite=Strict"
+def set_cookie(token: str, max_age_s: float = MAX_AGE_S, secure: bool = False) -> str:
+    # `Secure` only behind a TLS proxy: the venue server itself is plain HTTP on the LAN, and
+    # a Secure cookie would never be sent back to it. SameSite=Strict keeps the cookie off
+    # every cross-site request (CSRF).
+    flags = f"Max-Age={int(max_age_s)}; Path=/; HttpOnly; SameSite=Strict"
+    return f"{COOKIE}={token}; {flags}" + ("; Secure" if secure else "")
 
 
 def clear_cookie() -> str:
