@@ -170,10 +170,12 @@ def test_decode_deep_nesting_is_bad_json_or_accepted():
         + "]" * 5000
         + "}"
     )
+    # a JSON parser may accept deep nesting or give up (CPython: RecursionError)
     try:
-        assert codec.decode("events", deep)["node"] == "n1"
+        msg, code = codec.decode("events", deep), None
     except ProtocolError as e:
-        assert e.code == "bad json"
+        msg, code = None, e.code
+    assert code == "bad json" if msg is None else msg["node"] == "n1"
 
 
 def test_validate_returns_same_object_and_ignores_unknown():

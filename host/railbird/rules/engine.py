@@ -7,10 +7,10 @@ from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn, RulesError
 from .inputs import CHOICES, SHOT_FACTS, input_type, parse_shot
+from .nineball import NineBall
 from .state import State
 from .straight import StraightPool
 from .tenball import TenBall
-from .nineball import NineBall
 
 
 def _games() -> dict:

@@ -192,7 +192,8 @@ def from_fen(text: str) -> State:
     if not len(_FIELDS) - _OPTIONAL_TAIL <= len(tokens) <= len(_FIELDS):
         raise FenError(f"expected {len(_FIELDS)} fields, got {len(tokens)}")
     values = {}
-    for token, (name, key, (_, dec)) in zip(tokens, _FIELDS):
+    # strict=False: the optional tail of _FIELDS may be missing from an older line
+    for token, (name, key, (_, dec)) in zip(tokens, _FIELDS, strict=False):
         k, sep, v = token.partition("=")
         if k != key or not sep:
             raise FenError(f"expected field {key}=, got {token!r}")

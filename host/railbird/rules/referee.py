@@ -36,7 +36,7 @@ class Referee:
         if kind == "undo":
             if not self._history:
                 raise OutOfTurn("nothing to undo")
-            self.state, previous, _ = self._history.pop()
+            self.state = self._history.pop()[0]
             self._produced = self.state
             self.announcements = [
                 Ruling(
@@ -90,9 +90,10 @@ class Referee:
             Ruling(
                 "1.10",
                 f"The referee corrects the last shot ({', '.join(changed)}); it is ruled again",
-            ).as_dict()
-        ] + rulings
-        history = self._history[:idx] + [(pre, pre_anns, corrected)]
+            ).as_dict(),
+            *rulings,
+        ]
+        history = [*self._history[:idx], (pre, pre_anns, corrected)]
         later = self._history[idx + 1 :]
         for _, _, again in later:
             try:
