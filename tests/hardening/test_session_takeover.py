@@ -10,6 +10,7 @@ node login as an attacker with paho."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 
@@ -19,6 +20,8 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.reasoncodes import ReasonCode
 
 from harness.hostproc import RailbirdRun
+from harness.mqttsub import subscriber
+from railbird.broker import PrivateBroker, free_port
 from railbird.config import BrokerConfig, host_client_id
 from railbird.daemon.ingest import Ingest
 
@@ -163,3 +166,71 @@ def test_session_taken_over_reason_is_an_error_and_a_counter(caplog):
     assert not ing.connected.is_set()
     errors = [r.getMessage().lower() for r in caplog.records if r.levelname == "ERROR"]
     assert any("taken over" in m for m in errors), errors
+
+
+class NodeListenerBroker(PrivateBroker):
+    """The project config with nodes on a listener of their own, as protocol/SPEC.md
+    "Security" describes for a venue that wants the broker itself to bind node ids:
+    `per_listener_settings true`; on the nodes' listener `use_username_as_clientid true` and a
+    password file of node logins only; the host, referee consoles and displays keep `port`."""
+
+    def __init__(self, workdir, nodes: dict):
+        super().__init__(workdir)
+        self.nodes = dict(nodes)
+        self.node_port = free_port()
+
+    def _write_config(self):
+        path = super()._write_config()
+        conf = path.read_text().replace("per_listener_settings false", "per_listener_settings true")
+        conf += (
+            f"\nlistener {self.node_port} {self.host}\n"
+            "use_username_as_clientid true\n"
+            "allow_anonymous false\n"
+            f"password_file {self.workdir}/passwd-nodes\n"
+            f"acl_file {self.workdir}/acl\n"
+        )
+        path.write_text(conf)
+        passwd = self.workdir / "passwd-nodes"
+        passwd.write_text("")
+        for name, pw in self.nodes.items():
+            subprocess.run(
+                ["mosquitto_passwd", "-b", str(passwd), name, pw], check=True, capture_output=True
+            )
+        passwd.chmod(0o600)
+        return path
+
+
+def test_a_node_listener_binds_node_ids_at_the_broker(tmp_path):
+    """Even a node login that knows the host's id cannot take its session when nodes have
+    their own listener: there its id is replaced by its user name, and the host's listener
+    does not know node logins."""
+    cid = "railbird-host-club-known"
+    got, lock = [], threading.Lock()
+
+    def on_message(client, userdata, msg):
+        with lock:
+            got.append(msg.payload)
+
+    with NodeListenerBroker(tmp_path / "broker", {NODE: PW}) as b:
+        host = subscriber(
+            b.port, on_message, cid, topic="railbird/+/club/+/node/+/events", persistent=True
+        )
+        host.disconnect()  # stopped: the broker keeps its session and queues for it
+        host.loop_stop()
+        node = NodePub(b.node_port, NODE, PW)
+        for e in shot_events(0, 5_000_000, N // 2):
+            node.events(BOOT, [e])
+        assert attacker(b.port, cid, NODE, PW)["rc"].is_failure  # not a login here
+        assert not attacker(b.node_port, cid, NODE, PW)["rc"].is_failure  # becomes t1-node
+        node.close()
+        host = subscriber(
+            b.port, on_message, cid, topic="railbird/+/club/+/node/+/events", persistent=True
+        )
+        deadline = time.monotonic() + 5
+        while len(got) < N and time.monotonic() < deadline:
+            time.sleep(0.05)
+        host.disconnect()
+        host.loop_stop()
+        log = b.log_tail(200)
+    assert len(got) == N, (len(got), log)
+    assert f"as {NODE} " in log, log  # the attacker's id was replaced by its user name
