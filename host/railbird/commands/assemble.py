@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import sys
 from collections import Counter
@@ -68,12 +69,20 @@ def run(args) -> int:
         cfg.reorder_window_ms = args.window_ms
     errors = Counter()
     out = sys.stdout
-    with (
-        contextlib.nullcontext(sys.stdin)
-        if args.input == "-"
-        else open(args.input, encoding="utf-8")
-    ) as src:
-        for line in assemble(src, cfg, every_record=args.all, errors=errors):
+    # surrogateescape: a line that is not UTF-8 is refused as a bad line, not a traceback
+    try:
+        src = (
+            contextlib.nullcontext(
+                io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+            )
+            if args.input == "-"
+            else open(args.input, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115 - the with below closes it
+        )
+    except OSError as e:
+        print(f"railbird assemble: {args.input}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    with src as lines:
+        for line in assemble(lines, cfg, every_record=args.all, errors=errors):
             out.write(line + "\n")
     if errors:
         print(

@@ -68,7 +68,15 @@ def run(args) -> int:
     from railbird.rules import to_fen
 
     referee = None
-    for line in sys.stdin:
+    # Bytes, decoded one line at a time: a line that is not UTF-8 is one bad line, not the
+    # end of the transcript (a strict text stdin would fail on the whole buffered chunk).
+    for raw in sys.stdin.buffer:
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start]
+            print(json.dumps({"error": f"not UTF-8: byte 0x{bad:02x} at {exc.start}"}), flush=True)
+            continue
         if not line.strip():
             continue
         referee, out = process_line(referee, line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 
 HELP = "rebuild every table from a daemon journal and print a summary, its shots or its inputs"
@@ -42,9 +43,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from railbird.config import ConfigError, load
-    from railbird.core.pipeline import shot_json
-    from railbird.daemon.journal import Journal
-    from railbird.daemon.offline import export_inputs, replay
+    from railbird.daemon.journal import Journal, JournalError
 
     # Opening a missing file would create an empty journal and "replay" nothing.
     if not Path(args.journal).is_file():
@@ -55,43 +54,57 @@ def run(args) -> int:
     except (ConfigError, OSError) as e:
         print(f"railbird replay: --config {args.config}: {e}", file=sys.stderr)
         return 2
-    journal = Journal(args.journal)
     try:
-        if args.export_inputs:
-            for line in export_inputs(journal):
-                sys.stdout.write(line + "\n")
-            return 0
-        pipe, shots = replay(journal, cfg)
-        if args.shots:
-            for s in shots:
-                sys.stdout.write(shot_json(s) + "\n")
-        status = 0
-        if args.check:
-            stored = sorted(journal.shots(), key=lambda s: (s["table"], s["n"]))
-            mine = sorted(shots, key=lambda s: (s["table"], s["n"]))
-            if [shot_json(s) for s in stored] != [shot_json(s) for s in mine]:
-                print(
-                    f"replay: MISMATCH: journal has {len(stored)} shots, replay {len(mine)}",
-                    file=sys.stderr,
-                )
-                status = 1
-            else:
-                print(f"replay: OK: {len(mine)} shots identical", file=sys.stderr)
-        if not args.shots:
-            summary = {"tables": {}, "counters": pipe.stats()}
-            for (venue, table), t in sorted(pipe.tables.items()):
-                summary["tables"][f"{venue}/{table}"] = {
-                    "shots": t.assembler.n - 1,
-                    "events": t.pos,
-                    "pending": t.timeline.pending,
-                    "shot_open": t.assembler.open,
-                    "game": t.game.game,
-                    "fen": _fen(t),
-                }
-            print(json.dumps(summary, indent=2, sort_keys=True))
-        return status
+        journal = Journal(args.journal)
+    except JournalError as e:
+        print(f"railbird replay: {e}", file=sys.stderr)
+        return 2
+    try:
+        return _replay(args, journal, cfg)
+    except sqlite3.DatabaseError as e:  # a journal damaged past its header
+        print(f"railbird replay: journal {args.journal}: cannot be read: {e}", file=sys.stderr)
+        return 2
     finally:
         journal.close()
+
+
+def _replay(args, journal, cfg) -> int:
+    from railbird.core.pipeline import shot_json
+    from railbird.daemon.offline import export_inputs, replay
+
+    if args.export_inputs:
+        for line in export_inputs(journal):
+            sys.stdout.write(line + "\n")
+        return 0
+    pipe, shots = replay(journal, cfg)
+    if args.shots:
+        for s in shots:
+            sys.stdout.write(shot_json(s) + "\n")
+    status = 0
+    if args.check:
+        stored = sorted(journal.shots(), key=lambda s: (s["table"], s["n"]))
+        mine = sorted(shots, key=lambda s: (s["table"], s["n"]))
+        if [shot_json(s) for s in stored] != [shot_json(s) for s in mine]:
+            print(
+                f"replay: MISMATCH: journal has {len(stored)} shots, replay {len(mine)}",
+                file=sys.stderr,
+            )
+            status = 1
+        else:
+            print(f"replay: OK: {len(mine)} shots identical", file=sys.stderr)
+    if not args.shots:
+        summary = {"tables": {}, "counters": pipe.stats()}
+        for (venue, table), t in sorted(pipe.tables.items()):
+            summary["tables"][f"{venue}/{table}"] = {
+                "shots": t.assembler.n - 1,
+                "events": t.pos,
+                "pending": t.timeline.pending,
+                "shot_open": t.assembler.open,
+                "game": t.game.game,
+                "fen": _fen(t),
+            }
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    return status
 
 
 def _fen(t):

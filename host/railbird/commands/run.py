@@ -148,9 +148,14 @@ def run(args) -> int:
         return 0
     outputs = _outputs(cfg)
 
+    from railbird.daemon.journal import JournalError
     from railbird.daemon.worker import Daemon
 
-    daemon = Daemon(cfg, outputs=outputs)
+    try:
+        daemon = Daemon(cfg, outputs=outputs)
+    except JournalError as e:  # not a journal, empty, damaged: one line, nothing started
+        print(f"railbird run: {e}", file=sys.stderr)
+        return 2
     _connect(outputs, daemon)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
@@ -159,7 +164,12 @@ def run(args) -> int:
         from railbird.sim.table import watch_parent
 
         watch_parent(stop)
-    daemon.start()
+    try:
+        daemon.start()
+    except JournalError as e:
+        print(f"railbird run: {e}", file=sys.stderr)
+        daemon.journal.close()
+        return 2
     for out in outputs:
         url = getattr(out, "url", None) if getattr(out, "httpd", None) is not None else None
         if url:

@@ -85,6 +85,7 @@ class Table:
         # applied to that shot when it closes (protocol/REFEREE.md §3a, docs/host.md).
         self.pending_facts: dict = {}
         self.marks: dict = {}  # node -> NodeMark (nodes that have reported)
+        self.conflicted: set = set()  # (node, boot) with a reused seq (warned once)
 
     def mark(self, node: str) -> NodeMark:
         m = self.marks.get(node)
@@ -148,6 +149,7 @@ class Pipeline:
         "holds",
         "holds_expired",
         "reconnects",
+        "conflicts",
     )
 
     def stats(self) -> dict:
@@ -343,7 +345,7 @@ class Pipeline:
                     "its times are estimated from arrival"
                 )
         records = []
-        fresh = 0
+        fresh = conflicts = 0
         m = t.mark(node)
         newest = None
         for e in evs:
@@ -366,6 +368,10 @@ class Pipeline:
             st = t.timeline.push(ev)
             if st == "duplicate":
                 self.counters["duplicate"] += 1
+                continue
+            if st == "conflict":
+                conflicts += 1
+                self._conflict(t, ev, records)
                 continue
             fresh += 1
             self.counters["events"] += 1
@@ -392,9 +398,25 @@ class Pipeline:
         cand = None if tl.max_seen is None else tl.max_seen - tl.window_us
         upto = self._upto(t, cand, rx, records)
         self._advance(t, [] if upto is None else tl.release(upto), None, records)
+        if conflicts:
+            reason = f"{conflicts} event(s) reuse a (node, boot, seq) with other content"
+            return ("conflict" if fresh == 0 else "ok", reason, records)
         if fresh == 0:
             return ("duplicate", None, records)
         return ("ok", None, records)
+
+    def _conflict(self, t: Table, ev: Event, records: list) -> None:
+        """An event numbered like one already seen but saying something else: kept (the
+        record is journalled in `conflicts`), counted, warned once per boot; not scored,
+        since its time is on another boot's clock."""
+        self.counters["conflicts"] += 1
+        records.append({"type": "conflict", "venue": t.venue, "table": t.table, "event": ev})
+        if (ev.node, ev.boot) not in t.conflicted:
+            t.conflicted.add((ev.node, ev.boot))
+            t.assembler.warn(
+                f"conflict: node {ev.node} boot {ev.boot} seq {ev.seq} differs from the event "
+                "seen with that number (boot counter reused?); kept, not in the shot facts"
+            )
 
     def _advance(self, t: Table, released: list, now, records: list) -> None:
         for ev in released:

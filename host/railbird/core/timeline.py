@@ -6,7 +6,13 @@ far minus the reorder window — has passed it, or when the daemon advances time
 (`release(upto)`: the daemon's idle ticks, and the pipeline's per-node watermarks, which cap
 the release point while a node is cut off) or at the end of input (`flush()`).
 
-- duplicate: (node, boot, seq) seen before -> dropped and counted.
+- duplicate: (node, boot, seq) seen before with the same content -> dropped and counted.
+- conflict: (node, boot, seq) seen before with other content (a node whose boot counter did
+  not rise across a reboot numbers new events like old ones): never taken for a duplicate,
+  never entered into the timeline (its time is on another boot's clock); returned to the
+  caller to keep and alarm. Contents are compared for the first FIRST_KEPT seqs of a boot
+  (where a reused counter starts again) and the last PRINTS_KEPT seen; an older repeat is
+  taken for a duplicate, as before.
 - reordered: arrived with a time below the largest seen so far, but inside the window.
 - late: arrived with a time below the last released event; it cannot be put in order any
   more. It is returned to the caller (journalled, flagged) and never enters the timeline.
@@ -21,6 +27,8 @@ import heapq
 
 DEFAULT_WINDOW_US = 500_000
 SEEN_SET_MAX = 4096
+FIRST_KEPT = 64  # contents of seqs below this are kept for the whole boot
+PRINTS_KEPT = 1024  # and those of the most recent seqs: about 200 kB per (node, boot)
 
 
 class Event:
@@ -87,6 +95,16 @@ class Event:
                 d[k] = v
         return d
 
+    def node_dict(self) -> dict:
+        """The event as its node sent it (node time, not table time)."""
+        return dict(self.to_dict(), t=self.t_node)
+
+    def content(self) -> tuple:
+        """What the node said about the event: equal for a re-sent copy, whatever the
+        clock model made of its time meanwhile. The values themselves, not their `hash()`:
+        string hashes differ from process to process, and a journal snapshot keeps these."""
+        return (self.t_node, self.kind, self.pocket, self.rail, self.amp, self.dur, self.n)
+
     def __repr__(self):
         return f"Event({self.to_dict()})"
 
@@ -96,11 +114,26 @@ class SeqSet:
     sparse set above it. Bounded: past SEEN_SET_MAX entries the floor jumps to the smallest
     seen seq (a seq below it arriving later is then treated as already seen)."""
 
-    __slots__ = ("above", "floor")
+    __slots__ = ("above", "clashes", "first", "floor", "recent")
 
     def __init__(self):
         self.floor = 0
         self.above = set()
+        self.first: dict = {}  # seq < FIRST_KEPT -> content
+        self.recent: dict = {}  # the last PRINTS_KEPT other seqs -> content, oldest first
+        self.clashes: set = set()  # (seq, content) of conflicts seen: a re-sent one is a dup
+
+    def content(self, seq: int):
+        return self.first.get(seq) if seq < FIRST_KEPT else self.recent.get(seq)
+
+    def keep(self, seq: int, content: tuple) -> None:
+        if seq < FIRST_KEPT:
+            self.first[seq] = content
+            return
+        recent = self.recent
+        recent[seq] = content
+        if len(recent) > PRINTS_KEPT:
+            del recent[next(iter(recent))]
 
     def add(self, seq: int) -> bool:
         """True if new."""
@@ -131,17 +164,32 @@ class Timeline:
         self._seen: dict = {}
         self.max_seen = None  # largest table time received
         self.released_t = None  # key of the last released event
-        self.counts = {"events": 0, "duplicate": 0, "reordered": 0, "late": 0, "released": 0}
+        self.counts = {
+            "events": 0,
+            "duplicate": 0,
+            "reordered": 0,
+            "late": 0,
+            "released": 0,
+            "conflict": 0,
+        }
 
     def push(self, ev: Event) -> str:
-        """Offer one event: returns 'ok', 'reordered', 'duplicate' or 'late'."""
+        """Offer one event: returns 'ok', 'reordered', 'duplicate', 'conflict' or 'late'."""
         k = (ev.node, ev.boot)
         seen = self._seen.get(k)
         if seen is None:
             seen = self._seen[k] = SeqSet()
+        content = ev.content()
         if not seen.add(ev.seq):
-            self.counts["duplicate"] += 1
-            return "duplicate"
+            known = seen.content(ev.seq)
+            if known is None or known == content or (ev.seq, content) in seen.clashes:
+                self.counts["duplicate"] += 1
+                return "duplicate"
+            if len(seen.clashes) < PRINTS_KEPT:
+                seen.clashes.add((ev.seq, content))
+            self.counts["conflict"] += 1
+            return "conflict"
+        seen.keep(ev.seq, content)
         self.counts["events"] += 1
         if self.released_t is not None and ev.key < self.released_t:
             self.counts["late"] += 1

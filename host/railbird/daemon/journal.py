@@ -4,14 +4,25 @@ Tables:
 - `inputs`   every input of the pipeline in arrival order: raw MQTT messages (topic, payload
              bytes, host receive time `rx`), local referee input, and time ticks that changed
              something. `status`/`reason` say what became of it (ok, duplicate, rejected...).
+             Source `failed`: an input the code failed on, kept raw and never replayed.
 - `events`   timeline events by (venue, table, node, boot, seq), unique; `pos` is the position
              in the table's timeline, `late` = 1 for events that arrived after the window.
+- `conflicts` events whose (venue, table, node, boot, seq) was seen before with other
+             content (a node that reused its boot counter): kept here, not in the timeline.
 - `shots`, `states`, `referee`, `rules_errors`, `nodes`: derived records.
 
 The inputs table is the source of truth: `inputs()` yields them in order so that a fresh
 pipeline can replay them (`railbird.daemon.worker.rebuild`, `railbird replay`). Derived tables are
 written in the same transaction as the input that produced them, so they are always
-consistent with it.
+consistent with it. Integers are kept exactly: the protocol's `uint` goes up to 2^64 - 1 and
+SQLite's INTEGER only to 2^63 - 1, so an integer outside SQLite's range is stored as its
+decimal digits in a BLOB (`sql_int`; SQLite would turn a text too large for INTEGER into an
+inexact REAL) and read back with `py_int`. A batch whose writes fail is rolled back whole
+(`rollback`); the daemon then rebuilds its pipeline from what is committed and tries again.
+
+Opening refuses what is not a journal (`JournalError`, one line for the user): an empty file
+(a journal that lost its content must not silently start afresh), a file that is not SQLite,
+a SQLite database of something else.
 """
 
 from __future__ import annotations
@@ -19,12 +30,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from pathlib import Path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS inputs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
-  source TEXT NOT NULL,            -- mqtt | local | tick | reconnect
+  source TEXT NOT NULL,            -- mqtt | local | tick | reconnect | failed (set aside)
   rx INTEGER,                      -- host monotonic µs at receipt (tick: the tick time)
   wall REAL NOT NULL,              -- wall clock, for people
   topic TEXT, payload BLOB,
@@ -55,6 +67,11 @@ CREATE TABLE IF NOT EXISTS rules_errors (
   id INTEGER PRIMARY KEY AUTOINCREMENT, venue TEXT, tbl TEXT, input TEXT, error TEXT,
   source TEXT, input_id INTEGER
 );
+CREATE TABLE IF NOT EXISTS conflicts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  venue TEXT NOT NULL, tbl TEXT NOT NULL, node TEXT NOT NULL, boot INTEGER NOT NULL,
+  seq INTEGER NOT NULL, t_node INTEGER, event TEXT NOT NULL, input_id INTEGER
+);
 CREATE TABLE IF NOT EXISTS nodes (
   venue TEXT, tbl TEXT, node TEXT, status TEXT, input_id INTEGER,
   PRIMARY KEY (venue, tbl, node)
@@ -66,30 +83,80 @@ def _j(x) -> str:
     return json.dumps(x, sort_keys=True, separators=(",", ":"))
 
 
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+def sql_int(x):
+    """An integer as SQLite keeps it exactly (None stays None)."""
+    if x is None or I64_MIN <= x <= I64_MAX:
+        return x
+    return str(x).encode("ascii")
+
+
+def py_int(v):
+    """The integer `sql_int` stored (None stays None)."""
+    return int(v) if isinstance(v, bytes) else v
+
+
+class JournalError(Exception):
+    """The file cannot be used as a journal; the message is one line for the user."""
+
+
+def _refuse_non_journal(path: str) -> None:
+    p = Path(path)
+    if p.is_dir():
+        raise JournalError(f"journal {path}: is a directory")
+    if p.exists() and p.stat().st_size == 0:
+        raise JournalError(
+            f"journal {path}: the file is empty (0 bytes), not a journal; "
+            "move it away to start a new journal"
+        )
+
+
 class Journal:
     def __init__(self, path, synchronous: str = "normal"):
         self.path = str(path)
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'full' else 'NORMAL'}")
-        self.db.executescript(SCHEMA)
-        self._in_tx = False
+        _refuse_non_journal(self.path)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise JournalError(f"journal {self.path}: cannot open it: {e}") from None
+        try:
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+            if tables and "inputs" not in tables:
+                raise JournalError(
+                    f"journal {self.path}: a SQLite database, but not a railbird journal "
+                    "(no inputs table)"
+                )
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'full' else 'NORMAL'}")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as e:
+            self.db.close()
+            raise JournalError(f"journal {self.path}: damaged, or not a journal: {e}") from None
+        except JournalError:
+            self.db.close()
+            raise
 
     def close(self) -> None:
-        if self._in_tx:
-            self.commit()
+        self.rollback()  # an open transaction here is a batch that never committed
         self.db.close()
 
     # -- writing -------------------------------------------------------------------------
+    # SQLite itself may end a transaction on an error (a full disk): `in_transaction` is
+    # the connection's real state, never a flag of ours that could disagree with it.
     def begin(self) -> None:
-        if not self._in_tx:
+        if not self.db.in_transaction:
             self.db.execute("BEGIN")
-            self._in_tx = True
 
     def commit(self) -> None:
-        if self._in_tx:
+        if self.db.in_transaction:
             self.db.execute("COMMIT")
-            self._in_tx = False
+
+    def rollback(self) -> None:
+        """Undo everything since `begin`: after a failed write the batch is not in."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
 
     def add_input(
         self, source, rx, topic=None, payload=None, venue=None, table=None, status=None, reason=None
@@ -114,19 +181,35 @@ class Journal:
                         r["venue"],
                         r["table"],
                         e.node,
-                        e.boot,
-                        e.seq,
-                        e.t,
-                        e.t_node,
+                        sql_int(e.boot),
+                        sql_int(e.seq),
+                        sql_int(e.t),
+                        sql_int(e.t_node),
                         e.kind,
                         e.pocket,
                         e.rail,
-                        e.amp,
-                        e.dur,
-                        e.n,
+                        sql_int(e.amp),
+                        sql_int(e.dur),
+                        sql_int(e.n),
                         int(e.synced),
                         1 if typ == "late" else 0,
                         r.get("pos"),
+                        input_id,
+                    ),
+                )
+            elif typ == "conflict":
+                e = r["event"]
+                ex(
+                    "INSERT INTO conflicts (venue, tbl, node, boot, seq, t_node, event,"
+                    " input_id) VALUES (?,?,?,?,?,?,?,?)",
+                    (
+                        r["venue"],
+                        r["table"],
+                        e.node,
+                        sql_int(e.boot),
+                        sql_int(e.seq),
+                        sql_int(e.t_node),
+                        _j(e.node_dict()),
                         input_id,
                     ),
                 )

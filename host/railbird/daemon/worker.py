@@ -16,6 +16,17 @@ crash the broker kept the session and the nodes went on) is journalled as a `rec
 input: the pipeline then holds every node's table until that node is caught up
 (docs/host.md "Per-node watermarks").
 
+A failed batch (a full disk, or the code failing on an input) is undone whole: the journal
+transaction is rolled back, nothing is acknowledged, answered or dispatched, and the pipeline
+is rebuilt from the journal, which is exactly its state before the batch (the pipeline is a
+function of the journalled inputs). A transient fault (`faults.transient`) keeps the batch
+for another try after a backoff, while the stats say `journal_error`; referee input from the
+same process is answered with the error at once instead of waiting. Any other exception is
+the code failing on one input: the batch is tried again one input at a time, and an input
+that fails alone is journalled as source `failed` with its raw payload (never replayed),
+acknowledged, counted (`inputs_set_aside`) and logged, so one bad input neither wedges
+ingest nor leaves a half-done batch.
+
 Time ticks (`Pipeline.tick`) close shots when the table is quiet. They run only once the
 ingest has caught up after a (re)connect (the inbox stayed empty for `CATCHUP_IDLE_S`), so a
 backlog queued at the broker is never declared late; a tick that changed something is
@@ -24,16 +35,19 @@ journalled like any other input so that the replay reproduces it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from concurrent.futures import Future
 
 from railbird.core.pipeline import Pipeline
+from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
-from railbird.daemon.journal import Journal
+from railbird.daemon.journal import Journal, JournalError
 
 log = logging.getLogger("railbird.daemon")
 
@@ -67,7 +81,7 @@ def rebuild(
         elif source == "reconnect":
             records = pipeline.on_reconnect(rx)
         else:
-            continue
+            continue  # set aside (`failed`): never replayed
         if on_records is not None:
             on_records(records)
         for r in records:
@@ -108,12 +122,18 @@ class Daemon:
         self._beat = time.monotonic()  # the worker's last loop (health, host heartbeat)
         self._host_beat_at = 0.0
         self.replayed = 0
+        self.faults = Faults()
+        self._retry: list = []  # a batch that failed transiently, for the next try
+        self._dirty = False  # the pipeline saw a batch that was rolled back
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> Daemon:
         t0 = time.monotonic()
         initial = self._initial_states()
-        rb = rebuild(self.pipeline, self.journal, since_wall=time.time() - RESTORE_S)
+        try:
+            rb = rebuild(self.pipeline, self.journal, since_wall=time.time() - RESTORE_S)
+        except sqlite3.DatabaseError as e:
+            raise JournalError(f"journal {self.journal.path}: cannot be read: {e}") from None
         self.replayed = rb["inputs"]
         log.info(
             "rebuilt %d table(s) from %d journalled input(s) in %.2f s",
@@ -123,9 +143,12 @@ class Daemon:
         )
         raw = json.loads(json.dumps(getattr(self.cfg, "raw", None) or {}, default=str))
         raw.get("broker", {}).pop("password", None)  # never in the journal
-        self.journal.db.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(raw),)
-        )
+        try:
+            self.journal.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(raw),)
+            )
+        except sqlite3.OperationalError as e:  # a full disk: ingest waits for it, not this
+            log.error("the config is not journalled: %s", e)
         for out in self.outputs:
             self._call(out, "start")
         self._restore(rb, initial)
@@ -158,6 +181,7 @@ class Daemon:
             d["sessions_lost"] = self.ingest.sessions_lost
             d["retained_ignored"] = self.ingest.retained_ignored
         d["replayed"] = self.replayed
+        d.update(self.faults.stats())
         return d
 
     # -- referee input from the same process (web referee panel, CLI) --------------------------
@@ -187,10 +211,18 @@ class Daemon:
     # -- worker ------------------------------------------------------------------------------
     def _run(self) -> None:
         while not self._stop.is_set():
-            try:
-                items = [self.inbox.get(timeout=TICK_S)]
-            except queue.Empty:
-                items = []
+            wait = self.faults.retry_at - time.monotonic()
+            if wait > 0:  # backoff after a failed write: no new input, no ticks
+                self._stop.wait(min(wait, TICK_S))
+                self._maybe_stats()
+                self._heartbeat()
+                continue
+            items, self._retry = self._retry, []
+            if not items:
+                try:
+                    items = [self.inbox.get(timeout=TICK_S)]
+                except queue.Empty:
+                    items = []
             while items and len(items) < BATCH_MAX:
                 try:
                     items.append(self.inbox.get_nowait())
@@ -221,27 +253,133 @@ class Daemon:
         return {
             "worker_age_s": round(time.monotonic() - self._beat, 3),
             "broker": None if self.ingest is None else self.ingest.connected.is_set(),
+            "journal_error": self.faults.error,
         }
 
     def _process(self, items: list) -> None:
+        """One batch, all or nothing (module docstring, "A failed batch")."""
+        error = self._attempt(items)
+        if error is None:
+            return
+        if not transient(error):
+            error = self._isolate(items)
+            if error is None:
+                return
+        self._retry = self._answer_locals(items, error)
+        self.faults.failed(error, len(self._retry))
+
+    def _attempt(self, items: list) -> BaseException | None:
+        flags = (self._caught_up, self._connected_before)
+        try:
+            if self._dirty:
+                self._rebuild()
+            done = self._apply(items)
+        except Exception as e:  # noqa: BLE001 - undone whole, whatever it was (logged by _undo)
+            self._undo(flags, e)
+            return e
+        self.faults.ok()
+        self._deliver(*done)
+        return None
+
+    def _undo(self, flags, error: BaseException) -> None:
+        if not transient(error):
+            log.error("batch failed on an internal error", exc_info=error)
+        try:
+            self.journal.rollback()
+        except sqlite3.Error as e:
+            log.error("journal rollback failed: %s", e)
+        self._caught_up, self._connected_before = flags
+        self._dirty = True
+        try:
+            self._rebuild()
+        except Exception as e:  # noqa: BLE001 - logged; rebuilt again before the next attempt
+            log.error("pipeline rebuild failed: %s", describe(e))
+
+    def _rebuild(self) -> None:
+        """The pipeline as of the last commit: a fresh one fed the journal, as at start."""
+        pipeline = Pipeline(self.cfg)
+        rebuild(pipeline, self.journal)
+        self.pipeline, self._dirty = pipeline, False
+
+    def _isolate(self, items: list) -> BaseException | None:
+        """After an internal error: each input alone, setting aside any that fails alone.
+        -> None, or a transient error (the batch from that input on waits in `_retry`)."""
+        for i, item in enumerate(items):
+            error = self._attempt([item])
+            if error is not None and not transient(error):
+                error = self._set_aside(item, error)
+            if error is not None:
+                del items[:i]
+                return error
+        return None
+
+    def _set_aside(self, item, error: BaseException) -> BaseException | None:
+        reason = f"internal: {describe(error)}"[:500]
+        kind = item[0]
+        try:
+            if kind == "mqtt":
+                _, rx, topic, payload, _mid, _qos = item
+                venue, tbl = _venue_table(topic)
+                self.journal.add_input("failed", rx, topic, payload, venue, tbl, "rejected", reason)
+            elif kind == "local":
+                _, rx, venue, table, msg, _fut = item
+                payload = json.dumps(msg, default=str)
+                self.journal.add_input(
+                    "failed", rx, None, payload, venue, table, "rejected", reason
+                )
+            self.journal.commit()
+        except Exception as e:  # noqa: BLE001 - logged or returned: the input must not wedge
+            with contextlib.suppress(sqlite3.Error):  # the next write says why
+                self.journal.rollback()
+            if transient(e):
+                return e
+            log.error("input not journalled either: %s", describe(e))
+        self.faults.set_aside += 1
+        log.error("input set aside (journalled as 'failed', not scored): %s: %s", kind, reason)
+        if kind == "mqtt" and self.ingest is not None:
+            self.ingest.ack(item[4], item[5])
+        elif kind == "local":
+            item[5].set_result({"ok": False, "error": reason})
+        elif kind == "connected":
+            self._caught_up, self._connected_before = False, True
+        return None
+
+    @staticmethod
+    def _answer_locals(items: list, error: BaseException) -> list:
+        """Referee input from this process is answered now rather than after the retry
+        (its caller waits only seconds); the MQTT messages stay for the next try."""
+        keep = []
+        for item in items:
+            if item[0] == "local":
+                item[5].set_result(
+                    {"ok": False, "error": f"not applied: journal write failed ({error})"}
+                )
+            else:
+                keep.append(item)
+        return keep
+
+    def _apply(self, items: list):
+        """Pipeline and journal for every input, then the commit; raises on any failure.
+        -> what `_deliver` sends once the batch is in."""
         acks, dispatch, futures = [], [], []
         for item in items:
             kind = item[0]
             if kind == "mqtt":
                 _, rx, topic, payload, mid, qos = item
-                status, reason, records = self._safe(self.pipeline.on_message, topic, payload, rx)
+                status, reason, records = self.pipeline.on_message(topic, payload, rx)
                 venue, tbl = _venue_table(topic)
                 iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status, reason)
                 if status == "rejected":
                     log.warning("rejected %s: %s", topic, reason)
+                elif any(r["type"] == "conflict" for r in records):
+                    # a node reused (node, boot, seq): an alarm (journalled in `conflicts`)
+                    log.error("conflict on %s: %s", topic, reason)
                 self.journal.add_records(iid, records)
                 dispatch += records
                 acks.append((mid, qos))
             elif kind == "local":
                 _, rx, venue, table, msg, fut = item
-                status, reason, records = self._safe(
-                    self.pipeline.on_referee, venue, table, msg, "local"
-                )
+                status, reason, records = self.pipeline.on_referee(venue, table, msg, "local")
                 iid = self.journal.add_input(
                     "local", rx, None, json.dumps(msg), venue, table, status, reason
                 )
@@ -255,12 +393,15 @@ class Daemon:
                         # the broker was lost (and so, most likely, were the nodes): every
                         # node holds its table until it is caught up (per-node watermarks)
                         rx = item[1]
-                        records = self._safe_value(self.pipeline.on_reconnect, rx)
+                        records = self.pipeline.on_reconnect(rx)
                         iid = self.journal.add_input("reconnect", rx, status="ok")
                         self.journal.add_records(iid, records)
                         dispatch += records
                     self._connected_before = True
         self.journal.commit()
+        return acks, futures, dispatch
+
+    def _deliver(self, acks, futures, dispatch) -> None:
         if self.ingest is not None:
             for mid, qos in acks:
                 self.ingest.ack(mid, qos)
@@ -298,12 +439,21 @@ class Daemon:
         self._dispatch(self.tick(now_us()))
 
     def tick(self, t: int) -> list:
-        """Worker thread only."""
-        records = self._safe_value(self.pipeline.tick, t)
-        if records:
-            iid = self.journal.add_input("tick", t, status="ok")
-            self.journal.add_records(iid, records)
-            self.journal.commit()
+        """Worker thread only. A tick whose write fails is undone like a failed batch."""
+        flags = (self._caught_up, self._connected_before)
+        try:
+            if self._dirty:
+                self._rebuild()
+            records = self.pipeline.tick(t)
+            if records:
+                iid = self.journal.add_input("tick", t, status="ok")
+                self.journal.add_records(iid, records)
+                self.journal.commit()
+        except Exception as e:  # noqa: BLE001 - undone and logged like a failed batch
+            self._undo(flags, e)
+            self.faults.failed(e, 0)
+            return []
+        self.faults.ok()
         return records
 
     # -- outputs --------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ VIEWS = {"": "table.html", "overlay": "overlay.html", "referee": "referee.html"}
 
 
 def _static(name: str) -> bytes | None:
-    if "/" in name or name.startswith("."):
+    if "/" in name or "\0" in name or name.startswith("."):  # a NUL: not found, no traceback
         return None
     try:
         return resources.files("railbird.outputs.web").joinpath("static", name).read_bytes()
