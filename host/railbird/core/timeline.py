@@ -28,7 +28,7 @@ import heapq
 DEFAULT_WINDOW_US = 500_000
 SEEN_SET_MAX = 4096
 FIRST_KEPT = 64  # contents of seqs below this are kept for the whole boot
-PRINTS_KEPT = 1024  # and those of the most recent seqs: about 200 kB per (node, boot)
+PRINTS_KEPT = 1024  # and those of the most recent seqs: at most about 0.5 MB per (node, boot)
 
 
 class Event:
