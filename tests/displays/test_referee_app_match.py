@@ -109,7 +109,7 @@ class Phone:
 
     def check(self, *, scores, at_table, bih=None, ruling=None, fouls=None, timeout=15):
         """The host's state and the phone agree on the score, who is at the table, ball in
-        hand and the latest ruling (text and rule number)."""
+        hand and the latest ruling (text and rule number); nothing is wider than the screen."""
         names = self.state()["players"]
 
         def host_agrees(_):
@@ -139,6 +139,8 @@ class Phone:
             self.shows("#bih", "ball in hand " + where, timeout)
         if ruling is not None:
             self.shows("#rulings", ruling, timeout)
+        bad = B.overflow(d)
+        assert not bad, f"wider than the phone's screen: {bad[:8]}"
         if fouls is not None:
             for i, f in enumerate(fouls):
                 if f >= 2:
