@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.mqttsub import subscriber
 from railbird.config import from_dict
 from railbird.daemon.worker import Daemon
 
@@ -118,6 +119,15 @@ def test_disk_full_on_a_real_small_filesystem(broker, tmp_path, small_disk):
     evs = shot_events(0, 10_000_000, (N_BEFORE + N_DURING) // 2)
     host.start()
     node = NodePub(broker.port, NODE, PW)
+    beats = []  # the host's heartbeat (protocol/SPEC.md `host`), as a display receives it
+    display = subscriber(
+        broker.port,
+        lambda c, u, m: beats.append((time.monotonic(), m.payload)),
+        "display-diskfull",
+        "railbird/v1/club/host",
+        "railbird-display",
+        "display-secret",
+    )
     try:
         for e in evs[:N_BEFORE]:
             node.events(BOOT, [e])
@@ -128,9 +138,12 @@ def test_disk_full_on_a_real_small_filesystem(broker, tmp_path, small_disk):
         faulty = host.wait(lambda s: s["journal_error"], "the fault in the stats", timeout=20)
         assert "full" in faulty["journal_error"], faulty
         assert faulty["journal_failures"] >= 1
-        time.sleep(1.0)  # still full: retried, and nothing half-written meanwhile
+        quiet_from = time.monotonic()
+        time.sleep(5.5)  # still full: retried, and nothing half-written meanwhile
         assert host.stats()["journal_error"]
         assert len(journal_events(host.journal)) < len(evs)
+        # nothing is scored: no heartbeat, so displays say "scores may be stale" (> 5 s)
+        assert not [t for t, _ in beats if t > quiet_from + 0.5], beats[-3:]
 
         filler.unlink()
         t0 = time.monotonic()
@@ -142,7 +155,13 @@ def test_disk_full_on_a_real_small_filesystem(broker, tmp_path, small_disk):
         resumed_s = time.monotonic() - t0
         print(f"disk full (tmpfs): resumed {resumed_s:.2f} s after space came back")
         assert done["duplicate"] == 0 and done["late"] == 0, done
+        deadline = time.monotonic() + 5
+        while not [t for t, _ in beats if t > t0]:  # the heartbeat is back
+            assert time.monotonic() < deadline, "no heartbeat after the fault"
+            time.sleep(0.05)
     finally:
+        display.disconnect()
+        display.loop_stop()
         node.close()
         host.stop()
     got = journal_events(host.journal)

@@ -3,7 +3,9 @@ private mosquitto and `railbird run` as a subprocess, random play at realistic a
 rates for RAILBIRD_SOAK_MINUTES (default 5) while, every five minutes of play, the broker is
 stopped and restarted (8 s, 20 s, instant), the host is SIGKILLed and restarted (idle, in
 the middle of a burst, right after a broker restart) and nodes restart (graceful twice, one
-while offline with a spilled backlog; a power cut when idle). Then, from the journal: every
+while offline with a spilled backlog; a power cut when idle) and the journal's disk fills up
+for 10 s (a tmpfs of its own, shrunk to what it holds; skipped where mounting is not
+permitted). Then, from the journal: every
 event the nodes generated is journalled exactly once by (node, boot, seq) with its node
 timestamp, the replay reproduces the journalled shots, and no node dropped anything.
 
@@ -31,6 +33,7 @@ pytestmark = [pytest.mark.broker, pytest.mark.slow]
 MINUTES = float(os.environ.get("RAILBIRD_SOAK_MINUTES", "5"))
 SEED = int(os.environ.get("RAILBIRD_SOAK_SEED", "20240501"))
 CYCLE_S = 300.0
+JOURNAL_DISK = "4g"  # tmpfs for the journal: a cap, not memory taken
 
 
 def referee_lag(port):
@@ -75,6 +78,10 @@ class Soak:
         self.broker_restarts = 0
         self.reconnect_s = []  # node reconnect times after the broker came back
         self.t0 = None
+        self.disk = self._journal_disk(tmp_path / "journal-disk")
+        if self.disk is not None:
+            self.host.journal = self.disk / "journal.sqlite"
+        self.disk_full = []  # per episode: (s until the host reported it, s to resume after)
 
     # -- helpers -----------------------------------------------------------------------
     def wait_nodes_connected(self, timeout=90):
@@ -110,6 +117,50 @@ class Soak:
         log(f"broker back; nodes reconnected in {dt:.1f} s")
         self.disrupted(s, f"broker {down_s:.0f}s")
 
+    @staticmethod
+    def _journal_disk(where):
+        """The journal on a tmpfs of its own, so that an episode fills only its disk."""
+        where.mkdir(parents=True)
+        r = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={JOURNAL_DISK}", "tmpfs", str(where)],
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0:
+            log(f"no disk-full episode: cannot mount a tmpfs ({r.stderr.strip()})")
+            return None
+        return where
+
+    def unmount(self):
+        if self.disk is not None:
+            subprocess.run(["umount", "-l", str(self.disk)], check=False)
+
+    def journal_disk_full(self, full_s):
+        """No free page on the journal's disk (the tmpfs shrunk to what it holds) until the
+        host reports it and `full_s` after; then room again, and the host resumes alone.
+        SQLite may first reuse its WAL's own space, so the fault can come late."""
+        if self.disk is None:
+            return
+        s = now_us()
+        st = os.statvfs(self.disk)
+        used = max(1, st.f_blocks - st.f_bfree) * st.f_frsize
+        log(f"journal disk full ({used // 1024} kB)")
+        subprocess.run(["mount", "-o", f"remount,size={used}", str(self.disk)], check=True)
+        t = time.monotonic()
+        try:
+            self.host.wait(lambda st: st.get("journal_error"), "journal error reported", 120)
+            to_fault = time.monotonic() - t
+            time.sleep(full_s)
+        finally:
+            subprocess.run(
+                ["mount", "-o", f"remount,size={JOURNAL_DISK}", str(self.disk)], check=True
+            )
+        t = time.monotonic()
+        self.host.wait(lambda st: st.get("journal_error") is None, "ingest resumed", 60)
+        self.disk_full.append((round(to_fault, 1), round(time.monotonic() - t, 2)))
+        log(f"journal disk has room again; ingest resumed {self.disk_full[-1][1]} s after")
+        self.disrupted(s, "disk full")
+
     def host_kill(self, down_s):
         s = now_us()
         log(f"host SIGKILL, down {down_s:.0f} s")
@@ -141,6 +192,7 @@ class Soak:
         k = min(1.0, MINUTES * 60 / CYCLE_S)
         plan = [
             (30, lambda: self.broker_outage(8)),
+            (50, lambda: self.journal_disk_full(10)),
             (70, lambda: self.host_kill(5)),
             (100, lambda: self.node_restart("t1-a")),
             (130, lambda: self.broker_outage(20, during=lambda: self.node_restart("t2-a"))),
@@ -195,8 +247,9 @@ class Soak:
         return final
 
 
-def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report):
+def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report, request):
     s = Soak(broker, tmp_path)
+    request.addfinalizer(s.unmount)  # after the analysis, which reads the journal
     try:
         s.run()
         final = s.drain()
@@ -218,12 +271,15 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report):
         s.nodes, s.host, s.disruptions, r.returncode == 0, final, s.t0, s.broker_restarts
     )
     f["node_reconnect_after_broker_s"] = [round(x, 1) for x in s.reconnect_s]
+    f["journal_disk_full_s"] = s.disk_full
     (tmp_path / "figures.json").write_text(json.dumps(f, indent=1, default=str))
     text = soak.format_figures(f)
     text += (
         "\n\nnode reconnect after the broker came back (s): "
         f"{f['node_reconnect_after_broker_s']}\nlate by node and disruption window: "
         f"{f['late_by_node_and_disruption']}"
+        f"\njournal disk full, s until reported / s to resume after room came back: "
+        f"{f['journal_disk_full_s'] if s.disk is not None else 'not run (no tmpfs mount)'}"
         f"\ninputs by status: {f['inputs_by_status']}"
         f"\nrejected by reason: {f['rejected_by_reason']}"
         f"\nfigures: {tmp_path / 'figures.json'}"

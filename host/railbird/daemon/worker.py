@@ -243,6 +243,8 @@ class Daemon:
         """From the worker loop, so a hung worker stops it: displays then say the scores
         may be stale (protocol/SPEC.md `host`)."""
         self._beat = time.monotonic()
+        if self.faults.error is not None:
+            return  # nothing is scored while the journal fails: displays must say stale
         if self.ingest is not None and self._beat - self._host_beat_at >= HOST_PERIOD_S:
             self._host_beat_at = self._beat
             self.ingest.heartbeat()
