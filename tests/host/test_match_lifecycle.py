@@ -20,7 +20,7 @@ from rbnode.simnode import SimNode
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
-NODE, PW, TOKEN = "t1-node", "node-pw", "4711"
+NODE, PW, TOKEN = "t1-node", "node-pw", "471108"
 CONFIG = """
 venue = "club"
 subscribe = ["t1"]
