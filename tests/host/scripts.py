@@ -9,6 +9,9 @@ from rbproto import codec
 VENUE = "club"
 TABLE = "t1"
 NODE = "t1-node"
+# A receive time after `sync_result(0)`'s exchange and every event of `game()`: a message
+# cannot arrive before its events happened (the host quarantines an event that would).
+RX = 100_000_300
 
 
 def ev(t_ms: float, kind: str, **fields) -> dict:

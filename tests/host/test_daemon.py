@@ -81,11 +81,11 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
         now = int(time.monotonic() * 1e6)
         # node time == host time: a sync sample with offset 0
         node.publish(*S.sync_result(0, t1=now), qos=1).wait_for_publish(5)
-        evs = S.number(
+        evs = S.number(  # the shot just played (events are sent after they happen)
             [
-                S.ev(now / 1000 + 200, "rail", rail="H", amp=900),
-                S.ev(now / 1000 + 300, "drop", pocket="FL", dur=20000),
-                S.ev(now / 1000 + 350, "rail", rail="F", amp=900),
+                S.ev(now / 1000 - 300, "rail", rail="H", amp=900),
+                S.ev(now / 1000 - 200, "drop", pocket="FL", dur=20000),
+                S.ev(now / 1000 - 150, "rail", rail="F", amp=900),
             ]
         )
         good = S.batches(evs, size=1)

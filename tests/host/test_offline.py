@@ -58,7 +58,7 @@ def test_replay_of_a_daemon_journal(tmp_path):
     )
     d = Daemon(cfg, connect=False)
     for t, p in [S.sync_result(0), *S.batches(S.game(), size=3)]:
-        d.inbox.put(("mqtt", 1, t, p, 0, 0))
+        d.inbox.put(("mqtt", S.RX, t, p, 0, 0))
     d.start()
     deadline = time.time() + 10
     while d.pipeline.counters["shots"] < 7 and time.time() < deadline:

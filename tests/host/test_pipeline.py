@@ -80,8 +80,8 @@ def test_journal_rebuild_gives_the_same_state(tmp_path):
     # queued before the worker starts: one group, no idle tick in between (these node
     # times are far behind host time, so any tick would close everything)
     for m in [S.sync_result(0), *good()]:
-        d.inbox.put(("mqtt", 1, m[0], m[1], 0, 0))
-    d.inbox.put(("mqtt", 1, BAD[0][0], BAD[0][1], 0, 0))
+        d.inbox.put(("mqtt", S.RX, m[0], m[1], 0, 0))
+    d.inbox.put(("mqtt", S.RX, BAD[0][0], BAD[0][1], 0, 0))
     d.start()
     import time
 

@@ -34,7 +34,8 @@ Ctrl-C stops everything and prints a summary. Every run is recorded in the host'
 journal; `railbird replay JOURNAL --check` replays it.
 
 With --seconds N the demo runs unattended for N seconds and exits 0 only when both games
-progressed (shots assembled and scores changed).
+progressed (shots assembled and scores changed) and none of its processes died. A broker
+that goes away is started again: the tables pause and the host catches up, as at a venue.
 """
 
 VENUE = "demo"
@@ -400,11 +401,14 @@ def run(args) -> int:
                 sys.stdout.write(board.frame(width))
                 sys.stdout.flush()
                 last_draw = now
+            if not broker.running:
+                _restart_broker(broker)
             dead = procs.dead()
-            if dead:
+            if dead:  # a host or table that died: the run failed, whatever the games did
                 stop_reason["why"] = "a process ended: " + ", ".join(
                     f"{n} ({rc})" for n, rc in dead
                 )
+                failed = True
                 break
             if screenshot_at is not None and now >= screenshot_at:
                 screenshot_at = None
@@ -471,10 +475,23 @@ def _report(journal, work, elapsed, why, failed, args, verify) -> int:
     print(f"  replay:  railbird replay {journal} --check")
     print(f"  logs:    {work}")
     if args.seconds:
-        print("DEMO OK: both games progressed" if ok else "DEMO FAILED: a game did not progress")
+        if ok:
+            print("DEMO OK: both games progressed")
+        else:
+            print("DEMO FAILED: " + (why if failed else "a game did not progress"))
         return 0 if ok else 1
     print("both games progressed" if ok else "(a game had not progressed yet)")
     return 0 if not failed else 1
+
+
+def _restart_broker(broker) -> None:
+    """A broker that went away (killed, crashed) is started again on its port, with its
+    persistent store: the host and the tables reconnect and go on, which is what they do
+    at a venue (the tables pause, the host holds each table until its node caught up)."""
+    rc = broker.proc.returncode if broker.proc is not None else None
+    print(f"broker stopped (exit {rc}); restarting it on port {broker.port}", flush=True)
+    broker.start()
+    print("broker restarted", flush=True)
 
 
 def _screenshots(out: Path, web_url, board, work: Path) -> None:

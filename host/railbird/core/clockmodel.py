@@ -12,11 +12,30 @@ times (`observe_arrival`): something the node stamped at node time t arrived at 
 rx, so offset <= rx - t. Each observation is only an upper bound (the first `events`
 message after an offline boot is the oldest batch of the backlog, too large by its age), so
 the model keeps the tightest one seen: the newest event of each `events` batch and
-`status.uptime_us` (node time at publish) are observations. A provisional mapping is also
+`status.uptime_us` (node time at publish) are observations. One absurd stamp (a glitch far
+ahead) would give a bound far too tight, and every later event of the boot would map far
+into the past, below zero even; no arrival time can prove it wrong, but the node's own clock
+can: it runs forward, so a later message stamped well behind the glitch refutes it. An event
+stamp that tightens the bound by more than `CORROBORATE_US` is therefore a suspect: it maps
+nothing until the next message (of the same boot) is stamped at or after it (less
+`CORROBORATE_US`: a node sends a drop after rail hits stamped later), which confirms it;
+one stamped earlier refutes it and the bound goes back to what it was. A genuine drop (the
+backlog of an offline boot, oldest batch first) so takes effect one message later; a single
+glitch moves nothing. `status.uptime_us`, the node's clock read as it publishes, is never a
+suspect (a status published amid a backlog is legitimately ahead of the batches after it),
+but it may refute one. Provisional table times are never below 0 (the host's clock starts
+there). A provisional mapping is also
 clamped to the arrival time of the message carrying the event (an event cannot have
 happened after it arrived), so it never puts an event in the future nor pushes a table's
 reorder watermark ahead of host time. With no arrival time known (offline tools fed bare
 node times) the offset is 0. Such events are marked `synced=False`.
+
+Plausibility (`latest`): whatever the model says, an event happened before it arrived. A
+synced mapping may be wrong by the fit's uncertainty ((smallest delay + slack) / 2), by a
+drift error that grows with the distance from the samples (at most 2 x MAX_DRIFT_PPM), and
+by `FUTURE_SLACK_US` more; a table time later than its arrival plus that is not an event
+but a broken stamp, which the pipeline quarantines rather than letting it drag the table's
+watermark into the future.
 All arithmetic is integer or exact-rational-free float on small numbers; the result is an int.
 """
 
@@ -28,6 +47,10 @@ KEEP = 32
 SLACK_US = 2000
 MIN_SPAN_US = 10_000_000
 MAX_DRIFT_PPM = 500.0
+# An arrival bound this much tighter than the current one is a suspect until the next message.
+CORROBORATE_US = 1_000_000
+# Beyond the model's own error bound: node clock resolution, scheduling on either side.
+FUTURE_SLACK_US = 100_000
 
 
 @dataclass
@@ -39,6 +62,7 @@ class BootClock:
     min_span_us: int = MIN_SPAN_US
     samples: list = field(default_factory=list)  # (t_node_mid, offset, delay)
     fallback: int | None = None
+    suspect: tuple | None = None  # (t_node, fallback before it): a drop not yet confirmed
     # fitted: offset at t_ref and drift (µs per µs)
     t_ref: int = 0
     offset: float = 0.0
@@ -77,28 +101,56 @@ class BootClock:
         self.drift = drift
         self.synced = True
 
-    def observe_arrival(self, t_node: int, rx: int | None) -> None:
+    def observe_arrival(self, t_node: int, rx: int | None, stamp: bool = True) -> None:
         """Something the node stamped at node time `t_node` arrived at host time `rx`: the
-        offset is at most rx - t_node. Keep the tightest (smallest) bound seen."""
+        offset is at most rx - t_node. Keep the tightest (smallest) bound, a much tighter
+        event `stamp` only once the next message confirms it (module docstring)."""
         if rx is None:
             return
         bound = rx - t_node
-        if self.fallback is None or bound < self.fallback:
+        suspect, self.suspect = self.suspect, None
+        if suspect is not None and t_node < suspect[0] - CORROBORATE_US:
+            # the node's clock reads well behind the suspect stamp: that was a glitch
+            before = suspect[1]
+            self.fallback = bound if before is None or bound < before else before
+            return
+        if self.fallback is None or bound < self.fallback - CORROBORATE_US:
+            if stamp:
+                self.suspect = (t_node, self.fallback)
             self.fallback = bound
+        elif bound < self.fallback:
+            self.fallback = bound
+
+    def _provisional(self) -> int:
+        """The offset provisional mappings use: not a suspect's (module docstring)."""
+        if self.suspect is not None and self.suspect[1] is not None:
+            return self.suspect[1]
+        return self.fallback or 0
 
     def to_table(self, t_node: int, rx: int | None = None) -> int:
         """Table time of node time `t_node`; `rx`, the arrival time of the message that
         carried it, caps a provisional (unsynced) mapping."""
         if self.synced:
             return t_node + round(self.offset + self.drift * (t_node - self.t_ref))
-        t = t_node + (self.fallback or 0)
+        t = t_node + self._provisional()
         if rx is not None and t > rx:
             t = rx
-        return t
+        return t if t > 0 else 0
+
+    def latest(self, t_node: int, rx: int | None) -> int | None:
+        """The latest plausible table time of something stamped `t_node` that arrived at
+        `rx` (None: no arrival time, no bound). Unsynced mappings are capped at `rx`."""
+        if rx is None:
+            return None
+        if not self.synced:
+            return rx
+        fit = (min(s[2] for s in self.samples) + self.slack_us) // 2
+        drift = int(2 * MAX_DRIFT_PPM * 1e-6 * abs(t_node - self.t_ref))
+        return rx + fit + drift + FUTURE_SLACK_US
 
     def describe(self) -> dict:
         if not self.synced:
-            return {"synced": False, "offset_us": self.fallback or 0, "samples": 0}
+            return {"synced": False, "offset_us": self._provisional(), "samples": 0}
         used_delay = min(s[2] for s in self.samples)
         return {
             "synced": True,
@@ -110,7 +162,8 @@ class BootClock:
 
 
 class ClockModels:
-    """All boots of all nodes of one daemon: (node, boot) -> BootClock."""
+    """All boots of all nodes of one daemon: (node, boot) -> BootClock. The pipeline keeps
+    only each node's recent boots (`forget`)."""
 
     def __init__(self):
         self._clocks: dict[tuple[str, int], BootClock] = {}
@@ -121,8 +174,22 @@ class ClockModels:
             c = self._clocks[(node, boot)] = BootClock()
         return c
 
+    def forget(self, node: str, boot: int) -> None:
+        self._clocks.pop((node, boot), None)
+
     def add_sync(self, node: str, boot: int, msg: dict) -> bool:
         return self.get(node, boot).add_sample(msg["t1"], msg["t2"], msg["t3"], msg["t4"])
+
+    def latest(self, t_node: int, rx: int | None) -> int | None:
+        """The latest plausible table time of something stamped `t_node` that arrived at
+        `rx` (None: no arrival time, no bound). Unsynced mappings are capped at `rx`."""
+        if rx is None:
+            return None
+        if not self.synced:
+            return rx
+        fit = (min(s[2] for s in self.samples) + self.slack_us) // 2
+        drift = int(2 * MAX_DRIFT_PPM * 1e-6 * abs(t_node - self.t_ref))
+        return rx + fit + drift + FUTURE_SLACK_US
 
     def describe(self) -> dict:
         return {f"{n}/{b}": c.describe() for (n, b), c in sorted(self._clocks.items())}

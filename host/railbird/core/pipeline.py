@@ -38,6 +38,11 @@ log = logging.getLogger("railbird.pipeline")
 
 NODE_KINDS_IN = ("events", "sync_result", "birth", "status")
 REFEREE_IDS_KEPT = 4096
+# Boots of one node whose state (clock model, dedup set, warnings given) is kept: the most
+# recently active. A node only re-sends its current backlog, so a boot four reboots back
+# has long been acknowledged; should it speak again it starts afresh (unsynced, no dedup
+# history). Without this, every boot ever seen stayed in memory: 20,000 boots, +37 MB.
+BOOTS_KEPT = 4
 
 
 class Reject(Exception):
@@ -86,12 +91,19 @@ class Table:
         self.pending_facts: dict = {}
         self.marks: dict = {}  # node -> NodeMark (nodes that have reported)
         self.conflicted: set = set()  # (node, boot) with a reused seq (warned once)
+        self.quarantine_warned: set = set()  # (node, boot) with a quarantined event
 
     def mark(self, node: str) -> NodeMark:
         m = self.marks.get(node)
         if m is None:
             m = self.marks[node] = NodeMark()
         return m
+
+    def forget(self, node: str, boot: int) -> None:
+        """Drop what is kept per (node, boot) (Pipeline._boot)."""
+        self.timeline.forget(node, boot)
+        for warned in (self.unsynced_warned, self.conflicted, self.quarantine_warned):
+            warned.discard((node, boot))
 
     def shot_in_play(self) -> bool:
         """Activity on the table that is not yet a ruled shot: an open shot, or events
@@ -108,6 +120,7 @@ class Pipeline:
         self.rejected = Counter()
         self.node_status: dict = {}
         self.node_table = {n: name for name, tc in cfg.table.items() for n in tc.nodes}
+        self.boots: dict = {}  # node -> {boot: None}, least recently active first
         for name in sorted(cfg.table):  # configured tables exist from the start
             if cfg.venue != "*":
                 self.table(cfg.venue, name)
@@ -150,6 +163,7 @@ class Pipeline:
         "holds_expired",
         "reconnects",
         "conflicts",
+        "quarantined",
     )
 
     def stats(self) -> dict:
@@ -187,6 +201,7 @@ class Pipeline:
                 )
             if t.nodes and node not in t.nodes:
                 raise Reject("unknown node", f"unknown node: {node} on {venue}/{table}")
+            self._boot(node, msg["boot"])
             if kind == "events":
                 return self._events(t, node, msg, rx)
             if kind == "sync_result":
@@ -199,7 +214,7 @@ class Pipeline:
                 # node time at publish: an arrival bound for an unsynced clock model
                 clock = self.clocks.get(node, msg["boot"])
                 if not clock.synced:
-                    clock.observe_arrival(msg["uptime_us"], rx)
+                    clock.observe_arrival(msg["uptime_us"], rx, stamp=False)
             self.node_status[(venue, table, node)] = msg
             records = [
                 {"type": "node", "venue": venue, "table": table, "node": node, "status": msg}
@@ -211,6 +226,22 @@ class Pipeline:
             return ("ok", None, records)
         except Reject as e:
             return self._reject(e.code, e.reason)
+
+    def _boot(self, node: str, boot: int) -> None:
+        """(node, boot) is active: it becomes the node's most recent boot; the least
+        recently active beyond BOOTS_KEPT is forgotten everywhere."""
+        boots = self.boots.get(node)
+        if boots is None:
+            boots = self.boots[node] = {}
+        elif boot in boots:
+            del boots[boot]  # re-inserted last: dicts keep insertion order
+        boots[boot] = None
+        if len(boots) > BOOTS_KEPT:
+            old = next(iter(boots))
+            del boots[old]
+            self.clocks.forget(node, old)
+            for t in self.tables.values():
+                t.forget(node, old)
 
     # -- per-node watermarks -----------------------------------------------------------
     def _hold(self, t: Table, node: str, m: NodeMark, now, reason: str, records) -> None:
@@ -273,6 +304,8 @@ class Pipeline:
         if buffered == 0:
             # nothing buffered at publish: every event before uptime_us is in
             when = self.clocks.get(node, boot).to_table(msg["uptime_us"], rx)
+            if rx is not None and when > rx:
+                when = rx  # published before it arrived, whatever a broken stamp says
             if m.known is None or when > m.known:
                 m.known = when
             self._unhold(t, node, m, rx, records)
@@ -345,7 +378,7 @@ class Pipeline:
                     "its times are estimated from arrival"
                 )
         records = []
-        fresh = conflicts = 0
+        fresh = conflicts = quarantined = 0
         m = t.mark(node)
         newest = None
         for e in evs:
@@ -363,9 +396,11 @@ class Pipeline:
                 e["t"],
                 clock.synced,
             )
-            if newest is None or ev.t > newest:
+            limit = clock.latest(e["t"], rx)
+            odd = limit is not None and ev.t > limit  # a broken stamp, not an event time
+            if not odd and (newest is None or ev.t > newest):
                 newest = ev.t
-            st = t.timeline.push(ev)
+            st = t.timeline.push(ev, quarantine=odd)
             if st == "duplicate":
                 self.counters["duplicate"] += 1
                 continue
@@ -375,7 +410,10 @@ class Pipeline:
                 continue
             fresh += 1
             self.counters["events"] += 1
-            if st == "late":
+            if st == "quarantined":
+                quarantined += 1
+                self._quarantine(t, ev, rx, limit, records)
+            elif st == "late":
                 self.counters["late"] += 1
                 records.append({"type": "late", "venue": t.venue, "table": t.table, "event": ev})
                 t.assembler.warn(
@@ -385,10 +423,11 @@ class Pipeline:
             elif st == "reordered":
                 self.counters["reordered"] += 1
         # a node sends its events in order: all of them up to its newest are in
-        if m.known is None or newest > m.known:
+        if newest is not None and (m.known is None or newest > m.known):
             m.known = newest
         if (
             m.since is not None
+            and newest is not None
             and clock.synced
             and rx is not None
             and rx - newest <= self.cfg.window_us
@@ -403,7 +442,37 @@ class Pipeline:
             return ("conflict" if fresh == 0 else "ok", reason, records)
         if fresh == 0:
             return ("duplicate", None, records)
+        if quarantined:
+            reason = f"quarantined: {quarantined} event(s) stamped far beyond their arrival"
+            return ("quarantined" if quarantined == fresh else "ok", reason, records)
         return ("ok", None, records)
+
+    def _quarantine(self, t: Table, ev: Event, rx: int, limit: int, records: list) -> None:
+        """An event whose table time lies beyond its arrival by more than the clock model
+        can be wrong (clockmodel `latest`): a broken stamp. Kept (journalled in
+        `quarantined`), counted, warned once per boot; never in the timeline, whose
+        watermark it would drag into the future (the table's later events late, itself
+        pending for ever, referee facts held for a shot that never ends)."""
+        self.counters["quarantined"] += 1
+        ahead = ev.t - rx
+        records.append(
+            {
+                "type": "quarantined",
+                "venue": t.venue,
+                "table": t.table,
+                "event": ev,
+                "rx": rx,
+                "reason": f"table time {ahead} µs ahead of its arrival "
+                f"(plausible: at most {limit - rx} µs)",
+            }
+        )
+        if (ev.node, ev.boot) not in t.quarantine_warned:
+            t.quarantine_warned.add((ev.node, ev.boot))
+            t.assembler.warn(
+                f"quarantined: {ev.kind} event {ev.node}/{ev.boot}/{ev.seq} is stamped "
+                f"{ahead / 1e6:.3f} s ahead of its arrival (a broken node clock?); "
+                "journalled, not in the shot facts"
+            )
 
     def _conflict(self, t: Table, ev: Event, records: list) -> None:
         """An event numbered like one already seen but saying something else: kept (the

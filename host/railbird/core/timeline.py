@@ -16,6 +16,9 @@ the release point while a node is cut off) or at the end of input (`flush()`).
 - reordered: arrived with a time below the largest seen so far, but inside the window.
 - late: arrived with a time below the last released event; it cannot be put in order any
   more. It is returned to the caller (journalled, flagged) and never enters the timeline.
+- quarantined: offered with `quarantine=True` (its table time is implausible, see
+  railbird.core.clockmodel `latest`): seen, so a re-sent copy is a duplicate, counted, never
+  entered into the timeline, where it would drag the watermark along.
 
 Given the same set of events, any arrival order in which every event arrives before the
 watermark passes it yields the same released sequence (property-tested).
@@ -171,10 +174,12 @@ class Timeline:
             "late": 0,
             "released": 0,
             "conflict": 0,
+            "quarantined": 0,
         }
 
-    def push(self, ev: Event) -> str:
-        """Offer one event: returns 'ok', 'reordered', 'duplicate', 'conflict' or 'late'."""
+    def push(self, ev: Event, quarantine: bool = False) -> str:
+        """Offer one event: returns 'ok', 'reordered', 'duplicate', 'conflict', 'late' or
+        (with `quarantine`, for a new event) 'quarantined'."""
         k = (ev.node, ev.boot)
         seen = self._seen.get(k)
         if seen is None:
@@ -191,6 +196,9 @@ class Timeline:
             return "conflict"
         seen.keep(ev.seq, content)
         self.counts["events"] += 1
+        if quarantine:
+            self.counts["quarantined"] += 1
+            return "quarantined"
         if self.released_t is not None and ev.key < self.released_t:
             self.counts["late"] += 1
             return "late"
@@ -203,6 +211,10 @@ class Timeline:
         # keys are unique after dedup, so the Event itself is never compared
         heapq.heappush(self._heap, (ev.t, ev.node, ev.boot, ev.seq, ev))
         return status
+
+    def forget(self, node: str, boot: int) -> None:
+        """Drop the dedup state of (node, boot) (the pipeline keeps a node's recent boots)."""
+        self._seen.pop((node, boot), None)
 
     def release(self, upto: int | None = None) -> list:
         """Pop the events whose time is <= `upto` (default: the watermark)."""

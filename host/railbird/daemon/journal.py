@@ -9,6 +9,9 @@ Tables:
              in the table's timeline, `late` = 1 for events that arrived after the window.
 - `conflicts` events whose (venue, table, node, boot, seq) was seen before with other
              content (a node that reused its boot counter): kept here, not in the timeline.
+- `quarantined` events whose table time lay implausibly far beyond their arrival `rx` (a
+             broken node clock; railbird.core.clockmodel `latest`), with what the clock model
+             made of them (`t`) and why: kept here, not in the timeline.
 - `shots`, `states`, `referee`, `rules_errors`, `nodes`: derived records.
 
 The inputs table is the source of truth: `inputs()` yields them in order so that a fresh
@@ -71,6 +74,12 @@ CREATE TABLE IF NOT EXISTS conflicts (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   venue TEXT NOT NULL, tbl TEXT NOT NULL, node TEXT NOT NULL, boot INTEGER NOT NULL,
   seq INTEGER NOT NULL, t_node INTEGER, event TEXT NOT NULL, input_id INTEGER
+);
+CREATE TABLE IF NOT EXISTS quarantined (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  venue TEXT NOT NULL, tbl TEXT NOT NULL, node TEXT NOT NULL, boot INTEGER NOT NULL,
+  seq INTEGER NOT NULL, t_node INTEGER, t INTEGER, rx INTEGER, event TEXT NOT NULL,
+  reason TEXT, input_id INTEGER
 );
 CREATE TABLE IF NOT EXISTS nodes (
   venue TEXT, tbl TEXT, node TEXT, status TEXT, input_id INTEGER,
@@ -210,6 +219,25 @@ class Journal:
                         sql_int(e.seq),
                         sql_int(e.t_node),
                         _j(e.node_dict()),
+                        input_id,
+                    ),
+                )
+            elif typ == "quarantined":
+                e = r["event"]
+                ex(
+                    "INSERT INTO quarantined (venue, tbl, node, boot, seq, t_node, t, rx, event,"
+                    " reason, input_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        r["venue"],
+                        r["table"],
+                        e.node,
+                        sql_int(e.boot),
+                        sql_int(e.seq),
+                        sql_int(e.t_node),
+                        sql_int(e.t),
+                        r["rx"],
+                        _j(e.node_dict()),
+                        r["reason"],
                         input_id,
                     ),
                 )

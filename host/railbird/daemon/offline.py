@@ -8,7 +8,8 @@ Input lines for `assemble` (one JSON object per line; blank lines and `#` commen
     {"reconnect": 123456789}
 
 `payload` is the message object (or its JSON text); `rx` (optional) is the host receive time
-in µs, used only for nodes without time sync; `tick` advances table time as the daemon's
+in µs: it estimates the times of nodes without time sync and bounds every event's (an event
+stamped far beyond its arrival is quarantined); `tick` advances table time as the daemon's
 idle ticks do; `reconnect` is the host reconnecting to the broker after losing it (per-node
 watermarks, docs/host.md). At the end of input every table is flushed. The output is a pure
 function of the input lines: same input, same bytes.

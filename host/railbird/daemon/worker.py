@@ -48,6 +48,7 @@ from railbird.core.pipeline import Pipeline
 from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal, JournalError
+from railbird.daemon.ratelog import RateLog
 
 log = logging.getLogger("railbird.daemon")
 
@@ -123,6 +124,8 @@ class Daemon:
         self._host_beat_at = 0.0
         self.replayed = 0
         self.faults = Faults()
+        # lines a sender controls (rejected, quarantined): at most 10 per kind per 10 s
+        self.lines = RateLog(log)
         self._retry: list = []  # a batch that failed transiently, for the next try
         self._dirty = False  # the pipeline saw a batch that was rolled back
 
@@ -166,6 +169,7 @@ class Daemon:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self.lines.close()
         for out in self.outputs:
             self._call(out, "stop")
         self.journal.close()
@@ -238,6 +242,7 @@ class Daemon:
                 log.exception("daemon worker error")
             self._maybe_stats()
             self._heartbeat()
+            self.lines.flush()
 
     def _heartbeat(self) -> None:
         """From the worker loop, so a hung worker stops it: displays then say the scores
@@ -372,10 +377,12 @@ class Daemon:
                 venue, tbl = _venue_table(topic)
                 iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status, reason)
                 if status == "rejected":
-                    log.warning("rejected %s: %s", topic, reason)
+                    self.lines.log("rejected", logging.WARNING, "rejected %s: %s", topic, reason)
                 elif any(r["type"] == "conflict" for r in records):
                     # a node reused (node, boot, seq): an alarm (journalled in `conflicts`)
                     log.error("conflict on %s: %s", topic, reason)
+                elif any(r["type"] == "quarantined" for r in records):
+                    self.lines.log("quarantined", logging.WARNING, "%s: %s", topic, reason)
                 self.journal.add_records(iid, records)
                 dispatch += records
                 acks.append((mid, qos))

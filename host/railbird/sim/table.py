@@ -10,6 +10,12 @@ the host publishes its retained `state` topic, waits for the host to reach the s
 before the next turn; a disagreement is counted and the simulator adopts the host's state.
 Without a state feed it paces itself by the host's quiet period instead.
 
+A broker outage pauses the table, as it would a referee whose scoreboard went dark: between
+turns it waits until the node and the console are connected again, a referee input sent
+meanwhile waits in the console's queue until the broker has it, and waiting for the host's
+state does not time out while the links are down. Each pause is logged ("broker
+unreachable", then "resumed after N s"); nothing raises.
+
 `Offline` is the same loop with no broker and no node: `railbird sim --dry-run` writes the
 transcript (referee inputs and sensed shot inputs as JSON lines, `railbird referee` input).
 """
@@ -170,6 +176,9 @@ class Runner:
     def current_state(self) -> dict:
         return self.expect.state
 
+    def wait_links(self) -> None:
+        """Before a turn: wait while the transport is down (LiveTable)."""
+
     def _emit(self, d: dict) -> None:
         if self.out is not None:
             self.out(d)
@@ -240,7 +249,8 @@ class Runner:
                 break
             if t_end is not None and time.monotonic() >= t_end:
                 break
-            if not self.step():
+            self.wait_links()
+            if self.stopped.is_set() or not self.step():
                 break
             n += 1
 
@@ -305,6 +315,8 @@ class LiveTable(Runner):
         self._cond = threading.Condition()
         self._session = uuid.uuid4().hex[:8]
         self._rid = 0
+        self._acked: set = set()  # mids of referee inputs the broker has (PUBACK)
+        self._down_since = None  # monotonic time the current outage was noticed
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self, timeout: float = 15.0) -> LiveTable:
@@ -335,6 +347,7 @@ class LiveTable(Runner):
         c.username_pw_set(self.referee_user, self.referee_password)
         c.on_connect = self._on_connect
         c.on_message = self._on_message
+        c.on_publish = self._on_publish
         c.reconnect_delay_set(0.2, 5)
         connected = threading.Event()
         c.on_subscribe = lambda *a: connected.set()
@@ -386,7 +399,35 @@ class LiveTable(Runner):
             self._cond.notify_all()
         self._host_seen.set()
 
+    def _on_publish(self, client, userdata, mid, reason_code=None, props=None):
+        with self._cond:
+            self._acked.add(mid)
+            self._cond.notify_all()
+
+    def links_up(self) -> bool:
+        c, sn = self.client, self.sn
+        return c is not None and c.is_connected() and sn is not None and sn.connected()
+
+    def note_links(self) -> bool:
+        """Whether the links are up; logs the start and the end of each outage once."""
+        up = self.links_up()
+        if not up and self._down_since is None:
+            self._down_since = time.monotonic()
+            log.warning("%s: broker unreachable: play paused", self.table)
+        elif up and self._down_since is not None:
+            took = _since(self._down_since)
+            self._down_since = None
+            log.warning("%s: broker back: play resumed after %.1f s", self.table, took)
+        return up
+
+    def wait_links(self) -> None:
+        while not self.note_links() and not self.stopped.wait(0.1):
+            pass
+
     def send_referee(self, inp: dict) -> None:
+        """Publish a referee input (QoS 1) and wait until the broker has it. While the
+        broker is away the message waits in the client's queue (paho sends it on
+        reconnect); the turn waits with it rather than play on past an input not given."""
         self._rid += 1
         msg = {
             "v": 1,
@@ -398,7 +439,14 @@ class LiveTable(Runner):
             msg["token"] = self.referee_token
         payload = self._codec.encode("referee", msg)
         topic = self._codec.topic(self.venue, self.table, "referee")
-        self.client.publish(topic, payload, qos=1).wait_for_publish(5)
+        mid = self.client.publish(topic, payload, qos=1).mid
+        while not self.stopped.is_set():
+            with self._cond:
+                if mid in self._acked:
+                    self._acked.discard(mid)
+                    break
+                self._cond.wait(0.1)
+            self.note_links()
 
     # -- the node ----------------------------------------------------------------------------
     def strike(self, edges: list) -> None:
@@ -433,13 +481,25 @@ class LiveTable(Runner):
     def enter_facts(self, facts: dict, edges: list) -> None:
         """Sent as `confirm` with the shot facts after the last edge has played, well
         inside the host's quiet period: the host holds them for the shot in play and rules
-        that shot once with them (docs/host.md, "Referee facts for a sensed shot")."""
+        that shot once with them (docs/host.md, "Referee facts for a sensed shot"). Never
+        before the node has handed the shot's events to the broker: a confirm that reached
+        the host first would correct the shot before it (after an outage the node's spilled
+        events come late); a confirm after the shot has closed corrects it, to the same
+        effect."""
         last = physics.duration_us(edges) / 1e6
         wait = self._strike_t + last + min(0.3, self.quiet_us / 4e6) - time.monotonic()
         self.sleep(wait)
+        while not self.stopped.is_set() and not (self.note_links() and self._node_idle()):
+            self.stopped.wait(0.05)
         if self.stopped.is_set():
             return
         self.send_referee(dict({"type": "confirm"}, **facts))
+
+    def _node_idle(self) -> bool:
+        try:
+            return self.sn.idle()
+        except Exception:  # noqa: BLE001 - a node thread slow to answer: ask again
+            return False
 
     # -- pacing ------------------------------------------------------------------------------
     def settle(self, kind: str, edges=None) -> None:
@@ -459,6 +519,8 @@ class LiveTable(Runner):
         deadline = time.monotonic() + timeout
         with self._cond:
             while self._host_fen != want and not self.stopped.is_set():
+                if not self.note_links():  # the host cannot answer: no time out meanwhile
+                    deadline = time.monotonic() + timeout
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
@@ -482,6 +544,10 @@ class LiveTable(Runner):
                 self.expect.adopt(fen)
             except Exception as e:  # noqa: BLE001 - the check goes on from its own state
                 log.error("%s: cannot adopt the host's state: %s", self.table, e)
+
+
+def _since(t0: float) -> float:
+    return time.monotonic() - t0
 
 
 def make_source(
