@@ -67,6 +67,8 @@ Example (every key optional except where noted):
     host = "0.0.0.0"               # listen address ("127.0.0.1": this machine only)
     port = 8080                    # 0 = any free port (logged, and in --stats-file)
     title = "Railbird"
+    max_connections = 512          # at most; never more than half the fd limit
+    idle_timeout_s = 10            # a connection without a complete request is closed
                                    # the referee panel's PIN is `referee_token`; without one
                                    # the panel is disabled (the scoreboard still runs)
 
@@ -158,6 +160,8 @@ class WebConfig:
     host: str = "0.0.0.0"
     port: int = 8080
     title: str = "Railbird"
+    max_connections: int = 512
+    idle_timeout_s: int = 10
 
 
 @dataclass

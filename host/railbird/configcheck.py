@@ -9,6 +9,7 @@ are never shown.
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import os
 import re
@@ -209,6 +210,7 @@ def _across(d: dict, dirty: set) -> list[str]:
         out.extend(_table(["default_table"], dt, clean=("default_table",) not in dirty))
     known = None if d.get("accept_unknown_tables") is True else sorted(tables)
     out.extend(_subscribe(d.get("subscribe"), known))
+    out.extend(_referee_token(d.get("referee_token")))
     out.extend(_broker(d.get("broker")))
     out.extend(_serial(d.get("outputs"), known))
     return out
@@ -256,6 +258,31 @@ def _table(parts, t: dict, clean: bool) -> list[str]:
         except RulesError as e:
             out.append(f"{key_path(parts)}: the rules refuse this match: {e}")
     return out
+
+
+PIN_DIGITS = (6, 12)  # the referee app's keypad takes at most 12
+WEAK_PIN = (
+    f"referee_token: too weak (it is the referee PIN); use {PIN_DIGITS[0]} to "
+    f"{PIN_DIGITS[1]} random digits, not one digit repeated nor a run like 123456"
+)
+
+
+def weak_pin(token: str) -> bool:
+    """A referee token a guesser would find: not 6-12 digits, one digit repeated (000000),
+    or a run up or down (123456, 987654). The web server compares at most 5 wrong PINs a
+    minute per venue (railbird.outputs.web.pinguard), and a guesser tries these first."""
+    lo, hi = PIN_DIGITS
+    if not (token.isascii() and token.isdigit() and lo <= len(token) <= hi):
+        return True
+    steps = {(int(b) - int(a)) % 10 for a, b in itertools.pairwise(token)}
+    return len(steps) == 1 and steps <= {0, 1, 9}
+
+
+def _referee_token(token) -> list[str]:
+    # "" turns referee input off; a non-string the schema reported
+    if not isinstance(token, str) or token == "" or not weak_pin(token):
+        return []
+    return [WEAK_PIN]
 
 
 def _subscribe(sub, known) -> list[str]:

@@ -279,6 +279,21 @@ def _outputs() -> dict:
                         8080, 0, 65535, "0 = any free port (logged, and in `--stats-file`)"
                     ),
                     "title": _str("Railbird", "page title"),
+                    "max_connections": _int(
+                        512,
+                        1,
+                        100_000,
+                        "connections the web server holds at most (TVs, phones, streams); "
+                        "never more than half the process's file-descriptor limit, which "
+                        "the daemon keeps for itself",
+                    ),
+                    "idle_timeout_s": _int(
+                        10,
+                        1,
+                        3600,
+                        "a connection without a complete request this long is closed (an "
+                        "idle keep-alive, or headers trickling in)",
+                    ),
                 },
                 "the web scoreboard + referee panel; runs only when this section exists; the "
                 "panel's PIN is `referee_token` (no token: panel disabled)",
@@ -340,7 +355,8 @@ def schema() -> dict:
                 "referee_token": _str(
                     "",
                     "when set, MQTT referee input must carry it; also the web referee "
-                    "panel's PIN; never printed",
+                    "panel's PIN, so 6 to 12 digits, not one digit repeated nor a run like "
+                    '123456 (`""`: referee input off); never printed',
                 ),
                 "lip_policy": _str(
                     "warn",

@@ -30,7 +30,7 @@ SHOTS = SHOTS and str(Path(SHOTS).resolve())
 
 CONFIG = """
 venue = "club"
-referee_token = "4711"
+referee_token = "471108"
 stats_period_s = 0
 [broker]
 port = {broker}
@@ -155,7 +155,7 @@ class Rig:
 
         from paho.mqtt import publish
 
-        msg = {"v": 1, "input": inp, "token": "4711", "by": "test"}
+        msg = {"v": 1, "input": inp, "token": "471108", "by": "test"}
         publish.single(
             "railbird/v1/club/t1/referee",
             json.dumps(msg),

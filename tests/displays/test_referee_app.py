@@ -11,6 +11,7 @@ import pytest
 
 from railbird.config import from_dict
 from railbird.daemon.worker import Daemon
+from railbird.outputs.web.pinguard import ADDR_TRIES
 from railbird.outputs.web.server import WebOutput
 from railbird.outputs.web.sessions import MAX_AGE_S
 from railbird.rules.engine import GAMES
@@ -152,10 +153,11 @@ def test_pin_lockout_applies_to_sign_in(host):
     # a phone whose session ended, retrying without a PIN, is not guessing: never locked out
     for _ in range(8):
         assert c.call("POST", REF, {"input": {"type": "undo"}})[0] == 403
-    for _ in range(5):
+    for _ in range(ADDR_TRIES):  # an address's own budget (pinguard.py)
         assert c.call("POST", "/api/session/club", {"pin": "1234"})[0] == 403
     code, res, h = c.call("POST", "/api/session/club", {"pin": PIN})
     assert code == 429 and "Set-Cookie" not in h, res
+    assert res["retry_after"] > 0 and h.get("Retry-After") == str(res["retry_after"])
     # the PIN path of scripts is locked out from the same address too
     assert c.call("POST", REF, {"pin": PIN, "input": {"type": "undo"}})[0] == 429
 
@@ -338,7 +340,7 @@ def test_app_queues_an_action_while_offline_and_sends_it_once(phone, host):
         "Network.emulateNetworkConditions",
         {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
     )
-    web.hub.close_all()  # the dropped Wi-Fi takes the open stream with it
+    web.close_streams()  # the dropped Wi-Fi takes the open stream with it
     try:
         tap(drv, 'button[data-act="lag-winner"][data-player="Bob"]')
         tap(drv, 'button[data-act="lag"][data-breaker="Bob"]')

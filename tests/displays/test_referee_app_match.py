@@ -34,7 +34,7 @@ from tests.displays.refapp import assert_phone_layout, phone_browser, tap, text,
 
 pytestmark = [pytest.mark.broker, pytest.mark.browser, pytest.mark.slow]
 
-NODE, NODE_PW, PIN = "t1-node", "node-pw", "2468"
+NODE, NODE_PW, PIN = "t1-node", "node-pw", "246813"
 CONFIG = """
 venue = "club"
 subscribe = ["t1"]

@@ -20,6 +20,7 @@ class RailbirdRun:
         self.journal = self.dir / "journal.sqlite"
         self.stats_file = self.dir / "stats.json"
         self.extra_args = list(extra_args)
+        self.popen_kw: dict = {}  # e.g. preexec_fn: a lowered fd limit (tests/hardening)
         self.proc: subprocess.Popen | None = None
 
     def start(self, ready=lambda s: s.get("connected"), what="host connected", timeout=20):
@@ -42,6 +43,7 @@ class RailbirdRun:
                 ],
                 stdout=log,
                 stderr=log,
+                **self.popen_kw,
             )
         self.wait(ready, what, timeout)
         return self

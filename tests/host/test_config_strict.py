@@ -194,9 +194,9 @@ def test_secrets_are_never_printed(tmp_path, capsys):
         "config error: broker.password: expected a string",
     ]
     # a good config prints them masked
-    text = GOOD.replace('venue = "club"\n', 'venue = "club"\nreferee_token = "4711"\n')
+    text = GOOD.replace('venue = "club"\n', 'venue = "club"\nreferee_token = "471108"\n')
     rc, out, _ = check(tmp_path, capsys, text + '[broker]\npassword = "s3cret"\n')
-    assert rc == 0 and "4711" not in out and "s3cret" not in out
+    assert rc == 0 and "471108" not in out and "s3cret" not in out
     d = json.loads(out)
     assert d["referee_token"] == "***" and d["broker"]["password"] == "***"
 
@@ -240,7 +240,7 @@ def _harness_config(path: str, tmp_path: Path) -> str:
     ca = tmp_path / "ca.crt"
     ca.write_text("not read by the check\n")
     text = consts["CONFIG"].format(
-        port=1883, cafile=ca, node="t1-node", client_id="c", pin="4711", venue="club", quiet=400
+        port=1883, cafile=ca, node="t1-node", client_id="c", pin="471108", venue="club", quiet=400
     )
     for t, (game, nodes) in consts.get("TABLES", {}).items():
         text += f"[tables.{t}]\n{game}\nnodes = {json.dumps(nodes)}\n"
@@ -259,7 +259,7 @@ def test_harness_configs_pass(tmp_path, capsys, path):
 
 def test_the_demo_config_passes(tmp_path, capsys):
     conf = tmp_path / "demo.toml"
-    _host_config(conf, 18830, tmp_path / "j.sqlite", 8088, "1234")
+    _host_config(conf, 18830, tmp_path / "j.sqlite", 8088, "902417")
     rc, _, err = check(tmp_path, capsys, conf.read_text())
     assert (rc, err) == (0, [])
 

@@ -64,7 +64,7 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
             "venue": "club",
             "journal": str(tmp_path / "j.sqlite"),
             "reorder_window_ms": 100,
-            "referee_token": "sesame",
+            "referee_token": "735194",
             "broker": {"port": broker.port, "password": "host-secret", "client_id": "h1"},
             "shots": {"quiet_ms": 300, "lip_rest_ms": 300},
             "tables": {
@@ -122,7 +122,7 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
         ref.publish(rt, codec.encode("referee", {"v": 1, "input": lag, "id": "r1"}), qos=1)
         ref.publish(
             rt,
-            codec.encode("referee", {"v": 1, "input": lag, "id": "r2", "token": "sesame"}),
+            codec.encode("referee", {"v": 1, "input": lag, "id": "r2", "token": "735194"}),
             qos=1,
         )
         wait(lambda: d.pipeline.counters["shots"] >= 1 and d.pipeline.counters["referee"] >= 1)

@@ -22,7 +22,7 @@ from rbnode.simnode import SimNode
 
 pytestmark = [pytest.mark.broker]
 
-NODE, PW, PIN = "t1-node", "node-pw", "4711"
+NODE, PW, PIN = "t1-node", "node-pw", "471108"
 
 CONFIG = """
 venue = "club"

@@ -46,7 +46,7 @@ def test_default_outputs_are_the_feeds_only():
 
 def test_outputs_sections():
     c = cfg(
-        referee_token="1234",
+        referee_token="561234",
         outputs={
             "day_start_hour": 5,
             "feeds": {"discovery": False, "discovery_prefix": "ha", "client_id": "f"},
@@ -64,7 +64,7 @@ def test_outputs_sections():
     )
     feeds, web, board = from_config(c)
     assert not feeds.discovery and feeds.prefix == "ha" and feeds.venues.day_start_hour == 5
-    assert isinstance(web, WebOutput) and web.pins == {"club": "1234"} and web.title == "Bar"
+    assert isinstance(web, WebOutput) and web.pins == {"club": "561234"} and web.title == "Bar"
     assert isinstance(board, SerialScoreboardOutput) and board.table == "t1"
     assert board.link.baudrate == 57600 and board.link.ack_timeout == 0.1
     assert from_config(cfg(outputs={"feeds": {"enabled": False}, "web": {"enabled": False}})) == []

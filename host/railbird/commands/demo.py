@@ -86,7 +86,7 @@ def register(sub) -> None:
         default=8080,
         help="web scoreboard port (default 8080; a free port if it is taken; 0: any free port)",
     )
-    p.add_argument("--pin", help="referee panel PIN (default: random, printed)")
+    p.add_argument("--pin", help="referee panel PIN, 6 to 12 digits (default: random, printed)")
     p.add_argument(
         "--seed",
         type=int,
@@ -244,7 +244,14 @@ def run(args) -> int:
     work.mkdir(parents=True, exist_ok=True)
     journal = Path(args.journal).resolve() if args.journal else work / "journal.sqlite"
     journal.parent.mkdir(parents=True, exist_ok=True)
-    pin = args.pin or f"{random.SystemRandom().randint(0, 9999):04d}"
+    from railbird.configcheck import WEAK_PIN, weak_pin
+
+    if args.pin is not None and weak_pin(args.pin):
+        print(f"railbird demo: --pin: {WEAK_PIN.split(': ', 1)[1]}", file=sys.stderr)
+        return 2
+    pin = args.pin
+    while pin is None or weak_pin(pin):  # the config check would refuse a weak one
+        pin = f"{random.SystemRandom().randint(0, 999_999):06d}"
     node_pw = {node: secrets.token_hex(8) for _t, node, _m, _s in TABLES}
 
     stop_reason = {"why": None}

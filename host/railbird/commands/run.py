@@ -56,8 +56,10 @@ outputs (docs/host.md "Outputs", docs/displays.md):
   [outputs.web]    enabled = true       web scoreboard + referee panel; runs only when this
                                         section exists
                    host = "0.0.0.0", port = 8080 (0 = any free port; logged and in
-                   --stats-file), title = "Railbird"
-                   The referee panel's PIN is referee_token (above). Without a token the
+                   --stats-file), title = "Railbird", max_connections = 512 (never
+                   more than half the fd limit), idle_timeout_s = 10
+                   The referee panel's PIN is referee_token (above): 6 to 12 digits,
+                   not one digit repeated nor a run. Without a token the
                    panel is disabled (a warning is logged; referee POSTs get 403) and the
                    scoreboard runs read-only.
   [[outputs.serial]]  one per serial LED scoreboard: table = "t1" and port =
@@ -171,7 +173,7 @@ def run(args) -> int:
         daemon.journal.close()
         return 2
     for out in outputs:
-        url = getattr(out, "url", None) if getattr(out, "httpd", None) is not None else None
+        url = getattr(out, "url", None) if getattr(out, "running", False) else None
         if url:
             logging.getLogger("railbird.run").info(
                 "web scoreboard: %s/v/%s/ (referee panel %s)",
@@ -209,13 +211,24 @@ def _connect(outputs, daemon) -> None:
     connect(outputs, daemon)
 
 
+_stats_failed = {"at": None}
+
+
 def _write_stats(path, stats) -> None:
+    """Best effort: a stats file that cannot be written (no descriptor left, a full disk)
+    is an error line a minute, never the end of scoring (issue 13, item 5)."""
     import os
 
     tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(stats, f, sort_keys=True)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            json.dump(stats, f, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError as e:
+        now = time.monotonic()
+        if _stats_failed["at"] is None or now - _stats_failed["at"] >= 60:
+            _stats_failed["at"] = now
+            logging.getLogger("railbird.run").error("stats file %s not written: %s", path, e)
 
 
 def _outputs(cfg) -> list:

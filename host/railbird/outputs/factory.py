@@ -66,6 +66,8 @@ def from_config(cfg) -> list:
                 pins=pins,
                 venues=_venues(cfg, oc.day_start_hour),
                 title=oc.web.title,
+                max_connections=oc.web.max_connections,
+                idle_timeout_s=oc.web.idle_timeout_s,
             )
         )
     for sc in oc.serial:
@@ -106,9 +108,11 @@ def describe(outputs) -> dict:
         try:
             st = getattr(out, "stats", None)
             info = dict(st) if isinstance(st, dict) else {}
-            if hasattr(out, "httpd"):
-                info["url"] = out.url if out.httpd is not None else None
-                info["referee_panel"] = bool(getattr(out, "pins", None))
+            if hasattr(out, "pins") and hasattr(out, "url"):  # the web server
+                info["url"] = out.url if getattr(out, "running", False) else None
+                info["referee_panel"] = bool(out.pins)
+                if getattr(out, "error", None):
+                    info["error"] = out.error
             if hasattr(out, "link"):
                 info["port"] = out.link.port
                 info["connected"] = out.link.connected

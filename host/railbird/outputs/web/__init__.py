@@ -1,8 +1,11 @@
 """The web scoreboard and the referee app served by the host (docs/displays.md): `server`
-(`WebOutput`, an HTTP server with server-sent events), `desk` (the referee app's API:
-sign-in, referee input with idempotency ids, undo preview, foul catalogue), `sessions` (its
-sign-in sessions), and `static/`, the pages, scripts and styles the browser loads as they
-are. May import `railbird.outputs.base`, `railbird.outputs.tables`, `railbird.rules` (the
-foul catalogue) and the standard library; the daemon reaches it only through the `Output`
-interface and the referee callback `railbird.outputs.factory` hands it.
+(`WebOutput`: aiohttp on an event loop of its own, the live event streams), `hub` (the
+streams' subscribers), `limits` (the connection cap), `pages` (pages, static files, JSON
+snapshots), `desk` (the referee app's API: sign-in, referee input with idempotency ids, undo
+preview, foul catalogue), `pinguard` (failed-PIN accounting), `sessions` (sign-in
+sessions), `wire` (the request and reply the routes see), and `static/`, the pages, scripts
+and styles the browser loads as they are. May import `railbird.outputs.base`,
+`railbird.outputs.tables`, `railbird.rules` (the foul catalogue), aiohttp and the standard
+library; the daemon reaches it only through the `Output` interface and the referee callback
+`railbird.outputs.factory` hands it.
 """

@@ -13,10 +13,15 @@ Routes (all JSON; POST bodies must be `Content-Type: application/json`):
 Referee input is accepted with the venue's session cookie, or with the venue PIN in the body
 (`pin`) or the `X-Railbird-Pin` header, for scripts. Cross-site requests cannot use the
 session: the cookie is SameSite=Strict, a form cannot send a JSON body (the content type is
-checked) and a request whose `Origin` is not this host is refused. Five wrong PINs from one
-address within a minute lock that address out of sign-in and PIN input for a minute; a
-request with no PIN at all is not a guess and is not counted (a signed-out phone retrying
-its queue must not lock the referee out).
+checked) and a request whose `Origin` is not this host is refused. Wrong PINs are limited
+per venue across all addresses and per address (pinguard.py: 5 a minute per venue, 3 per
+address, then a lockout that doubles); while locked, no PIN is compared and the answer is
+429 with `retry_after`. A referee already signed in keeps working. A request with no PIN at
+all is not a guess and is not counted (a signed-out phone retrying its queue must not lock
+the referee out).
+
+Routes are plain functions of a `wire.Req` to a `wire.Reply`; server.py runs them in a
+worker thread, since referee input waits for the daemon's answer.
 
 Idempotency: an input sent with an `id` is applied at most once. The answer is kept per
 (venue, table, id), so a phone that lost the answer and sends the same id again gets the
@@ -28,10 +33,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from collections import OrderedDict
 from urllib.parse import urlsplit
 
+from railbird.outputs.web.pinguard import PinGuard
 from railbird.outputs.web.sessions import (
     MAX_AGE_S,
     Sessions,
@@ -39,6 +46,7 @@ from railbird.outputs.web.sessions import (
     cookie_token,
     set_cookie,
 )
+from railbird.outputs.web.wire import Reply, Req, json_reply
 from railbird.rules.engine import GAMES
 from railbird.rules.fouls import declarable
 
@@ -94,6 +102,7 @@ class RefereeDesk:
     def __init__(self, web):
         self.web = web
         self.sessions = Sessions()
+        self.guard = PinGuard()
         self.trail = UndoTrail()
         self._results: OrderedDict = OrderedDict()
 
@@ -107,63 +116,76 @@ class RefereeDesk:
                 self.trail.on_state(venue, table, r.get("announcements"))
 
     # -- routing -------------------------------------------------------------------------
-    def route(self, h, method: str, p: list[str]) -> bool:
-        """Serve the request if the path is one of ours; False: not ours."""
+    def route(self, req: Req) -> Reply | None:
+        """The reply if the path is one of ours; None: not ours."""
+        p, method = req.parts, req.method
         if len(p) == 3 and p[0] == "api" and p[1] == "session":
-            if method == "GET":
-                return self._session_info(h, p[2])
+            if method in ("GET", "HEAD"):
+                return self._session_info(req, p[2])
             if method == "POST":
-                return self._sign_in(h, p[2])
+                return self._sign_in(req, p[2])
             if method == "DELETE":
-                return self._sign_out(h, p[2])
-        if len(p) == 3 and p[0] == "api" and p[1] == "fouls" and method == "GET":
-            return self._fouls(h, p[2])
+                return self._sign_out(req)
+        if len(p) == 3 and p[0] == "api" and p[1] == "fouls" and method in ("GET", "HEAD"):
+            return self._fouls(p[2])
         if len(p) == 5 and p[0] == "api" and p[1] == "v":
-            if p[4] == "undo" and method == "GET":
-                return self._json(h, 200, {"undo": self.trail.top(p[2], p[3])})
+            if p[4] == "undo" and method in ("GET", "HEAD"):
+                return json_reply(200, {"undo": self.trail.top(p[2], p[3])})
             if p[4] == "referee" and method == "POST":
-                return self._referee(h, p[2], p[3])
-        return False
+                return self._referee(req, p[2], p[3])
+        return None
 
     # -- helpers -------------------------------------------------------------------------
     @staticmethod
-    def _json(h, code, obj, cookie: str | None = None) -> bool:
-        extra = [("Set-Cookie", cookie)] if cookie else []
-        h._send(code, json.dumps(obj).encode(), "application/json", extra=extra)
-        return True
-
-    def _body(self, h):
+    def _body(req: Req):
         """The JSON object of a POST, or (code, error) when it is not acceptable."""
-        try:
-            n = int(h.headers.get("Content-Length") or 0)
-        except ValueError:
-            n = -1
-        if n < 0 or n > MAX_BODY:
+        if req.too_large:
             return None, (413, "body too large")
-        raw = h.rfile.read(n) if n else b""
-        ctype = (h.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        ctype = (req.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if ctype != "application/json":
             return None, (415, "send the body as application/json")
-        origin = h.headers.get("Origin")
-        if origin and urlsplit(origin).netloc != (h.headers.get("Host") or ""):
+        origin = req.headers.get("Origin")
+        if origin and urlsplit(origin).netloc != (req.headers.get("Host") or ""):
             return None, (403, "cross-site request refused")
         try:
-            body = json.loads(raw or b"{}")
+            body = json.loads(req.body or b"{}")
         except ValueError:
             return None, (400, "the body is not JSON")
         if not isinstance(body, dict):
             return None, (400, "the body must be a JSON object")
         return body, None
 
-    def _session_venue(self, h) -> str | None:
-        return self.sessions.venue_of(cookie_token(h.headers.get("Cookie")))
+    def _session_venue(self, req: Req) -> str | None:
+        return self.sessions.venue_of(cookie_token(req.headers.get("Cookie")))
+
+    def _pin(self, venue: str, pin, addr: str) -> Reply | None:
+        """None when `pin` is the venue's; else the refusal (wrong, or not compared at all
+        while the venue or the address is locked out)."""
+        web = self.web
+        ok, wait = self.guard.check(venue, web.pins.get(venue), pin, addr)
+        if ok:
+            return None
+        if wait > 0:
+            web.stats["locked_out"] += 1
+            secs = math.ceil(wait)
+            return json_reply(
+                429,
+                {
+                    "ok": False,
+                    "error": f"too many wrong PINs: try again in {secs} s",
+                    "retry_after": secs,
+                },
+                headers=[("Retry-After", str(secs))],
+            )
+        web.stats["forbidden"] += 1
+        log.warning("referee PIN for %s from %s refused: wrong PIN", venue, addr)
+        return json_reply(403, {"ok": False, "error": "wrong PIN"})
 
     # -- sessions ------------------------------------------------------------------------
-    def _session_info(self, h, venue) -> bool:
-        token = cookie_token(h.headers.get("Cookie"))
+    def _session_info(self, req: Req, venue) -> Reply:
+        token = cookie_token(req.headers.get("Cookie"))
         signed = venue in self.web.pins and self.sessions.venue_of(token) == venue
-        return self._json(
-            h,
+        return json_reply(
             200,
             {
                 "venue": venue,
@@ -173,77 +195,66 @@ class RefereeDesk:
             },
         )
 
-    def _sign_in(self, h, venue) -> bool:
+    def _sign_in(self, req: Req, venue) -> Reply:
         web = self.web
-        body, err = self._body(h)
+        body, err = self._body(req)
         if err:
-            return self._json(h, err[0], {"ok": False, "error": err[1]})
+            return json_reply(err[0], {"ok": False, "error": err[1]})
         if venue not in web.pins:
-            return self._json(h, 403, {"ok": False, "disabled": True, "error": REFEREE_OFF})
-        addr = h.client_address[0]
-        if web.locked_out(addr):
-            web.stats["locked_out"] += 1
-            return self._json(h, 429, {"ok": False, "error": "too many wrong PINs: wait a minute"})
-        if not web.check_pin(venue, body.get("pin"), addr):
-            web.stats["forbidden"] += 1
-            log.warning("referee sign-in for %s from %s refused: wrong PIN", venue, addr)
-            return self._json(h, 403, {"ok": False, "error": "wrong PIN"})
+            return json_reply(403, {"ok": False, "disabled": True, "error": REFEREE_OFF})
+        refused = self._pin(venue, body.get("pin"), req.addr)
+        if refused is not None:
+            return refused
         token = self.sessions.create(venue)
-        log.info("referee signed in for %s from %s", venue, addr)
-        return self._json(
-            h,
+        log.info("referee signed in for %s from %s", venue, req.addr)
+        secure = req.headers.get("X-Forwarded-Proto") == "https"
+        return json_reply(
             200,
             {"ok": True, "signed_in": True, "expires_in": MAX_AGE_S},
-            cookie=set_cookie(token, secure=h.headers.get("X-Forwarded-Proto") == "https"),
+            headers=[("Set-Cookie", set_cookie(token, secure=secure))],
         )
 
-    def _sign_out(self, h, venue) -> bool:
-        self.sessions.drop(cookie_token(h.headers.get("Cookie")))
-        return self._json(h, 200, {"ok": True, "signed_in": False}, cookie=clear_cookie())
+    def _sign_out(self, req: Req) -> Reply:
+        self.sessions.drop(cookie_token(req.headers.get("Cookie")))
+        return json_reply(
+            200, {"ok": True, "signed_in": False}, headers=[("Set-Cookie", clear_cookie())]
+        )
 
     # -- fouls ---------------------------------------------------------------------------
-    def _fouls(self, h, game) -> bool:
+    def _fouls(self, game) -> Reply:
         if game not in GAMES:
-            return self._json(h, 404, {"error": f"unknown game {game!r}"})
-        return self._json(h, 200, {"game": game, "fouls": declarable(GAMES[game])})
+            return json_reply(404, {"error": f"unknown game {game!r}"})
+        return json_reply(200, {"game": game, "fouls": declarable(GAMES[game])})
 
     # -- referee input -------------------------------------------------------------------
-    def _referee(self, h, venue, table) -> bool:
+    def _referee(self, req: Req, venue, table) -> Reply:
         web = self.web
-        body, err = self._body(h)
+        body, err = self._body(req)
         if err:
-            return self._json(h, err[0], {"ok": False, "error": err[1]})
+            return json_reply(err[0], {"ok": False, "error": err[1]})
         if venue not in web.pins:
             web.stats["forbidden"] += 1
-            return self._json(h, 403, {"ok": False, "disabled": True, "error": REFEREE_OFF})
-        addr = h.client_address[0]
-        if self._session_venue(h) != venue:
-            pin = body.get("pin") or h.headers.get("X-Railbird-Pin")
-            if web.locked_out(addr):
-                web.stats["locked_out"] += 1
-                return self._json(
-                    h, 429, {"ok": False, "error": "too many wrong PINs: wait a minute"}
-                )
+            return json_reply(403, {"ok": False, "disabled": True, "error": REFEREE_OFF})
+        if self._session_venue(req) != venue:
+            pin = body.get("pin") or req.headers.get("X-Railbird-Pin")
             if not pin:
                 web.stats["forbidden"] += 1
-                return self._json(
-                    h, 403, {"ok": False, "signin": True, "error": "sign in first (venue PIN)"}
+                return json_reply(
+                    403, {"ok": False, "signin": True, "error": "sign in first (venue PIN)"}
                 )
-            if not web.check_pin(venue, pin, addr):
-                web.stats["forbidden"] += 1
-                log.warning(
-                    "referee input for %s/%s from %s refused: wrong PIN", venue, table, addr
-                )
-                return self._json(h, 403, {"ok": False, "error": "PIN wrong or missing"})
+            refused = self._pin(venue, pin, req.addr)
+            if refused is not None:
+                if refused.status == 403:
+                    refused = json_reply(403, {"ok": False, "error": "PIN wrong or missing"})
+                return refused
         items, err = _items(body)
         if err:
-            return self._json(h, 400, {"ok": False, "error": err})
+            return json_reply(400, {"ok": False, "error": err})
         undo_key = body.get("undo_key")
         if undo_key is not None and any(i.get("type") == "undo" for _, i in items):
             top = self.trail.top(venue, table)
             if top is None or top["key"] != undo_key:
-                return self._json(
-                    h,
+                return json_reply(
                     409,
                     {
                         "ok": False,
@@ -252,7 +263,7 @@ class RefereeDesk:
                     },
                 )
         code, res = self.apply(venue, table, items)
-        return self._json(h, code, res)
+        return json_reply(code, res)
 
     def apply(self, venue, table, items: list) -> tuple[int, dict]:
         """Apply (id, input) pairs in order; the first refusal stops the rest (422)."""

@@ -1,115 +1,67 @@
-"""Web scoreboard and referee input (stdlib http.server, server-sent events).
+"""Web scoreboard and referee input, served by aiohttp on an event loop of its own.
 
-    web = WebOutput(port=8080, pins={"club": "4711"}, referee=daemon.referee_input)
+    web = WebOutput(host="0.0.0.0", port=8080, pins={"club": "471108"})
     daemon = Daemon(cfg, outputs=[web, ...]); web.referee = daemon.referee_input
     web.health = daemon.health   # the heartbeat says whether the daemon's worker is alive
 
-Pages: /v/<venue>/ (venue board), /v/<venue>/<table>/ or /v/<venue>/t/<table>/ (table
-page), /v/<venue>/t/<table>/overlay (streaming overlay); an unknown venue or table is a 404
-page. JSON: /api/v/<venue>, /api/v/<venue>/<table>. Live: /events/v/<venue>
-(text/event-stream: one `table` event with the table's snapshot after every change, and a
-`host` heartbeat every HEARTBEAT_S, docs/displays.md "Stale scores"). Referee app:
-/v/<venue>/t/<table>/referee; its API (sign-in sessions, referee input with idempotency ids,
-the undo preview, the foul catalogue) is `desk.py`.
+Routes: the pages, static files and JSON snapshots are `pages.py`; the referee app's API is
+`desk.py`; the live stream /events/v/<venue> (text/event-stream: one `table` event with the
+table's snapshot after every change, and a `host` heartbeat every HEARTBEAT_S, docs/displays.md
+"Stale scores") is here, with its subscribers in `hub.py`.
+
+Threads. The server is one thread ("railbird-web") running its own asyncio loop; it never
+runs on the daemon's worker and the worker never waits for it: the Output methods update
+the tables (`Venues`, locked) and hand the stream's events to the loop with
+`call_soon_threadsafe`. Referee input, which waits for the daemon's answer, runs in a small
+thread pool. If the server cannot start (the port is taken) or its loop dies, `start` raises
+or the loop's thread ends, the error is logged and counted (`server_errors`), and scoring goes
+on: nothing of the daemon depends on the web server.
+
+Limits (docs/host.md "Web server limits"): at most `max_connections` connections, and never
+more than half the process's descriptor limit (limits.py); a connection without a complete
+request within `idle_timeout_s` is closed (an idle keep-alive, or a slowloris trickling its
+headers); request lines and headers at most 8 KiB each, a body at most MAX_BODY bytes and
+BODY_TIMEOUT_S to arrive; a stream that cannot take its events for WRITE_TIMEOUT_S, or
+falls SSE_QUEUE events behind, is closed (its browser reconnects and gets a snapshot).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import hmac
-import html
-import json
 import logging
-import mimetypes
-import queue
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from importlib import resources
-from urllib.parse import unquote, urlsplit
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import unquote
+
+from aiohttp import web as aioweb
 
 from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
-from railbird.outputs.web.desk import RefereeDesk
+from railbird.outputs.web import pages
+from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
+from railbird.outputs.web.hub import Hub, sse
+from railbird.outputs.web.limits import MAX_CONNECTIONS, Listener, connection_cap
+from railbird.outputs.web.wire import Reply, Req, json_reply
 
 log = logging.getLogger("railbird.outputs.web")
 
-SSE_QUEUE = 256
-PIN_TRIES = 5
-PIN_WINDOW_S = 60.0
 HEARTBEAT_S = 1.0  # the pages call the host gone after 3.5 s without any event
 WORKER_STUCK_S = 3.0  # a daemon worker this long without a loop is not scoring
-# /v/<venue>/t/<table>/<view> -> the page's file
-VIEWS = {"": "table.html", "overlay": "overlay.html", "referee": "referee.html"}
-
-
-def _static(name: str) -> bytes | None:
-    if "/" in name or "\0" in name or name.startswith("."):  # a NUL: not found, no traceback
-        return None
-    try:
-        return resources.files("railbird.outputs.web").joinpath("static", name).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, OSError):
-        return None
-
-
-def _page(name: str, title: str) -> bytes | None:
-    """A page with the configured title (`[outputs.web] title`) in place of {{title}}."""
-    data = _static(name)
-    return None if data is None else data.replace(b"{{title}}", html.escape(title).encode())
-
-
-def _not_found(title: str, what: str, links: list[tuple[str, str]]) -> bytes:
-    items = "".join(
-        f'<li><a href="{html.escape(href)}">{html.escape(text)}</a></li>' for href, text in links
-    )
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-        'content="width=device-width, initial-scale=1"><title>Not found · '
-        f'{html.escape(title)}</title><link rel="stylesheet" href="/static/style.css"></head>'
-        f'<body class="notfound"><h1>Not found</h1><p id="notfound">{html.escape(what)}</p>'
-        f"<ul>{items}</ul></body></html>"
-    ).encode()
-
-
-class _Hub:
-    """Server-sent-event subscribers per venue; a slow client is dropped (the browser's
-    EventSource reconnects and gets a fresh snapshot)."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.subs: dict[str, set[queue.Queue]] = {}
-        self.dropped = 0
-
-    def add(self, venue) -> queue.Queue:
-        q: queue.Queue = queue.Queue(SSE_QUEUE)
-        with self.lock:
-            self.subs.setdefault(venue, set()).add(q)
-        return q
-
-    def remove(self, venue, q) -> None:
-        with self.lock:
-            self.subs.get(venue, set()).discard(q)
-
-    def publish(self, venue, event: str, data: dict) -> None:
-        msg = f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-        with self.lock:
-            subs = list(self.subs.get(venue, ()))
-        for q in subs:
-            try:
-                q.put_nowait(msg)
-            except queue.Full:
-                self.dropped += 1
-                self.remove(venue, q)
-                with contextlib.suppress(queue.Full):
-                    q.put_nowait(None)
-
-    def close_all(self) -> None:
-        with self.lock:
-            subs = [q for s in self.subs.values() for q in s]
-            self.subs.clear()
-        for q in subs:
-            with contextlib.suppress(queue.Full):
-                q.put_nowait(None)
+IDLE_TIMEOUT_S = 10.0  # a connection without a complete request this long is closed
+BODY_TIMEOUT_S = 10.0
+WRITE_TIMEOUT_S = 10.0
+MAX_LINE = 8190  # request line and each header, bytes
+START_TIMEOUT_S = 10.0
+DESK_THREADS = 4
+MAX_PENDING = 4096  # events handed to a loop that is not taking them: dropped beyond this
+REFUSED_LOG_S = 60.0
+COMMON_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Server": "railbird-web",
+}
 
 
 class WebOutput(Output):
@@ -123,6 +75,8 @@ class WebOutput(Output):
         referee=None,
         venues: Venues | None = None,
         title: str = "Railbird",
+        max_connections: int = MAX_CONNECTIONS,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
     ):
         self.host = host
         self.port = port
@@ -130,38 +84,173 @@ class WebOutput(Output):
         self.referee = referee  # callable(venue, table, input, by=...) -> {"ok", ...}
         self.venues = venues or Venues()
         self.title = title
+        self.max_connections = max_connections
+        self.idle_timeout_s = idle_timeout_s
         self.health = None  # callable -> {"worker_age_s", "broker"} (Daemon.health)
-        self.hub = _Hub()
-        self.httpd: ThreadingHTTPServer | None = None
-        self._thread = None
-        self._fails: dict[str, list[float]] = {}
-        self._fails_lock = threading.Lock()
+        self.hub = Hub()  # the event loop's: use close_streams() from other threads
         self.referee_lock = threading.Lock()
         self.desk = RefereeDesk(self)  # the referee app's sessions and input
-        self.stats = {"requests": 0, "forbidden": 0, "locked_out": 0, "applied": 0, "refused": 0}
+        self.stats = {
+            "requests": 0,
+            "forbidden": 0,
+            "locked_out": 0,
+            "applied": 0,
+            "refused": 0,
+            "connections": 0,
+            "max_connections": 0,
+            "refused_connections": 0,
+            "accept_out_of_fds": 0,
+            "streams": 0,
+            "dropped_streams": 0,
+            "dropped_events": 0,
+            "server_errors": 0,
+        }
+        self.running = False
+        self.error: str | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._runner: aioweb.AppRunner | None = None
+        self._listener: Listener | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._tick: asyncio.Task | None = None
+        self._pending = 0
+        self._pending_lock = threading.Lock()
+        self._refused_logged = 0.0
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:
-        handler = type("Handler", (_Handler,), {"web": self})
-        self.httpd = ThreadingHTTPServer((self.host, self.port), handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, name="railbird-web", daemon=True
-        )
+        self._ready.clear()
+        self._thread = threading.Thread(target=self._main, name="railbird-web", daemon=True)
         self._thread.start()
-        log.info("web scoreboard on http://%s:%d/", self.host, self.port)
+        if not self._ready.wait(START_TIMEOUT_S):
+            self._fail("did not start in time")
+        if not self.running:
+            raise RuntimeError(f"web server on {self.host}:{self.port} not started: {self.error}")
+        log.info(
+            "web scoreboard on http://%s:%d/ (at most %d connections, idle timeout %g s)",
+            self.host,
+            self.port,
+            self.stats["max_connections"],
+            self.idle_timeout_s,
+        )
 
     def stop(self) -> None:
-        self.hub.close_all()
-        if self.httpd is not None:
-            self.httpd.shutdown()
-            self.httpd.server_close()
+        loop, thread = self.loop, self._thread
+        if loop is not None and thread is not None and thread.is_alive():
+            with contextlib.suppress(RuntimeError):  # closed meanwhile
+                loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+
+    def close_streams(self) -> None:
+        """Close every open event stream (their browsers reconnect); from any thread."""
+        self._post(self.hub.close_all)
 
     @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        host = self.host
+        if host in ("0.0.0.0", ""):
+            host = "127.0.0.1"
+        elif host == "::":
+            host = "[::1]"
+        elif ":" in host:
+            host = f"[{host}]"
         return f"http://{host}:{self.port}"
+
+    def _fail(self, why: str) -> None:
+        self.error = why
+        self.stats["server_errors"] += 1
+        self.running = False
+
+    def _main(self) -> None:
+        loop = asyncio.new_event_loop()
+        self.loop = loop
+        try:
+            loop.run_until_complete(self._serve())
+        except Exception as e:  # noqa: BLE001 - reported by start(); scoring goes on
+            self._fail(str(e) or type(e).__name__)
+            self._ready.set()
+            loop.close()
+            return
+        self.running = True
+        self._ready.set()
+        try:
+            loop.run_forever()
+        except Exception as e:  # the web server dies alone, logged and counted
+            log.exception("web server failed; scoring goes on without it")
+            self._fail(str(e) or type(e).__name__)
+        finally:
+            self.running = False
+            try:
+                loop.run_until_complete(self._shutdown())
+            except Exception:  # shutting down anyway
+                log.exception("web server shutdown")
+            loop.close()
+
+    async def _serve(self) -> None:
+        app = aioweb.Application(client_max_size=MAX_BODY)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = aioweb.AppRunner(
+            app,
+            access_log=None,
+            keepalive_timeout=self.idle_timeout_s,
+            max_line_size=MAX_LINE,
+            max_field_size=MAX_LINE,
+            handler_cancellation=True,  # a stream whose client left ends at once
+            shutdown_timeout=2.0,
+        )
+        await self._runner.setup()
+        cap = connection_cap(self.max_connections)
+        self.stats["max_connections"] = cap
+        self._listener = Listener(self._runner.server, cap, on_refuse=self._on_refuse)
+        self._listener.start(self.host, self.port)
+        self.port = self._listener.port
+        loop = asyncio.get_running_loop()
+        self._pool = ThreadPoolExecutor(DESK_THREADS, thread_name_prefix="railbird-web-desk")
+        self._tick = loop.create_task(self._heartbeats())
+
+    async def _shutdown(self) -> None:
+        self.hub.close_all()
+        if self._tick is not None:
+            self._tick.cancel()
+        if self._listener is not None:
+            self._listener.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _on_refuse(self) -> None:
+        self.stats["refused_connections"] = self._listener.refused
+        now = time.monotonic()
+        if now - self._refused_logged >= REFUSED_LOG_S:
+            self._refused_logged = now
+            log.warning(
+                "web server at its cap of %d connections: refusing more (%d refused so far)",
+                self._listener.cap,
+                self._listener.refused,
+            )
+
+    # -- the daemon's side: never waits for the loop -----------------------------------------
+    def _post(self, fn, *args) -> None:
+        loop = self.loop
+        if loop is None or not self.running:
+            return
+        with self._pending_lock:
+            if self._pending >= MAX_PENDING:  # the loop is not taking events: drop, count
+                self.stats["dropped_events"] += 1
+                return
+            self._pending += 1
+        try:
+            loop.call_soon_threadsafe(self._run_posted, fn, args)
+        except RuntimeError:  # the loop closed meanwhile: the web server is gone
+            with self._pending_lock:
+                self._pending -= 1
+
+    def _run_posted(self, fn, args) -> None:
+        with self._pending_lock:
+            self._pending -= 1
+        fn(*args)
 
     def heartbeat(self) -> dict:
         """The `host` event: `ok` is false while the daemon's worker is stuck or the host
@@ -189,9 +278,11 @@ class WebOutput(Output):
 
     # -- Output ----------------------------------------------------------------------------
     def _changed(self, venue, table):
+        if not self.running:
+            return
         snap = self.venues.snapshot(venue, table)
         if snap is not None:
-            self.hub.publish(venue, "table", snap)
+            self._post(self.hub.publish, venue, sse("table", snap))
 
     def on_shot(self, venue, table, shot):
         self.venues.on_shot(venue, table, shot)
@@ -211,193 +302,86 @@ class WebOutput(Output):
         self.desk.restore(venue, table, history)
         self._changed(venue, table)
 
-    # -- referee ---------------------------------------------------------------------------
-    def locked_out(self, addr: str) -> bool:
-        now = time.monotonic()
-        with self._fails_lock:
-            fails = [t for t in self._fails.get(addr, []) if now - t < PIN_WINDOW_S]
-            self._fails[addr] = fails
-            return len(fails) >= PIN_TRIES
+    # -- the loop's side ---------------------------------------------------------------------
+    async def _heartbeats(self) -> None:
+        """The pages' proof that the host is alive: without it for 3.5 s they show "scores
+        may be stale" (the daemon is gone, or its worker hangs)."""
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            self.stats["connections"] = self._listener.count
+            self.stats["accept_out_of_fds"] = self._listener.out_of_fds
+            self.stats["streams"] = self.hub.count()
+            self.stats["dropped_streams"] = self.hub.dropped
+            if self.hub.subs:
+                self.hub.publish(None, sse("host", self.heartbeat()))
 
-    def check_pin(self, venue: str, pin, addr: str) -> bool:
-        want = self.pins.get(venue)
-        ok = (
-            want is not None
-            and isinstance(pin, str)
-            and hmac.compare_digest(pin.encode(), want.encode())
-        )
-        if not ok:
-            with self._fails_lock:
-                self._fails.setdefault(addr, []).append(time.monotonic())
-        return ok
+    async def _handle(self, request: aioweb.Request) -> aioweb.StreamResponse:
+        self.stats["requests"] += 1
+        method = request.method
+        parts = [unquote(p) for p in request.rel_url.raw_path.split("/") if p]
+        if method in ("GET", "HEAD"):
+            if len(parts) == 3 and parts[:2] == ["events", "v"]:
+                return await self._events(request, parts[2])
+            req = Req(method, parts, request.headers, request.remote or "")
+            reply = self.desk.route(req) or pages.route(self, req)
+        elif method in ("POST", "DELETE"):
+            body, too_large = b"", False
+            if method == "POST":
+                body, too_large = await self._body(request)
+            req = Req(method, parts, request.headers, request.remote or "", body, too_large)
+            loop = asyncio.get_running_loop()
+            # referee input waits for the daemon's answer: not on the loop
+            reply = await loop.run_in_executor(self._pool, self.desk.route, req)
+        else:
+            reply = json_reply(405, {"error": "method not allowed"}, [("Allow", "GET, POST")])
+        return _response(reply or json_reply(404, {"error": "not found"}))
 
-
-class _Handler(BaseHTTPRequestHandler):
-    web: WebOutput
-    server_version = "railbird-web"
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, fmt, *args):
-        log.debug("%s " + fmt, self.address_string(), *args)
-
-    # -- helpers ---------------------------------------------------------------------------
-    def _send(self, code, body: bytes, ctype="application/json", extra=()):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        for k, v in extra:
-            self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _json(self, code, obj):
-        self._send(code, json.dumps(obj).encode())
-
-    def _parts(self):
-        path = urlsplit(self.path).path
-        return [unquote(p) for p in path.split("/") if p]
-
-    # -- GET -------------------------------------------------------------------------------
-    def do_GET(self):
-        web = self.web
-        web.stats["requests"] += 1
-        p = self._parts()
+    async def _body(self, request: aioweb.Request) -> tuple[bytes, bool]:
+        if (request.content_length or 0) > MAX_BODY:
+            return b"", True
         try:
-            if web.desk.route(self, "GET", p):
-                return
-            if not p:
-                vs = web.known_venues()
-                if len(vs) == 1:
-                    return self._send(302, b"", extra=[("Location", f"/v/{vs[0]}/")])
-                links = "".join(
-                    f'<li><a href="/v/{html.escape(v)}/">{html.escape(v)}</a></li>' for v in vs
-                )
-                page = f"<!doctype html><title>{html.escape(web.title)}</title><ul>{links}</ul>"
-                return self._send(200, page.encode(), "text/html; charset=utf-8")
-            if p[0] == "static" and len(p) == 2:
-                data = _static(p[1])
-                if data is None:
-                    return self._json(404, {"error": "not found"})
-                ctype = mimetypes.guess_type(p[1])[0] or "application/octet-stream"
-                if ctype.startswith("text/") or ctype.endswith("javascript"):
-                    ctype += "; charset=utf-8"
-                return self._send(200, data, ctype)
-            if p[0] == "v" and len(p) >= 2:
-                return self._view(p[1], p[2:])
-            if p[0] == "api" and len(p) >= 3 and p[1] == "v":
-                if p[2] not in web.known_venues():
-                    return self._json(404, {"error": "unknown venue"})
-                if len(p) == 3:
-                    tables = [
-                        web.venues.snapshot(t.venue, t.table) for t in web.venues.venue_tables(p[2])
-                    ]
-                    return self._json(
-                        200,
-                        {
-                            "venue": p[2],
-                            "title": web.title,
-                            "tables": tables,
-                            "referee": p[2] in web.pins,
-                        },
-                    )
-                if len(p) == 4:
-                    snap = web.venues.snapshot(p[2], p[3])
-                    if snap is None:
-                        return self._json(404, {"error": "unknown table"})
-                    return self._json(200, dict(snap, title=web.title, referee=p[2] in web.pins))
-            if p[0] == "events" and len(p) == 3 and p[1] == "v":
-                return self._events(p[2])
-        except (BrokenPipeError, ConnectionResetError):
-            return
-        self._json(404, {"error": "not found"})
+            return await asyncio.wait_for(request.read(), BODY_TIMEOUT_S), False
+        except aioweb.HTTPRequestEntityTooLarge:
+            return b"", True
+        except TimeoutError:
+            raise aioweb.HTTPRequestTimeout(text="the request body did not arrive") from None
 
-    do_HEAD = do_GET
-
-    def _view(self, venue: str, rest: list[str]):
-        """/v/<venue>/ -> venue board; /v/<venue>/<table>/ and /v/<venue>/t/<table>/[view]
-        -> the table's pages. A venue or table the host does not know is a 404 page that
-        lists what it knows, not an empty board (a mistyped URL on a bar TV)."""
-        web = self.web
-        table, page = None, "venue.html"
-        if len(rest) == 1:
-            table, page = rest[0], "table.html"
-        elif len(rest) in (2, 3) and rest[0] == "t":
-            table, page = rest[1], VIEWS.get(rest[2] if len(rest) == 3 else "")
-        elif rest:
-            page = None
-        if page is None:
-            return self._send(
-                404, _not_found(web.title, "no such page", []), "text/html; charset=utf-8"
-            )
-        if venue not in web.known_venues():
-            links = [(f"/v/{v}/", v) for v in web.known_venues()]
-            return self._send(
-                404,
-                _not_found(web.title, f"There is no venue {venue!r} on this host.", links),
-                "text/html; charset=utf-8",
-            )
-        if table is not None and table not in web.tables_of(venue):
-            links = [(f"/v/{venue}/t/{t}/", t) for t in web.tables_of(venue)]
-            return self._send(
-                404,
-                _not_found(web.title, f"There is no table {table!r} at {venue}.", links),
-                "text/html; charset=utf-8",
-            )
-        return self._send(200, _page(page, web.title), "text/html; charset=utf-8")
-
-    def _events(self, venue):
-        web = self.web
-        q = web.hub.add(venue)
+    async def _events(self, request: aioweb.Request, venue: str) -> aioweb.StreamResponse:
+        headers = dict(COMMON_HEADERS, **{"Content-Type": "text/event-stream"})
+        if request.method == "HEAD":
+            return aioweb.Response(status=200, headers=headers)
+        resp = aioweb.StreamResponse(status=200, headers=headers)
+        resp.force_close()  # a stream's connection is never reused
+        sub = self.hub.add(venue)
         try:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("Connection", "keep-alive")
-            self.end_headers()
-            self.wfile.write(b"retry: 1000\n\n")
-            for t in web.venues.venue_tables(venue):
-                snap = web.venues.snapshot(t.venue, t.table)
-                self.wfile.write(f"event: table\ndata: {json.dumps(snap)}\n\n".encode())
-            beat_at = 0.0
+            await resp.prepare(request)
+            first = [b"retry: 1000\n\n"]
+            for t in self.venues.venue_tables(venue):
+                first.append(sse("table", self.venues.snapshot(t.venue, t.table)))
+            first.append(sse("host", self.heartbeat()))
+            await asyncio.wait_for(resp.write(b"".join(first)), WRITE_TIMEOUT_S)
             while True:
-                now = time.monotonic()
-                if now - beat_at >= HEARTBEAT_S:
-                    # the pages' proof that the host is alive: without it for 3.5 s they
-                    # show "scores may be stale" (the daemon is gone, or its worker hangs)
-                    beat_at = now
-                    beat = json.dumps(web.heartbeat(), separators=(",", ":"))
-                    self.wfile.write(f"event: host\ndata: {beat}\n\n".encode())
-                self.wfile.flush()
-                try:
-                    msg = q.get(timeout=max(0.05, beat_at + HEARTBEAT_S - time.monotonic()))
-                except queue.Empty:
-                    continue
-                if msg is None:
+                await sub.wake.wait()
+                sub.wake.clear()
+                if sub.closed:  # dropped or shutting down: the browser reconnects
                     break
-                self.wfile.write(msg)
-                self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError, OSError):
-            pass
+                await asyncio.wait_for(resp.write(sub.take()), WRITE_TIMEOUT_S)
+        except (TimeoutError, ConnectionError):
+            # gone, or not taking its events: hang up now, without a goodbye that would
+            # wait on the same full socket
+            if request.transport is not None:
+                request.transport.abort()
         finally:
-            web.hub.remove(venue, q)
-            self.close_connection = True
+            self.hub.remove(sub)
+        return resp
 
-    # -- POST, DELETE: the referee app (desk.py) -------------------------------------------
-    def do_POST(self):
-        self.web.stats["requests"] += 1
-        try:
-            if not self.web.desk.route(self, "POST", self._parts()):
-                self._json(404, {"error": "not found"})
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
-    def do_DELETE(self):
-        self.web.stats["requests"] += 1
-        try:
-            if not self.web.desk.route(self, "DELETE", self._parts()):
-                self._json(404, {"error": "not found"})
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+def _response(reply: Reply) -> aioweb.Response:
+    resp = aioweb.Response(
+        status=reply.status,
+        body=reply.body,
+        headers=dict(COMMON_HEADERS, **{"Content-Type": reply.ctype}),
+    )
+    for k, v in reply.headers:
+        resp.headers.add(k, v)
+    return resp
