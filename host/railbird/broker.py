@@ -27,6 +27,8 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from railbird.private import write_private
+
 DEFAULT_USERS = {
     "railbird-host": "host-secret",
     "railbird-referee": "referee-secret",
@@ -209,7 +211,7 @@ class PrivateBroker:
 
     def _write_passwords(self) -> None:
         passwd = self.workdir / "passwd"
-        passwd.write_text("")
+        write_private(passwd, "")  # 0600 from the start; mosquitto_passwd keeps the mode
         for name, pw in self.users.items():
             subprocess.run(
                 ["mosquitto_passwd", "-b", str(passwd), name, pw], check=True, capture_output=True

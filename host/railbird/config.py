@@ -275,8 +275,9 @@ def _outputs(d: dict) -> OutputsConfig:
 
 
 def masked(raw: dict) -> dict:
-    """A copy of the TOML document `raw` to print: secrets (the broker password, the
-    referee token that is also the web panel's PIN) replaced by "***"."""
+    """A copy of the TOML document `raw` to print or journal: secrets (the broker password,
+    the referee token that is also the web panel's PIN, the MQTT client ids) replaced by
+    "***"."""
     from railbird.configschema import SECRETS
 
     def walk(x):

@@ -29,7 +29,9 @@ from railbird.rules.match import BREAK_ORDERS
 # trailing newline (protocol/schemas/make_schemas.py does the same).
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,31}(?!\n)$"
 SLUG_FIX = "lower-case letters, digits and '-', at most 32, not starting with '-'"
-SECRETS = ("password", "referee_token")  # keys whose values are never printed
+# Keys whose values are never printed nor journalled: a client id is as good as a password
+# for taking the host's MQTT session (protocol/SPEC.md Security).
+SECRETS = ("password", "referee_token", "client_id")
 
 
 def goal_key(game: str) -> str:

@@ -30,8 +30,8 @@ POISON_BOOT = 666
 def test_an_input_the_code_fails_on_is_set_aside_whole(broker, tmp_path, monkeypatch):
     real = Pipeline.on_message
 
-    def buggy(self, topic, payload, rx):
-        out = real(self, topic, payload, rx)  # its events are in the timeline now
+    def buggy(self, topic, payload, rx, **kw):
+        out = real(self, topic, payload, rx, **kw)  # its events are in the timeline now
         if b'"boot":%d' % POISON_BOOT in payload:
             raise RuntimeError("injected bug")
         return out

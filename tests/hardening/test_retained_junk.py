@@ -67,10 +67,11 @@ def publish_retained(port, user, password, messages) -> None:
 
 
 def retained_at_broker(port, topic_filter, wait=1.0) -> list:
-    """The retained messages a fresh subscriber gets for `topic_filter`."""
+    """The retained messages a fresh subscriber gets for `topic_filter` (with the host's
+    login: no other may read referee input, tests/hardening/test_secrets.py)."""
     got, lock = [], threading.Lock()
     c = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
-    c.username_pw_set("railbird-display", "display-secret")
+    c.username_pw_set("railbird-host", "host-secret")
 
     def on_message(client, userdata, msg):
         if msg.retain:

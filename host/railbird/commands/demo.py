@@ -200,7 +200,9 @@ def _host_config(path: Path, port: int, journal: Path, web_port: int, pin: str) 
         ]
         lines.append(f"race_to = {m['race_to']}" if "race_to" in m else f"target = {m['target']}")
         lines += [f'nodes = ["{node}"]', ""]
-    path.write_text("\n".join(lines))
+    from railbird.private import write_private
+
+    write_private(path, "\n".join(lines))  # it holds the host's password and the PIN
 
 
 def _wait_host(stats: Path, procs, stop_reason, log: Path, timeout: float = 20.0):
@@ -305,7 +307,8 @@ def run(args) -> int:
         )
         web_url = _wait_host(stats, procs, stop_reason, work / "host.log")
         for table, node, m, seed in TABLES:
-            env = dict(os.environ, RAILBIRD_NODE_PASSWORD=node_pw[node])
+            # secrets by the environment: a command line is readable by every user (ps)
+            env = dict(os.environ, RAILBIRD_NODE_PASSWORD=node_pw[node], RAILBIRD_REFEREE_TOKEN=pin)
             argv = [
                 py,
                 "-m",
@@ -333,8 +336,6 @@ def run(args) -> int:
                 str(work / f"{node}-flash"),
                 "--log-level",
                 "INFO",
-                "--referee-token",
-                pin,
                 "--transcript",
                 str(work / f"{table}-transcript.jsonl"),
             ]

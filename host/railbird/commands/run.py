@@ -219,9 +219,11 @@ def _write_stats(path, stats) -> None:
     is an error line a minute, never the end of scoring (issue 13, item 5)."""
     import os
 
+    from railbird.private import open_private
+
     tmp = f"{path}.tmp"
     try:
-        with open(tmp, "w") as f:
+        with open_private(tmp, "w") as f:  # 0600, like the journal it summarises
             json.dump(stats, f, sort_keys=True)
         os.replace(tmp, path)
     except OSError as e:

@@ -100,7 +100,11 @@ def register(sub) -> None:
         default=os.environ.get("RAILBIRD_REFEREE_PASSWORD", "referee-secret"),
         help="(or env RAILBIRD_REFEREE_PASSWORD)",
     )
-    n.add_argument("--referee-token", default="", help="the venue's referee token, if set")
+    n.add_argument(
+        "--referee-token",
+        default=os.environ.get("RAILBIRD_REFEREE_TOKEN", ""),
+        help="the venue's referee token, if set (or env RAILBIRD_REFEREE_TOKEN)",
+    )
     n.add_argument(
         "--state-dir",
         help="the node's flash (boot counter, spill); default a directory under $TMPDIR",

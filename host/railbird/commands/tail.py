@@ -88,6 +88,8 @@ def format_line(topic: str, payload: bytes, as_json: bool = False) -> str:
         kind, venue, table, node, msg = codec.decode_message(topic, payload)
     except codec.ProtocolError as e:
         return f"{stamp} REJECTED {topic}: {e.reason}"
+    if "token" in msg:  # referee input: the token is the referee PIN, never printed
+        msg = dict(msg, token="***")
     where = f"{venue}/{table or '-'}" + (f"/{node}" if node else "")
     body = (
         json.dumps(msg, sort_keys=True, separators=(",", ":")) if as_json else summarize(kind, msg)

@@ -30,6 +30,7 @@ from collections import Counter, deque
 
 from railbird.core.clockmodel import ClockModels
 from railbird.core.game import Game, referee_facts, shot_input, with_referee_facts
+from railbird.core.refauth import authorized
 from railbird.core.shots import ShotAssembler
 from railbird.core.timeline import Event, Timeline
 from rbproto import codec
@@ -177,8 +178,10 @@ class Pipeline:
         return d
 
     # -- MQTT messages -------------------------------------------------------------------
-    def on_message(self, topic: str, payload: bytes, rx: int | None):
-        """-> (status, reason, records); status is ok, duplicate, rejected or ignored."""
+    def on_message(self, topic: str, payload: bytes, rx: int | None, sealed: bool = False):
+        """-> (status, reason, records); status is ok, duplicate, rejected or ignored.
+        `sealed`: a referee payload was sealed by the daemon (railbird.core.refauth): its
+        `token_ok` is the token check's outcome."""
         self.counters["received"] += 1
         try:
             kind, venue, table, node, msg = codec.decode_message(topic, payload)
@@ -186,7 +189,7 @@ class Pipeline:
             return self._reject(e.code, e.reason)
         try:
             if kind == "referee":
-                return self._referee(venue, table, msg, "mqtt")
+                return self._referee(venue, table, msg, "mqtt", sealed)
             if kind not in NODE_KINDS_IN:
                 self.counters["ignored"] += 1
                 return ("ignored", f"{kind} is not host input", [])
@@ -564,10 +567,9 @@ class Pipeline:
             )
 
     # -- referee input ---------------------------------------------------------------------
-    def _referee(self, venue, table, msg, source):
+    def _referee(self, venue, table, msg, source, sealed=False):
         t = self.table(venue, table)
-        token = self.cfg.referee_token
-        if token and source == "mqtt" and msg.get("token") != token:
+        if source == "mqtt" and not authorized(msg, self.cfg.referee_token, sealed):
             raise Reject("unauthorized", "unauthorized: referee token missing or wrong")
         rid = msg.get("id")
         if rid is not None:

@@ -23,6 +23,11 @@ decimal digits in a BLOB (`sql_int`; SQLite would turn a text too large for INTE
 inexact REAL) and read back with `py_int`. A batch whose writes fail is rolled back whole
 (`rollback`); the daemon then rebuilds its pipeline from what is committed and tries again.
 
+No secret is journalled: MQTT referee input is kept sealed (its token replaced by the
+check's outcome, railbird.core.refauth), the config masked, and a journal from before that
+is sealed when opened (railbird.daemon.sealing). The file is created 0600, and so SQLite
+creates its -wal and -shm (railbird.private).
+
 Opening refuses what is not a journal (`JournalError`, one line for the user): an empty file
 (a journal that lost its content must not silently start afresh), a file that is not SQLite,
 a SQLite database of something else.
@@ -34,6 +39,9 @@ import json
 import sqlite3
 import time
 from pathlib import Path
+
+from railbird import private
+from railbird.daemon import sealing
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -126,6 +134,13 @@ class Journal:
     def __init__(self, path, synchronous: str = "normal"):
         self.path = str(path)
         _refuse_non_journal(self.path)
+        # 0600 before the first byte: SQLite gives the -wal and -shm the same mode
+        try:
+            private.ensure_private(self.path)
+        except OSError as e:
+            raise JournalError(f"journal {self.path}: cannot open it: {e.strerror or e}") from None
+        for side in ("-wal", "-shm"):
+            private.narrow(self.path + side)
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as e:
@@ -140,6 +155,7 @@ class Journal:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'full' else 'NORMAL'}")
             self.db.executescript(SCHEMA)
+            sealing.seal_journal(self.db)  # no referee token left from an older railbird
         except sqlite3.DatabaseError as e:
             self.db.close()
             raise JournalError(f"journal {self.path}: damaged, or not a journal: {e}") from None

@@ -44,7 +44,9 @@ import threading
 import time
 from concurrent.futures import Future
 
+from railbird.config import masked
 from railbird.core.pipeline import Pipeline
+from railbird.core.refauth import is_referee_topic, seal
 from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal, JournalError
@@ -74,7 +76,7 @@ def rebuild(
     for _id, source, rx, topic, payload, venue, tbl, wall in journal.inputs(wall=True):
         n += 1
         if source == "mqtt":
-            records = pipeline.on_message(topic, payload, rx)[2]
+            records = pipeline.on_message(topic, payload, rx, sealed=True)[2]
         elif source == "local":
             records = pipeline.on_referee(venue, tbl, json.loads(payload), "local")[2]
         elif source == "tick":
@@ -144,8 +146,8 @@ class Daemon:
             rb["inputs"],
             time.monotonic() - t0,
         )
-        raw = json.loads(json.dumps(getattr(self.cfg, "raw", None) or {}, default=str))
-        raw.get("broker", {}).pop("password", None)  # never in the journal
+        # secrets (password, referee token, client id) never in the journal: "***"
+        raw = masked(json.loads(json.dumps(getattr(self.cfg, "raw", None) or {}, default=str)))
         try:
             self.journal.db.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(raw),)
@@ -326,6 +328,7 @@ class Daemon:
         try:
             if kind == "mqtt":
                 _, rx, topic, payload, _mid, _qos = item
+                payload = self._sealed(topic, payload)
                 venue, tbl = _venue_table(topic)
                 self.journal.add_input("failed", rx, topic, payload, venue, tbl, "rejected", reason)
             elif kind == "local":
@@ -351,6 +354,11 @@ class Daemon:
             self._caught_up, self._connected_before = False, True
         return None
 
+    def _sealed(self, topic, payload):
+        """The token of referee input is checked here and never kept: the pipeline and the
+        journal see the sealed payload (railbird.core.refauth)."""
+        return seal(payload, self.cfg.referee_token) if is_referee_topic(topic) else payload
+
     @staticmethod
     def _answer_locals(items: list, error: BaseException) -> list:
         """Referee input from this process is answered now rather than after the retry
@@ -373,7 +381,8 @@ class Daemon:
             kind = item[0]
             if kind == "mqtt":
                 _, rx, topic, payload, mid, qos = item
-                status, reason, records = self.pipeline.on_message(topic, payload, rx)
+                payload = self._sealed(topic, payload)
+                status, reason, records = self.pipeline.on_message(topic, payload, rx, sealed=True)
                 venue, tbl = _venue_table(topic)
                 iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status, reason)
                 if status == "rejected":
