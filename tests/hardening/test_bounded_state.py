@@ -1,15 +1,19 @@
 """Issue 13, item 11: state that grew without bound. What the host keeps per (node, boot) — a
 clock model, a dedup set, the warnings given — was never freed (20,000 boots of one node:
-+37 MB); every rejected message logged a line (10,000 bad messages: 10,000 lines). Now a
-node's BOOTS_KEPT most recently active boots keep their state, and lines a sender controls
-go through a rate limit (railbird.daemon.ratelog: 10 per kind per 10 s, then one "suppressed
-K" summary), while the stats and the journal still count every message."""
++37 MB); every rejected message logged a line (10,000 bad messages: 10,000 lines); the web
+server's event-stream hub kept an entry for every venue name a client ever asked for. Now a
+node's BOOTS_KEPT most recently active boots keep their state, lines a sender controls go
+through a rate limit (railbird.daemon.ratelog: 10 per kind per 10 s, then one "suppressed
+K" summary) while the stats and the journal still count every message, and the hub holds
+an entry per live stream only. (The failed-PIN table's bound, MAX_ADDRESSES, is measured in
+test_pin_guessing.py.)"""
 
 from __future__ import annotations
 
 import gc
 import json
 import re
+import socket
 import time
 import tracemalloc
 
@@ -20,6 +24,7 @@ from harness.hostproc import RailbirdRun
 from railbird.config import from_dict
 from railbird.core import pipeline as P
 from railbird.daemon import ratelog
+from railbird.outputs.web.server import WebOutput
 from rbproto import codec
 
 from .test_future_timestamp import CONFIG
@@ -134,3 +139,36 @@ def test_10k_rejected_messages_give_rate_limited_log_lines(broker, tmp_path):
     assert len(shown) + sum(suppressed) == n  # nothing dropped silently
     assert len(shown) <= ratelog.BURST * periods, len(shown)  # before: 10,000
     assert len(suppressed) <= periods, suppressed
+
+
+def _streams(web) -> tuple[int, int]:
+    """(venue entries, live streams) of the web server's event-stream hub."""
+    subs = dict(web.hub.subs)
+    return len(subs), sum(len(s) for s in subs.values())
+
+
+def test_the_event_stream_hub_keeps_no_entry_per_venue_name_asked_for():
+    web = WebOutput(host="127.0.0.1", port=0)
+    web.start()
+    try:
+        for rnd in range(3):  # 600 venue names, 200 streams at a time
+            socks = []
+            for i in range(200):
+                s = socket.create_connection(("127.0.0.1", web.port), timeout=5)
+                s.sendall(f"GET /events/v/v{rnd}-{i} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                socks.append(s)
+            for s in socks:
+                assert b"200" in s.recv(200)  # the stream is open
+            deadline = time.monotonic() + 5
+            while _streams(web) != (200, 200):
+                assert time.monotonic() < deadline, _streams(web)
+                time.sleep(0.05)
+            for s in socks:
+                s.close()
+            deadline = time.monotonic() + 10  # the heartbeat finds them gone
+            while _streams(web)[1]:
+                assert time.monotonic() < deadline, _streams(web)
+                time.sleep(0.1)
+            assert _streams(web) == (0, 0)  # before: 200, 400, 600 empty entries
+    finally:
+        web.stop()

@@ -19,6 +19,12 @@ up (a live synced event, or a fresh status with empty queue and spill); a hold o
 `max_hold_ms` (host time of the input) expires: the node is `gone`, the table moves on, and
 its later events are late as before. All of it is a function of the journalled inputs
 (receive times, ticks, reconnects), so replays are exact.
+
+Memory is bounded (docs/reliability.md, item 11): per node, the clock model, dedup set and
+warnings of its BOOTS_KEPT (4) most recently active boots (a dedup set keeps at most 4,096
+out-of-order seqs and 1,088 content prints, at most about 0.5 MB); nodes are the broker's node
+logins (a login writes only its own subtree) on the tables they are configured for; per
+table, REFEREE_IDS_KEPT referee ids and the last 1,000 shots.
 """
 
 from __future__ import annotations
