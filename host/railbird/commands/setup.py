@@ -1,0 +1,200 @@
+"""`railbird setup`: write (or extend) an installation: broker, host config, secrets, node
+configs, systemd units (railbird.install; docs/install.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+HELP = "install: broker config, logins, ACL, host config, node configs, TLS, systemd units"
+DESCRIPTION = """\
+Write a Railbird installation under --root (default /): /etc/railbird/ holds the broker's
+mosquitto.conf, password file and ACL (each node confined to its table), host.toml (the
+`railbird run` config), nodes/<node>.json (each node's config.json, ready for provisioning),
+secrets.toml (every secret, generated here) and with --tls a local CA with certificates;
+/etc/systemd/system/ the units railbird-broker.service and railbird.service; state goes to
+/var/lib/railbird. As root on / it also installs mosquitto (apt-get) and adds the service
+user `railbird`; otherwise it prints the commands.
+
+Run it again to add a table or a node: every existing secret is kept, and it says what
+changed. Without --table on a terminal, the first run asks its questions instead.
+"""
+EPILOG = """\
+examples:
+  railbird setup --venue club --table t1:10-ball:t1-node:Ann,Bob --table t2:14.1 \\
+      --wifi-ssid BarWiFi --wifi-password '...' --broker-address 192.168.1.10
+  railbird setup --table t3              # later: add a table (node t3-node, 10-ball)
+  railbird setup --table t1::t1-cue      # add a node to table t1
+  railbird setup --root /tmp/trial --venue club --table t1 --broker-port 1999
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "setup",
+        help=HELP,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--root",
+        default="/",
+        help="install under this directory (default /); the files name their paths under it, "
+        "so a trial installation runs where it is",
+    )
+    p.add_argument("--venue", help="the venue id, a slug (first run only; it is in every topic)")
+    p.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        metavar="ID[:GAME[:NODE,...[:PLAYER,PLAYER]]]",
+        help="a table to add or extend (repeatable): its game (10-ball, 9-ball, 8-ball, "
+        "14.1, none), node ids (default ID-node) and players; an existing table gains the "
+        "nodes given, and the game or players only when given",
+    )
+    p.add_argument(
+        "--game", default="10-ball", help="game of a new table that names none (10-ball)"
+    )
+    p.add_argument("--players", help="two names 'Ann,Bob' for the tables given without any")
+    p.add_argument("--race-to", type=int, help="racks to win, for the tables given (default 5)")
+    p.add_argument("--target", type=int, help="points to win, for 14.1 tables given (100)")
+    p.add_argument(
+        "--broker-address",
+        help="the broker's address as the nodes reach it (default: this machine's address)",
+    )
+    p.add_argument("--broker-port", type=int, help="the broker's plain MQTT port (1883)")
+    p.add_argument(
+        "--broker-bind",
+        help="the address the broker listens on (0.0.0.0: every interface)",
+    )
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        default=None,
+        help="a local CA, the broker's certificate and one per node; nodes and host use "
+        "TLS, the plain listener stays on loopback (kept on by later runs)",
+    )
+    p.add_argument("--tls-port", type=int, help="the broker's TLS port (8883)")
+    p.add_argument(
+        "--docker",
+        action="store_true",
+        default=None,
+        help="for the repository's docker-compose.yml: the host reaches the broker as "
+        "`broker`; no systemd units, no package or user changes",
+    )
+    p.add_argument("--pinmap", help="the nodes' pin map id (esp32-devkitc; `railbird hw list`)")
+    p.add_argument("--wifi-ssid", help="the Wi-Fi network the nodes join")
+    p.add_argument(
+        "--wifi-password",
+        help="its password (prefer the environment variable RAILBIRD_WIFI_PASSWORD)",
+    )
+    p.add_argument(
+        "--web-port", type=int, default=8080, help="the web scoreboard's port (first run; 8080)"
+    )
+    p.add_argument(
+        "--non-interactive", action="store_true", help="never ask; fail on what is missing"
+    )
+    p.add_argument(
+        "--no-install",
+        action="store_true",
+        help="do not install mosquitto nor add the service user: print the commands",
+    )
+    p.set_defaults(func=run)
+
+
+def _specs(args):
+    from railbird.install.hostconf import parse_table
+
+    specs = [parse_table(t) for t in args.table]
+    players = [n.strip() for n in args.players.split(",")] if args.players else None
+    for s in specs:
+        s.players = s.players or players
+        s.race_to, s.target = args.race_to, args.target
+    return specs
+
+
+def _ask(question: str, default: str = "") -> str:
+    shown = f" [{default}]" if default else ""
+    answer = input(f"{question}{shown}: ").strip()
+    return answer or default
+
+
+def _questions(args) -> None:
+    """The first run on a terminal without --table: the few answers setup needs."""
+    import getpass
+
+    from railbird.install.apply import guess_address
+
+    print("Railbird setup: a few questions (Enter takes the default in brackets).")
+    args.venue = args.venue or _ask("Venue id (lower-case letters, digits, '-')", "club")
+    tables = _ask("Table ids, separated by commas", "t1")
+    for t in (x.strip() for x in tables.split(",") if x.strip()):
+        game = _ask(f"  {t}: game (10-ball, 9-ball, 8-ball, 14.1, none)", args.game)
+        nodes = _ask(f"  {t}: node ids, separated by commas", f"{t}-node")
+        players = _ask(f"  {t}: the two players 'Ann,Bob' (Enter: none yet)")
+        args.table.append(f"{t}:{game}:{nodes}" + (f":{players}" if players else ""))
+    args.broker_address = args.broker_address or _ask(
+        "The broker's address as the nodes reach it", guess_address()
+    )
+    args.wifi_ssid = args.wifi_ssid or _ask("Wi-Fi network the nodes join (Enter: later)")
+    if args.wifi_ssid and args.wifi_password is None:
+        args.wifi_password = getpass.getpass("Its password: ")
+
+
+def run(args) -> int:
+    from railbird.install import system
+    from railbird.install.apply import Options, install
+    from railbird.install.hostconf import SetupError
+    from railbird.install.layout import Layout
+
+    layout = Layout(Path(args.root).resolve())
+    if args.wifi_password is None and os.environ.get("RAILBIRD_WIFI_PASSWORD"):
+        args.wifi_password = os.environ["RAILBIRD_WIFI_PASSWORD"]
+    first = not layout.host_toml.exists()
+    if first and not args.table and not args.non_interactive and sys.stdin.isatty():
+        _questions(args)
+
+    def say(line: str) -> None:
+        print(f"railbird setup: {line}", flush=True)
+
+    changes = system.may_change(layout, not args.no_install and not args.docker)
+    if changes and not system.has_user():
+        system.add_user(say)
+    if changes and not system.has_mosquitto():
+        system.install_mosquitto(say)
+    try:
+        report = install(
+            Options(
+                root=layout.root,
+                venue=args.venue,
+                tables=_specs(args),
+                default_game=args.game,
+                web_port=args.web_port,
+                broker_address=args.broker_address,
+                broker_port=args.broker_port,
+                broker_bind=args.broker_bind,
+                tls=args.tls,
+                tls_port=args.tls_port,
+                docker=args.docker,
+                pinmap=args.pinmap,
+                wifi_ssid=args.wifi_ssid,
+                wifi_password=args.wifi_password,
+            )
+        )
+    except SetupError as e:
+        print(f"railbird setup: {e}", file=sys.stderr)
+        return 2
+    except PermissionError as e:
+        print(
+            f"railbird setup: {e.filename}: permission denied; run it as root "
+            "(sudo railbird setup ...) or give --root DIR",
+            file=sys.stderr,
+        )
+        return 2
+    from railbird.install.summary import summary
+
+    print(summary(report, first=first, mosquitto=system.has_mosquitto(), user=system.has_user()))
+    return 0

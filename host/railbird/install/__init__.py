@@ -1,0 +1,15 @@
+"""`railbird setup`: an installation written from a few answers (docs/install.md). The
+broker's config from the project template, its password file and ACL, the host's TOML
+config, one config JSON per node, a local CA with broker and node certificates (TLS), the
+systemd units, and a record of every secret. Idempotent: a second run adds tables and nodes
+and keeps every secret. May import `railbird.broker` (templates, ACL, CA),
+`railbird.configcheck` and `railbird.configschema` (the host config's check), `railbird.rules`
+(the games), `railbird.private` and `railbird.hardware` (the default sensing config), never
+the daemon or the outputs; only `railbird.commands.setup` imports it.
+
+Modules: `layout` (where each file goes under the root), `mqttpass` (mosquitto's password
+hashes), `tomlout` (TOML writing), `hostconf` (the host config: new tables, merging; the node
+configs), `brokerconf` (mosquitto.conf), `pki` (openssl CA and certificates), `units`
+(systemd units), `system` (mosquitto and the service user on the machine), `apply` (writes
+it all and reports what changed), `summary` (what setup prints).
+"""

@@ -1,0 +1,417 @@
+"""Write an installation (`railbird setup`): every file of `layout.Layout` from the options
+and what an earlier run left, and a report of what changed.
+
+Secrets are generated once and kept: `secrets.toml` holds every one (broker logins, the
+referee PIN, the Wi-Fi password), and the files that use them are written from it. Without
+it (deleted), the secrets are taken back from the files that hold them (host.toml, the node
+configs) before any is made anew. Nothing is written unless the resulting host config passes
+the same check as `railbird run --check-config`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import secrets
+import socket
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from railbird.broker import confined_acl
+from railbird.configcheck import problems, weak_pin
+from railbird.private import write_private
+
+from . import mqttpass, pki, tomlout, units
+from .brokerconf import mosquitto_conf
+from .hostconf import SetupError, TableSpec, host_config, node_config, node_ids
+from .layout import SERVICE_USER, Layout
+
+HOST_USER, REFEREE_USER, DISPLAY_USER = "railbird-host", "railbird-referee", "railbird-display"
+CLIENT_USERS = (HOST_USER, REFEREE_USER, DISPLAY_USER)
+DEFAULTS = {
+    "broker_port": 1883,
+    "broker_bind": "0.0.0.0",
+    "tls": False,
+    "tls_port": 8883,
+    "docker": False,
+    "pinmap": "esp32-devkitc",
+    "wifi_ssid": "",
+}
+DOCKER_BROKER = "broker"  # the broker's service name in docker-compose.yml
+HOST_HEADER = """\
+Railbird host configuration, written by `railbird setup` (docs/install.md); every key:
+docs/host.md. Edit it freely: a later `railbird setup` keeps your values (it manages the
+venue, [broker], referee_token and adds tables and nodes), but not comments.
+It holds the host's broker password and the referee PIN: keep it mode 0600."""
+
+
+@dataclass
+class Options:
+    root: Path
+    venue: str | None = None
+    tables: list[TableSpec] = field(default_factory=list)
+    default_game: str = "10-ball"
+    web_port: int = 8080
+    # None: what the last run chose (setup.json), else DEFAULTS
+    broker_address: str | None = None
+    broker_port: int | None = None
+    broker_bind: str | None = None
+    tls: bool | None = None
+    tls_port: int | None = None
+    docker: bool | None = None
+    pinmap: str | None = None
+    wifi_ssid: str | None = None
+    wifi_password: str | None = None
+
+
+@dataclass
+class Report:
+    layout: Layout
+    files: list = field(default_factory=list)  # (status, path, what)
+    new_secrets: list = field(default_factory=list)  # names of the secrets made this run
+    kept_secrets: list = field(default_factory=list)
+    other_logins: list = field(default_factory=list)  # password-file users setup did not make
+    host: dict = field(default_factory=dict)
+    choices: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    def changed(self, path: Path) -> bool:
+        return any(p == path and s != "unchanged" for s, p, _ in self.files)
+
+
+def guess_address() -> str:
+    """This machine's address on the network the default route leads to (no packet is sent:
+    connecting a UDP socket only picks the source address); 127.0.0.1 when there is none."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: never routed anywhere real
+            return s.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+
+
+def new_password() -> str:
+    return secrets.token_urlsafe(24)  # 192 bits; URL-safe, so it needs no quoting anywhere
+
+
+def new_pin() -> str:
+    """8 random digits the config check accepts (referee_token is the referee app's PIN)."""
+    while True:
+        pin = f"{secrets.randbelow(10**8):08d}"
+        if not weak_pin(pin):
+            return pin
+
+
+class Installer:
+    def __init__(self, opts: Options):
+        self.opts = opts
+        self.layout = Layout(Path(opts.root))
+        self.report = Report(self.layout)
+        self.chown = None  # (uid, gid) of the service user when files are handed to it
+
+    # -- reading what is there ---------------------------------------------------------------
+    def _read_toml(self, path: Path) -> dict | None:
+        try:
+            with open(path, "rb") as f:
+                return tomllib.load(f)
+        except FileNotFoundError:
+            return None
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise SetupError(f"{path}: cannot read it ({e}); fix or remove it first") from None
+
+    def _read_json(self, path: Path) -> dict | None:
+        try:
+            return json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            raise SetupError(f"{path}: cannot read it ({e}); fix or remove it first") from None
+
+    def _choices(self) -> dict:
+        prev = self._read_json(self.layout.choices) or {}
+        out = {}
+        for k, default in DEFAULTS.items():
+            given = getattr(self.opts, k)
+            out[k] = given if given is not None else prev.get(k, default)
+        if out["docker"] and not (self.opts.broker_address or prev.get("broker_address")):
+            raise SetupError(
+                "--docker: give --broker-address (the Docker host's address as the nodes "
+                "reach it; inside a container setup cannot tell)"
+            )
+        out["broker_address"] = (
+            self.opts.broker_address or prev.get("broker_address") or guess_address()
+        )
+        if not self.opts.broker_address and not prev.get("broker_address"):
+            self.report.notes.append(
+                f"the nodes will dial the broker at {out['broker_address']} (this machine's "
+                "address as far as setup can tell); give --broker-address if they reach it "
+                "by another name or address"
+            )
+        return out
+
+    def _known_secrets(self, host: dict | None) -> dict:
+        """mqtt user -> password, "pin", "wifi": from secrets.toml, else from the files
+        that hold them."""
+        s = self._read_toml(self.layout.secrets)
+        if s is not None:
+            out = dict(s.get("mqtt", {}))
+            if s.get("referee", {}).get("pin"):
+                out["pin"] = s["referee"]["pin"]
+            if "wifi" in s:
+                out["wifi"] = s["wifi"].get("password", "")
+            return out
+        out = {}
+        if host:
+            b = host.get("broker", {})
+            if b.get("password") and b.get("user", HOST_USER) == HOST_USER:
+                out[HOST_USER] = b["password"]
+            if host.get("referee_token"):
+                out["pin"] = host["referee_token"]
+        if self.layout.nodes.is_dir():
+            for p in sorted(self.layout.nodes.glob("*.json")):
+                n = self._read_json(p) or {}
+                pw = n.get("broker", {}).get("password")
+                if n.get("node") and pw:
+                    out[n["node"]] = pw
+                if n.get("wifi", {}).get("password"):
+                    out.setdefault("wifi", n["wifi"]["password"])
+        return out
+
+    # -- writing ----------------------------------------------------------------------------
+    def _dir(self, path: Path, mode: int, owner: str = "root") -> None:
+        """`owner`: "root", "group" (root's, the service group may enter) or "service"."""
+        missing = []
+        p = path
+        while not p.exists():
+            missing.append(p)
+            p = p.parent
+        for d in reversed(missing):  # parents setup makes are searchable, like /etc's
+            d.mkdir()
+            d.chmod(0o755)
+        path.chmod(mode)
+        if self.chown:
+            uid, gid = self.chown
+            os.chown(path, *{"root": (0, 0), "group": (0, gid), "service": (uid, gid)}[owner])
+
+    def _put(self, path: Path, data: str, what: str, *, private: bool, service: bool) -> None:
+        """Write `data` to `path` when it differs (atomically: a broker rereading it on
+        SIGHUP sees the old or the new file); 0600 when `private`, else 0644; handed to the
+        service user when `service` (and setup hands files over at all)."""
+        raw = data.encode()
+        try:
+            old = path.read_bytes()
+        except FileNotFoundError:
+            old = None
+        if old != raw:
+            tmp = path.with_name(f".{path.name}.tmp")
+            write_private(tmp, raw)  # 0600 from the first byte
+            if not private:
+                tmp.chmod(0o644)
+            os.replace(tmp, path)
+        elif private:
+            path.chmod(0o600)
+        if self.chown:
+            os.chown(path, *(self.chown if service else (0, 0)))
+        status = "created" if old is None else "unchanged" if old == raw else "updated"
+        self.report.files.append((status, path, what))
+
+    # -- the run ------------------------------------------------------------------------------
+    def run(self) -> Report:
+        old_umask = os.umask(0o077)  # whatever is made here (openssl's keys too) starts private
+        try:
+            return self._run()
+        finally:
+            os.umask(old_umask)
+
+    def _run(self) -> Report:
+        L, r = self.layout, self.report
+        choices = self._choices()
+        r.choices = choices
+        existing = self._read_toml(L.host_toml)
+        known = self._known_secrets(existing)
+        if not existing and not self.opts.tables:
+            raise SetupError("no tables: give at least one --table ID (e.g. --table t1)")
+
+        def secret(name: str, make, label: str) -> str:
+            if name in known:
+                r.kept_secrets.append(label)
+                return known[name]
+            known[name] = make()
+            r.new_secrets.append(label)
+            return known[name]
+
+        tls, docker = choices["tls"], choices["docker"]
+        port = choices["tls_port"] if tls else choices["broker_port"]
+        host_pw = secret(HOST_USER, new_password, f"broker login {HOST_USER}")
+        pin = secret("pin", new_pin, "referee PIN")
+        broker = {
+            "host": DOCKER_BROKER if docker else "127.0.0.1",
+            "port": port,
+            "user": HOST_USER,
+            "password": host_pw,
+            "tls": True if tls else None,
+            "cafile": str(L.tls / "ca.crt") if tls else None,
+        }
+        host = host_config(
+            existing,
+            venue=self.opts.venue,
+            specs=self.opts.tables,
+            default_game=self.opts.default_game,
+            broker=broker,
+            referee_token=pin,
+            journal=str(L.journal),
+            web_port=self.opts.web_port,
+        )
+        check = dict(host, broker={k: v for k, v in host["broker"].items() if k != "cafile"})
+        found = problems(check)  # the CA file is made below: its existence is not checked
+        if found:
+            raise SetupError(
+                "the host config would not pass `railbird run --check-config`:\n  "
+                + "\n  ".join(found)
+            )
+        r.host = host
+        nodes = node_ids(host)
+        users = {u: secret(u, new_password, f"broker login {u}") for u in CLIENT_USERS[1:]}
+        users = {HOST_USER: host_pw, **users}
+        for n in nodes:
+            users[n] = secret(n, new_password, f"broker login {n} (node)")
+        if self.opts.wifi_password is not None:
+            known["wifi"] = self.opts.wifi_password
+        wifi_pw = known.get("wifi", "")
+        if not choices["wifi_ssid"]:
+            r.notes.append(
+                "no Wi-Fi network yet: the node configs have an empty wifi.ssid; run setup "
+                "again with --wifi-ssid NAME --wifi-password ... before provisioning"
+            )
+
+        self._hand_over()
+        self._dir(L.etc, 0o750, "group")
+        self._dir(L.nodes, 0o700)
+        self._dir(L.state, 0o700, "service")
+        self._dir(L.broker_state, 0o700, "service")
+        if tls:
+            self._dir(L.tls, 0o750, "group")
+            names = [choices["broker_address"], "127.0.0.1", "localhost"]
+            names += [DOCKER_BROKER] if docker else []
+            made = pki.ensure(L.tls, host["venue"], list(dict.fromkeys(names)), sorted(nodes))
+            for f in made:
+                r.files.append(("created", L.tls / f, "TLS"))
+            for crt in [L.tls / "ca.crt", L.tls / "server.crt", *L.tls.glob("nodes/*.crt")]:
+                crt.chmod(0o644)  # certificates are public; keys stay 0600
+            if self.chown:  # the broker reads its key; the CA key and node keys stay root's
+                os.chown(L.tls / "server.key", *self.chown)
+            r.new_secrets += [f"TLS key {f}" for f in made if f.endswith(".key")]
+
+        self._put(
+            L.secrets,
+            self._secrets_toml(users, pin, known),
+            "every secret",
+            private=True,
+            service=False,
+        )
+        entries = mqttpass.parse(L.passwd.read_text()) if L.passwd.exists() else {}
+        entries, _changed = mqttpass.merged(entries, users)
+        r.other_logins = [u for u in entries if u not in users]
+        self._put(
+            L.passwd, mqttpass.render(entries), "broker logins (hashes)", private=True, service=True
+        )
+        acl = confined_acl(host["venue"], {t: tc["nodes"] for t, tc in host["tables"].items()})
+        self._put(
+            L.acl, acl, "broker ACL: each node confined to its table", private=True, service=True
+        )
+        conf = mosquitto_conf(
+            L,
+            port=choices["broker_port"],
+            bind=choices["broker_bind"],
+            user=self._broker_user(docker),
+            tls_port=choices["tls_port"] if tls else None,
+        )
+        self._put(L.mosquitto_conf, conf, "broker config", private=False, service=True)
+        self._put(
+            L.host_toml, tomlout.dumps(host, HOST_HEADER), "host config", private=True, service=True
+        )
+        for n, table in nodes.items():
+            nc = node_config(
+                venue=host["venue"],
+                table=table,
+                node=n,
+                password=users[n],
+                broker_host=choices["broker_address"],
+                broker_port=port,
+                tls=tls,
+                wifi_ssid=choices["wifi_ssid"],
+                wifi_password=wifi_pw,
+                pinmap=choices["pinmap"],
+            )
+            self._put(
+                L.node_json(n),
+                json.dumps(nc, indent=2) + "\n",
+                f"node {n}'s config.json",
+                private=True,
+                service=False,
+            )
+        if not docker:
+            self._dir(L.units, 0o755)
+            mosq, rb = units.mosquitto_path(), units.railbird_command()
+            for u in units.UNITS:
+                self._put(
+                    L.units / u,
+                    units.render(u, L, mosq, rb),
+                    "systemd unit",
+                    private=False,
+                    service=False,
+                )
+        self._put(
+            L.choices,
+            json.dumps(choices, indent=2, sort_keys=True) + "\n",
+            "setup's choices (no secrets)",
+            private=False,
+            service=False,
+        )
+        return r
+
+    def _hand_over(self) -> None:
+        """On the real system as root, the files the services read go to the service user
+        (made by `railbird setup` before, or present in the Docker image)."""
+        if not (self.layout.system and os.geteuid() == 0):
+            return
+        try:
+            pw = pwd.getpwnam(SERVICE_USER)
+        except KeyError:
+            self.report.notes.append(
+                f"no user {SERVICE_USER}: files stay root's; add it "
+                f"(useradd --system --user-group {SERVICE_USER}) and run setup again"
+            )
+            return
+        self.chown = (pw.pw_uid, pw.pw_gid)
+
+    def _broker_user(self, docker: bool) -> str:
+        """Whom mosquitto becomes when started as root: the service user on the real system;
+        under another root whoever runs setup (a trial installation runs as them); in Docker
+        mosquitto's own default (the compose file starts it as that user already)."""
+        if docker:
+            return ""
+        if self.layout.system:
+            return SERVICE_USER
+        return pwd.getpwuid(os.geteuid()).pw_name
+
+    @staticmethod
+    def _secrets_toml(users: dict, pin: str, known: dict) -> str:
+        doc = {
+            "mqtt": users,
+            "referee": {"pin": pin},
+            "wifi": {"password": known.get("wifi", "")},
+        }
+        header = (
+            "Every secret of this Railbird installation (railbird setup; docs/install.md).\n"
+            "Only root reads it. setup writes the other files from it and keeps these values.\n"
+            "[mqtt]: the broker logins, user = password (nodes log in with their node id);\n"
+            "[referee] pin: the referee app's PIN (host.toml referee_token)."
+        )
+        return tomlout.dumps(doc, header)
+
+
+def install(opts: Options) -> Report:
+    return Installer(opts).run()

@@ -1,0 +1,127 @@
+"""What `railbird setup` prints: what it wrote or kept, where each secret is (never the secret
+itself: terminals and logs keep what they show) and what to do next."""
+
+from __future__ import annotations
+
+from .apply import Report
+from .layout import SERVICE_USER
+from .system import ADD_USER, INSTALL_MOSQUITTO
+
+
+def _files(r: Report) -> list[str]:
+    shown = [(s, p, w) for s, p, w in r.files if s != "unchanged"]
+    width = max((len(str(p)) for _s, p, _w in shown), default=0)
+    out = [f"  {s:<8} {p!s:<{width}}  {what}" for s, p, what in shown]
+    same = len(r.files) - len(shown)
+    if same:
+        out.append(f"  unchanged: {same} file{'s' if same != 1 else ''}")
+    return out
+
+
+def _secrets(r: Report) -> list[str]:
+    L = r.layout
+    rows = [
+        (L.secrets, "every secret: the broker logins, the referee PIN, the Wi-Fi password"),
+        (
+            L.host_toml,
+            "the host's broker password ([broker] password), the referee PIN (referee_token)",
+        ),
+        (L.nodes / "<node>.json", "each node's broker password and the Wi-Fi password"),
+        (L.passwd, "the broker's password hashes (one line per login)"),
+    ]
+    if r.choices.get("tls"):
+        rows += [
+            (L.tls / "ca.key", "the local CA's key: it signs new nodes' certificates"),
+            (L.tls / "server.key", "the broker's TLS key"),
+            (L.tls / "nodes" / "<node>.key", "each node's TLS client key"),
+        ]
+    width = max(len(str(p)) for p, _ in rows)
+    out = [f"  {p!s:<{width}}  {what}" for p, what in rows]
+    new = ", ".join(r.new_secrets) or "none"
+    out.append(f"  Every one is a 0600 file. New this run: {new}.")
+    if r.kept_secrets:
+        out.append(f"  Kept as they were: {len(r.kept_secrets)} ({', '.join(r.kept_secrets)}).")
+    if r.other_logins:
+        out.append("  Kept in the password file, not made by setup: " + ", ".join(r.other_logins))
+    return out
+
+
+def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
+    L, c = r.layout, r.choices
+    host, venue = r.host, r.host["venue"]
+    steps = []
+    if c.get("docker"):
+        steps.append(
+            "start both containers from the repository: docker compose up -d "
+            "(docs/install.md, 'Docker')"
+        )
+    elif not L.system:
+        steps.append(
+            f"this installation lives under {L.root}: try it with "
+            f"`mosquitto -c {L.mosquitto_conf}` and "
+            f"`railbird run --config {L.host_toml}`; for the real one run setup as root "
+            "without --root"
+        )
+    else:
+        if not mosquitto:
+            steps.append(f"install mosquitto: {INSTALL_MOSQUITTO}")
+        if not user:
+            steps.append(f"add the service user: {ADD_USER}")
+        if first:
+            steps.append(
+                "start the services (the distribution's mosquitto.service, if it runs, "
+                "holds the broker's port: systemctl disable --now mosquitto first): "
+                "systemctl daemon-reload && systemctl enable --now railbird-broker railbird"
+            )
+        else:
+            if any(r.changed(p) for p in (L.passwd, L.acl, L.mosquitto_conf)):
+                steps.append(
+                    "let the broker reread its logins and ACL: systemctl reload railbird-broker"
+                )
+            if r.changed(L.host_toml):
+                steps.append("restart the host for its new tables: systemctl restart railbird")
+    nodes = sorted(n for t in host["tables"].values() for n in t.get("nodes", []))
+    if nodes:
+        example = L.node_json(nodes[0])
+        step = (
+            f"provision each node ({', '.join(nodes)}): its config.json is "
+            f"{L.nodes}/<node>.json, e.g. "
+            f"`CONFIG={example} make flash PORT=/dev/ttyUSB0` from the repository"
+        )
+        if c.get("tls"):
+            step += (
+                f"; with TLS copy the CA too: mpremote connect /dev/ttyUSB0 fs cp "
+                f"{L.tls / 'ca.crt'} :ca.crt"
+            )
+        steps.append(step)
+    web = host.get("outputs", {}).get("web")
+    if web is not None:
+        table = sorted(host["tables"])[0]
+        addr = c.get("broker_address", "HOST")
+        steps.append(
+            f"scoreboard: http://{addr}:{web.get('port', 8080)}/v/{venue}/ ; referee app "
+            f"per table: http://{addr}:{web.get('port', 8080)}/v/{venue}/t/{table}/referee "
+            f"(the PIN is [referee] pin in {L.secrets})"
+        )
+    return [f"  {i}. {s}" for i, s in enumerate(steps, 1)]
+
+
+def summary(r: Report, *, first: bool, mosquitto: bool, user: bool) -> str:
+    tables = ", ".join(
+        f"{t} ({', '.join(tc.get('nodes', []))})" for t, tc in r.host["tables"].items()
+    )
+    lines = [
+        f"Railbird installation in {r.layout.root}: venue {r.host['venue']}; tables {tables}",
+        "",
+        "Files:",
+        *_files(r),
+        "",
+        "Secrets:",
+        *_secrets(r),
+    ]
+    if r.notes:
+        lines += ["", "Notes:", *(f"  - {n}" for n in r.notes)]
+    lines += ["", "Next:", *_next(r, first, mosquitto, user)]
+    if not user and r.layout.system and not r.choices.get("docker"):
+        lines.append(f"  (the units run as {SERVICE_USER})")
+    return "\n".join(lines)

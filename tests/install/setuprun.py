@@ -1,0 +1,148 @@
+"""Run `railbird setup` into a temporary root and use what it wrote: read its secrets, start
+a mosquitto from its `mosquitto.conf`, log in to it with paho."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import paho.mqtt.client as paho
+
+from railbird.broker import find_mosquitto, free_port
+
+
+@dataclass
+class Install:
+    root: Path
+    port: int  # the broker's plain port
+    tls_port: int | None = None
+
+    @property
+    def etc(self) -> Path:
+        return self.root / "etc" / "railbird"
+
+    def secrets(self) -> dict:
+        return tomllib.loads((self.etc / "secrets.toml").read_text())
+
+    def host(self) -> dict:
+        return tomllib.loads((self.etc / "host.toml").read_text())
+
+    def node(self, node: str) -> dict:
+        return json.loads((self.etc / "nodes" / f"{node}.json").read_text())
+
+    def passwd_users(self) -> list[str]:
+        lines = (self.etc / "passwd").read_text().splitlines()
+        return [line.split(":", 1)[0] for line in lines if line.strip()]
+
+
+def setup(root: Path, *args: str, port: int | None = None, env=None, check=True):
+    """`railbird setup --root ROOT --non-interactive` with `args` (the broker on loopback at
+    a free `port`, the nodes dialling 127.0.0.1) -> (Install, CompletedProcess)."""
+    port = port or free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "railbird",
+        "setup",
+        "--root",
+        str(root),
+        "--non-interactive",
+        "--broker-port",
+        str(port),
+        "--broker-bind",
+        "127.0.0.1",
+        "--broker-address",
+        "127.0.0.1",
+        *args,
+    ]
+    r = subprocess.run(
+        cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120
+    )
+    if check:
+        assert r.returncode == 0, f"railbird setup failed ({r.returncode}):\n{r.stdout}{r.stderr}"
+    tls_port = None
+    choices = root / "etc" / "railbird" / "setup.json"
+    if choices.exists():
+        c = json.loads(choices.read_text())
+        tls_port = c["tls_port"] if c["tls"] else None
+    return Install(Path(root), port, tls_port), r
+
+
+class Broker:
+    """mosquitto started from the installation's own mosquitto.conf, as its unit does."""
+
+    def __init__(self, inst: Install):
+        self.inst = inst
+        self.log = inst.root / "broker.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 10) -> Broker:
+        conf = self.inst.etc / "mosquitto.conf"
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [find_mosquitto(), "-c", str(conf)], stdout=log, stderr=log
+            )
+        ports = [self.inst.port] + ([self.inst.tls_port] if self.inst.tls_port else [])
+        deadline = time.monotonic() + timeout
+        while ports:
+            assert self.proc.poll() is None, f"mosquitto exited: {self.log.read_text()}"
+            assert time.monotonic() < deadline, f"no listener on {ports}: {self.log.read_text()}"
+            try:
+                with socket.create_connection(("127.0.0.1", ports[0]), timeout=0.2):
+                    ports.pop(0)
+            except OSError:
+                time.sleep(0.05)
+        return self
+
+    def reload(self) -> None:
+        """SIGHUP, as `systemctl reload railbird-broker` sends: new logins and ACL."""
+        self.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)  # mosquitto rereads the files in its main loop
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def login(port: int, user: str, password: str, tls: dict | None = None, client_id: str = ""):
+    """Connect and wait for the CONNACK -> (client, reason code); the caller disconnects.
+    `tls`: keyword arguments of `paho.Client.tls_set`."""
+    c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=paho.MQTTv5)
+    c.username_pw_set(user, password)
+    if tls is not None:
+        c.tls_set(tls_version=ssl.PROTOCOL_TLS_CLIENT, **tls)
+    got, answered = {}, threading.Event()
+
+    def on_connect(client, userdata, flags, rc, props):
+        got["rc"] = rc
+        answered.set()
+
+    c.on_connect = on_connect
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    assert answered.wait(5), f"no CONNACK for {user}"
+    return c, got["rc"]
+
+
+def accepted(port: int, user: str, password: str, tls: dict | None = None) -> bool:
+    c, rc = login(port, user, password, tls)
+    c.disconnect()
+    c.loop_stop()
+    return not rc.is_failure
