@@ -14,6 +14,7 @@ subprocess, the node's messages over MQTT."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import socket
@@ -219,3 +220,53 @@ def test_scoring_goes_on_when_the_web_server_cannot_start(broker, tmp_path):
     finally:
         taken.close()
         host.stop()
+
+
+def test_a_stream_that_stops_reading_is_dropped_and_never_blocks_the_worker():
+    """A phone that stops reading its event stream (asleep, out of range): the daemon's
+    worker keeps handing events over without waiting, the stalled stream is closed once it
+    falls SSE_QUEUE events behind or cannot be written for WRITE_TIMEOUT_S, and a reading
+    client still gets every change."""
+    from railbird.outputs.web.hub import SSE_QUEUE
+    from railbird.outputs.web.server import WRITE_TIMEOUT_S, WebOutput
+
+    web = WebOutput(host="127.0.0.1", port=0)
+    web.start()
+    stalled = socket.socket()
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stalled.connect(("127.0.0.1", web.port))
+    stalled.sendall(b"GET /events/v/club HTTP/1.1\r\nHost: x\r\n\r\n")
+    reader = urllib.request.urlopen(f"{web.url}/events/v/club", timeout=10)
+    try:
+        deadline = time.monotonic() + 5
+        while web.stats["streams"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        slowest = 0.0
+        n = SSE_QUEUE * 4
+        for i in range(n):  # the worker's calls: each returns at once
+            said = [{"text": f"{i} " + "x" * 20_000, "rule": None, "level": "info"}]
+            t0 = time.perf_counter()
+            web.on_state("club", "t1", "10-ball", {"rack": 1}, "", said)
+            slowest = max(slowest, time.perf_counter() - t0)
+        assert slowest < 0.05, slowest
+        deadline = time.monotonic() + WRITE_TIMEOUT_S + 5
+        while web.stats["dropped_streams"] < 1 and time.monotonic() < deadline:
+            reader.fp.read1(65536)  # the reading client keeps up
+            time.sleep(0.01)
+        assert web.stats["dropped_streams"] >= 1, web.stats
+        # the stalled connection is closed by the server
+        stalled.settimeout(WRITE_TIMEOUT_S + 5)
+        with contextlib.suppress(ConnectionResetError):
+            while stalled.recv(65536):
+                pass
+        # the reading client got the last change
+        web.on_state("club", "t1", "10-ball", {"rack": 1}, "", [{"text": "the last"}])
+        seen = b""
+        deadline = time.monotonic() + 5
+        while b'"the last"' not in seen and time.monotonic() < deadline:
+            seen = seen[-100_000:] + reader.fp.read1(65536)
+        assert b'"the last"' in seen
+    finally:
+        reader.close()
+        stalled.close()
+        web.stop()

@@ -1,11 +1,16 @@
 """Server-sent-event subscribers per venue, on the web server's event loop.
 
 The daemon's worker never touches a subscriber: WebOutput hands each event to the loop
-(`call_soon_threadsafe`) and `publish` runs there. Each stream has a bounded queue; a client
-that falls `SSE_QUEUE` events behind is dropped, its stream closed, and its browser's
-EventSource reconnects and starts again from a snapshot: a slow phone costs a reconnect,
-never memory or the other clients' events. Venues without subscribers leave no entry, so
-the hub holds one entry per live stream, not one per venue name ever asked for.
+(`call_soon_threadsafe`) and `publish` runs there. Each stream has a bounded queue. Every
+`table` event is the table's whole snapshot, so once a stream has COALESCE_AT events waiting
+(a burst, such as the backlog after a reconnect, or a client falling behind) a new one
+replaces the waiting one of the same table instead of queueing behind it: a client behind
+skips to the latest state, as a reconnect would make it. A client still SSE_QUEUE events
+behind is dropped, its stream closed, and its browser's EventSource reconnects and starts
+again from a snapshot; one that does not take its events at all is closed by the writer's
+timeout (server.py). A slow phone costs a reconnect, never memory or the other clients'
+events. Venues without subscribers leave no entry, so the hub holds one entry per live
+stream, not one per venue name ever asked for.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 from collections import deque
 
 SSE_QUEUE = 256
+COALESCE_AT = 32
 
 
 def sse(event: str, data) -> bytes:
@@ -26,14 +32,26 @@ class Sub:
 
     def __init__(self, venue: str):
         self.venue = venue
-        self.msgs: deque[bytes] = deque()
+        self.msgs: deque[tuple[str | None, bytes]] = deque()  # (what it is of, the event)
         self.wake = asyncio.Event()
         self.closed = False
 
     def take(self) -> bytes:
-        out = b"".join(self.msgs)
+        out = b"".join(m for _, m in self.msgs)
         self.msgs.clear()
         return out
+
+    def push(self, key: str | None, msg: bytes) -> bool:
+        """Queue `msg`; False when the queue is full (the stream is to be dropped)."""
+        if key is not None and len(self.msgs) >= COALESCE_AT:
+            kept = [m for m in self.msgs if m[0] != key]
+            if len(kept) < len(self.msgs):
+                self.msgs = deque(kept)
+        if len(self.msgs) >= SSE_QUEUE:
+            return False
+        self.msgs.append((key, msg))
+        self.wake.set()
+        return True
 
     def close(self) -> None:
         self.closed = True
@@ -59,20 +77,18 @@ class Hub:
             if not subs:
                 del self.subs[sub.venue]
 
-    def publish(self, venue: str | None, msg: bytes) -> None:
-        """`msg` to every stream of `venue` (None: of every venue)."""
+    def publish(self, venue: str | None, msg: bytes, key: str | None = None) -> None:
+        """`msg` to every stream of `venue` (None: of every venue). `key`: what the event is
+        the whole of (a table's snapshot), so a newer one may replace it while it waits."""
         if venue is None:
             targets = [s for subs in self.subs.values() for s in subs]
         else:
             targets = list(self.subs.get(venue, ()))
         for sub in targets:
-            if len(sub.msgs) >= SSE_QUEUE:
+            if not sub.push(key, msg):
                 self.dropped += 1
                 self.remove(sub)
                 sub.close()
-                continue
-            sub.msgs.append(msg)
-            sub.wake.set()
 
     def count(self) -> int:
         return sum(len(s) for s in self.subs.values())

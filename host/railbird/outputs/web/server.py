@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote
 
 from aiohttp import web as aioweb
+from aiohttp.http_exceptions import HttpProcessingError
 
 from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
@@ -46,6 +47,7 @@ from railbird.outputs.web.limits import MAX_CONNECTIONS, Listener, connection_ca
 from railbird.outputs.web.wire import Reply, Req, json_reply
 
 log = logging.getLogger("railbird.outputs.web")
+server_log = logging.getLogger("railbird.outputs.web.aiohttp")  # aiohttp's own lines
 
 HEARTBEAT_S = 1.0  # the pages call the host gone after 3.5 s without any event
 WORKER_STUCK_S = 3.0  # a daemon worker this long without a loop is not scoring
@@ -62,6 +64,23 @@ COMMON_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Server": "railbird-web",
 }
+
+
+class _ServerLog(logging.LoggerAdapter):
+    """aiohttp's logger: it logs a traceback for every request it cannot parse (a 400), so
+    any client could fill the log with them. They are the client's fault: counted in
+    `bad_requests`, not logged."""
+
+    def __init__(self, stats: dict):
+        super().__init__(server_log, {})
+        self.stats = stats
+
+    def log(self, level, msg, *args, **kwargs):
+        exc = kwargs.get("exc_info")
+        if isinstance(exc, HttpProcessingError) and (exc.code or 400) < 500:
+            self.stats["bad_requests"] += 1
+            return
+        super().log(level, msg, *args, **kwargs)
 
 
 class WebOutput(Output):
@@ -103,6 +122,7 @@ class WebOutput(Output):
             "streams": 0,
             "dropped_streams": 0,
             "dropped_events": 0,
+            "bad_requests": 0,
             "server_errors": 0,
         }
         self.running = False
@@ -169,6 +189,8 @@ class WebOutput(Output):
             loop.run_until_complete(self._serve())
         except Exception as e:  # noqa: BLE001 - reported by start(); scoring goes on
             self._fail(str(e) or type(e).__name__)
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(self._shutdown())
             self._ready.set()
             loop.close()
             return
@@ -193,6 +215,7 @@ class WebOutput(Output):
         self._runner = aioweb.AppRunner(
             app,
             access_log=None,
+            logger=_ServerLog(self.stats),
             keepalive_timeout=self.idle_timeout_s,
             max_line_size=MAX_LINE,
             max_field_size=MAX_LINE,
@@ -282,7 +305,7 @@ class WebOutput(Output):
             return
         snap = self.venues.snapshot(venue, table)
         if snap is not None:
-            self._post(self.hub.publish, venue, sse("table", snap))
+            self._post(self.hub.publish, venue, sse("table", snap), f"table {table}")
 
     def on_shot(self, venue, table, shot):
         self.venues.on_shot(venue, table, shot)
@@ -313,7 +336,7 @@ class WebOutput(Output):
             self.stats["streams"] = self.hub.count()
             self.stats["dropped_streams"] = self.hub.dropped
             if self.hub.subs:
-                self.hub.publish(None, sse("host", self.heartbeat()))
+                self.hub.publish(None, sse("host", self.heartbeat()), "host")
 
     async def _handle(self, request: aioweb.Request) -> aioweb.StreamResponse:
         self.stats["requests"] += 1
@@ -366,9 +389,11 @@ class WebOutput(Output):
                 if sub.closed:  # dropped or shutting down: the browser reconnects
                     break
                 await asyncio.wait_for(resp.write(sub.take()), WRITE_TIMEOUT_S)
-        except (TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError) as e:
             # gone, or not taking its events: hang up now, without a goodbye that would
             # wait on the same full socket
+            if isinstance(e, TimeoutError):
+                self.hub.dropped += 1
             if request.transport is not None:
                 request.transport.abort()
         finally:
