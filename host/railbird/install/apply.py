@@ -104,6 +104,15 @@ def new_pin() -> str:
             return pin
 
 
+@dataclass
+class _Plan:
+    choices: dict
+    host: dict  # the host config
+    users: dict  # broker login -> password
+    pin: str
+    wifi_password: str
+
+
 class Installer:
     def __init__(self, opts: Options):
         self.opts = opts
@@ -226,6 +235,37 @@ class Installer:
             os.umask(old_umask)
 
     def _run(self) -> Report:
+        plan = self._plan()
+        self._hand_over()
+        L = self.layout
+        self._dir(L.etc, 0o750, "group")
+        self._dir(L.nodes, 0o700)
+        self._dir(L.state, 0o700, "service")
+        self._dir(L.broker_state, 0o700, "service")
+        if plan.choices["tls"]:
+            self._write_tls(plan)
+        self._write_broker(plan)
+        self._put(
+            L.host_toml,
+            tomlout.dumps(plan.host, HOST_HEADER),
+            "host config",
+            private=True,
+            service=True,
+        )
+        self._write_nodes(plan)
+        if not plan.choices["docker"]:
+            self._write_units()
+        self._put(
+            L.choices,
+            json.dumps(plan.choices, indent=2, sort_keys=True) + "\n",
+            "setup's choices (no secrets)",
+            private=False,
+            service=False,
+        )
+        return self.report
+
+    def _plan(self) -> _Plan:
+        """Everything to write, checked, before anything is written."""
         L, r = self.layout, self.report
         choices = self._choices()
         r.choices = choices
@@ -237,18 +277,17 @@ class Installer:
         def secret(name: str, make, label: str) -> str:
             if name in known:
                 r.kept_secrets.append(label)
-                return known[name]
-            known[name] = make()
-            r.new_secrets.append(label)
+            else:
+                known[name] = make()
+                r.new_secrets.append(label)
             return known[name]
 
-        tls, docker = choices["tls"], choices["docker"]
-        port = choices["tls_port"] if tls else choices["broker_port"]
+        tls = choices["tls"]
         host_pw = secret(HOST_USER, new_password, f"broker login {HOST_USER}")
         pin = secret("pin", new_pin, "referee PIN")
         broker = {
-            "host": DOCKER_BROKER if docker else "127.0.0.1",
-            "port": port,
+            "host": DOCKER_BROKER if choices["docker"] else "127.0.0.1",
+            "port": choices["tls_port"] if tls else choices["broker_port"],
             "user": HOST_USER,
             "password": host_pw,
             "tls": True if tls else None,
@@ -265,112 +304,93 @@ class Installer:
             web_port=self.opts.web_port,
         )
         check = dict(host, broker={k: v for k, v in host["broker"].items() if k != "cafile"})
-        found = problems(check)  # the CA file is made below: its existence is not checked
+        found = problems(check)  # the CA file is made later: its existence is not checked
         if found:
             raise SetupError(
                 "the host config would not pass `railbird run --check-config`:\n  "
                 + "\n  ".join(found)
             )
         r.host = host
-        nodes = node_ids(host)
-        users = {u: secret(u, new_password, f"broker login {u}") for u in CLIENT_USERS[1:]}
-        users = {HOST_USER: host_pw, **users}
-        for n in nodes:
+        users = {HOST_USER: host_pw}
+        for u in CLIENT_USERS[1:]:
+            users[u] = secret(u, new_password, f"broker login {u}")
+        for n in node_ids(host):
             users[n] = secret(n, new_password, f"broker login {n} (node)")
         if self.opts.wifi_password is not None:
             known["wifi"] = self.opts.wifi_password
-        wifi_pw = known.get("wifi", "")
         if not choices["wifi_ssid"]:
             r.notes.append(
                 "no Wi-Fi network yet: the node configs have an empty wifi.ssid; run setup "
                 "again with --wifi-ssid NAME --wifi-password ... before provisioning"
             )
+        return _Plan(choices, host, users, pin, known.get("wifi", ""))
 
-        self._hand_over()
-        self._dir(L.etc, 0o750, "group")
-        self._dir(L.nodes, 0o700)
-        self._dir(L.state, 0o700, "service")
-        self._dir(L.broker_state, 0o700, "service")
-        if tls:
-            self._dir(L.tls, 0o750, "group")
-            names = [choices["broker_address"], "127.0.0.1", "localhost"]
-            names += [DOCKER_BROKER] if docker else []
-            made = pki.ensure(L.tls, host["venue"], list(dict.fromkeys(names)), sorted(nodes))
-            for f in made:
-                r.files.append(("created", L.tls / f, "TLS"))
-            for crt in [L.tls / "ca.crt", L.tls / "server.crt", *L.tls.glob("nodes/*.crt")]:
-                crt.chmod(0o644)  # certificates are public; keys stay 0600
-            if self.chown:  # the broker reads its key; the CA key and node keys stay root's
-                os.chown(L.tls / "server.key", *self.chown)
-            r.new_secrets += [f"TLS key {f}" for f in made if f.endswith(".key")]
+    def _write_tls(self, plan: _Plan) -> None:
+        L, c = self.layout, plan.choices
+        self._dir(L.tls, 0o750, "group")
+        names = [c["broker_address"], "127.0.0.1", "localhost"]
+        names += [DOCKER_BROKER] if c["docker"] else []
+        nodes = sorted(node_ids(plan.host))
+        made = pki.ensure(L.tls, plan.host["venue"], list(dict.fromkeys(names)), nodes)
+        for f in made:
+            self.report.files.append(("created", L.tls / f, pki.what(f)))
+        for crt in [L.tls / "ca.crt", L.tls / "server.crt", *L.tls.glob("nodes/*.crt")]:
+            crt.chmod(0o644)  # certificates are public; keys stay 0600
+        if self.chown:  # the broker reads its key; the CA key and node keys stay root's
+            os.chown(L.tls / "server.key", *self.chown)
+        self.report.new_secrets += [f"TLS key {f}" for f in made if f.endswith(".key")]
 
-        self._put(
-            L.secrets,
-            self._secrets_toml(users, pin, known),
-            "every secret",
-            private=True,
-            service=False,
-        )
+    def _write_broker(self, plan: _Plan) -> None:
+        L, c = self.layout, plan.choices
+        secrets_toml = self._secrets_toml(plan.users, plan.pin, plan.wifi_password)
+        self._put(L.secrets, secrets_toml, "every secret", private=True, service=False)
         entries = mqttpass.parse(L.passwd.read_text()) if L.passwd.exists() else {}
-        entries, _changed = mqttpass.merged(entries, users)
-        r.other_logins = [u for u in entries if u not in users]
-        self._put(
-            L.passwd, mqttpass.render(entries), "broker logins (hashes)", private=True, service=True
-        )
-        acl = confined_acl(host["venue"], {t: tc["nodes"] for t, tc in host["tables"].items()})
-        self._put(
-            L.acl, acl, "broker ACL: each node confined to its table", private=True, service=True
-        )
+        entries, _changed = mqttpass.merged(entries, plan.users)
+        self.report.other_logins = [u for u in entries if u not in plan.users]
+        hashes = mqttpass.render(entries)
+        self._put(L.passwd, hashes, "broker logins (hashes)", private=True, service=True)
+        tables = {t: tc["nodes"] for t, tc in plan.host["tables"].items()}
+        acl = confined_acl(plan.host["venue"], tables)
+        self._put(L.acl, acl, "broker ACL: each node on its own table", private=True, service=True)
         conf = mosquitto_conf(
             L,
-            port=choices["broker_port"],
-            bind=choices["broker_bind"],
-            user=self._broker_user(docker),
-            tls_port=choices["tls_port"] if tls else None,
+            port=c["broker_port"],
+            bind=c["broker_bind"],
+            user=self._broker_user(c["docker"]),
+            tls_port=c["tls_port"] if c["tls"] else None,
         )
         self._put(L.mosquitto_conf, conf, "broker config", private=False, service=True)
-        self._put(
-            L.host_toml, tomlout.dumps(host, HOST_HEADER), "host config", private=True, service=True
-        )
-        for n, table in nodes.items():
+
+    def _write_nodes(self, plan: _Plan) -> None:
+        c, host = plan.choices, plan.host
+        for n, table in node_ids(host).items():
             nc = node_config(
                 venue=host["venue"],
                 table=table,
                 node=n,
-                password=users[n],
-                broker_host=choices["broker_address"],
-                broker_port=port,
-                tls=tls,
-                wifi_ssid=choices["wifi_ssid"],
-                wifi_password=wifi_pw,
-                pinmap=choices["pinmap"],
+                password=plan.users[n],
+                broker_host=c["broker_address"],
+                broker_port=host["broker"]["port"],
+                tls=c["tls"],
+                wifi_ssid=c["wifi_ssid"],
+                wifi_password=plan.wifi_password,
+                pinmap=c["pinmap"],
             )
             self._put(
-                L.node_json(n),
+                self.layout.node_json(n),
                 json.dumps(nc, indent=2) + "\n",
                 f"node {n}'s config.json",
                 private=True,
                 service=False,
             )
-        if not docker:
-            self._dir(L.units, 0o755)
-            mosq, rb = units.mosquitto_path(), units.railbird_command()
-            for u in units.UNITS:
-                self._put(
-                    L.units / u,
-                    units.render(u, L, mosq, rb),
-                    "systemd unit",
-                    private=False,
-                    service=False,
-                )
-        self._put(
-            L.choices,
-            json.dumps(choices, indent=2, sort_keys=True) + "\n",
-            "setup's choices (no secrets)",
-            private=False,
-            service=False,
-        )
-        return r
+
+    def _write_units(self) -> None:
+        L = self.layout
+        self._dir(L.units, 0o755)
+        mosq, rb = units.mosquitto_path(), units.railbird_command()
+        for u in units.UNITS:
+            text = units.render(u, L, mosq, rb)
+            self._put(L.units / u, text, "systemd unit", private=False, service=False)
 
     def _hand_over(self) -> None:
         """On the real system as root, the files the services read go to the service user
@@ -398,12 +418,8 @@ class Installer:
         return pwd.getpwuid(os.geteuid()).pw_name
 
     @staticmethod
-    def _secrets_toml(users: dict, pin: str, known: dict) -> str:
-        doc = {
-            "mqtt": users,
-            "referee": {"pin": pin},
-            "wifi": {"password": known.get("wifi", "")},
-        }
+    def _secrets_toml(users: dict, pin: str, wifi_password: str) -> str:
+        doc = {"mqtt": users, "referee": {"pin": pin}, "wifi": {"password": wifi_password}}
         header = (
             "Every secret of this Railbird installation (railbird setup; docs/install.md).\n"
             "Only root reads it. setup writes the other files from it and keeps these values.\n"

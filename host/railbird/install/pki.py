@@ -71,6 +71,13 @@ def ensure(tls: Path, venue: str, names: list[str], nodes: list[str]) -> list[st
     return made
 
 
+def what(name: str) -> str:
+    """What a file `ensure` made is, for setup's report."""
+    stem = Path(name).stem
+    whose = {"ca": "the local CA's", "server": "the broker's"}.get(stem, f"node {stem}'s")
+    return f"{whose} TLS {'key' if name.endswith('.key') else 'certificate'}"
+
+
 def _node_cert(tls: Path, node: str) -> None:
     d = tls / "nodes"
     ext = d / f"{node}.ext"
