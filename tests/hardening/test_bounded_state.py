@@ -23,6 +23,8 @@ import pytest
 from harness.hostproc import RailbirdRun
 from railbird.config import from_dict
 from railbird.core import pipeline as P
+from railbird.core.shots import WARNINGS_MAX, ShotAssembler
+from railbird.core.timeline import Event
 from railbird.daemon import ratelog
 from railbird.outputs.web.server import WebOutput
 from rbproto import codec
@@ -172,3 +174,16 @@ def test_the_event_stream_hub_keeps_no_entry_per_venue_name_asked_for():
             assert _streams(web) == (0, 0)  # before: 200, 400, 600 empty entries
     finally:
         web.stop()
+
+
+def test_warnings_waiting_for_the_next_shot_stay_bounded():
+    """A jammed beam at rest (or a flood of late events): 10,000 warnings before the next
+    shot. Before: all 10,000 kept, and then in that shot."""
+    a = ShotAssembler("t1")
+    for i in range(10_000):
+        a.feed(Event(1_000 + i, "t1-node", 1, i, "jam", pocket="FL", dur=2_000_000))
+    assert len(a.pending_warnings) == WARNINGS_MAX + 1
+    assert a.pending_warnings[-1] == f"more warnings not listed: {10_000 - WARNINGS_MAX}"
+    a.feed(Event(20_000_000, "t1-node", 1, 10_000, "rail", rail="H", amp=800))
+    (shot,) = a.flush()
+    assert len(shot["warnings"]) <= WARNINGS_MAX + 1 + 4, len(shot["warnings"])

@@ -5,7 +5,9 @@ stopped and restarted (8 s, 20 s, instant), the host is SIGKILLed and restarted 
 the middle of a burst, right after a broker restart) and nodes restart (graceful twice, one
 while offline with a spilled backlog; a power cut when idle) and the journal's disk fills up
 for 10 s (a tmpfs of its own, shrunk to what it holds; skipped where mounting is not
-permitted). Then, from the journal: every
+permitted); once per cycle a node clock goes wrong (a synced boot of t2-a's login sends an
+event stamped an hour ahead), which the host must quarantine without a late event or a
+shot left pending on t2. Then, from the journal: every
 event the nodes generated is journalled exactly once by (node, boot, seq) with its node
 timestamp, the replay reproduces the journalled shots, and no node dropped anything.
 
@@ -82,6 +84,7 @@ class Soak:
         if self.disk is not None:
             self.host.journal = self.disk / "journal.sqlite"
         self.disk_full = []  # per episode: (s until the host reported it, s to resume after)
+        self.future = []  # per episode: the boot that sent an event stamped an hour ahead
 
     # -- helpers -----------------------------------------------------------------------
     def wait_nodes_connected(self, timeout=90):
@@ -180,6 +183,38 @@ class Soak:
         log(f"node {nid} now boot {n.sn.boot}")
         self.disrupted(s, f"{nid} restart")
 
+    def future_stamp(self):
+        """A node clock gone wrong (issue 13, item 4): a boot of t2-a's login that the
+        simulated node never reaches syncs (its clock: the host's, shared on one machine)
+        and sends one event stamped an hour ahead. Not a disruption: t2 must go on as if
+        nothing happened, the event kept in the journal's `quarantined`."""
+        boot = 900_000 + len(self.future)
+        booted = now_us() - 5_000_000
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        c.username_pw_set("t2-a", NODE_PW)
+        c.connect("127.0.0.1", self.broker.port)
+        c.loop_start()
+        try:
+            t1 = now_us() - booted
+            sync = {"v": 1, "node": "t2-a", "boot": boot, "id": 1, "t1": t1}
+            sync.update(t2=t1 + booted + 100, t3=t1 + booted + 140, t4=t1 + 240)
+            ev = {"seq": 0, "t": now_us() - booted + 3_600_000_000, "kind": "rail"}
+            ev.update(rail="H", amp=800)
+            for kind, msg in (
+                ("sync_result", sync),
+                ("events", {"v": 1, "node": "t2-a", "boot": boot, "events": [ev]}),
+            ):
+                topic = codec.topic(VENUE, "t2", kind, "t2-a")
+                c.publish(topic, codec.encode(kind, msg), qos=1).wait_for_publish(10)
+        finally:
+            c.disconnect()
+            c.loop_stop()
+        self.future.append(boot)
+        st = self.host.wait(
+            lambda st: st.get("quarantined") == len(self.future), "stamp quarantined", 60
+        )
+        log(f"an event stamped an hour ahead: quarantined ({st.get('quarantined')} so far)")
+
     def burst_then_kill(self):
         for n in self.nodes:
             self.traffic.forced[n.id] = "burst"
@@ -196,6 +231,7 @@ class Soak:
             (70, lambda: self.host_kill(5)),
             (100, lambda: self.node_restart("t1-a")),
             (130, lambda: self.broker_outage(20, during=lambda: self.node_restart("t2-a"))),
+            (165, self.future_stamp),
             (185, self.burst_then_kill),
             (225, lambda: self.node_restart("t3-a", park=False, cause="power")),
             (255, lambda: (self.broker_outage(0), self.host_kill(0))),
@@ -272,6 +308,7 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report, request):
     )
     f["node_reconnect_after_broker_s"] = [round(x, 1) for x in s.reconnect_s]
     f["journal_disk_full_s"] = s.disk_full
+    f["quarantined"] = final.get("quarantined")
     (tmp_path / "figures.json").write_text(json.dumps(f, indent=1, default=str))
     text = soak.format_figures(f)
     text += (
@@ -280,6 +317,7 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report, request):
         f"{f['late_by_node_and_disruption']}"
         f"\njournal disk full, s until reported / s to resume after room came back: "
         f"{f['journal_disk_full_s'] if s.disk is not None else 'not run (no tmpfs mount)'}"
+        f"\nevents stamped an hour ahead: {len(s.future)} sent, {f['quarantined']} quarantined"
         f"\ninputs by status: {f['inputs_by_status']}"
         f"\nrejected by reason: {f['rejected_by_reason']}"
         f"\nfigures: {tmp_path / 'figures.json'}"
@@ -294,6 +332,9 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report, request):
     assert not f["seq_gaps"], f["seq_gaps"]
     assert final.get("events") == f["journalled"], (final, f["journalled"])
     assert final.get("rejected") == 0, final.get("rejected_by_reason")
+    assert final.get("quarantined") == len(s.future) and final.get("pending") == 0, final
+    # the stamp an hour ahead made nothing on t2 late (before: all its later play)
+    assert f["late_by_node_and_disruption"].get("t2-a none", 0) == 0, f
     for n in f["nodes"]:
         assert n["dropped_ram"] == 0 and n["dropped_spill"] == 0, n
         assert n["irq_overflow"] == 0 and n["lost_edges"] == 0, n

@@ -417,12 +417,13 @@ class Pipeline:
                 conflicts += 1
                 self._conflict(t, ev, records)
                 continue
-            fresh += 1
-            self.counters["events"] += 1
-            if st == "quarantined":
+            if st == "quarantined":  # kept in `quarantined`, not an event of the table
                 quarantined += 1
                 self._quarantine(t, ev, rx, limit, records)
-            elif st == "late":
+                continue
+            fresh += 1
+            self.counters["events"] += 1
+            if st == "late":
                 self.counters["late"] += 1
                 records.append({"type": "late", "venue": t.venue, "table": t.table, "event": ev})
                 t.assembler.warn(
@@ -449,11 +450,11 @@ class Pipeline:
         if conflicts:
             reason = f"{conflicts} event(s) reuse a (node, boot, seq) with other content"
             return ("conflict" if fresh == 0 else "ok", reason, records)
-        if fresh == 0:
-            return ("duplicate", None, records)
         if quarantined:
             reason = f"quarantined: {quarantined} event(s) stamped far beyond their arrival"
-            return ("quarantined" if quarantined == fresh else "ok", reason, records)
+            return ("quarantined" if fresh == 0 else "ok", reason, records)
+        if fresh == 0:
+            return ("duplicate", None, records)
         return ("ok", None, records)
 
     def _quarantine(self, t: Table, ev: Event, rx: int, limit: int, records: list) -> None:

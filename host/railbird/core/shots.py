@@ -12,6 +12,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 ACTIVITY = ("drop", "cue", "rail")
+# Warnings kept per shot (and while the table is at rest); past that one line counts the
+# rest: a jammed beam or a flood of late events cannot grow a shot, or the table at rest,
+# without bound.
+WARNINGS_MAX = 32
+MORE = "more warnings not listed: "
+
+
+def add_warning(warnings: list, text: str) -> None:
+    if len(warnings) < WARNINGS_MAX:
+        warnings.append(text)
+    elif len(warnings) == WARNINGS_MAX:
+        warnings.append(MORE + "1")
+    else:
+        warnings[-1] = MORE + str(int(warnings[-1][len(MORE) :]) + 1)
 
 
 @dataclass(frozen=True)
@@ -72,12 +86,12 @@ class ShotAssembler:
             self.last_activity = ev.t
         else:
             w = _warning_for(ev)
-            (self.cur.warnings if self.cur is not None else self.pending_warnings).append(w)
+            add_warning(self.cur.warnings if self.cur is not None else self.pending_warnings, w)
         return out
 
     def warn(self, text: str) -> None:
         """A warning from outside the sensors (late event, unsynced node)."""
-        (self.cur.warnings if self.cur is not None else self.pending_warnings).append(text)
+        add_warning(self.cur.warnings if self.cur is not None else self.pending_warnings, text)
 
     def advance(self, now: int) -> list[dict]:
         """Table time has reached `now` with no further events before it."""

@@ -195,10 +195,10 @@ class Timeline:
             self.counts["conflict"] += 1
             return "conflict"
         seen.keep(ev.seq, content)
-        self.counts["events"] += 1
         if quarantine:
             self.counts["quarantined"] += 1
             return "quarantined"
+        self.counts["events"] += 1
         if self.released_t is not None and ev.key < self.released_t:
             self.counts["late"] += 1
             return "late"
