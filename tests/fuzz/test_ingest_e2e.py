@@ -126,7 +126,10 @@ def journal_since(path, last_input: int):
         top = db.execute("SELECT COALESCE(MAX(id), 0) FROM inputs").fetchone()[0]
     finally:
         db.close()
-    as_keys = lambda rows: [(n, py_int(b), py_int(s)) for n, b, s in rows]  # noqa: E731
+
+    def as_keys(rows):
+        return [(n, py_int(b), py_int(s)) for n, b, s in rows]
+
     return inputs, as_keys(events), as_keys(quarantined), top
 
 
