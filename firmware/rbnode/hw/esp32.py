@@ -69,7 +69,7 @@ class Esp32Hardware(hal.Hardware):
 
         def inp(gpio, pull):
             # None: no internal pull (the stub types `pull` as int, but the port takes None)
-            return P(gpio, P.IN, pulls.get(pull))  # type: ignore[arg-type]
+            return P(gpio, P.IN, pulls.get(pull))  # type: ignore[arg-type]  # port takes None
 
         self._pins = {"beam": [inp(b[0], b[1]) for b in st["beam"]],
                       "cue": [inp(c[0], c[1]) for c in st["cue"]],
@@ -94,10 +94,10 @@ class Esp32Hardware(hal.Hardware):
         self._led = P(led[0], P.OUT, value=1 - led[1]) if led is not None else None
         # The C functions themselves replace the HAL methods: calling them from an IRQ
         # handler allocates no bound method.
-        self.ticks_us = time.ticks_us  # type: ignore[method-assign]
-        self.ticks_diff = time.ticks_diff  # type: ignore[method-assign]
-        self.ticks_add = time.ticks_add  # type: ignore[method-assign]
-        self.sleep_ms = time.sleep_ms  # type: ignore[method-assign]
+        self.ticks_us = time.ticks_us  # type: ignore[method-assign]  # C function: IRQ-safe
+        self.ticks_diff = time.ticks_diff  # type: ignore[method-assign]  # C function: IRQ-safe
+        self.ticks_add = time.ticks_add  # type: ignore[method-assign]  # C function: IRQ-safe
+        self.sleep_ms = time.sleep_ms  # type: ignore[method-assign]  # C function: IRQ-safe
 
     def schedule(self, fn, arg):
         # Same queue as Pin.irq handlers (mp_sched_schedule): used as a FIFO barrier.
