@@ -145,11 +145,11 @@ class RefereeDesk:
         if ctype != "application/json":
             return None, (415, "send the body as application/json")
         origin = req.headers.get("Origin")
-        if origin and urlsplit(origin).netloc != (req.headers.get("Host") or ""):
+        if origin and _netloc(origin) != (req.headers.get("Host") or ""):
             return None, (403, "cross-site request refused")
         try:
             body = json.loads(req.body or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deep for the parser: not a 500
             return None, (400, "the body is not JSON")
         if not isinstance(body, dict):
             return None, (400, "the body must be a JSON object")
@@ -322,6 +322,15 @@ class RefereeDesk:
             out["pending"] = True
             out["facts"] = res.get("facts")
         return 200, out
+
+
+def _netloc(url: str) -> str | None:
+    """The host[:port] of `url`; None when it is no URL at all (`http://[`), which is
+    not this host either."""
+    try:
+        return urlsplit(url).netloc
+    except ValueError:
+        return None
 
 
 def _items(body: dict):
