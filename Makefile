@@ -7,7 +7,7 @@ DEMO_SECONDS ?= 0
 PORT ?= /dev/ttyUSB0
 PYTEST_ARGS ?=
 
-.PHONY: all setup lint test demo bench soak firmware flash clean broker-check chromium-check help typecheck-firmware
+.PHONY: all setup lint test demo bench soak fuzz firmware flash clean broker-check chromium-check help typecheck-firmware
 
 help:
 	@echo "make test      - set up everything, lint, type-check the firmware, run the whole test suite"
@@ -16,6 +16,7 @@ help:
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput benchmarks with baselines"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
+	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
 	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
 	@echo "make flash PORT=/dev/ttyUSB0 [TARGET=scoreboard] - install a build on a board with mpremote"
 
@@ -61,6 +62,16 @@ typecheck-firmware: setup
 # RAILBIRD_SOAK_MINUTES=60 make soak for a longer run (default 5 minutes of play)
 soak: setup
 	$(PY) -m pytest -m slow tests/soak $(PYTEST_ARGS)
+
+# The ingest and web API fuzz targets (tests/fuzz) with FUZZ_SCALE times make test's examples,
+# seeded by FUZZ_SEED (printed at the end: give it again to repeat a run)
+FUZZ_SCALE ?= 25
+ifeq ($(FUZZ_SEED),)
+FUZZ_SEED := $(shell date +%s)
+endif
+fuzz: setup
+	RAILBIRD_FUZZ_SCALE=$(FUZZ_SCALE) RAILBIRD_FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest tests/fuzz \
+		--hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics $(PYTEST_ARGS)
 
 firmware: setup
 	$(PY) tools/build_firmware.py $(if $(PINMAP),--pinmap $(PINMAP))

@@ -134,7 +134,7 @@ def journal_since(path, last_input: int):
 
 
 @settings(
-    max_examples=examples("ingest end to end", 4),
+    max_examples=examples("ingest end to end", 5),
     phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),  # explaining: minutes
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -57,7 +57,7 @@ def check_answers(answers) -> Counter:
     return seen
 
 
-@settings(max_examples=examples("ingest in process", 40))
+@settings(max_examples=examples("ingest in process", 60))
 @given(plan=F.plans(), data=st.data())
 def test_bad_messages_interleaved_change_nothing_and_are_counted(plan, data):
     good = plan.good()
@@ -92,4 +92,4 @@ def test_bad_messages_interleaved_change_nothing_and_are_counted(plan, data):
     )
     assert pipe.counters["quarantined"] == future
     assert pipe.counters["late"] == 0
-    assert pipe.counters["events"] == ref["pipe"].counters["events"] + future
+    assert pipe.counters["events"] == ref["pipe"].counters["events"]  # quarantined: not events

@@ -375,7 +375,7 @@ def t1_awaits_lag(rig: Rig, want: bool = True, timeout: float = 3.0) -> bool:
 
 
 @settings(
-    max_examples=examples("web api", 25),
+    max_examples=examples("web api", 40),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),  # explaining: minutes
 )
