@@ -40,7 +40,6 @@ host = "127.0.0.1"
 port = {port}
 user = "railbird-host"
 password = "host-secret"
-client_id = "railbird-host-soak"
 [shots]
 quiet_ms = {quiet}
 lip_rest_ms = {quiet}

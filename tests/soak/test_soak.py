@@ -7,7 +7,9 @@ while offline with a spilled backlog; a power cut when idle) and the journal's d
 for 10 s (a tmpfs of its own, shrunk to what it holds; skipped where mounting is not
 permitted); once per cycle a node clock goes wrong (a synced boot of t2-a's login sends an
 event stamped an hour ahead), which the host must quarantine without a late event or a
-shot left pending on t2. Then, from the journal: every
+shot left pending on t2; and a node login tries to take the host's MQTT session with every
+client id it can name, while the host is up and while it is down with events queued for it,
+which must neither throw the host off nor lose its session. Then, from the journal: every
 event the nodes generated is journalled exactly once by (node, boot, seq) with its node
 timestamp, the replay reproduces the journalled shots, and no node dropped anything.
 
@@ -18,8 +20,10 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
+import threading
 import time
 
 import paho.mqtt.client as mqtt
@@ -85,6 +89,7 @@ class Soak:
             self.host.journal = self.disk / "journal.sqlite"
         self.disk_full = []  # per episode: (s until the host reported it, s to resume after)
         self.future = []  # per episode: the boot that sent an event stamped an hour ahead
+        self.takeovers = []  # per episode: intruder connections the broker accepted
 
     # -- helpers -----------------------------------------------------------------------
     def wait_nodes_connected(self, timeout=90):
@@ -215,6 +220,56 @@ class Soak:
         )
         log(f"an event stamped an hour ahead: quarantined ({st.get('quarantined')} so far)")
 
+    def _intruder(self, client_id: str) -> bool:
+        """A node login (its password is in config.json on every board) connects with
+        `client_id` and a clean session, which would end the session of that id and drop
+        its queue, stays half a second and leaves; -> whether the broker accepted it."""
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
+        c.username_pw_set("t3-a", NODE_PW)
+        acked = threading.Event()
+        ok = []
+        c.on_connect = lambda *a: (ok.append(not a[3].is_failure), acked.set())
+        c.connect("127.0.0.1", self.broker.port)
+        c.loop_start()
+        try:
+            acked.wait(10)
+            time.sleep(0.5)
+        finally:
+            c.disconnect()
+            c.loop_stop()
+        return bool(ok and ok[0])
+
+    def takeover_attempt(self, down_s=6):
+        """A client-id takeover (issue 13, item 1): a node login connects with every id it
+        can name for the host's session (the old default railbird-host-<venue>, others a
+        config might use, one of the derived form), once while the host is up and once
+        while it is down (SIGKILL) and its persistent session queues the nodes' events. The
+        host's id is derived from its password (railbird.config.host_client_id), so none is
+        its: the live host is not thrown off, and back up it finds its session and the
+        queue (sessions_lost 0; the final analysis finds no event lost)."""
+        s = now_us()
+        ids = [f"railbird-host-{VENUE}", "railbird-host", "railbird-host-soak"]
+        ids.append(f"railbird-host-{VENUE}-{secrets.token_hex(8)}")
+        before = self.host.stats()
+        accepted = sum(self._intruder(cid) for cid in ids)
+        st = self.host.stats()
+        assert st.get("connected") and st.get("connects") == before.get("connects"), st
+        assert st.get("sessions_lost") == 0 and st.get("session_takeovers") == 0, st
+        log(f"takeover attempt while up: {accepted}/{len(ids)} intruders accepted; host stays")
+        self.host.kill()
+        t = time.monotonic()
+        accepted += sum(self._intruder(cid) for cid in ids)
+        time.sleep(max(0.0, down_s - (time.monotonic() - t)))
+        self.host.start()
+        st = self.host.wait(lambda st: st.get("connects", 0) >= 1, "host reconnected", 60)
+        assert st.get("sessions_lost") == 0, (st, self.host.log_tail())
+        self.takeovers.append(accepted)
+        log(
+            f"takeover attempt while down: host back with its session (replayed "
+            f"{st.get('replayed')} inputs)"
+        )
+        self.disrupted(s, "takeover")
+
     def burst_then_kill(self):
         for n in self.nodes:
             self.traffic.forced[n.id] = "burst"
@@ -233,6 +288,7 @@ class Soak:
             (130, lambda: self.broker_outage(20, during=lambda: self.node_restart("t2-a"))),
             (165, self.future_stamp),
             (185, self.burst_then_kill),
+            (205, self.takeover_attempt),
             (225, lambda: self.node_restart("t3-a", park=False, cause="power")),
             (255, lambda: (self.broker_outage(0), self.host_kill(0))),
         ]
@@ -309,6 +365,7 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report, request):
     f["node_reconnect_after_broker_s"] = [round(x, 1) for x in s.reconnect_s]
     f["journal_disk_full_s"] = s.disk_full
     f["quarantined"] = final.get("quarantined")
+    f["takeover_intruders_accepted"] = s.takeovers
     (tmp_path / "figures.json").write_text(json.dumps(f, indent=1, default=str))
     text = soak.format_figures(f)
     text += (
@@ -318,6 +375,8 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report, request):
         f"\njournal disk full, s until reported / s to resume after room came back: "
         f"{f['journal_disk_full_s'] if s.disk is not None else 'not run (no tmpfs mount)'}"
         f"\nevents stamped an hour ahead: {len(s.future)} sent, {f['quarantined']} quarantined"
+        f"\nclient-id takeover attempts (intruders the broker accepted, per episode): "
+        f"{s.takeovers}; sessions lost: {final.get('sessions_lost')}"
         f"\ninputs by status: {f['inputs_by_status']}"
         f"\nrejected by reason: {f['rejected_by_reason']}"
         f"\nfigures: {tmp_path / 'figures.json'}"
@@ -339,3 +398,5 @@ def test_soak_three_tables_under_chaos(broker, tmp_path, soak_report, request):
         assert n["dropped_ram"] == 0 and n["dropped_spill"] == 0, n
         assert n["irq_overflow"] == 0 and n["lost_edges"] == 0, n
     assert f["shots"] > 0 and f["host_kills"] >= 1 and f["broker_restarts"] >= 1
+    assert s.takeovers and all(s.takeovers), s.takeovers  # the intruders did get in
+    assert final.get("sessions_lost") == 0 and final.get("session_takeovers") == 0, final
