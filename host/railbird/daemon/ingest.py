@@ -115,6 +115,8 @@ class Ingest:
         self._sub_mid = None
         self.host_topic = codec.topic(venue, None, "host")
         self.host_seq = 0
+        # the retained `online` of this connection: its echo says the backlog is in
+        self._barrier: bytes | None = None
         self.client.will_set(self.host_topic, self._host_msg("offline"), qos=1, retain=True)
 
     def start(self) -> None:
@@ -154,6 +156,8 @@ class Ingest:
         heartbeats for the reconnect). `retain`: the retained one, after (re)connecting."""
         if self.connected.is_set():
             msg = self._host_msg("online")
+            if retain:
+                self._barrier = msg
             self.client.publish(self.host_topic, msg, qos=1 if retain else 0, retain=retain)
             self.host_seq += 1
 
@@ -187,6 +191,15 @@ class Ingest:
             (f, SubscribeOptions(qos=q, noLocal=True))
             for f, q in subscriptions(self.venue, self.tables)
         ]
+        # the host's own `host` topic, for the echo of its `online` (`_echo`)
+        subs.append(
+            (
+                self.host_topic,
+                SubscribeOptions(
+                    qos=1, noLocal=False, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND
+                ),
+            )
+        )
         result, self._sub_mid = client.subscribe(subs)
         if result != mqtt.MQTT_ERR_SUCCESS:
             log.error("subscribe failed: %s", result)
@@ -234,12 +247,27 @@ class Ingest:
 
     def _on_message(self, client, userdata, msg):
         rx = now_us()
+        if msg.topic == self.host_topic:
+            self._echo(msg)
+            return
         if msg.retain and not protocol_retains(msg.topic):
             self._drop_retained(msg)
             return
         if msg.topic.endswith("/sync/req") and self._answer_sync(msg, rx):
             return
         self.inbox.put(("mqtt", rx, msg.topic, bytes(msg.payload), msg.mid, msg.qos))
+
+    def _echo(self, msg) -> None:
+        """The host's own messages on its `host` topic, back from the broker. The broker
+        keeps one queue per session, in order, so the echo of the `online` published on
+        subscribing comes after everything it held for the host: the backlog is in the inbox
+        and the daemon may tick again (`caught_up`), also when traffic never pauses. Never
+        journalled; the QoS 0 heartbeats' echoes (which may overtake the queue) are ignored."""
+        if msg.qos > 0:
+            self.client.ack(msg.mid, msg.qos)
+        if msg.qos > 0 and not msg.retain and bytes(msg.payload) == self._barrier:
+            self._barrier = None
+            self.inbox.put(("caught_up", now_us()))
 
     def _drop_retained(self, msg) -> None:
         """A retained copy on a topic the protocol never retains: junk that the broker would

@@ -5,12 +5,14 @@ Input lines for `assemble` (one JSON object per line; blank lines and `#` commen
 
     {"topic": "railbird/v1/club/t1/node/n1/events", "payload": {...}, "rx": 123}
     {"tick": 123456789}
+    {"tick": 123456789, "venue": "club", "table": "t1"}
     {"reconnect": 123456789}
 
 `payload` is the message object (or its JSON text); `rx` (optional) is the host receive time
 in µs: it estimates the times of nodes without time sync and bounds every event's (an event
 stamped far beyond its arrival is quarantined); `tick` advances table time as the daemon's
-idle ticks do; `reconnect` is the host reconnecting to the broker after losing it (per-node
+ticks do: of the one table it names (the daemon journals each table's tick), else of every
+table; `reconnect` is the host reconnecting to the broker after losing it (per-node
 watermarks, docs/host.md). At the end of input every table is flushed. The output is a pure
 function of the input lines: same input, same bytes.
 """
@@ -63,7 +65,8 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
             if not isinstance(obj, dict):
                 raise ValueError("not an object")
             if "tick" in obj:
-                records = pipe.tick(int(obj["tick"]))
+                one = [(obj["venue"], obj["table"])] if "table" in obj else None
+                records = pipe.tick(int(obj["tick"]), one)
             elif "reconnect" in obj:
                 records = pipe.on_reconnect(int(obj["reconnect"]))
             else:
@@ -113,7 +116,7 @@ def journal_config(journal: Journal) -> Config:
 
 def export_inputs(journal: Journal):
     """The journal's MQTT inputs, ticks and reconnects as `assemble` input lines."""
-    for _id, source, rx, topic, payload, _venue, _tbl in journal.inputs():
+    for _id, source, rx, topic, payload, venue, tbl in journal.inputs():
         if source == "mqtt":
             try:
                 p = json.loads(payload)
@@ -123,6 +126,7 @@ def export_inputs(journal: Journal):
                 {"topic": topic, "payload": p, "rx": rx}, sort_keys=True, separators=(",", ":")
             )
         elif source == "tick":
-            yield json.dumps({"tick": rx})
+            one = {} if tbl is None else {"venue": venue, "table": tbl}
+            yield json.dumps({"tick": rx, **one})
         elif source == "reconnect":
             yield json.dumps({"reconnect": rx})

@@ -27,10 +27,14 @@ that fails alone is journalled as source `failed` with its raw payload (never re
 acknowledged, counted (`inputs_set_aside`) and logged, so one bad input neither wedges
 ingest nor leaves a half-done batch.
 
-Time ticks (`Pipeline.tick`) close shots when the table is quiet. They run only once the
-ingest has caught up after a (re)connect (the inbox stayed empty for `CATCHUP_IDLE_S`), so a
-backlog queued at the broker is never declared late; a tick that changed something is
-journalled like any other input so that the replay reproduces it.
+Time ticks (`Pipeline.tick`) release events and close shots when a table is quiet. Each
+table is ticked on its own deadline (railbird.daemon.ticks), between batches, however full
+the inbox is. After a (re)connect ticks wait until the ingest has caught up: until the
+broker echoes the host's `online` message, which it queued behind everything it held for
+the host (`caught_up`, railbird.daemon.ingest), or the inbox stayed empty for
+`CATCHUP_IDLE_S`; so a backlog queued at the broker is never declared late. A tick that
+changed a table is journalled with that table, like any other input, so that the replay
+reproduces it.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from railbird.core.refauth import is_referee_topic, seal
 from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal, JournalError
+from railbird.daemon.ticks import Timers, deadline
 from railbird.daemon.ratelog import RateLog
 
 log = logging.getLogger("railbird.daemon")
@@ -79,8 +84,8 @@ def rebuild(
             records = pipeline.on_message(topic, payload, rx, sealed=True)[2]
         elif source == "local":
             records = pipeline.on_referee(venue, tbl, json.loads(payload), "local")[2]
-        elif source == "tick":
-            records = pipeline.tick(rx)
+        elif source == "tick":  # one table's; all tables' in journals before per-table ticks
+            records = pipeline.tick(rx, None if tbl is None else [(venue, tbl)])
         elif source == "reconnect":
             records = pipeline.on_reconnect(rx)
         else:
@@ -121,6 +126,7 @@ class Daemon:
         self._caught_up = False
         self._connected_before = False
         self._idle_since = None
+        self.timers = Timers()  # per-table tick deadlines
         self._last_stats = time.monotonic()
         self._beat = time.monotonic()  # the worker's last loop (health, host heartbeat)
         self._host_beat_at = 0.0
@@ -140,6 +146,8 @@ class Daemon:
         except sqlite3.DatabaseError as e:
             raise JournalError(f"journal {self.journal.path}: cannot be read: {e}") from None
         self.replayed = rb["inputs"]
+        self._schedule_all()
+        self._caught_up = self.ingest is None  # no broker: no backlog to wait for
         log.info(
             "rebuilt %d table(s) from %d journalled input(s) in %.2f s",
             len(self.pipeline.tables),
@@ -226,7 +234,7 @@ class Daemon:
             items, self._retry = self._retry, []
             if not items:
                 try:
-                    items = [self.inbox.get(timeout=TICK_S)]
+                    items = [self.inbox.get(timeout=self._wait())]
                 except queue.Empty:
                     items = []
             while items and len(items) < BATCH_MAX:
@@ -240,6 +248,7 @@ class Daemon:
                     self._process(items)
                 else:
                     self._idle()
+                self._tick_due()
             except Exception:  # never let the worker die (logged)
                 log.exception("daemon worker error")
             self._maybe_stats()
@@ -287,6 +296,7 @@ class Daemon:
             self._undo(flags, e)
             return e
         self.faults.ok()
+        self._schedule(items, done[-1])
         self._deliver(*done)
         return None
 
@@ -309,6 +319,7 @@ class Daemon:
         pipeline = Pipeline(self.cfg)
         rebuild(pipeline, self.journal)
         self.pipeline, self._dirty = pipeline, False
+        self._schedule_all()
 
     def _isolate(self, items: list) -> BaseException | None:
         """After an internal error: each input alone, setting aside any that fails alone.
@@ -416,6 +427,8 @@ class Daemon:
                         self.journal.add_records(iid, records)
                         dispatch += records
                     self._connected_before = True
+            elif kind == "caught_up":  # the broker has handed over what it held
+                self._caught_up = True
         self.journal.commit()
         return acks, futures, dispatch
 
@@ -454,25 +467,79 @@ class Daemon:
                 self._caught_up = True
             else:
                 return
-        self._dispatch(self.tick(now_us()))
 
-    def tick(self, t: int) -> list:
-        """Worker thread only. A tick whose write fails is undone like a failed batch."""
+    def tick(self, t: int, tables=None) -> list:
+        """Worker thread only. Ticks `tables` ((venue, table) keys; None: every table, as one
+        input) at host time `t`; each table a tick changed is journalled as an input of its
+        own. A tick whose write fails is undone like a failed batch."""
         flags = (self._caught_up, self._connected_before)
+        out = []
         try:
             if self._dirty:
                 self._rebuild()
-            records = self.pipeline.tick(t)
-            if records:
-                iid = self.journal.add_input("tick", t, status="ok")
-                self.journal.add_records(iid, records)
+            for key in [None] if tables is None else tables:
+                records = self.pipeline.tick(t, None if key is None else [key])
+                if records:
+                    venue, tbl = key or (None, None)
+                    iid = self.journal.add_input("tick", t, None, None, venue, tbl, "ok")
+                    self.journal.add_records(iid, records)
+                    out += records
+            if out:
                 self.journal.commit()
         except Exception as e:  # noqa: BLE001 - undone and logged like a failed batch
             self._undo(flags, e)
             self.faults.failed(e, 0)
             return []
         self.faults.ok()
-        return records
+        return out
+
+    # -- per-table ticks (issue 16, item 2) -------------------------------------------------
+    def _tick_due(self) -> None:
+        """Tick the tables whose deadline has come, between batches: time advances whatever
+        the inbox holds. Not while the broker is away, nor before the ingest has caught up
+        after a (re)connect (module docstring)."""
+        if not self._caught_up or time.monotonic() < self.faults.retry_at:
+            return
+        if self.ingest is not None and not self.ingest.connected.is_set():
+            return
+        now = now_us()
+        keys = self.timers.due(now)
+        if not keys:
+            return
+        records = self.tick(now, keys)
+        for key in keys:
+            self.timers.set(key, deadline(self.pipeline, key, now))
+        self._dispatch(records)
+
+    def _wait(self) -> float:
+        """How long the worker may wait for input: until the next table is due."""
+        ready = self._caught_up and (self.ingest is None or self.ingest.connected.is_set())
+        at = self.timers.next_at() if ready else None
+        if at is None:
+            return TICK_S
+        return min(TICK_S, max(0.0, (at - now_us()) / 1e6))
+
+    def _schedule(self, items: list, records: list) -> None:
+        """New deadlines for the tables a batch touched: O(batch), not O(tables)."""
+        keys = set()
+        for item in items:
+            if item[0] == "mqtt":
+                keys.add(_venue_table(item[2]))
+            elif item[0] == "local":
+                keys.add((item[2], item[3]))
+        for r in records:
+            if "table" in r:
+                keys.add((r.get("venue"), r["table"]))
+        now = now_us()
+        for key in keys:
+            self.timers.set(key, deadline(self.pipeline, key, now))
+
+    def _schedule_all(self) -> None:
+        """Every table's deadline afresh (start, and a pipeline rebuilt from the journal)."""
+        self.timers.clear()
+        now = now_us()
+        for key in self.pipeline.tables:
+            self.timers.set(key, deadline(self.pipeline, key, now))
 
     # -- outputs --------------------------------------------------------------------------------
     def _initial_states(self) -> dict:
