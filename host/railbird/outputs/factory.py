@@ -89,13 +89,15 @@ def from_config(cfg) -> list:
 
 def connect(outputs, daemon) -> None:
     """Hand the daemon's in-process referee input to the outputs that take it (the web
-    referee input; journalled like any other referee input) and its health to the web
-    pages' heartbeat."""
+    referee input; journalled like any other referee input), its health to the web
+    pages' heartbeat and its journal to the history pages."""
     for out in outputs:
         if hasattr(out, "referee") and getattr(out, "pins", None):
             out.referee = daemon.referee_input
         if hasattr(out, "health"):
             out.health = daemon.health  # the web pages' heartbeat: is the worker alive?
+        if hasattr(out, "history_journal"):
+            out.history_journal = daemon.journal.path  # the history pages read it
 
 
 def describe(outputs) -> dict:

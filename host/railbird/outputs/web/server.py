@@ -5,9 +5,10 @@
     web.health = daemon.health   # the heartbeat says whether the daemon's worker is alive
 
 Routes: the pages, static files and JSON snapshots are `pages.py`; the referee app's API is
-`desk.py`; the live stream /events/v/<venue> (text/event-stream: one `table` event with the
-table's snapshot after every change, and a `host` heartbeat every HEARTBEAT_S, docs/displays.md
-"Stale scores") is here, with its subscribers in `hub.py`.
+`desk.py`; the history pages are `history.py` (run off the loop: they read the journal); the
+live stream /events/v/<venue> (text/event-stream: one `table` event with the table's snapshot
+after every change, and a `host` heartbeat every HEARTBEAT_S, docs/displays.md "Stale
+scores") is here, with its subscribers in `hub.py`.
 
 Threads. The server is one thread ("railbird-web") running its own asyncio loop; it never
 runs on the daemon's worker and the worker never waits for it: the Output methods update
@@ -40,7 +41,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
-from railbird.outputs.web import pages
+from railbird.outputs.web import history, pages
 from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
 from railbird.outputs.web.hub import Hub, sse
 from railbird.outputs.web.limits import MAX_CONNECTIONS, Listener, connection_cap
@@ -106,6 +107,7 @@ class WebOutput(Output):
         self.max_connections = max_connections
         self.idle_timeout_s = idle_timeout_s
         self.health = None  # callable -> {"worker_age_s", "broker"} (Daemon.health)
+        self.history_journal = None  # the daemon's journal: the history pages read it
         self.hub = Hub()  # the event loop's: use close_streams() from other threads
         self.referee_lock = threading.Lock()
         self.desk = RefereeDesk(self)  # the referee app's sessions and input
@@ -345,8 +347,12 @@ class WebOutput(Output):
         if method in ("GET", "HEAD"):
             if len(parts) == 3 and parts[:2] == ["events", "v"]:
                 return await self._events(request, parts[2])
-            req = Req(method, parts, request.headers, request.remote or "")
-            reply = self.desk.route(req) or pages.route(self, req)
+            req = Req(method, parts, request.headers, request.remote or "", query=request.query)
+            if history.wants(req):  # it reads the journal: not on the loop
+                loop = asyncio.get_running_loop()
+                reply = await loop.run_in_executor(self._pool, history.route, self, req)
+            else:
+                reply = self.desk.route(req) or pages.route(self, req)
         elif method in ("POST", "DELETE"):
             body, too_large = b"", False
             if method == "POST":

@@ -17,6 +17,7 @@ class Req:
     addr: str  # the client's IP address
     body: bytes = b""
     too_large: bool = False  # the body was over the limit and not read
+    query: Mapping[str, str] = field(default_factory=dict)  # the URL's query, decoded
 
 
 @dataclass

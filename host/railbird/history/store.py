@@ -1,0 +1,439 @@
+"""The history tables in the journal, and the queries the CLI and the web pages make.
+
+Tables (created here, next to the journal's own):
+- `history_matches`  one row per match (`railbird.history.fold.Match.as_dict` in `record`,
+                     the columns a query filters by beside it), keyed by the id of the
+                     match's first `states` row;
+- `history_drops`    one row per ball the pocket sensors saw drop: table, shot, wall-clock
+                     time, pocket, ball, the player at the table, the match;
+- `history_marks`    how far the fold has read: the last `states` id and `shots` rowid.
+
+They are derived from the journal's `states` and `shots` records and the wall-clock time of
+the input that produced them, which are never deleted (railbird.daemon.retention deletes
+raw inputs only: the history keeps each time it needs in its own rows before that). The
+daemon calls `after_batch` in every transaction that writes records, so the history commits
+with them; a rolled-back batch rolls the history back too, and the store then reloads its
+fold (`catch_up` notices the marks moved back). `catch_up` also brings a journal written
+before the history existed, or by another tool, up to date: `railbird history` runs it
+first. Reloading re-folds only the last two matches of each table from their first state
+(an undo can reach back no further), so a restart costs two matches, not the whole journal.
+
+A failure here never stops scoring: `after_batch` runs in a savepoint, and on an error it is
+undone, logged and tried again from the marks with the next batch.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+
+from railbird.history.fold import Fold, Match
+
+log = logging.getLogger("railbird.history")
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS history_matches (
+  id INTEGER PRIMARY KEY,   -- states.id of the match's first state
+  venue TEXT NOT NULL, tbl TEXT NOT NULL, game TEXT,
+  player_a TEXT, player_b TEXT,
+  start REAL, end_ REAL,    -- wall clock: first applied input, deciding input
+  result TEXT, begun INTEGER NOT NULL,
+  record TEXT NOT NULL      -- the match as JSON (railbird.history.fold.Match.as_dict)
+)""",
+    "CREATE INDEX IF NOT EXISTS history_matches_start ON history_matches (venue, start)",
+    "CREATE INDEX IF NOT EXISTS history_matches_a ON history_matches (player_a, start)",
+    "CREATE INDEX IF NOT EXISTS history_matches_b ON history_matches (player_b, start)",
+    "CREATE INDEX IF NOT EXISTS history_matches_tbl ON history_matches (venue, tbl, id)",
+    """CREATE TABLE IF NOT EXISTS history_drops (
+  venue TEXT NOT NULL, tbl TEXT NOT NULL, shot INTEGER NOT NULL, i INTEGER NOT NULL,
+  wall REAL, pocket TEXT, ball INTEGER, player TEXT, match INTEGER,
+  PRIMARY KEY (venue, tbl, shot, i)
+)""",
+    "CREATE INDEX IF NOT EXISTS history_drops_wall ON history_drops (venue, wall)",
+    "CREATE INDEX IF NOT EXISTS history_drops_player ON history_drops (player, wall)",
+    "CREATE TABLE IF NOT EXISTS history_marks (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+)
+CHUNK = 2000  # states read per step when catching up a long journal
+RELOAD_MATCHES = 2  # per table: the current match and the one an undo of `match` brings back
+ERROR_LOG_S = 60.0
+
+_STATES = (
+    "SELECT s.id, s.venue, s.tbl, s.game, s.state, s.fen, s.announcements, s.cause,"
+    " s.input_id, i.wall FROM states s LEFT JOIN inputs i ON i.id = s.input_id"
+)
+_SHOTS = (
+    "SELECT sh.rowid, sh.venue, sh.tbl, sh.n, sh.shot, sh.input_id, i.wall FROM shots sh"
+    " LEFT JOIN inputs i ON i.id = sh.input_id"
+)
+
+
+def ensure(db: sqlite3.Connection) -> None:
+    """Create the history tables where missing (one statement at a time: `executescript`
+    would commit the caller's transaction)."""
+    for sql in SCHEMA:
+        db.execute(sql)
+
+
+def _state_rec(row) -> dict:
+    sid, venue, tbl, game, state, fen, anns, cause, iid, wall = row
+    return {
+        "id": sid,
+        "venue": venue,
+        "table": tbl,
+        "game": game,
+        "state": _loads(state),
+        "fen": fen,
+        "announcements": _loads(anns) or [],
+        "cause": cause,
+        "input_id": iid,
+        "wall": wall,
+    }
+
+
+def _shot_rec(row) -> dict:
+    rowid, venue, tbl, n, shot, iid, wall = row
+    return {
+        "rowid": rowid,
+        "venue": venue,
+        "table": tbl,
+        "n": n,
+        "shot": _loads(shot) or {},
+        "input_id": iid,
+        "wall": wall,
+    }
+
+
+def _loads(s):
+    try:
+        return json.loads(s) if s is not None else None
+    except ValueError:
+        return None
+
+
+def _in_order(states: list[dict], shots: list[dict]):
+    """States and shots in journal order: by input, a shot before the state its input
+    produced (the pipeline rules a shot after assembling it), ties in table order."""
+    keyed = [((r["input_id"] or 0, 0, r["rowid"]), "shot", r) for r in shots]
+    keyed += [((r["input_id"] or 0, 1, r["id"]), "state", r) for r in states]
+    keyed.sort(key=lambda x: x[0])
+    return [(kind, r) for _, kind, r in keyed]
+
+
+class HistoryStore:
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+        self.fold: Fold | None = None
+        self.marks: tuple[int, int] | None = None  # what `fold` has read
+        self.errors = 0
+        self._error_logged = 0.0
+
+    # -- the daemon's side ---------------------------------------------------------------
+    def after_batch(self) -> None:
+        """In the caller's transaction: fold what the batch wrote. Never raises."""
+        db = self.db
+        try:
+            db.execute("SAVEPOINT history")
+            try:
+                self.catch_up()
+            except BaseException:
+                self.fold = None  # the savepoint undoes what it wrote: reload next time
+                db.execute("ROLLBACK TO history")
+                db.execute("RELEASE history")
+                raise
+            db.execute("RELEASE history")
+        except Exception as e:  # noqa: BLE001 - history must never stop scoring
+            self.fold = None
+            self.errors += 1
+            now = time.monotonic()
+            if now - self._error_logged >= ERROR_LOG_S:
+                self._error_logged = now
+                log.error(
+                    "match history not updated (tried again with the next batch; "
+                    "%d failure(s) so far): %s: %s",
+                    self.errors,
+                    type(e).__name__,
+                    e,
+                )
+
+    def start(self) -> None:
+        """At the daemon's start, in a transaction of its own: fold what the journal holds
+        beyond the marks (a journal from before the history). Never raises."""
+        t0 = time.monotonic()
+        try:
+            n = update(self.db, self)
+        except Exception as e:  # noqa: BLE001 - history must never stop scoring
+            self.fold = None
+            self.errors += 1
+            log.error("match history not brought up to date: %s: %s", type(e).__name__, e)
+            return
+        if n:
+            log.info("match history: %d record(s) folded in %.2f s", n, time.monotonic() - t0)
+
+    # -- folding -------------------------------------------------------------------------
+    def _read_marks(self) -> tuple[int, int]:
+        d = dict(self.db.execute("SELECT key, value FROM history_marks"))
+        return int(d.get("states", 0)), int(d.get("shots", 0))
+
+    def catch_up(self) -> int:
+        """Fold every state and shot written since the marks; -> how many. Runs in the
+        caller's transaction (or autocommits each statement without one)."""
+        ensure(self.db)
+        marks = self._read_marks()
+        if self.fold is None or self.marks != marks:
+            self._reload(marks)
+        s_upto, sh_upto = marks
+        done = 0
+        while True:
+            states = [
+                _state_rec(r)
+                for r in self.db.execute(
+                    _STATES + " WHERE s.id > ? ORDER BY s.id LIMIT ?", (s_upto, CHUNK)
+                )
+            ]
+            last = len(states) < CHUNK
+            q = _SHOTS + " WHERE sh.rowid > ?"
+            args: tuple = (sh_upto,)
+            if not last:  # the shots up to the last input of this chunk
+                q += " AND sh.input_id <= ?"
+                args += (states[-1]["input_id"] or 0,)
+            shots = [_shot_rec(r) for r in self.db.execute(q + " ORDER BY sh.rowid", args)]
+            if not states and not shots:
+                break
+            self._apply(states, shots)
+            done += len(states) + len(shots)
+            s_upto = states[-1]["id"] if states else s_upto
+            sh_upto = max([sh_upto] + [r["rowid"] for r in shots])
+            if last:
+                break
+        if (s_upto, sh_upto) != marks:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO history_marks VALUES (?, ?)",
+                (("states", s_upto), ("shots", sh_upto)),
+            )
+        self.marks = (s_upto, sh_upto)
+        return done
+
+    def _apply(self, states: list[dict], shots: list[dict]) -> None:
+        changed: dict[int, Match] = {}
+        fold = self.fold
+        for kind, r in _in_order(states, shots):
+            if kind == "state":
+                for m in fold.state(r):
+                    changed[m.id] = m
+                continue
+            if self._seen(r):
+                continue  # a shot written again (same number): its balls are counted
+            drops, m = fold.shot(r)
+            if drops:
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO history_drops VALUES (?,?,?,?,?,?,?,?,?)",
+                    [
+                        (d.venue, d.table, d.shot, d.i, d.wall, d.pocket, d.ball, d.player,
+                         d.match)
+                        for d in drops
+                    ],
+                )  # fmt: skip
+            if m is not None:
+                changed[m.id] = m
+        for m in changed.values():
+            self._write(m)
+
+    def _seen(self, shot: dict) -> bool:
+        if not shot["shot"].get("pocketed"):
+            return False
+        return (
+            self.db.execute(
+                "SELECT 1 FROM history_drops WHERE venue=? AND tbl=? AND shot=? LIMIT 1",
+                (shot["venue"], shot["table"], shot["n"]),
+            ).fetchone()
+            is not None
+        )
+
+    def _write(self, m: Match) -> None:
+        d = m.as_dict()
+        self.db.execute(
+            "INSERT OR REPLACE INTO history_matches VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                m.id,
+                m.venue,
+                m.table,
+                m.game,
+                m.players[0],
+                m.players[1] if len(m.players) > 1 else None,
+                d["start"],
+                d["end"],
+                d["result"],
+                int(d["begun"]),
+                json.dumps(d, sort_keys=True, separators=(",", ":")),
+            ),
+        )
+
+    def _reload(self, marks: tuple[int, int]) -> None:
+        """The fold as it stood at `marks`: the last matches of each table folded again
+        from their first state (nothing is written)."""
+        self.fold = fold = Fold()
+        s_upto, sh_upto = marks
+        kept = {}
+        tables = self.db.execute("SELECT DISTINCT venue, tbl FROM history_matches").fetchall()
+        for venue, tbl in tables:
+            rows = self.db.execute(
+                "SELECT id, record FROM history_matches WHERE venue=? AND tbl=?"
+                " ORDER BY id DESC LIMIT ?",
+                (venue, tbl, RELOAD_MATCHES),
+            ).fetchall()
+            first = min(r[0] for r in rows)
+            for mid, record in rows:
+                kept[mid] = _loads(record) or {}
+            row = self.db.execute("SELECT input_id FROM states WHERE id=?", (first,)).fetchone()
+            first_input = (row[0] if row else None) or 0
+            states = [
+                _state_rec(r)
+                for r in self.db.execute(
+                    _STATES + " WHERE s.venue=? AND s.tbl=? AND s.id >= ? AND s.id <= ?"
+                    " ORDER BY s.id",
+                    (venue, tbl, first, s_upto),
+                )
+            ]
+            shots = [
+                _shot_rec(r)
+                for r in self.db.execute(
+                    _SHOTS + " WHERE sh.venue=? AND sh.tbl=? AND sh.input_id >= ?"
+                    " AND sh.rowid <= ? ORDER BY sh.rowid",
+                    (venue, tbl, first_input, sh_upto),
+                )
+            ]
+            for kind, r in _in_order(states, shots):
+                if kind == "state":
+                    fold.state(r)
+                else:
+                    fold.shot(r)
+        # a match whose first inputs are gone from the journal keeps the start it had
+        for t in fold.tables.values():
+            for m in [t.match, *t.earlier]:
+                if m is not None and m.id in kept and m.start is None:
+                    m.start_hint = kept[m.id].get("start")
+        self.marks = marks
+
+
+# -- queries ---------------------------------------------------------------------------
+def has_history(db: sqlite3.Connection) -> bool:
+    return (
+        db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='history_matches'"
+        ).fetchone()
+        is not None
+    )
+
+
+def matches(
+    db: sqlite3.Connection,
+    venue: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+) -> list[dict]:
+    """The matches that began (an input was applied) in [since, until), oldest first."""
+    if not has_history(db):
+        return []
+    q = "SELECT record FROM history_matches WHERE begun = 1"
+    args: list = []
+    for cond, value in (
+        ("venue = ?", venue),
+        ("tbl = ?", table),
+        ("start >= ?", since),
+        ("start < ?", until),
+    ):
+        if value is not None:
+            q += f" AND {cond}"
+            args.append(value)
+    if player is not None:
+        q += " AND (player_a = ? OR player_b = ?)"
+        args += [player, player]
+    q += " ORDER BY start, tbl, id"
+    return [json.loads(r[0]) for r in db.execute(q, args)]
+
+
+def drop_counts(
+    db: sqlite3.Connection,
+    by: str,
+    day_start_hour: int = 6,
+    venue: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+) -> list[tuple]:
+    """Pocket counts: rows (table, key, pocket, balls, cue balls) with `key` the business
+    day (YYYY-MM-DD, the day starting at `day_start_hour` local time) for `by="day"`, the
+    local hour ("00".."23") for `"hour"`, "" for `"pocket"`. SQLite's `localtime` is the C
+    library's, the same as Python's `time.localtime`."""
+    if not has_history(db):
+        return []
+    h = int(day_start_hour)
+    key = {
+        "day": f"date(wall, 'unixepoch', 'localtime', '-{h} hours')",
+        "hour": "strftime('%H', wall, 'unixepoch', 'localtime')",
+        "pocket": "''",
+    }[by]
+    q = (
+        f"SELECT tbl, {key} AS k, pocket, COUNT(*), SUM(ball IS 0) FROM history_drops"
+        " WHERE wall IS NOT NULL"
+    )
+    args: list = []
+    for cond, value in (
+        ("venue = ?", venue),
+        ("tbl = ?", table),
+        ("player = ?", player),
+        ("wall >= ?", since),
+        ("wall < ?", until),
+    ):
+        if value is not None:
+            q += f" AND {cond}"
+            args.append(value)
+    q += " GROUP BY tbl, k, pocket ORDER BY tbl, k, pocket"
+    return [tuple(r) for r in db.execute(q, args)]
+
+
+def venues(db: sqlite3.Connection) -> list[str]:
+    if not has_history(db):
+        return []
+    return [r[0] for r in db.execute("SELECT DISTINCT venue FROM history_matches ORDER BY 1")]
+
+
+def tables(db: sqlite3.Connection, venue: str) -> list[str]:
+    """The tables of a venue that had a match or a ball dropped."""
+    if not has_history(db):
+        return []
+    rows = db.execute(
+        "SELECT tbl FROM history_matches WHERE venue=? UNION SELECT tbl FROM history_drops"
+        " WHERE venue=? ORDER BY 1",
+        (venue, venue),
+    )
+    return [r[0] for r in rows]
+
+
+def open_readonly(path) -> sqlite3.Connection:
+    """A read-only connection to a journal (the web pages: the daemon writes it)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    db.execute("PRAGMA busy_timeout = 2000")
+    return db
+
+
+def update(db: sqlite3.Connection, store: HistoryStore | None = None) -> int:
+    """Catch the history up in a transaction of its own (`railbird history`, the daemon's
+    start); -> how many records were folded."""
+    store = store or HistoryStore(db)
+    if db.in_transaction:
+        return store.catch_up()
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        n = store.catch_up()
+    except BaseException:
+        db.execute("ROLLBACK")
+        store.fold = None
+        raise
+    db.execute("COMMIT")
+    return n
