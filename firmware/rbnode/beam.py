@@ -10,6 +10,7 @@ Interface (stable):
     .poll(now=None)       drain edges, emit drop/cue/jam/lost; call every few ms
     .configure(debounce_us=None, gap_us=None, jam_us=None)  live
     .close()              remove the IRQ handler
+    .shown()              2 jammed (until clear), 1 blocked, 0 clear: for the status LED
     counters: .events .glitches .jams .lost_edges .ring_overflow .irq_calls .stale_edges
               (cumulative; stale_edges/2 ~ pulses, blocked or clear, that ended before
               their first handler ran: hidden balls, or hidden gaps that merged two balls)
@@ -109,6 +110,16 @@ class Beam(EdgeChannel):
             self.gap_us = gap_us
         if jam_us is not None:
             self.jam_us = jam_us
+
+    def shown(self):
+        """For the status LED: 2 while a declared jam has not cleared, 1 while blocked,
+        else 0."""
+        st = self._st
+        if st == _CLEAR:
+            return 0
+        if self._jam_sent:
+            return 2
+        return 1 if st == _BLOCKED else 0
 
     def poll(self, now=None):
         clk = self._clock

@@ -23,6 +23,7 @@ Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when al
 - sync: a four-timestamp exchange with the host every `sync_period_s` (3 quick samples
   after each connect); the min-delay sample goes into status.sync.
 - net: the MQTT client's own reconnect loop (mqtt.MQTTClient.run).
+- led: the status LED (led.py) shows `condition()` every LED_MS; not supervised.
 - supervisor: see supervisor.py.
 
 Buffers and policies (all stated in firmware/README.md):
@@ -45,6 +46,7 @@ from rbnode import config as rbconfig
 from rbnode.beam import Beam
 from rbnode.bootcount import boot_count
 from rbnode.clock import Clock
+from rbnode import led as rbled
 from rbnode.mqtt import MQTTClient
 from rbnode.rail import Rail
 from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_LOST, K_RAIL, KIND_NAMES, RAIL
@@ -126,6 +128,7 @@ class Node:
         self._sync_sent = False  # a sync result of this boot went out
         self._hold_until = 0  # clock.now() until which events wait for it
         self.sup = Supervisor(hw, dev["wdt_ms"], enable=dev["wdt"])
+        self.led = rbled.StatusLed(hw)
         v, t, n = dev["venue"], dev["table"], self.node_id
         self.t_events = codec.topic(v, t, "events", n)
         self.t_birth = codec.topic(v, t, "birth", n)
@@ -456,6 +459,30 @@ class Node:
                 "reset": self.reset_cause, "config_hash": self.cfg_hash,
                 "pinmap": self.hw.pinmap_id, "caps": caps}
 
+    # -- status LED ------------------------------------------------------------------------
+    def condition(self):
+        """What the status LED shows (rbnode.led): Wi-Fi, broker, a jammed beam, syncing
+        (the boot's first sync result or a connect's backlog not through), a blocked beam."""
+        try:
+            wifi = self.hw.wlan().isconnected()
+        except Exception:  # a board without Wi-Fi (the host link is not ours to judge)
+            wifi = True
+        jam = blk = False
+        for b in self._beams:
+            s = b.shown()
+            if s == 2:
+                jam = True
+            elif s:
+                blk = True
+        syncing = not self._sync_sent or self._drain_status
+        return rbled.condition(wifi, self.mqtt.isconnected(), jam, syncing, blk)
+
+    async def _led_task(self):
+        # not supervised: a stuck LED must not reset the board
+        while not self._stopping:
+            self.led.update(self.condition(), self.clock.now() // 1000)
+            await _sleep_ms(rbled.LED_MS)
+
     def drained(self):
         """True when no event waits in the ring or the spill or is unacknowledged."""
         return not len(self.ring) and not self._pending and \
@@ -576,7 +603,8 @@ class Node:
         s.register("sync", 5000)
         s.register("net", 5000)
         return [self._sensor_task(), self._publisher_task(), self._status_task(),
-                self._sync_task(), self._net_task(), self.mqtt.run(), s.run()]
+                self._sync_task(), self._net_task(), self.mqtt.run(), s.run(),
+                self._led_task()]
 
     async def run(self):
         ts = [asyncio.create_task(c) for c in self.tasks()]

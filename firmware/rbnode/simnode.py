@@ -111,6 +111,7 @@ class SimNode:
         self._stop_evt = asyncio.Event()
         self.hw = SimHardware(seed=self.seed, fs_root=self.state_dir,
                               reset_cause=self.reset_cause, **self.sim_kw)
+        self.hw.wlan().active(True)  # as main.py's Wi-Fi task does (hw.net_up: the link)
         self.node = Node(self.hw, self.dev, ssl=self.ssl)
         self.boots.append(self.node.boot)
         tasks = [asyncio.ensure_future(c) for c in self.node.tasks()]

@@ -10,7 +10,7 @@ hal.pin_setup() (pure, tested on both shipped maps) says what to set up:
 - BEAM_BLOCKED = the beams' (and cue input's) `active` level; a rail comparator's IRQ fires
   on the edge into its `active` level (rising for "high");
 - rail amplitudes on ADC1 with the map's attenuation (ADC2 is unusable with Wi-Fi on);
-- the status LED, if any, is set to its inactive level.
+- the status LED, if any, starts at its inactive level; set_led() drives it (rbnode.led).
 
 PCNT: the units the map assigns to ONE input each (esp32-devkitc: beams 0..5 on units
 0..5, cue on 6) count both edges of that input; an input without its own unit (a paired
@@ -92,6 +92,7 @@ class Esp32Hardware(hal.Hardware):
             self._counters[kind] = cs
         led = st["led"]
         self._led = P(led[0], P.OUT, value=1 - led[1]) if led is not None else None
+        self._led_on = led[1] if led is not None else 1  # the level that lights it
         # The C functions themselves replace the HAL methods: calling them from an IRQ
         # handler allocates no bound method.
         self.ticks_us = time.ticks_us  # type: ignore[method-assign]  # C function: IRQ-safe
@@ -167,3 +168,8 @@ class Esp32Hardware(hal.Hardware):
 
     def wlan(self):
         return network.WLAN(network.STA_IF)
+
+    def set_led(self, on):
+        p = self._led
+        if p is not None:
+            p.value(self._led_on if on else 1 - self._led_on)

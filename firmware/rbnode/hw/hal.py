@@ -22,6 +22,8 @@ Interface (stable; documented in docs/firmware-sensing.md §HAL):
          mem_free() -> int, unique_id() -> bytes, reset()
   net    wlan() -> network.WLAN-like: active(b), connect(ssid, pw), isconnected(),
          status("rssi"), ifconfig()
+  led    set_led(on) -> the status LED (the pin map's `led`) on or off; a board without
+         one ignores it. Called from task context only (rbnode.led)
   pinmap_id  slug naming the pin map in use
 
 Pin map (hardware/pinmaps/, loaded at boot from /pinmap.json): `load_pinmap(src)` reads
@@ -187,3 +189,6 @@ class Hardware:
 
     def wlan(self):
         raise NotImplementedError
+
+    def set_led(self, on):
+        pass

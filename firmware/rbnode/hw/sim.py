@@ -20,6 +20,7 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .irq_delay_us/.irq_jitter_us/.queue_depth   tunable any time
     .net_up                 what wlan().isconnected() reports
     .wdt_expired            set when a watchdog from .watchdog() was not fed in time
+    .led                    the status LED's changes: [(now_us, on)], oldest first
 
 Model (docs/architecture.md, "Target facts"): an edge changes the pin level at its time
 and bumps the pin's edge counter at once (PCNT is hardware); the pin's handler is queued in ONE global FIFO of
@@ -163,6 +164,7 @@ class SimHardware(hal.Hardware):
         self.net_up = True
         self.rssi = -60
         self.truth = []
+        self.led = []
 
     # --- randomness (xorshift32; identical in CPython and MicroPython) ---
     def rand32(self):
@@ -405,3 +407,6 @@ class SimHardware(hal.Hardware):
         if not hasattr(self, "_wlan"):
             self._wlan = SimWLAN(self)
         return self._wlan
+
+    def set_led(self, on):
+        self.led.append((self.now_us, bool(on)))
