@@ -193,3 +193,38 @@ def test_the_demo_fails_when_its_host_died(tmp_path):
     assert r.returncode == 1, r.stdout[-4000:]
     assert "DEMO OK" not in r.stdout, r.stdout[-4000:]
     assert "DEMO FAILED: a process ended: host (-9)" in r.stdout, r.stdout[-4000:]
+
+
+def test_a_node_caught_up_before_the_host_reconnects_does_not_hold_its_table(broker, tmp_path):
+    """Found by the demo's outage: after a broker restart a node was back first and said,
+    in a fresh status, that it had nothing buffered. The broker hands the host what it
+    queued right after the CONNACK, before the SUBACK on which the daemon noted the
+    reconnect (which holds every node's table until it is caught up), so the status came
+    first and the hold that followed waited for the node's next status: 30 s of a table
+    frozen, a shot not ruled, the simulated referee at odds with the host."""
+    from .nodepub import NodePub
+
+    broker.add_user(NODE, PW)
+    host = RailbirdRun(tmp_path / "host", CONFIG.format(port=broker.port, node=NODE))
+    host.start()
+    status = {"v": 1, "node": NODE, "boot": 1, "state": "online", "queue": 0, "spill": 0}
+    try:
+        node = NodePub(broker.port, NODE, PW)
+        node.raw("status", dict(status, uptime_us=5_000_000))
+        node.close()
+        host.wait(lambda s: s["received"] >= 1, "the node's status")
+        time.sleep(1.5)  # the broker's persistence (autosave 1 s) has the host's session
+        broker.stop(kill=True)
+        time.sleep(4)  # the host's reconnect backoff grows past the outage
+        broker.start()
+        node = NodePub(broker.port, NODE, PW)  # back first: nothing buffered
+        node.raw("status", dict(status, uptime_us=10_000_000))
+        node.close()
+        s = host.wait(
+            lambda s: s["reconnects"] == 1 and s["received"] >= 2, "reconnected, status in", 30
+        )
+        time.sleep(1.0)
+        s = host.stats()
+    finally:
+        host.stop()
+    assert s["held"] == [], s  # before: ["t1/t1-node"] until the node's next status

@@ -186,6 +186,10 @@ class Ingest:
                 "persistence",
                 self.client_id_shown,
             )
+        # Noted now, not on the SUBACK: the broker hands over what it queued for the host
+        # right after the CONNACK, and the reconnect's per-node holds must come before a
+        # node's fresh status (nothing buffered) that ends them, or they wait for its next.
+        self.inbox.put(("connected", now_us()))
         # no_local: the host's own publishes (the clearing of retained junk) are not input
         subs = [
             (f, SubscribeOptions(qos=q, noLocal=True))
@@ -211,7 +215,6 @@ class Ingest:
                 log.error("subscription refused: %s", bad)
             self.connected.set()
             self.heartbeat(retain=True)  # replaces the retained will of a previous run
-            self.inbox.put(("connected", now_us()))
 
     def _on_connect_fail(self, client, userdata):
         # paho calls this inside its `except OSError` around the connection attempt, so the
