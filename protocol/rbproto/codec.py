@@ -40,11 +40,14 @@ KINDS = (
     "summary",
     "host",
     "referee_result",
+    "table_summary",
 )
 NODE_KINDS = KINDS[:7]
 TABLE_KINDS = ("referee", "shot", "state", "announce")
 # the host's answer to a referee console, on the table's referee/result
 REFEREE_RESULT_LEAF = "referee/result"
+# one table's part of the venue summary, on the table's own summary topic
+TABLE_SUMMARY_LEAF = "summary"
 REFEREE_STATUSES = ("ok", "pending", "duplicate", "refused", "rejected")
 EVENT_KINDS = ("drop", "cue", "rail", "jam", "lost")
 RESETS = ("power", "hard", "wdt", "deepsleep", "soft", "unknown")
@@ -73,7 +76,7 @@ CONFIG_DEFAULTS = {
 # topic leaf below node/<node>/, in the order of NODE_KINDS
 _LEAVES = ("events", "birth", "status", "config", "sync/req", "sync/resp", "sync/result")
 _HAS_NODE = ("events", "birth", "status", "sync_req", "sync_result")  # node-level with a node field
-_HAS_TABLE = ("shot", "state", "announce", "referee_result")
+_HAS_TABLE = ("shot", "state", "announce", "referee_result", "table_summary")
 _SLUG0 = "abcdefghijklmnopqrstuvwxyz0123456789"
 _SLUG = _SLUG0 + "-"
 _HEX = "0123456789abcdef"
@@ -230,7 +233,23 @@ _SPECS = {
         ("rule", "s", 2, (1, 32)),
         ("level", "e", 0, LEVELS),
     ),
-    "summary": (("venue", "g", 1, None), ("tables", "T", 1, (256, _TABLE))),
+    "summary": (
+        ("venue", "g", 1, None),
+        ("tables", "T", 1, (256, _TABLE)),
+        ("complete", "b", 0, None),
+        ("count", "u", 0, None),
+        ("online_count", "u", 0, None),
+        ("pocketed_today", "u", 0, None),
+    ),
+    "table_summary": (
+        ("table", "g", 1, None),
+        ("game", "e", 2, GAMES),
+        ("scores", "n", 0, 8),
+        ("at_table", "u", 2, None),
+        ("online", "b", 0, None),
+        ("pocketed_today", "u", 0, None),
+        ("pockets", "o", 0, None),
+    ),
     "referee_result": (
         ("table", "g", 1, None),
         ("id", "s", 3, (1, 64)),
@@ -557,10 +576,14 @@ def topic(venue, table, kind, node=None):
             raise ProtocolError("bad topic", kind + " is venue-level: table and node must be None")
         return ROOT + "/" + venue + "/" + kind
     _topic_slug("table", table)
-    if kind in TABLE_KINDS or kind == "referee_result":
+    if kind in TABLE_KINDS or kind in _HAS_TABLE:
         if node is not None:
             raise ProtocolError("bad topic", kind + " is table-level: node must be None")
-        leaf = REFEREE_RESULT_LEAF if kind == "referee_result" else kind
+        leaf = kind
+        if kind == "referee_result":
+            leaf = REFEREE_RESULT_LEAF
+        elif kind == "table_summary":
+            leaf = TABLE_SUMMARY_LEAF
         return ROOT + "/" + venue + "/" + table + "/" + leaf
     _topic_slug("node", node)
     return (
@@ -591,6 +614,8 @@ def parse_topic(topic):
     if n == 5:
         if p[4] in TABLE_KINDS:
             return (p[2], p[3], p[4], None)
+        if p[4] == TABLE_SUMMARY_LEAF:
+            return (p[2], p[3], "table_summary", None)
     elif n == 6 and p[4] + "/" + p[5] == REFEREE_RESULT_LEAF:
         return (p[2], p[3], "referee_result", None)
     elif n >= 7 and p[4] == "node" and n <= 8:

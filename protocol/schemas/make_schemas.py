@@ -48,6 +48,16 @@ def obj(required, properties, **kw):
     return d
 
 
+# a table's entry of the venue summary; also the fields of `table_summary`
+TABLE_ENTRY = {
+    "game": nullable({"enum": ["10-ball", "14.1", "9-ball", "8-ball"]}),
+    "scores": {"type": "array", "maxItems": 8, "items": I64},
+    "at_table": nullable(U64),
+    "online": {"type": "boolean"},
+    "pocketed_today": U64,
+}
+
+
 def when(field, value, then):
     return {"if": {"properties": {field: {"const": value}}, "required": [field]}, "then": then}
 
@@ -276,7 +286,7 @@ SCHEMAS = {
         ),
     ),
     "summary": (
-        "Venue summary, retained (host -> displays)",
+        "Venue summary (the venue index), retained (host -> displays)",
         obj(
             ["v", "venue", "tables"],
             {
@@ -286,18 +296,20 @@ SCHEMAS = {
                     "type": "object",
                     "maxProperties": 256,
                     "propertyNames": SLUG,
-                    "additionalProperties": obj(
-                        [],
-                        {
-                            "game": nullable({"enum": ["10-ball", "14.1", "9-ball", "8-ball"]}),
-                            "scores": {"type": "array", "maxItems": 8, "items": I64},
-                            "at_table": nullable(U64),
-                            "online": {"type": "boolean"},
-                            "pocketed_today": U64,
-                        },
-                    ),
+                    "additionalProperties": obj([], TABLE_ENTRY),
                 },
+                "complete": {"type": "boolean"},
+                "count": U64,
+                "online_count": U64,
+                "pocketed_today": U64,
             },
+        ),
+    ),
+    "table_summary": (
+        "One table's summary, retained (host -> displays)",
+        obj(
+            ["v", "table"],
+            dict({"v": V, "table": SLUG}, **TABLE_ENTRY, pockets={"type": "object"}),
         ),
     ),
     "host": (

@@ -36,6 +36,8 @@ def topic_of(kind, node=NODE):
         return root + "/" + TABLE + "/" + kind
     if kind == "referee_result":
         return root + "/" + TABLE + "/referee/result"
+    if kind == "table_summary":
+        return root + "/" + TABLE + "/summary"
     leaf = {"sync_req": "sync/req", "sync_resp": "sync/resp", "sync_result": "sync/result"}
     return root + "/" + TABLE + "/node/" + node + "/" + leaf.get(kind, kind)
 
@@ -226,6 +228,33 @@ SUMMARY = {
         "t2": {"game": None, "scores": [], "at_table": None, "online": False, "pocketed_today": 0},
     },
 }
+# the venue index of a venue too big to list its tables: totals only, tables on their topics
+INDEX = {
+    "v": 1,
+    "venue": VENUE,
+    "tables": {},
+    "complete": False,
+    "count": 1000,
+    "online_count": 987,
+    "pocketed_today": 51234,
+}
+TABLE_SUMMARY = {
+    "v": 1,
+    "table": TABLE,
+    "game": "14.1",
+    "scores": [-1, 87],
+    "at_table": 0,
+    "online": True,
+    "pocketed_today": 3,
+    "pockets": {
+        "day": "2025-06-06",
+        "total": 3,
+        "cue": 1,
+        "by_pocket": {"HL": 0, "HR": 1, "SL": 0, "SR": 0, "FL": 2, "FR": 0},
+        "by_hour": {"21": 3},
+        "by_game": [{"match": 1, "game": "14.1", "rack": 1, "balls": 3}],
+    },
+}
 HOST = {"v": 1, "venue": VENUE, "state": "online", "period_s": 2, "seq": 41, "version": "0.9.0"}
 RESULT = {
     "v": 1,
@@ -395,6 +424,15 @@ def build():
     )
     ok("summary", "summary", SUMMARY)
     ok("summary: no tables", "summary", {"v": 1, "venue": VENUE, "tables": {}})
+    ok("summary: with totals", "summary", with_(SUMMARY, complete=True, count=2, online_count=1))
+    ok("summary: index of a venue too big to list its tables", "summary", INDEX)
+    ok("table_summary", "table_summary", TABLE_SUMMARY)
+    ok("table_summary: nothing known yet", "table_summary", {"v": 1, "table": TABLE})
+    ok(
+        "table_summary: no game set up",
+        "table_summary",
+        {"v": 1, "table": TABLE, "game": None, "scores": [], "at_table": None, "online": False},
+    )
     ok("host: heartbeat", "host", HOST)
     ok("host: last will", "host", {"v": 1, "venue": VENUE, "state": "offline"})
     ok("referee_result: applied", "referee_result", RESULT)
@@ -990,6 +1028,48 @@ def build():
         "bad type",
         "tables.t1.scores[1]: expected int",
     )
+    bad(
+        "summary: complete as string",
+        "summary",
+        with_(INDEX, complete="no"),
+        "bad type",
+        "complete: expected bool",
+    )
+    bad(
+        "summary: negative count",
+        "summary",
+        with_(INDEX, count=-1),
+        "bad value",
+        "count: -1 not in 0..18446744073709551615",
+    )
+    bad(
+        "table_summary: no table",
+        "table_summary",
+        without(TABLE_SUMMARY, "table"),
+        "missing field",
+        "table",
+    )
+    bad(
+        "table_summary: pockets not an object",
+        "table_summary",
+        with_(TABLE_SUMMARY, pockets=[3]),
+        "bad type",
+        "pockets: expected object",
+    )
+    bad(
+        "table_summary: unknown game",
+        "table_summary",
+        with_(TABLE_SUMMARY, game="snooker"),
+        "bad value",
+        "game: 'snooker' not in 10-ball 14.1 9-ball 8-ball",
+    )
+    bad(
+        "table_summary: at_table negative",
+        "table_summary",
+        with_(TABLE_SUMMARY, at_table=-1),
+        "bad value",
+        "at_table: -1 not in 0..18446744073709551615",
+    )
 
     bad(
         "host: online without period_s",
@@ -1116,8 +1196,8 @@ def build():
             "unknown topic",
         ),
         (
-            "topic: summary at table level",
-            "railbird/v1/hall-1/t1/summary",
+            "topic: a level below a table's summary",
+            "railbird/v1/hall-1/t1/summary/x",
             None,
             "bad topic",
             "unknown topic",
@@ -1157,6 +1237,15 @@ def build():
         "venue: 'hall-1' does not match topic venue 'hall-2'",
         schema=False,
         topic="railbird/v1/hall-2/summary",
+    )
+    bad(
+        "topic: table_summary table does not match topic table",
+        "table_summary",
+        TABLE_SUMMARY,
+        "bad value",
+        "table: 't1' does not match topic table 't2'",
+        schema=False,
+        topic="railbird/v1/hall-1/t2/summary",
     )
     bad(
         "topic: referee_result table does not match topic table",

@@ -169,13 +169,25 @@ def test_feeds_and_discovery_over_real_broker(habroker):
                 for p, _ in sink.msgs.get(base + "announce", [])
             )
         )
-        summary = wait_for(lambda: sink.last("railbird/v1/club/summary"))
-        codec.validate("summary", summary)
-        t1 = summary["tables"]["t1"]
-        assert t1["online"] is True and t1["pocketed_today"] == 2
-        assert t1["pockets"]["by_pocket"]["FL"] == 1 and t1["pockets"]["by_pocket"]["SR"] == 1
-        assert t1["pockets"]["by_hour"] == {"21": 2}
-        assert t1["pockets"]["by_game"][0]["balls"] == 2
+        # the table's summary on its own topic, the venue index with its entry and totals
+        summary = wait_for(lambda: sink.last(base + "summary"))
+        codec.decode_message(base + "summary", json.dumps(summary))
+        assert summary["online"] is True and summary["pocketed_today"] == 2
+        pockets = summary["pockets"]
+        assert pockets["by_pocket"]["FL"] == 1 and pockets["by_pocket"]["SR"] == 1
+        assert pockets["by_hour"] == {"21": 2}
+        assert pockets["by_game"][0]["balls"] == 2
+        index = wait_for(lambda: sink.last("railbird/v1/club/summary"))
+        codec.validate("summary", index)
+        assert index["tables"]["t1"] == {
+            "game": "10-ball",
+            "scores": [0, 0],
+            "at_table": 1,
+            "online": True,
+            "pocketed_today": 2,
+        }
+        assert (index["complete"], index["count"], index["online_count"]) == (True, 1, 1)
+        assert index["pocketed_today"] == 2
 
         # discovery: retained, valid, and its templates give the right values
         disc = {t: sink.last(t) for t in list(sink.msgs) if t.startswith("homeassistant/")}
@@ -211,6 +223,7 @@ def test_feeds_and_discovery_over_real_broker(habroker):
                 lambda: (
                     late.last(base + "state")
                     and late.last("railbird/v1/club/summary")
+                    and late.last(base + "summary")
                     and len([t for t in late.msgs if t.startswith("homeassistant/")]) == 4
                 )
             )
@@ -237,11 +250,11 @@ def test_pocket_counts_roll_over_at_business_day_start():
     clock = [time.mktime((2025, 6, 7, 1, 30, 0, 0, 0, -1))]  # 01:30: still Friday's night
     v = Venues(day_start_hour=6, clock=lambda: clock[0])
     v.on_shot("club", "t1", {"pocketed": [{"ball": 1, "pocket": "HL"}]})
-    assert v.summary("club")["tables"]["t1"]["pockets"]["day"] == "2025-06-06"
+    assert v.table_summary("club", "t1")["pockets"]["day"] == "2025-06-06"
     clock[0] += 5 * 3600  # 06:30
-    assert v.summary("club")["tables"]["t1"]["pocketed_today"] == 0
+    assert v.table_summary("club", "t1")["pocketed_today"] == 0
     v.on_shot(
         "club", "t1", {"pocketed": [{"ball": 2, "pocket": "HR"}, {"ball": 0, "pocket": "HR"}]}
     )
-    p = v.summary("club")["tables"]["t1"]["pockets"]
+    p = v.table_summary("club", "t1")["pockets"]
     assert (p["day"], p["total"], p["cue"], p["by_pocket"]["HR"]) == ("2025-06-07", 2, 1, 2)

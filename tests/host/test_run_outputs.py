@@ -176,20 +176,27 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         sn.wait_idle(15)
         host.wait(lambda s: s["shots"] >= 2 and s["pending"] == 0, "two shots")
 
-        # MQTT: retained state, summary with the pocket counts, HA discovery
-        state_t, summary_t = "railbird/v1/club/t1/state", "railbird/v1/club/summary"
+        # MQTT: retained state, the table's summary with the pocket counts, the venue
+        # index, HA discovery
+        state_t, summary_t = "railbird/v1/club/t1/state", "railbird/v1/club/t1/summary"
+        index_t = "railbird/v1/club/summary"
+        wait(
+            lambda: sink.all(summary_t) and sink.all(summary_t)[-1]["pocketed_today"] == 3,
+            "summary with 3 balls",
+        )
         wait(
             lambda: (
-                sink.all(summary_t)
-                and sink.all(summary_t)[-1]["tables"]["t1"]["pocketed_today"] == 3
+                sink.all(index_t)
+                and sink.all(index_t)[-1]["tables"]["t1"]["pocketed_today"] == 3
+                and sink.all(index_t)[-1]["pocketed_today"] == 3
             ),
-            "summary with 3 balls",
+            "venue index with 3 balls",
         )
         disc = [t for t in sink.topics() if t.startswith("homeassistant/")]
         assert len(disc) == 4 and all(t.endswith("/config") for t in disc)
         st = sink.all(state_t)[-1]["state"]
         assert st["unconfirmed"] == ["pocketed"]  # the inferred cue ball (REFEREE.md §3a)
-        pockets = sink.all(summary_t)[-1]["tables"]["t1"]["pockets"]
+        pockets = sink.all(summary_t)[-1]["pockets"]
         assert pockets["by_pocket"] == {"HL": 1, "HR": 0, "SL": 1, "SR": 0, "FL": 0, "FR": 1}
         assert pockets["cue"] == 1
         anns = [a["text"] for a in sink.all("railbird/v1/club/t1/announce")]
@@ -216,7 +223,7 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         host.start()
         wait(lambda: sink.all(host_t)[-1]["state"] == "online", "online again")
         wait(lambda: len(sink.all(summary_t)) > n_summary, "summary after the restart")
-        assert sink.all(summary_t)[-1]["tables"]["t1"]["pockets"] == pockets
+        assert sink.all(summary_t)[-1]["pockets"] == pockets
         assert sink.all(state_t)[-1]["state"] == st
         snap2 = json.loads(get(f"{host.web}/api/v/club/t1")[2])
         assert snap2["pockets"] == pockets and snap2["state"] == st

@@ -40,6 +40,7 @@ def test_constants():
         "summary",
         "host",
         "referee_result",
+        "table_summary",
     )
 
 
@@ -68,6 +69,7 @@ def test_protocol_error_forms():
         ("state", None, "railbird/v1/hall/t1/state"),
         ("announce", None, "railbird/v1/hall/t1/announce"),
         ("referee_result", None, "railbird/v1/hall/t1/referee/result"),
+        ("table_summary", None, "railbird/v1/hall/t1/summary"),
     ],
 )
 def test_topics(kind, node, expected):
@@ -79,6 +81,10 @@ def test_summary_topic():
     assert codec.topic("hall", None, "summary") == "railbird/v1/hall/summary"
     assert codec.parse_topic("railbird/v1/hall/summary") == ("hall", None, "summary", None)
     assert code_of(codec.topic, "hall", "t1", "summary")[0] == "bad topic"
+    # one table's summary: the table-level leaf `summary`, its own kind
+    assert codec.topic("hall", "t1", "table_summary") == "railbird/v1/hall/t1/summary"
+    assert code_of(codec.topic, "hall", None, "table_summary")[0] == "bad topic"
+    assert code_of(codec.topic, "hall", "t1", "table_summary", "n1")[0] == "bad topic"
 
 
 def test_host_topic_and_heartbeat():

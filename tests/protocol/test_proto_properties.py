@@ -184,6 +184,14 @@ def shot_msg(draw):
 
 
 GAME = st.sampled_from(codec.GAMES)
+# a table's entry of the venue summary, and the fields of `table_summary`
+TABLE_ENTRY = {
+    "game": st.none() | GAME,
+    "scores": st.lists(i64, max_size=8),
+    "at_table": st.none() | st.integers(0, 7),
+    "online": st.booleans(),
+    "pocketed_today": small,
+}
 MESSAGES = {
     "events": events_msg(),
     "birth": obj(
@@ -242,22 +250,13 @@ MESSAGES = {
         {
             "v": st.just(1),
             "venue": slug,
-            "tables": st.dictionaries(
-                slug,
-                obj(
-                    {},
-                    {
-                        "game": st.none() | GAME,
-                        "scores": st.lists(i64, max_size=8),
-                        "at_table": st.none() | st.integers(0, 7),
-                        "online": st.booleans(),
-                        "pocketed_today": small,
-                    },
-                ),
-                max_size=6,
-            ),
+            "tables": st.dictionaries(slug, obj({}, TABLE_ENTRY), max_size=6),
         },
-        {},
+        {"complete": st.booleans(), "count": u64, "online_count": u64, "pocketed_today": u64},
+    ),
+    "table_summary": obj(
+        {"v": st.just(1), "table": slug},
+        dict(TABLE_ENTRY, pockets=st.dictionaries(text(0, 8), json_value, max_size=5)),
     ),
     "host": st.one_of(
         obj(
@@ -319,7 +318,7 @@ def test_decode_message_round_trip(km, venue, table):
     node = msg.get("node", "n1")
     if kind in codec.VENUE_KINDS:
         msg["venue"], table, node = venue, None, None
-    elif kind in codec.TABLE_KINDS or kind == "referee_result":
+    elif kind in codec.TABLE_KINDS or kind in ("referee_result", "table_summary"):
         node = None
         if "table" in msg:
             msg["table"] = table

@@ -79,6 +79,11 @@ def summarize(kind: str, msg: dict) -> str:
     if kind == "shot":
         balls = ",".join(f"{p.get('ball', '?')}@{p['pocket']}" for p in msg["pocketed"]) or "-"
         return f"shot {msg['n']} pocketed={balls} rails={len(msg['rails'])}"
+    if kind == "table_summary":  # without the pocket counts' detail
+        return (
+            f"{msg.get('game')} scores={msg.get('scores')} online={msg.get('online')} "
+            f"pocketed_today={msg.get('pocketed_today')}"
+        )
     return json.dumps({k: v for k, v in msg.items() if k != "v"}, sort_keys=True)
 
 

@@ -4,8 +4,10 @@ Publishes, with the codec of protocol/SPEC.md:
   railbird/v1/<venue>/<table>/state      retained, QoS 1, on every state
   railbird/v1/<venue>/<table>/shot       QoS 1, every assembled shot
   railbird/v1/<venue>/<table>/announce   QoS 1, one per announcement
-  railbird/v1/<venue>/summary            retained, QoS 1, after every change of a table
-and, per table, Home Assistant discovery configs (retained) under
+  railbird/v1/<venue>/<table>/summary    retained, QoS 1, at most every 0.25 s after a change
+  railbird/v1/<venue>/summary            retained, QoS 1, the venue index, at most every 1 s
+(the summaries from a thread of their own, railbird.outputs.summaries) and, per table,
+Home Assistant discovery configs (retained) under
   <discovery_prefix>/sensor/railbird_<venue>_<table>_<key>/config            (score, player,
   <discovery_prefix>/binary_sensor/railbird_<venue>_<table>_online/config     pocketed today)
 re-sent whenever Home Assistant announces itself on <discovery_prefix>/status "online".
@@ -23,11 +25,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 
 import paho.mqtt.client as mqtt
 
 import railbird
 from railbird.outputs.base import Output
+from railbird.outputs.summaries import TABLE_PERIOD_S, SummaryFeed
 from railbird.outputs.tables import Venues
 from rbproto import codec
 
@@ -44,7 +48,7 @@ def ha_unique(venue: str, table: str, key: str | None = None) -> str:
 def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[str, dict]]:
     """(topic, config) of every Home Assistant entity of one table."""
     state_t = codec.topic(venue, table, "state")
-    summary_t = codec.topic(venue, None, "summary")
+    summary_t = codec.topic(venue, table, "table_summary")  # the table's own summary
     # the host's last will makes every entity "unavailable" in Home Assistant rather than
     # showing the last score as current (SPEC.md `host`)
     availability = [
@@ -63,7 +67,6 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
         "sw_version": railbird.__version__,
     }
     origin = {"name": "railbird", "sw_version": railbird.__version__}
-    tsel = "value_json.tables[" + json.dumps(table) + "]"
     ents = [
         (
             "sensor",
@@ -97,9 +100,9 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
             {
                 "name": "Balls pocketed today",
                 "state_topic": summary_t,
-                "value_template": "{{ " + tsel + ".pocketed_today }}",
+                "value_template": "{{ value_json.pocketed_today }}",
                 "json_attributes_topic": summary_t,
-                "json_attributes_template": "{{ " + tsel + ".pockets.by_pocket | tojson }}",
+                "json_attributes_template": "{{ value_json.pockets.by_pocket | tojson }}",
                 "unit_of_measurement": "balls",
                 "state_class": "total_increasing",
                 "icon": "mdi:billiards",
@@ -111,7 +114,7 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
             {
                 "name": "Sensor node online",
                 "state_topic": summary_t,
-                "value_template": "{{ 'ON' if " + tsel + ".online else 'OFF' }}",
+                "value_template": "{{ 'ON' if value_json.online else 'OFF' }}",
                 "payload_on": "ON",
                 "payload_off": "OFF",
                 "device_class": "connectivity",
@@ -155,6 +158,9 @@ class MqttFeedsOutput(Output):
         self._announced: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self.stats = {"published": 0, "rejected": 0, "errors": 0, "discovery": 0}
+        self.summaries = SummaryFeed(self.venues)
+        self._stopping = threading.Event()
+        self._flusher: threading.Thread | None = None
         if client is None:
             client = mqtt.Client(
                 mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
@@ -177,8 +183,16 @@ class MqttFeedsOutput(Output):
             self.client.loop_start()
         elif self.discovery:
             self.client.subscribe(f"{self.prefix}/status", qos=1)
+        self._flusher = threading.Thread(
+            target=self._flush_loop, name="railbird-feeds", daemon=True
+        )
+        self._flusher.start()
 
     def stop(self) -> None:
+        self._stopping.set()
+        if self._flusher is not None:
+            self._flusher.join(5)
+        self.flush()  # what is still owed
         if self._own:
             try:
                 self.client.loop_stop()
@@ -220,9 +234,7 @@ class MqttFeedsOutput(Output):
             self.stats["rejected"] += 1
             log.warning("feeds: %s for %s/%s not sent: %s", kind, venue, table, e)
             return
-        self._publish(
-            codec.topic(venue, table if kind != "summary" else None, kind), payload, retain
-        )
+        self._publish(codec.topic(venue, table, kind), payload, retain)
 
     def _discover(self, venue, table) -> None:
         if not self.discovery:
@@ -238,8 +250,18 @@ class MqttFeedsOutput(Output):
         if new:
             self._discover(venue, table)
 
-    def _summary(self, venue) -> None:
-        self._send(venue, None, "summary", self.venues.summary(venue), retain=True)
+    def _flush_loop(self) -> None:
+        while not self._stopping.wait(TABLE_PERIOD_S):
+            self.flush()
+
+    def flush(self) -> None:
+        """Publish the summaries that are due (railbird.outputs.summaries)."""
+        try:
+            for topic, payload in self.summaries.due(time.monotonic()):
+                self._publish(topic, payload, retain=True)
+        except Exception:  # the feed thread must not die: logged, tried again next round
+            self.stats["errors"] += 1
+            log.exception("feeds: summaries not published")
 
     # -- Output ------------------------------------------------------------------------------
     def on_shot(self, venue, table, shot) -> None:
@@ -247,7 +269,7 @@ class MqttFeedsOutput(Output):
         self._seen(venue, table)
         msg = dict(shot, v=1, table=table)
         self._send(venue, table, "shot", msg)
-        self._summary(venue)
+        self.summaries.changed(venue, table)
 
     def on_state(self, venue, table, game, state, fen, announcements) -> None:
         self.venues.on_state(venue, table, game, state, fen, announcements)
@@ -266,16 +288,16 @@ class MqttFeedsOutput(Output):
             if a.get("level") in codec.LEVELS:
                 am["level"] = a["level"]
             self._send(venue, table, "announce", am)
-        self._summary(venue)
+        self.summaries.changed(venue, table)
 
     def on_node(self, venue, table, node, status) -> None:
         self.venues.on_node(venue, table, node, status)
         self._seen(venue, table)
-        self._summary(venue)
+        self.summaries.changed(venue, table)
 
     def restore(self, venue, table, history, nodes) -> None:
         """Start-up: today's counts from the journal's shots; the retained state and summary
-        topics rewritten once (nothing on the shot and announce topics)."""
+        topics rewritten (nothing on the shot and announce topics)."""
         t = self.venues.restore(venue, table, history, nodes)
         self._seen(venue, table)
         if t.state is not None:
@@ -283,4 +305,4 @@ class MqttFeedsOutput(Output):
             if t.fen:
                 msg["fen"] = t.fen[:512]
             self._send(venue, table, "state", msg, retain=True)
-        self._summary(venue)
+        self.summaries.changed(venue, table)

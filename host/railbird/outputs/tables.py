@@ -212,19 +212,27 @@ class Venues:
         with self.lock:
             return sorted({v for v, _ in self.tables})
 
-    def summary(self, venue) -> dict:
-        """The `summary` message of protocol/SPEC.md (plus `pockets`, an added field)."""
-        day = self.day_and_hour()[0]
-        tables = {}
+    def keys(self) -> list:
         with self.lock:
-            for t in self.venue_tables(venue):
-                counts = t.counts if t.counts and t.counts.day == day else PocketCounts(day)
-                tables[t.table] = {
-                    "game": t.game,
-                    "scores": t.scores() or [],
-                    "at_table": t.at_table(),
-                    "online": t.online,
-                    "pocketed_today": counts.total,
-                    "pockets": counts.as_dict(),
-                }
-        return {"v": 1, "venue": venue, "tables": tables}
+            return list(self.tables)
+
+    def table_summary(self, venue, table, day: str | None = None) -> dict | None:
+        """The `table_summary` message of protocol/SPEC.md for one table (None: unknown),
+        with the pocket counts of business day `day` (default today): the table's own part
+        of the venue summary (railbird.outputs.summaries)."""
+        with self.lock:
+            t = self.tables.get((venue, table))
+            if t is None:
+                return None
+            day = day or self.day_and_hour()[0]
+            counts = t.counts if t.counts and t.counts.day == day else PocketCounts(day)
+            return {
+                "v": 1,
+                "table": table,
+                "game": t.game,
+                "scores": t.scores() or [],
+                "at_table": t.at_table(),
+                "online": t.online,
+                "pocketed_today": counts.total,
+                "pockets": counts.as_dict(),
+            }
