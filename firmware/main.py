@@ -5,6 +5,8 @@ The pin map is a file of hardware/pinmaps/ that `make firmware` (--pinmap ID) in
 /pinmap.json, read with pinmap_core (config `pinmap`: null = that file, a file name on the
 board, or a pin map object); its id is the birth message's `pinmap`.
 
+A file `provisioning` on the board holds the node for one boot (held(), below).
+
 A fatal error is printed and the board resets after 5 s (the boot counter rises, the next
 birth reports the reset cause). See firmware/README.md.
 """
@@ -54,7 +56,25 @@ async def run(hw, dev, node):
     await node.run()
 
 
+HOLD = "provisioning"
+
+
+def held():
+    """`railbird node provision` and `make flash` leave this file and reset the board: this
+    one boot starts nothing, so no watchdog (which cannot be stopped once started) resets the
+    board in the middle of their copy (railbird.provision.board)."""
+    import os
+    try:
+        os.remove(HOLD)
+    except OSError:
+        return False
+    print("railbird: held for provisioning; the next reset starts the node")
+    return True
+
+
 def main():
+    if held():
+        return
     dev = load_config()
     try:
         hw = rbhw.load(pinmap=hal.load_pinmap(dev.get("pinmap")))

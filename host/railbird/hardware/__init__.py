@@ -7,14 +7,31 @@ firmware build copies it to the node as it is.
 
 from __future__ import annotations
 
+import sys
+import sysconfig
 from pathlib import Path
 
 from . import pinmap_core
 from .pinmap_core import PinmapError
 
-# The shipped pin maps live in the repository's hardware/pinmaps/ (next to the docs).
+# The shipped pin maps live in the repository's hardware/pinmaps/ (next to the docs); an
+# installation without the repository has pip's copy under <prefix>/share/railbird
+# (pyproject.toml data-files).
 REPO = Path(__file__).resolve().parents[3]
-PINMAP_DIR = REPO / "hardware" / "pinmaps"
+
+
+def _pinmap_dir() -> Path:
+    here = REPO / "hardware" / "pinmaps"
+    for d in [here] + [
+        Path(base) / "share" / "railbird" / "hardware" / "pinmaps"
+        for base in (sysconfig.get_path("data"), sys.prefix)
+    ]:
+        if d.is_dir():
+            return d
+    return here
+
+
+PINMAP_DIR = _pinmap_dir()
 
 
 def shipped_pinmaps() -> list[Path]:
