@@ -3,7 +3,8 @@ subscribe, time-sync answers, manual acks), `journal` (the SQLite input journal)
 (the `Daemon`: worker thread, journal transaction, acks, ticks, outputs, rebuild at start),
 `faults` (the write path's health and backoff),
 `offline` (`railbird replay` and `railbird assemble`) and the answers to referee consoles.
-May import `railbird.core`, `railbird.config`, `rbproto`, paho-mqtt and the standard
-library; never `railbird.outputs` (outputs are handed in by `railbird.commands.run` and
-called through `railbird.outputs.base.Output`).
+May import `railbird.core`, `railbird.config`, `railbird.history` (the match history it
+keeps in the journal), `rbproto`, paho-mqtt and the standard library; never
+`railbird.outputs` (outputs are handed in by `railbird.commands.run` and called through
+`railbird.outputs.base.Output`).
 """

@@ -55,6 +55,7 @@ from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal, JournalError
 from railbird.daemon.ticks import Timers, deadline
+from railbird.history.store import HistoryStore
 from railbird.daemon.ratelog import RateLog
 
 log = logging.getLogger("railbird.daemon")
@@ -136,6 +137,7 @@ class Daemon:
         self.lines = RateLog(log)
         self._retry: list = []  # a batch that failed transiently, for the next try
         self._dirty = False  # the pipeline saw a batch that was rolled back
+        self.history = HistoryStore(self.journal.db)  # match history, in the batches' transactions
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> Daemon:
@@ -146,6 +148,7 @@ class Daemon:
         except sqlite3.DatabaseError as e:
             raise JournalError(f"journal {self.journal.path}: cannot be read: {e}") from None
         self.replayed = rb["inputs"]
+        self.history.start()  # a journal from before the history, or written by another tool
         self._schedule_all()
         self._caught_up = self.ingest is None  # no broker: no backlog to wait for
         log.info(
@@ -195,6 +198,7 @@ class Daemon:
             d["sessions_lost"] = self.ingest.sessions_lost
             d["retained_ignored"] = self.ingest.retained_ignored
         d["replayed"] = self.replayed
+        d["history_errors"] = self.history.errors
         d.update(self.faults.stats())
         return d
 
@@ -429,6 +433,7 @@ class Daemon:
                     self._connected_before = True
             elif kind == "caught_up":  # the broker has handed over what it held
                 self._caught_up = True
+        self.history.after_batch()
         self.journal.commit()
         return acks, futures, dispatch
 
@@ -485,6 +490,7 @@ class Daemon:
                     self.journal.add_records(iid, records)
                     out += records
             if out:
+                self.history.after_batch()
                 self.journal.commit()
         except Exception as e:  # noqa: BLE001 - undone and logged like a failed batch
             self._undo(flags, e)

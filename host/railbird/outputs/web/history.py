@@ -182,14 +182,14 @@ def _page(web, d: dict) -> str:
     per_pocket = [(p, p, n) for p, n in d["pocket"].items()]
     total = sum(d["day"].values())
     span = first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
-    whose = "" if player is None else f" by {player}"
+    whose = "" if player is None else f" ({player} at the table)"
     charts = "".join(
         f'<figure class="panel"><figcaption>{escape(cap)}</figcaption>'
         f"{chart.bars(items, cap, cid)}</figure>"
         for cid, cap, items in (
-            ("chart-day", f"Balls pocketed{whose} per day", per_day),
-            ("chart-hour", f"Balls pocketed{whose} per hour of the day", per_hour),
-            ("chart-pocket", f"Balls pocketed{whose} per pocket", per_pocket),
+            ("chart-day", f"Pocket count per day{whose}", per_day),
+            ("chart-hour", f"Pocket count per hour of the day{whose}", per_hour),
+            ("chart-pocket", f"Pocket count per pocket{whose}", per_pocket),
         )
     )
     body = (
@@ -198,7 +198,8 @@ def _page(web, d: dict) -> str:
         f'<main class="history">{_form(d)}'
         f'<p class="summary" id="summary">{escape(span)}{_table_note(table)}: '
         f'<b id="n-matches">{len(d["matches"])}</b> match{"es" if len(d["matches"]) != 1 else ""}'
-        f', <b id="n-balls">{total}</b> ball{"s" if total != 1 else ""} pocketed{escape(whose)}'
+        f', <b id="n-balls">{total}</b> ball{"s" if total != 1 else ""} in the pockets'
+        f"{escape(whose)}"
         f"{_player_summary(d)}</p>"
         f'<div class="charts">{charts}</div>'
         f"<h2>Matches</h2>{_matches(d)}</main>"
