@@ -133,7 +133,7 @@ class Daemon:
         self._host_beat_at = 0.0
         self.replayed = 0
         self.faults = Faults()
-        # lines a sender controls (rejected, quarantined): at most 10 per kind per 10 s
+        # lines a sender controls (rejected, conflict, quarantined): at most 10 per kind per 10 s
         self.lines = RateLog(log)
         self._retry: list = []  # a batch that failed transiently, for the next try
         self._dirty = False  # the pipeline saw a batch that was rolled back
@@ -404,7 +404,7 @@ class Daemon:
                     self.lines.log("rejected", logging.WARNING, "rejected %s: %s", topic, reason)
                 elif any(r["type"] == "conflict" for r in records):
                     # a node reused (node, boot, seq): an alarm (journalled in `conflicts`)
-                    log.error("conflict on %s: %s", topic, reason)
+                    self.lines.log("conflict", logging.ERROR, "conflict on %s: %s", topic, reason)
                 elif any(r["type"] == "quarantined" for r in records):
                     self.lines.log("quarantined", logging.WARNING, "%s: %s", topic, reason)
                 self.journal.add_records(iid, records)
