@@ -279,3 +279,52 @@ def test_the_hold_file_stops_the_node_for_exactly_one_boot(tmp_path, monkeypatch
     assert not (tmp_path / "provisioning").exists()
     with pytest.raises(FileNotFoundError, match=r"config\.json"):
         runpy.run_path(str(REPO / "firmware" / "main.py"))
+
+
+def test_the_installed_package_carries_what_the_firmware_build_needs(tmp_path):
+    """`pip install 'railbird[flash]'` without the repository: the wheel's data files
+    (share/railbird) hold every source the node build reads, in the repository's layout, and
+    the build runs from them alone (a firmware module the data-files globs miss fails it)."""
+    import zipfile
+
+    from railbird.provision import source
+
+    # a copy: setuptools builds in the source tree (build/), which is not the test's to touch
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, src / name)
+    skip = shutil.ignore_patterns("build", "__pycache__", "*.egg-info")
+    for d in ("host", "protocol", "firmware", "tools", "hardware"):
+        shutil.copytree(REPO / d, src / d, ignore=skip)
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    (wheel,) = tmp_path.glob("railbird-*.whl")
+    prefix = f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.data/data/share/railbird/"
+    share = tmp_path / "share" / "railbird"
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.startswith(prefix) and not name.endswith("/"):
+                dest = share / name[len(prefix) :]
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(z.read(name))
+    shipped = {
+        p.relative_to(share / "firmware").as_posix() for p in (share / "firmware").rglob("*.py")
+    }
+    in_repo = {
+        p.relative_to(REPO / "firmware").as_posix()
+        for p in (REPO / "firmware").rglob("*.py")
+        if "build" not in p.relative_to(REPO / "firmware").parts
+    }
+    assert in_repo <= shipped, in_repo - shipped
+    assert source.tree(share) == share
+    builder = source.build_module(share)
+    made, _total = builder.build(tmp_path / "node")
+    names = {p.relative_to(tmp_path / "node").as_posix() for p in made}
+    assert {"main.py", "rbnode/node.mpy", "rbnode/led.mpy", "pinmap_core.mpy"} <= names
