@@ -156,6 +156,9 @@ ROUTES = [
     "/api/session/{venue}",
     "/api/fouls/{game}",
     "/events/v/{venue}",
+    "/v/{venue}/history",
+    "/v/{venue}/history/{player}",
+    "/api/v/{venue}/history",
 ]
 POST_ROUTES = ["/api/session/{venue}", "/api/v/{venue}/{table}/referee"]
 KNOWN = {
@@ -164,6 +167,7 @@ KNOWN = {
     "table": ["t1", "t2", "t9"],
     "view": ["overlay", "referee", "admin"],
     "game": ["10-ball", "9-ball", "14.1", "8-ball", "snooker"],
+    "player": ["Ann", "Bob", "Nobody"],
 }
 WEIRD_SEGMENTS = st.one_of(
     st.sampled_from(
@@ -202,7 +206,10 @@ def paths(draw, routes=ROUTES) -> str:
     if draw(st.integers(0, 4)) == 0:
         route += draw(st.sampled_from(["/", "//", "/extra", "/%00", "/../..", "/" + "b" * 3000]))
     if draw(st.integers(0, 4)) == 0:
-        route += "?" + draw(st.sampled_from(["a=b", "%zz=1", "x=" + "y" * 3000, "&&", "pin=0"]))
+        queries = ["a=b", "%zz=1", "x=" + "y" * 3000, "&&", "pin=0"]
+        queries += ["from=2026-02-30", "to=x&from=2026-01-01", "from=0001-01-01", "table=%00"]
+        queries += ["player=%00", "from=2026-11-30&to=2026-11-01", "to=9999-12-31"]
+        route += "?" + draw(st.sampled_from(queries))
     return route
 
 

@@ -12,6 +12,8 @@ from railbird.core.game import Game
 from railbird.daemon.journal import Journal
 from railbird.history.store import HistoryStore
 
+TENBALL = {"type": "match", "game": "10-ball", "players": ["Ann", "Bob"], "race_to": 2}
+
 
 def at(text: str) -> float:
     """Local wall-clock time of 'YYYY-MM-DD HH:MM[:SS]'."""
@@ -97,3 +99,25 @@ class Night:
 
     def close(self) -> None:
         self.journal.close()
+
+
+def tenball_race(n: Night, table: str, w: float):
+    """Ann v Bob, race to 2. Ann breaks one ball in (FR), misses; Bob's called 10 wins rack
+    1; Bob scratches breaking rack 2 (SL, his foul); Ann's called 10 wins rack 2; Ann's
+    break pockets nothing; Bob's called 10 wins the match 2-1 at 20:06."""
+    if table in n.games:
+        n.referee(table, w - 60, TENBALL)
+    else:
+        n.table(table, TENBALL)
+    n.referee(table, w, {"type": "lag", "winner": "Ann"})
+    n.shot(table, w + 60, ["FR"])
+    n.shot(table, w + 120, [])
+    n.referee(table, w + 130, {"type": "call", "ball": 10, "pocket": "FL"})
+    assert n.shot(table, w + 180, [("FL", 10)])["scores"] == {"Ann": 0, "Bob": 1}
+    n.shot(table, w + 240, [("SL", 0)])
+    n.referee(table, w + 250, {"type": "call", "ball": 10, "pocket": "HL"})
+    assert n.shot(table, w + 300, [("HL", 10)])["scores"] == {"Ann": 1, "Bob": 1}
+    n.shot(table, w + 330, [])
+    n.referee(table, w + 340, {"type": "call", "ball": 10, "pocket": "HR"})
+    st = n.shot(table, w + 360, [("HR", 10)])
+    assert st["match_winner"] == "Bob"

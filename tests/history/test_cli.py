@@ -12,8 +12,6 @@ import sys
 import pytest
 
 from tests.history.conftest import TZ
-from tests.history.nights import Night, at
-from tests.history.test_fold import tenball_race
 
 MATCH_CSV = (
     "venue,table,game,goal,player_a,player_b,start,end,result,winner,score_a,score_b,racks,"
@@ -21,22 +19,6 @@ MATCH_CSV = (
     "club,t1,10-ball,2,Ann,Bob,2026-11-27T20:00:00+01:00,2026-11-27T20:06:00+01:00,won,Bob,"
     "1,2,3,6,1,1,0,1,2,2\n"
 )
-
-
-@pytest.fixture
-def journal(tmp_path):
-    """t1: Ann v Bob from 20:00 (drops: FR Ann, FL Bob, SL the cue ball on Bob's break, HL
-    Ann, HR Bob, all in the 20:00 hour); t2, a table without a game: HL HL at 23:30, SR at
-    01:15 (the same business day), FR FL at 07:00 the next day."""
-    path = tmp_path / "journal.sqlite"
-    night = Night(path)
-    tenball_race(night, "t1", at("2026-11-27 20:00"))
-    night.table("t2", None)
-    night.shot("t2", at("2026-11-27 23:30"), ["HL", "HL"])
-    night.shot("t2", at("2026-11-28 01:15"), ["SR"])
-    night.shot("t2", at("2026-11-28 07:00"), ["FR", "FL"])
-    night.close()
-    return path
 
 
 def history(journal, *args, code=0) -> str:

@@ -9,9 +9,8 @@ import pytest
 
 from railbird.history import store
 from railbird.history.fold import Fold, fouls_by, goal_of
-from tests.history.nights import Night, at
+from tests.history.nights import TENBALL, Night, at, tenball_race
 
-TENBALL = {"type": "match", "game": "10-ball", "players": ["Ann", "Bob"], "race_to": 2}
 STRAIGHT = {"type": "match", "game": "14.1", "players": ["Cleo", "Dev"], "target": 5}
 W = at("2026-11-27 20:00")
 
@@ -28,30 +27,8 @@ def history(night, **filters) -> list[dict]:
     return store.matches(night.journal.db, **filters)
 
 
-def tenball_race(n: Night, table="t1", w=W):
-    """Ann v Bob, race to 2. Ann breaks one ball in (FR), misses; Bob's called 10 wins rack
-    1; Bob scratches breaking rack 2 (SL, his foul); Ann's called 10 wins rack 2; Ann's
-    break pockets nothing; Bob's called 10 wins the match 2-1 at 20:06."""
-    if table in n.games:
-        n.referee(table, w - 60, TENBALL)
-    else:
-        n.table(table, TENBALL)
-    n.referee(table, w, {"type": "lag", "winner": "Ann"})
-    n.shot(table, w + 60, ["FR"])
-    n.shot(table, w + 120, [])
-    n.referee(table, w + 130, {"type": "call", "ball": 10, "pocket": "FL"})
-    assert n.shot(table, w + 180, [("FL", 10)])["scores"] == {"Ann": 0, "Bob": 1}
-    n.shot(table, w + 240, [("SL", 0)])
-    n.referee(table, w + 250, {"type": "call", "ball": 10, "pocket": "HL"})
-    assert n.shot(table, w + 300, [("HL", 10)])["scores"] == {"Ann": 1, "Bob": 1}
-    n.shot(table, w + 330, [])
-    n.referee(table, w + 340, {"type": "call", "ball": 10, "pocket": "HR"})
-    st = n.shot(table, w + 360, [("HR", 10)])
-    assert st["match_winner"] == "Bob"
-
-
 def test_a_ten_ball_race_won(night):
-    tenball_race(night)
+    tenball_race(night, "t1", W)
     (m,) = history(night)
     assert m == {
         "id": m["id"],
@@ -218,7 +195,7 @@ def test_filters_by_player_table_and_period(night):
 def test_a_table_set_up_afresh_starts_a_new_match(night):
     """Play on a table whose match is over, without a `match` input (the daemon restarted
     with another config): a new match, not more of the old one."""
-    tenball_race(night, "t1")
+    tenball_race(night, "t1", W)
     night.table("t1", dict(TENBALL, players=["Ann", "Cy"]))
     night.referee("t1", W + 3600, {"type": "lag", "winner": "Cy"})
     ms = history(night)

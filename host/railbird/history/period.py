@@ -15,17 +15,26 @@ class PeriodError(ValueError):
     pass
 
 
+FIRST_YEAR, LAST_YEAR = 1970, 9998  # a period's days, with room around them for arithmetic
+
+
 def parse_day(text: str, what: str) -> date:
     try:
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
     except (TypeError, ValueError):
         raise PeriodError(f"{what} {text!r}: not a date (YYYY-MM-DD)") from None
+    if not FIRST_YEAR <= day.year <= LAST_YEAR:
+        raise PeriodError(f"{what} {text!r}: give a year from {FIRST_YEAR} to {LAST_YEAR}")
+    return day
 
 
 def day_start(day: date, day_start_hour: int) -> float:
     """The wall-clock time the business day `day` begins."""
     local = datetime(day.year, day.month, day.day, int(day_start_hour))
-    return time.mktime(local.timetuple())
+    try:
+        return time.mktime(local.timetuple())
+    except (OverflowError, ValueError):
+        raise PeriodError(f"{day}: out of the range of dates this host can keep") from None
 
 
 def bounds(first: date | None, last: date | None, day_start_hour: int):
