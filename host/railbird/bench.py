@@ -6,6 +6,10 @@ measured in the same run.
 2. End to end through a private mosquitto: a node publishes event batches at QoS 1 and the
    daemon (ingest -> journal -> pipeline, manual ack after commit) takes them in; against a
    plain paho subscriber receiving the same messages at QoS 1 without Railbird.
+3. Restart: the daemon on a journal of 1,000,000 node events of realistic play
+   (railbird.bench_journal, written once and cached), from opening the journal to the
+   first new input processed, against the 5 s target and against the same restart with the
+   journal's snapshots removed (every input replayed).
 
 Results go to docs/performance.md by hand.
 """
@@ -23,6 +27,7 @@ import time
 from rbproto import codec
 
 VENUE, TABLE, NODE = "bench", "t1", "bench-node"
+RESTART_TARGET_S = 5.0  # issue 13: a journal of 1,000,000 events restarts in under 5 s
 RAILS = ("H", "F", "LH", "LF", "RH", "RF")
 POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 
@@ -194,6 +199,60 @@ def bench_e2e(payloads: list, batch: int, workdir: str) -> dict:
     }
 
 
+def _restart(path: str, cfg) -> dict:
+    """`railbird run`'s restart on the journal at `path`: open it, rebuild every table and
+    the outputs' history, then process one new input (an event of table t1's node, as the
+    ingest hands it over). -> seconds and what the rebuild started from."""
+    from railbird import bench_journal as bj
+    from railbird.daemon.worker import Daemon
+
+    node = "t1-node"
+    topic = codec.topic(bj.VENUE, "t1", "events", node)
+    t0 = time.perf_counter()
+    d = Daemon(cfg, connect=False)
+    d.start()
+    started = time.perf_counter()
+    received = d.pipeline.counters["received"]
+    t = d.pipeline.tables[(bj.VENUE, "t1")].timeline.max_seen or 0
+    ev = {"seq": 10**9, "t": t + 1000 - bj.BOOT_AT, "kind": "rail", "rail": "F", "amp": 900}
+    payload = json.dumps({"v": 1, "node": node, "boot": 1, "events": [ev]}).encode()
+    d.inbox.put(("mqtt", t + 1000, topic, payload, None, 1))
+    while d.pipeline.counters["received"] <= received:
+        time.sleep(0.0005)
+    done = time.perf_counter()
+    replayed = d.replayed
+    d.stop()
+    return {"seconds": done - t0, "start": started - t0, "replayed": replayed}
+
+
+def bench_restart(n_events: int, cache: str, workdir: str, baseline: bool = True) -> dict:
+    """Restart on a journal of `n_events` (cached under `cache`), and the same restart
+    with the journal's snapshots removed (every input replayed: the restart before
+    snapshots) as the baseline."""
+    import shutil
+    import sqlite3
+
+    from railbird import bench_journal as bj
+
+    def note(events, inputs, s):
+        print(f"  writing the journal: {events:,} events, {inputs:,} inputs, {s:.0f} s", flush=True)
+
+    src, figures = bj.cached(n_events, cache, progress=note)
+    out = dict(figures, size_mb=os.path.getsize(src) / 2**20)
+    work = os.path.join(workdir, "journal.sqlite")
+    shutil.copy(src, work)
+    cfg = bj.config(work)
+    out["restart"] = _restart(work, cfg)
+    if baseline:
+        shutil.copy(src, work)
+        db = sqlite3.connect(work)
+        db.execute("DELETE FROM snapshots")
+        db.commit()
+        db.close()
+        out["full"] = _restart(work, cfg)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m railbird.bench", description=__doc__.split("\n\n")[0]
@@ -211,7 +270,23 @@ def main(argv=None) -> int:
         help="event batches for the end-to-end run (default %(default)s)",
     )
     ap.add_argument("--batch", type=int, default=8, help="events per batch (default %(default)s)")
-    ap.add_argument("--skip-e2e", action="store_true", help="only the in-process benchmark")
+    ap.add_argument("--skip-e2e", action="store_true", help="no end-to-end benchmark")
+    ap.add_argument(
+        "--restart-events",
+        type=int,
+        default=1_000_000,
+        help="node events in the restart benchmark's journal (default %(default)s; 0: skip it)",
+    )
+    ap.add_argument(
+        "--skip-full-replay",
+        action="store_true",
+        help="restart benchmark without its baseline (replaying every input takes minutes)",
+    )
+    ap.add_argument(
+        "--cache",
+        default=os.path.join(tempfile.gettempdir(), "railbird-bench"),
+        help="where the restart benchmark keeps its journal between runs (default %(default)s)",
+    )
     args = ap.parse_args(argv)
 
     payloads = make_payloads(args.messages, args.batch)
@@ -230,6 +305,26 @@ def main(argv=None) -> int:
             f"   ratio {e['ratio']:.3f}   ({e['messages']:,} messages of {args.batch} events;"
             f" {e['railbird_msgs']:,.0f} vs {e['baseline_msgs']:,.0f} messages/s)"
         )
+    if args.restart_events:
+        with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
+            r = bench_restart(args.restart_events, args.cache, wd, not args.skip_full_replay)
+        rs = r["restart"]
+        verdict = "OK" if rs["seconds"] < RESTART_TARGET_S else "TOO SLOW"
+        line = (
+            f"restart     journal of {r['events']:,} events ({r['inputs']:,} inputs, "
+            f"{r['days']:.1f} days, {r['size_mb']:,.0f} MiB): {rs['seconds']:.2f} s to rebuilt and "
+            f"processing new input ({rs['replayed']:,} inputs replayed after the snapshot), "
+            f"target {RESTART_TARGET_S:.0f} s: {verdict}"
+        )
+        if "full" in r:
+            full = r["full"]
+            line += (
+                f"   baseline full replay: {full['seconds']:.1f} s"
+                f" ({full['replayed']:,} inputs)   ratio {full['seconds'] / rs['seconds']:.0f}x"
+            )
+        print(line)
+        if verdict != "OK":
+            return 1
     return 0
 
 

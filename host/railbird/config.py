@@ -16,6 +16,9 @@ Example (every key optional except where noted):
                                    # has a backlog pending may hold its table (0: never hold)
     journal_sync = "normal"        # SQLite synchronous: "normal" (survives a process crash)
                                    # or "full" (also survives power loss; slower)
+    journal_keep_inputs_days = 30  # raw inputs older than this (and than a snapshot) are
+                                   # exported, then deleted from the journal (0: keep all)
+    journal_export_dir = ""        # where they go ("" = the journal's path + ".exports")
     referee_token = ""             # if set, MQTT referee input must carry this token
     lip_policy = "warn"            # "warn": lone drop after rest is a warning only;
                                    # "rule": also pass rested_us to the rules (general 30)
@@ -191,6 +194,8 @@ class Config:
     reorder_window_ms: int = 500
     max_hold_ms: int = 60_000
     journal_sync: str = "normal"
+    journal_keep_inputs_days: int = 30
+    journal_export_dir: str = ""
     referee_token: str = ""
     lip_policy: str = "warn"
     stats_period_s: int = 60

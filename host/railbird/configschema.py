@@ -354,6 +354,16 @@ def schema() -> dict:
                     enum=["normal", "full"],
                     **{"x-what": "journal_sync"},
                 ),
+                "journal_keep_inputs_days": _int(
+                    30,
+                    desc="raw inputs older than this many days, and than a snapshot, are "
+                    "exported (gzip JSON Lines) and deleted from the journal; shots, states "
+                    "and events stay (0: keep every input)",
+                ),
+                "journal_export_dir": _str(
+                    "",
+                    'where deleted inputs are exported; `""` = the journal\'s path + `".exports"`',
+                ),
                 "referee_token": _str(
                     "",
                     "when set, MQTT referee input must carry it; also the web referee "

@@ -14,7 +14,8 @@ def register(sub) -> None:
         "replay",
         help=HELP,
         description=HELP + ". The journal's inputs (raw messages, referee input, ticks) are "
-        "run through a fresh pipeline exactly as the daemon does at start-up. Read-only.",
+        "run through a fresh pipeline exactly as the daemon does at start-up. Read-only, "
+        "except that a journal of an older schema version is upgraded first.",
     )
     p.add_argument("journal", help="the daemon's SQLite journal file")
     p.add_argument(
@@ -34,7 +35,14 @@ def register(sub) -> None:
     p.add_argument(
         "--check",
         action="store_true",
-        help="compare the replayed shots with the journalled ones; exit 1 if they differ",
+        help="compare the replayed shots with the journalled ones, and the pipeline with each "
+        "snapshot the journal keeps at its input; exit 1 if they differ",
+    )
+    p.add_argument(
+        "--from-snapshot",
+        action="store_true",
+        help="start from the newest snapshot, as the daemon's restart does, instead of the "
+        "beginning of the journal (after a retention cut: its base snapshot)",
     )
     p.set_defaults(func=run)
 
@@ -70,19 +78,20 @@ def run(args) -> int:
 
 def _replay(args, journal, cfg) -> int:
     from railbird.core.pipeline import shot_json
-    from railbird.daemon.offline import export_inputs, replay
+    from railbird.daemon.offline import export_inputs, replay, stored_shots
 
     if args.export_inputs:
         for line in export_inputs(journal):
             sys.stdout.write(line + "\n")
         return 0
-    pipe, shots = replay(journal, cfg)
+    report: dict = {}
+    pipe, shots = replay(journal, cfg, latest=args.from_snapshot, report=report)
     if args.shots:
         for s in shots:
             sys.stdout.write(shot_json(s) + "\n")
     status = 0
     if args.check:
-        stored = sorted(journal.shots(), key=lambda s: (s["table"], s["n"]))
+        stored = sorted(stored_shots(journal, report["start"]), key=lambda s: (s["table"], s["n"]))
         mine = sorted(shots, key=lambda s: (s["table"], s["n"]))
         if [shot_json(s) for s in stored] != [shot_json(s) for s in mine]:
             print(
@@ -92,6 +101,17 @@ def _replay(args, journal, cfg) -> int:
             status = 1
         else:
             print(f"replay: OK: {len(mine)} shots identical", file=sys.stderr)
+        if report["start"]:
+            print(f"replay: from the snapshot after input {report['start']}", file=sys.stderr)
+        if report["snapshot_mismatches"]:
+            print(
+                "replay: MISMATCH: the snapshots after input(s) "
+                f"{', '.join(map(str, report['snapshot_mismatches']))} differ from the replay",
+                file=sys.stderr,
+            )
+            status = 1
+        elif report["snapshots"]:
+            print(f"replay: OK: {report['snapshots']} snapshot(s) identical", file=sys.stderr)
     if not args.shots:
         summary = {"tables": {}, "counters": pipe.stats()}
         for (venue, table), t in sorted(pipe.tables.items()):

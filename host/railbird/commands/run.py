@@ -24,6 +24,9 @@ with --check-config. The full key reference: docs/host.md "Configuration".
   accept_unknown_tables = false   refuse (count) messages of tables without a [tables.X]
   journal = "railbird-journal.sqlite"   SQLite journal (WAL); --journal overrides
   journal_sync = "normal"         "normal": survives a process crash; "full": power loss too
+  journal_keep_inputs_days = 30   raw inputs older than this (and than a snapshot) are
+                                  exported, then deleted (0: keep all; docs/host.md)
+  journal_export_dir = ""         where they are exported; "" = <journal>.exports
   reorder_window_ms = 500         how long the timeline waits for out-of-order events
   max_hold_ms = 60000             how long a node that is offline or still sending its
                                   backlog may hold its table's timeline (0: never)

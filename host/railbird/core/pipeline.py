@@ -24,7 +24,7 @@ Memory is bounded (docs/reliability.md, item 11): per node, the clock model, ded
 warnings of its BOOTS_KEPT (4) most recently active boots (a dedup set keeps at most 4,096
 out-of-order seqs and 1,088 content prints, at most about 0.5 MB); nodes are the broker's node
 logins (a login writes only its own subtree) on the tables they are configured for; per
-table, REFEREE_IDS_KEPT referee ids and the last 1,000 shots.
+table, REFEREE_IDS_KEPT referee ids and the last SHOTS_KEPT shots.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ log = logging.getLogger("railbird.pipeline")
 
 NODE_KINDS_IN = ("events", "sync_result", "birth", "status")
 REFEREE_IDS_KEPT = 4096
+SHOTS_KEPT = 1000  # a table's last shots, kept for inspection (`Table.shots`)
 # Boots of one node whose state (clock model, dedup set, warnings given) is kept: the most
 # recently active. A node only re-sends its current backlog, so a boot four reboots back
 # has long been acknowledged; should it speak again it starts afresh (unsynced, no dedup
@@ -512,7 +513,7 @@ class Pipeline:
     def _shot(self, t: Table, shot: dict, records: list) -> None:
         self.counters["shots"] += 1
         t.shots.append(shot)
-        if len(t.shots) > 1000:
+        if len(t.shots) > SHOTS_KEPT:
             del t.shots[0]
         records.append({"type": "shot", "venue": t.venue, "table": t.table, "shot": shot})
         facts, t.pending_facts = t.pending_facts, {}

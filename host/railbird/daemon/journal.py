@@ -13,6 +13,8 @@ Tables:
              broken node clock; railbird.core.clockmodel `latest`), with what the clock model
              made of them (`t`) and why: kept here, not in the timeline.
 - `shots`, `states`, `referee`, `rules_errors`, `nodes`: derived records.
+- `snapshots` the pipeline's state after an input (railbird.daemon.snapshots): a restart
+             loads the newest and replays only the inputs after it.
 
 The inputs table is the source of truth: `inputs()` yields them in order so that a fresh
 pipeline can replay them (`railbird.daemon.worker.rebuild`, `railbird replay`). Derived tables are
@@ -30,7 +32,9 @@ creates its -wal and -shm (railbird.private).
 
 Opening refuses what is not a journal (`JournalError`, one line for the user): an empty file
 (a journal that lost its content must not silently start afresh), a file that is not SQLite,
-a SQLite database of something else.
+a SQLite database of something else, a journal of a newer schema version; a journal of an
+older one is upgraded (railbird.daemon.migrations). Raw inputs past the retention age are
+exported and deleted by railbird.daemon.retention.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import time
 from pathlib import Path
 
 from railbird import private
-from railbird.daemon import sealing
+from railbird.daemon import migrations, sealing
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -152,9 +156,10 @@ class Journal:
                     f"journal {self.path}: a SQLite database, but not a railbird journal "
                     "(no inputs table)"
                 )
+            migrations.refuse_newer(self.db, self.path)  # before anything changes in it
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'full' else 'NORMAL'}")
-            self.db.executescript(SCHEMA)
+            migrations.prepare(self.db, self.path, SCHEMA)  # version check, upgrade
             sealing.seal_journal(self.db)  # no referee token left from an older railbird
         except sqlite3.DatabaseError as e:
             self.db.close()
@@ -184,13 +189,34 @@ class Journal:
             self.db.execute("ROLLBACK")
 
     def add_input(
-        self, source, rx, topic=None, payload=None, venue=None, table=None, status=None, reason=None
+        self,
+        source,
+        rx,
+        topic=None,
+        payload=None,
+        venue=None,
+        table=None,
+        status=None,
+        reason=None,
+        wall=None,
     ) -> int:
+        """`wall`: the wall-clock time to record (default now; tools that write a journal
+        of simulated days give theirs)."""
         self.begin()
         cur = self.db.execute(
             "INSERT INTO inputs (source, rx, wall, topic, payload, venue, tbl, status, reason)"
             " VALUES (?,?,?,?,?,?,?,?,?)",
-            (source, rx, time.time(), topic, payload, venue, table, status, reason),
+            (
+                source,
+                rx,
+                time.time() if wall is None else wall,
+                topic,
+                payload,
+                venue,
+                table,
+                status,
+                reason,
+            ),
         )
         return cur.lastrowid
 

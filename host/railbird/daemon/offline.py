@@ -89,19 +89,51 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
     assemble.last_stats = pipe.stats()
 
 
-def replay(journal: Journal, cfg: Config | None = None):
-    """A fresh pipeline that has seen every journalled input (daemon.rebuild), and the
-    shots it produced in order -> (pipeline, shots)."""
+def replay(
+    journal: Journal, cfg: Config | None = None, latest: bool = False, report: dict | None = None
+):
+    """A pipeline that has seen every journalled input (daemon.rebuild), and the shots it
+    produced in order -> (pipeline, shots). It starts from the beginning: a fresh pipeline,
+    or the base snapshot once the inputs before it were deleted (daemon.retention); with
+    `latest`, from the newest snapshot made under `cfg` (what a restart does).
+
+    On the way every snapshot the journal keeps under `cfg` is compared with the replayed
+    pipeline at its input. `report` (a dict) receives `start` (the input id the replay
+    started after; `stored_shots(journal, start)` are the journal's shots to compare),
+    `snapshots` (how many were compared) and `snapshot_mismatches` (the input ids of those
+    that differ)."""
+    from railbird.core import snapshot as snap
+    from railbird.daemon import snapshots
     from railbird.daemon.worker import rebuild
 
     if cfg is None:
         cfg = journal_config(journal)
-    pipe = Pipeline(cfg)
-    shots = []
+    pipe, start = snapshots.starting_point(cfg, journal, latest=latest)
+    kept = snapshots.stored(journal, cfg, after=start)
+    shots, bad = [], []
+
+    def compare(iid, p):
+        if iid in kept and snap.encode(snap.dump(p, shots=False)) != kept[iid]:
+            bad.append(iid)
+
     rebuild(
-        pipe, journal, lambda recs: shots.extend(r["shot"] for r in recs if r["type"] == "shot")
+        pipe,
+        journal,
+        lambda recs: shots.extend(r["shot"] for r in recs if r["type"] == "shot"),
+        after=start,
+        on_input=compare if kept else None,
     )
+    if report is not None:
+        report.update(start=start, snapshots=len(kept), snapshot_mismatches=bad)
     return pipe, shots
+
+
+def stored_shots(journal: Journal, after: int = 0) -> list:
+    """The journal's shots of the inputs after `after`, by table and number."""
+    rows = journal.db.execute(
+        "SELECT shot FROM shots WHERE input_id > ? ORDER BY venue, tbl, n", (after,)
+    )
+    return [json.loads(s) for (s,) in rows]
 
 
 def journal_config(journal: Journal) -> Config:

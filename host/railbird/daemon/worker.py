@@ -51,12 +51,14 @@ from concurrent.futures import Future
 from railbird.config import masked
 from railbird.core.pipeline import Pipeline
 from railbird.core.refauth import is_referee_topic, seal
+from railbird.daemon import retention
 from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal, JournalError
+from railbird.daemon.ratelog import RateLog
+from railbird.daemon.snapshots import Snapshots, resume
 from railbird.daemon.ticks import Timers, deadline
 from railbird.history.store import HistoryStore
-from railbird.daemon.ratelog import RateLog
 
 log = logging.getLogger("railbird.daemon")
 
@@ -70,16 +72,23 @@ RESTORE_S = 26 * 3600  # history given to the outputs at start: covers any busin
 
 
 def rebuild(
-    pipeline: Pipeline, journal: Journal, on_records=None, since_wall: float | None = None
+    pipeline: Pipeline,
+    journal: Journal,
+    on_records=None,
+    since_wall: float | None = None,
+    after: int = 0,
+    on_input=None,
 ) -> dict:
     """Replay every journalled input through `pipeline`; returns the last state record of
     each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
     `history`: per table the `shot` and `state` records of inputs journalled at or after
     that wall-clock time (each with `wall`), preceded by the last state before it; and
-    `nodes`: per table the latest status of each node."""
+    `nodes`: per table the latest status of each node. `after`: only the inputs after that
+    id (`pipeline` has seen the others: a snapshot, railbird.daemon.snapshots.resume);
+    `on_input(id, pipeline)` after each input."""
     last, history, before, nodes = {}, {}, {}, {}
     n = 0
-    for _id, source, rx, topic, payload, venue, tbl, wall in journal.inputs(wall=True):
+    for iid, source, rx, topic, payload, venue, tbl, wall in journal.inputs(after, wall=True):
         n += 1
         if source == "mqtt":
             records = pipeline.on_message(topic, payload, rx, sealed=True)[2]
@@ -90,7 +99,11 @@ def rebuild(
         elif source == "reconnect":
             records = pipeline.on_reconnect(rx)
         else:
-            continue  # set aside (`failed`): never replayed
+            records = None  # set aside (`failed`): never replayed
+        if on_input is not None:
+            on_input(iid, pipeline)
+        if records is None:
+            continue
         if on_records is not None:
             on_records(records)
         for r in records:
@@ -137,6 +150,8 @@ class Daemon:
         self.lines = RateLog(log)
         self._retry: list = []  # a batch that failed transiently, for the next try
         self._dirty = False  # the pipeline saw a batch that was rolled back
+        self.snapshots = Snapshots(cfg, self.journal)
+        self._retention_at = None  # monotonic time of the last retention check
         self.history = HistoryStore(self.journal.db)  # match history, in the batches' transactions
 
     # -- life cycle ----------------------------------------------------------------------
@@ -144,7 +159,7 @@ class Daemon:
         t0 = time.monotonic()
         initial = self._initial_states()
         try:
-            rb = rebuild(self.pipeline, self.journal, since_wall=time.time() - RESTORE_S)
+            self.pipeline, rb = resume(self.cfg, self.journal, since_wall=time.time() - RESTORE_S)
         except sqlite3.DatabaseError as e:
             raise JournalError(f"journal {self.journal.path}: cannot be read: {e}") from None
         self.replayed = rb["inputs"]
@@ -152,8 +167,9 @@ class Daemon:
         self._schedule_all()
         self._caught_up = self.ingest is None  # no broker: no backlog to wait for
         log.info(
-            "rebuilt %d table(s) from %d journalled input(s) in %.2f s",
+            "rebuilt %d table(s) from %s and %d journalled input(s) in %.2f s",
             len(self.pipeline.tables),
+            f"the snapshot after input {rb['snapshot']}" if rb["snapshot"] else "nothing",
             rb["inputs"],
             time.monotonic() - t0,
         )
@@ -172,7 +188,7 @@ class Daemon:
         self._thread.start()
         if self.ingest is not None:
             # a journal from an earlier run: the broker should still hold the host's session
-            self.ingest.expect_session = self.replayed > 0
+            self.ingest.expect_session = self.replayed > 0 or rb["snapshot"] > 0
             self.ingest.start()
         return self
 
@@ -320,9 +336,7 @@ class Daemon:
 
     def _rebuild(self) -> None:
         """The pipeline as of the last commit: a fresh one fed the journal, as at start."""
-        pipeline = Pipeline(self.cfg)
-        rebuild(pipeline, self.journal)
-        self.pipeline, self._dirty = pipeline, False
+        self.pipeline, self._dirty = resume(self.cfg, self.journal)[0], False
         self._schedule_all()
 
     def _isolate(self, items: list) -> BaseException | None:
@@ -434,6 +448,7 @@ class Daemon:
             elif kind == "caught_up":  # the broker has handed over what it held
                 self._caught_up = True
         self.history.after_batch()
+        self.snapshots.after_batch(self.pipeline)  # in this transaction, when due
         self.journal.commit()
         return acks, futures, dispatch
 
@@ -472,6 +487,18 @@ class Daemon:
                 self._caught_up = True
             else:
                 return
+        if self._retention_at is None or now - self._retention_at >= retention.CHECK_EVERY_S:
+            self._retention_at = now
+            self._retention()
+
+    def _retention(self) -> None:
+        """Worker thread, idle: export and delete raw inputs past the retention age."""
+        try:
+            retention.run(self.cfg, self.journal)
+        except Exception as e:  # noqa: BLE001 - inputs are kept; tried again next time
+            with contextlib.suppress(sqlite3.Error):
+                self.journal.rollback()
+            log.error("journal retention failed (inputs kept): %s", describe(e))
 
     def tick(self, t: int, tables=None) -> list:
         """Worker thread only. Ticks `tables` ((venue, table) keys; None: every table, as one
@@ -491,6 +518,7 @@ class Daemon:
                     out += records
             if out:
                 self.history.after_batch()
+                self.snapshots.after_batch(self.pipeline)
                 self.journal.commit()
         except Exception as e:  # noqa: BLE001 - undone and logged like a failed batch
             self._undo(flags, e)

@@ -1,0 +1,399 @@
+"""A pipeline's whole state as plain JSON data, and back: what a journal snapshot holds.
+
+`dump(pipeline)` -> a dict of JSON types; `load(cfg, data)` -> a Pipeline that behaves exactly
+as the dumped one on every later input (tests/hardening/test_snapshots.py replays random
+input streams both ways and compares every record). `encode`/`decode` turn it into bytes
+and back: JSON (never pickle) with the keys in the order the pipeline built them, so the
+same state always gives the same bytes and a loaded pipeline iterates its dicts in the same
+order as the dumped one.
+
+What is kept, per part:
+- clock models: every (node, boot) with its samples and fit;
+- timelines: the reorder heap (events with node time and synced flag), the dedup sets of
+  each (node, boot) with the contents kept for conflict detection (`Event.content`, a tuple,
+  so it is the same in every process), the watermarks and counts;
+- shot assembly: the open shot, the rest, pending warnings and the next shot number;
+- games: the match, and the rules `Referee` with its undo history as it is (each state as
+  its field values, the announcements and input after it) and its current state and
+  announcements, so a restart computes no rules; the replaced matches `undo` can bring
+  back, likewise. `state_fields` names the rules' state fields: a snapshot of another
+  rules version is not used;
+- per table: referee ids seen (bounded), pending referee facts, node watermarks, warned
+  sets, the last shots kept for inspection, the timeline position;
+- counters, rejections by reason, the last status of each node.
+
+What the configuration gives (table nodes, window, shot parameters, policies) is not kept:
+`config_key(cfg)` names it, and a snapshot is for the configuration that made it.
+
+`FIELDS` lists the attributes each class of the state has; a test checks the classes have
+no others, so a new attribute cannot be left out of snapshots unnoticed.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections import Counter, deque
+from dataclasses import asdict
+
+from railbird.core.clockmodel import BootClock
+from railbird.core.pipeline import NodeMark, Pipeline, Table
+from railbird.core.shots import _Open
+from railbird.core.timeline import Event, SeqSet
+
+FORMAT = 1  # the layout of `dump`; a snapshot of another format is not used
+
+# Attributes of each class, as `dump` keeps them: kept, or given by the config / code.
+FIELDS = {
+    "Pipeline": {
+        "cfg",
+        "tables",
+        "clocks",
+        "counters",
+        "rejected",
+        "node_status",
+        "node_table",
+        "boots",
+    },
+    "Table": {
+        "venue",
+        "table",
+        "nodes",
+        "timeline",
+        "assembler",
+        "game",
+        "referee_ids",
+        "referee_id_set",
+        "pos",
+        "unsynced_warned",
+        "shots",
+        "pending_facts",
+        "marks",
+        "conflicted",
+        "quarantine_warned",
+    },
+    "NodeMark": set(NodeMark.__slots__),
+    "Timeline": {"window_us", "_heap", "_seen", "max_seen", "released_t", "counts"},
+    "SeqSet": set(SeqSet.__slots__),
+    "ShotAssembler": {"table", "p", "n", "cur", "last_activity", "pending_warnings"},
+    "_Open": set(_Open.__slots__),
+    "BootClock": {
+        "keep",
+        "slack_us",
+        "min_span_us",
+        "samples",
+        "fallback",
+        "suspect",
+        "t_ref",
+        "offset",
+        "drift",
+        "synced",
+    },
+    "ClockModels": {"_clocks"},
+    "Game": {"match", "defaults", "referee", "error", "_earlier", "_mod"},
+    "Referee": {"state", "_history", "_produced", "announcements"},
+    "Event": set(Event.__slots__),
+}
+
+
+def config_key(cfg) -> str:
+    """What of the configuration the pipeline's behaviour depends on, as a short digest.
+    Not the referee token: the pipeline judges journalled referee input by its seal
+    (railbird.core.refauth), and a digest of a short PIN in the journal would give it away."""
+    tables = {
+        name: {"nodes": list(tc.nodes), "match": tc.match(), "defaults": tc.match_defaults()}
+        for name, tc in sorted(cfg.table.items())
+    }
+    dt = cfg.default_table
+    d = {
+        "venue": cfg.venue,
+        "tables": tables,
+        "unknown_tables": bool(cfg.accept_unknown_tables),
+        "default_table": [list(dt.nodes), dt.match(), dt.match_defaults()],
+        "window_us": cfg.window_us,
+        "max_hold_us": cfg.max_hold_us,
+        "lip_policy": cfg.lip_policy,
+        "shots": asdict(cfg.shots),
+    }
+    text = json.dumps(d, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def encode(data: dict) -> bytes:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def decode(blob: bytes) -> dict:
+    return json.loads(blob)
+
+
+# -- dump ------------------------------------------------------------------------------------
+def dump(p: Pipeline, shots: bool = True) -> dict:
+    """The state as JSON data. It shares the pipeline's own lists and dicts (a copy would cost
+    more than the rest): encode it before the pipeline sees more input. `shots=False` leaves
+    out each table's last shots (`Table.shots`, up to SHOTS_KEPT of them, the bulk of the
+    state), for a caller that keeps them anyway: a journal has them in its `shots` table."""
+    return {
+        "format": FORMAT,
+        "state_fields": list(_state_fields()),
+        "counters": list(p.counters.items()),
+        "rejected": list(p.rejected.items()),
+        "node_status": [[v, t, n, m] for (v, t, n), m in p.node_status.items()],
+        "clocks": [[n, b, _clock(c)] for (n, b), c in p.clocks._clocks.items()],
+        "boots": [[n, list(boots)] for n, boots in p.boots.items()],
+        "tables": [[v, t, _table(tb, shots)] for (v, t), tb in p.tables.items()],
+    }
+
+
+def _clock(c: BootClock) -> dict:
+    return {
+        "keep": c.keep,
+        "slack_us": c.slack_us,
+        "min_span_us": c.min_span_us,
+        "samples": [list(s) for s in c.samples],
+        "fallback": c.fallback,
+        "suspect": None if c.suspect is None else list(c.suspect),
+        "t_ref": c.t_ref,
+        "offset": c.offset,
+        "drift": c.drift,
+        "synced": c.synced,
+    }
+
+
+def _event(e: Event) -> list:
+    return [e.t, e.node, e.boot, e.seq, e.kind, e.pocket, e.rail, e.amp, e.dur, e.n, e.t_node,
+            e.synced]  # fmt: skip
+
+
+def _seqset(s: SeqSet) -> dict:
+    return {
+        "floor": s.floor,
+        "above": sorted(s.above),
+        "first": [[k, list(v)] for k, v in s.first.items()],
+        "recent": [[k, list(v)] for k, v in s.recent.items()],
+        "clashes": sorted([k, list(v)] for k, v in s.clashes),
+    }
+
+
+def _timeline(tl) -> dict:
+    return {
+        "heap": [_event(h[4]) for h in tl._heap],  # the heap's own order, kept as it is
+        "seen": [[n, b, _seqset(s)] for (n, b), s in tl._seen.items()],
+        "max_seen": tl.max_seen,
+        "released_t": None if tl.released_t is None else list(tl.released_t),
+        "counts": dict(tl.counts),
+    }
+
+
+def _assembler(a) -> dict:
+    cur = a.cur
+    return {
+        "n": a.n,
+        "last_activity": a.last_activity,
+        "pending_warnings": list(a.pending_warnings),
+        "cur": None
+        if cur is None
+        else {
+            "events": [_event(e) for e in cur.events],
+            "start": cur.start,
+            "last": cur.last,
+            "rest_before": cur.rest_before,
+            "warnings": list(cur.warnings),
+        },
+    }
+
+
+def _state_fields() -> tuple:
+    from dataclasses import fields
+
+    from railbird.rules.state import State
+
+    return tuple(f.name for f in fields(State))
+
+
+def _state_row(st) -> list:
+    """A rules `State` (immutable data of numbers, strings and tuples) as its field values."""
+    return [getattr(st, name) for name in _state_fields()]
+
+
+def _tuples(v):
+    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+
+
+def _referee(ref) -> dict | None:
+    """The match's undo history as it is: each state with the announcements and input that
+    followed it (JSON turns their tuples into lists; `_tuples` turns them back)."""
+    if ref is None:
+        return None
+    if ref.state is not ref._produced:
+        raise ValueError("a referee state set from outside its history cannot be kept")
+    return {
+        "history": [[_state_row(st), anns, inp] for st, anns, inp in ref._history],
+        "state": _state_row(ref.state),
+        "announcements": ref.announcements,
+    }
+
+
+def _game(g) -> dict:
+    return {
+        "match": g.match,
+        "defaults": g.defaults,
+        "error": g.error,
+        "referee": _referee(g.referee),
+        "earlier": [[_referee(r), m] for r, m in g._earlier],
+    }
+
+
+def _mark(m: NodeMark) -> dict:
+    return {
+        "known": m.known,
+        "since": m.since,
+        "reason": m.reason,
+        "gone": m.gone,
+        "boot": m.boot,
+        "status_key": None if m.status_key is None else list(m.status_key),
+        "reconnects": m.reconnects,
+    }
+
+
+def _table(t: Table, shots: bool) -> dict:
+    d = {
+        "timeline": _timeline(t.timeline),
+        "assembler": _assembler(t.assembler),
+        "game": _game(t.game),
+        "referee_ids": list(t.referee_ids),
+        "pos": t.pos,
+        "unsynced_warned": sorted([n, b] for n, b in t.unsynced_warned),
+        "shots": t.shots,
+        "pending_facts": t.pending_facts,
+        "marks": [[n, _mark(m)] for n, m in t.marks.items()],
+        "conflicted": sorted([n, b] for n, b in t.conflicted),
+        "quarantine_warned": sorted([n, b] for n, b in t.quarantine_warned),
+    }
+    if not shots:
+        del d["shots"]
+    return d
+
+
+# -- load ------------------------------------------------------------------------------------
+def load(cfg, data: dict, shots=None) -> Pipeline:
+    """A pipeline for `cfg` in the state `data` (from `dump`). A table the configuration no
+    longer has is left out (a full replay under this configuration would refuse its input).
+    `shots(venue, table)` gives a table's last shots when `data` was dumped without them."""
+    if data.get("format") != FORMAT:
+        raise ValueError(f"snapshot format {data.get('format')} is not {FORMAT}")
+    if tuple(data["state_fields"]) != _state_fields():
+        raise ValueError("snapshot of game states with other fields (another rules version)")
+    p = Pipeline(cfg)
+    p.counters = Counter(dict(data["counters"]))
+    p.rejected = Counter(dict(data["rejected"]))
+    p.node_status = {(v, t, n): m for v, t, n, m in data["node_status"]}
+    clocks = p.clocks._clocks
+    clocks.clear()
+    for node, boot, c in data["clocks"]:
+        clocks[(node, boot)] = _load_clock(c)
+    p.boots = {node: dict.fromkeys(boots) for node, boots in data["boots"]}
+    configured = p.tables
+    p.tables = {}
+    for venue, name, td in data["tables"]:
+        t = configured.get((venue, name))
+        if t is None:
+            tcfg = cfg.table_config(name)
+            if tcfg is None or cfg.venue not in ("*", venue):
+                continue
+            t = Table(venue, name, tcfg, cfg)
+        _load_table(t, td)
+        if "shots" not in td:
+            t.shots = list(shots(venue, name)) if shots is not None else []
+        p.tables[(venue, name)] = t
+    for key, t in configured.items():  # configured since the snapshot: fresh, as in a replay
+        p.tables.setdefault(key, t)
+    return p
+
+
+def _load_clock(d: dict) -> BootClock:
+    c = BootClock(keep=d["keep"], slack_us=d["slack_us"], min_span_us=d["min_span_us"])
+    c.samples = [tuple(s) for s in d["samples"]]
+    c.fallback = d["fallback"]
+    c.suspect = None if d["suspect"] is None else tuple(d["suspect"])
+    c.t_ref = d["t_ref"]
+    c.offset = d["offset"]
+    c.drift = d["drift"]
+    c.synced = d["synced"]
+    return c
+
+
+def _load_event(x: list) -> Event:
+    t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced = x
+    return Event(t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced)
+
+
+def _load_seqset(d: dict) -> SeqSet:
+    s = SeqSet()
+    s.floor = d["floor"]
+    s.above = set(d["above"])
+    s.first = {k: tuple(v) for k, v in d["first"]}
+    s.recent = {k: tuple(v) for k, v in d["recent"]}
+    s.clashes = {(k, tuple(v)) for k, v in d["clashes"]}
+    return s
+
+
+def _load_table(t: Table, d: dict) -> None:
+    tl, td = t.timeline, d["timeline"]
+    tl._heap = [(e.t, e.node, e.boot, e.seq, e) for e in map(_load_event, td["heap"])]
+    tl._seen = {(n, b): _load_seqset(s) for n, b, s in td["seen"]}
+    tl.max_seen = td["max_seen"]
+    tl.released_t = None if td["released_t"] is None else tuple(td["released_t"])
+    tl.counts = dict(td["counts"])
+    a, ad = t.assembler, d["assembler"]
+    a.n = ad["n"]
+    a.last_activity = ad["last_activity"]
+    a.pending_warnings = list(ad["pending_warnings"])
+    cur = ad["cur"]
+    if cur is None:
+        a.cur = None
+    else:
+        events = [_load_event(e) for e in cur["events"]]
+        a.cur = _Open(events[0], cur["rest_before"], list(cur["warnings"]))
+        a.cur.events = events
+        a.cur.start = cur["start"]
+        a.cur.last = cur["last"]
+    _load_game(t.game, d["game"])
+    t.referee_ids = deque(d["referee_ids"])
+    t.referee_id_set = set(t.referee_ids)
+    t.pos = d["pos"]
+    t.unsynced_warned = {(n, b) for n, b in d["unsynced_warned"]}
+    t.shots = d.get("shots", [])
+    t.pending_facts = d["pending_facts"]
+    t.marks = {}
+    for node, md in d["marks"]:
+        m = t.marks[node] = NodeMark()
+        m.known, m.since, m.reason, m.gone = md["known"], md["since"], md["reason"], md["gone"]
+        m.boot, m.reconnects = md["boot"], md["reconnects"]
+        m.status_key = None if md["status_key"] is None else tuple(md["status_key"])
+    t.conflicted = {(n, b) for n, b in d["conflicted"]}
+    t.quarantine_warned = {(n, b) for n, b in d["quarantine_warned"]}
+
+
+def _load_game(g, d: dict) -> None:
+    g.match, g.defaults, g.error = d["match"], d["defaults"], d["error"]
+    g.referee = _load_referee(g, d["referee"], g.match)
+    g._earlier = [(_load_referee(g, r, m), m) for r, m in d["earlier"]]
+
+
+def _load_referee(g, d: dict | None, match: dict | None):
+    if d is None:
+        return None
+    if g._mod is None:
+        raise ValueError("the snapshot has a game but the rules engine is not available")
+    from railbird.rules.state import State
+
+    def state(row):
+        return State(*map(_tuples, row))
+
+    ref = g._mod[0](copy.deepcopy(match))
+    ref._history = [(state(row), anns, inp) for row, anns, inp in d["history"]]
+    ref.state = ref._produced = state(d["state"])
+    ref.announcements = d["announcements"]
+    return ref

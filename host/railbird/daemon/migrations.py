@@ -1,0 +1,83 @@
+"""The journal's schema version (`PRAGMA user_version`) and the steps between versions.
+
+Released versions:
+- 1: the journals of every release before versions existed (user_version 0): `inputs`,
+  `events`, `shots`, `states`, `referee`, `rules_errors`, `nodes`, `meta`; later releases
+  of version 1 added tables only (`conflicts`, ...), which `SCHEMA` creates where missing.
+- 2: `snapshots` (the pipeline state after an input, railbird.daemon.snapshots), and the
+  indexes a restart reads by: inputs by wall-clock time, shots and states by table and input.
+
+Opening a journal: `refuse_newer` first, before any pragma, so a journal written by a newer
+railbird is refused (`JournalError`, one line) with nothing in it changed; then `prepare`
+creates the tables of `SCHEMA` that are missing and runs every step from the journal's
+version to `VERSION`, each in its own transaction with the version it reaches, so an
+interrupted upgrade resumes where it stopped. A new journal takes the same steps as an old
+one, so both end with the same schema (tests/hardening/test_journal_schema.py compares them).
+
+A change to the journal's layout adds a step here (ALTER, CREATE, a data fix: whatever gets
+a journal of the previous version to the new one) and a test that opens a journal of the
+previous version. A table added to `SCHEMA` alone (CREATE TABLE IF NOT EXISTS) needs no step.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+# Each step: (the version it reaches, its statements).
+STEPS: list[tuple[int, tuple[str, ...]]] = [
+    (
+        2,
+        (
+            """CREATE TABLE IF NOT EXISTS snapshots (
+  input_id INTEGER PRIMARY KEY,   -- the pipeline's state after this input
+  wall REAL NOT NULL,             -- wall clock when taken
+  format INTEGER NOT NULL,        -- railbird.core.snapshot.FORMAT
+  config TEXT NOT NULL,           -- railbird.core.snapshot.config_key of the config
+  state BLOB NOT NULL             -- zlib-compressed JSON (railbird.core.snapshot.encode)
+)""",
+            "CREATE INDEX IF NOT EXISTS inputs_wall ON inputs (wall)",
+            "CREATE INDEX IF NOT EXISTS shots_input ON shots (venue, tbl, input_id)",
+            "CREATE INDEX IF NOT EXISTS states_input ON states (venue, tbl, input_id)",
+        ),
+    ),
+]
+VERSION = STEPS[-1][0]
+
+
+def version(db: sqlite3.Connection) -> int:
+    """The journal's schema version (1 for one written before versions existed)."""
+    return max(1, db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def refuse_newer(db: sqlite3.Connection, path: str) -> None:
+    """A journal of a newer schema than this code knows: `JournalError`, nothing changed."""
+    from railbird.daemon.journal import JournalError
+
+    found = db.execute("PRAGMA user_version").fetchone()[0]
+    if found > VERSION:
+        raise JournalError(
+            f"journal {path}: schema version {found} was written by a newer railbird "
+            f"(this one reads up to version {VERSION}); upgrade railbird to open it"
+        )
+
+
+def prepare(db: sqlite3.Connection, path: str, schema: str) -> None:
+    """Refuse a newer journal, create what is missing, upgrade an older one. `db` is in
+    autocommit mode (isolation_level None)."""
+    refuse_newer(db, path)
+    found = db.execute("PRAGMA user_version").fetchone()[0]
+    db.executescript(schema)
+    current = max(1, found)
+    for reaches, statements in STEPS:
+        if reaches <= current:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql in statements:
+                db.execute(sql)
+            db.execute(f"PRAGMA user_version = {int(reaches)}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        current = reaches

@@ -1,0 +1,303 @@
+"""Journal snapshots: the pipeline's state after an input, so that a restart loads the last
+one and replays only the inputs after it (docs/host.md "Journal and restart").
+
+`Snapshots.after_batch(pipeline)` runs in the daemon's open journal transaction, after the
+batch's inputs and records and before the commit: when `every_inputs` inputs or `every_s`
+seconds have gone by since the last snapshot it writes the pipeline's state
+(railbird.core.snapshot, zlib-compressed JSON) as of the newest journalled input, so the
+snapshot is in the journal exactly when the inputs it covers are. Kept: the newest
+`KEEP_LATEST`; with a retention age, the newest of each day within it (retention cuts the
+journal at one of those, railbird.daemon.retention); and the base, the snapshot the inputs
+before it were deleted at.
+
+`resume(cfg, journal)` is the restart: the newest snapshot made under this configuration
+(`config_key`; a snapshot of another configuration is passed over, so a changed config
+replays the journal as before), loaded, plus the inputs after it through `rebuild`. The
+outputs' history from before the snapshot comes from the journal's derived tables
+(`shots`, `states`: what the replay produced when those inputs came in). With the inputs
+before the base deleted, the base is where a replay from the beginning starts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import zlib
+
+from railbird.core import snapshot as snap
+from railbird.core.pipeline import SHOTS_KEPT, Pipeline
+from railbird.daemon.journal import Journal, JournalError
+
+log = logging.getLogger("railbird.snapshots")
+
+EVERY_INPUTS = 10_000  # a restart replays at most this many inputs (about 1 s) ...
+EVERY_S = 600.0  # ... or those of the last 10 minutes
+KEEP_LATEST = 2
+DAY_S = 86_400
+BASE_KEY = "inputs_deleted_upto"  # meta: inputs with id <= this were exported and deleted
+
+
+def base(journal: Journal) -> int:
+    """The id up to which inputs were deleted (0: the journal has all of them)."""
+    row = journal.db.execute("SELECT value FROM meta WHERE key = ?", (BASE_KEY,)).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def _blob(pipeline: Pipeline) -> bytes:
+    # each table's last shots are in the journal's `shots` table already (`_shots`)
+    return zlib.compress(snap.encode(snap.dump(pipeline, shots=False)), 1)
+
+
+def read(blob: bytes) -> dict:
+    return snap.decode(zlib.decompress(blob))
+
+
+class Snapshots:
+    def __init__(
+        self,
+        cfg,
+        journal: Journal,
+        every_inputs: int | None = None,
+        every_s: float | None = None,
+        keep_days: int | None = None,
+        clock=time.time,
+    ):
+        self.journal = journal
+        self.key = snap.config_key(cfg)
+        self.every_inputs = EVERY_INPUTS if every_inputs is None else every_inputs
+        self.every_s = EVERY_S if every_s is None else every_s
+        self.keep_days = (
+            getattr(cfg, "journal_keep_inputs_days", 0) if keep_days is None else keep_days
+        )
+        self.clock = clock
+        self.since = clock()  # no snapshot yet: time counts from here
+        self.taken = 0
+        self.failed_at = None  # input id of a snapshot that could not be made
+
+    def after_batch(self, pipeline: Pipeline, now: float | None = None) -> bool:
+        """Inside the open transaction: take a snapshot if one is due. -> taken"""
+        db = self.journal.db
+        newest = db.execute("SELECT MAX(id) FROM inputs").fetchone()[0]
+        if newest is None:
+            return False
+        now = self.clock() if now is None else now
+        last = db.execute(
+            "SELECT input_id, wall FROM snapshots ORDER BY input_id DESC LIMIT 1"
+        ).fetchone()
+        last_id, last_wall = last if last is not None else (0, self.since)
+        if newest <= last_id:
+            return False
+        if newest - last_id < self.every_inputs and now - last_wall < self.every_s:
+            return False
+        if self.failed_at is not None and newest - self.failed_at < self.every_inputs:
+            return False
+        return self.take(pipeline, newest, now)
+
+    def take(self, pipeline: Pipeline, input_id: int, now: float) -> bool:
+        """The pipeline's state as of input `input_id` (it must have seen exactly the
+        journal's inputs up to it), in the open transaction, and the pruning. A state that
+        cannot be kept is logged and skipped (the batch goes in without a snapshot); a
+        journal write error is raised, as for any write of the batch."""
+        try:
+            blob = _blob(pipeline)
+        except Exception as e:  # noqa: BLE001 - a bug in snapshots must not stop scoring
+            self.failed_at = input_id
+            log.error("no snapshot after input %d: %s: %s", input_id, type(e).__name__, e)
+            return False
+        self.failed_at = None
+        self.journal.begin()
+        db = self.journal.db
+        db.execute(
+            "INSERT OR REPLACE INTO snapshots (input_id, wall, format, config, state)"
+            " VALUES (?,?,?,?,?)",
+            (input_id, now, snap.FORMAT, self.key, blob),
+        )
+        rows = db.execute("SELECT input_id, wall FROM snapshots ORDER BY input_id").fetchall()
+        drop = [
+            (i,) for i, _ in rows if i not in keep(rows, base(self.journal), now, self.keep_days)
+        ]
+        db.executemany("DELETE FROM snapshots WHERE input_id = ?", drop)
+        self.taken += 1
+        return True
+
+
+def keep(rows, base_id: int, now: float, keep_days: int) -> set:
+    """Which snapshots (input_id, wall) to keep: the newest KEEP_LATEST, the base, and with
+    a retention age the newest of each day (UTC) from the age on, for retention to cut at."""
+    ids = {i for i, _ in sorted(rows)[-KEEP_LATEST:]}
+    ids.update(i for i, _ in rows if i == base_id)
+    if keep_days and keep_days > 0:
+        oldest = now - (keep_days + 2) * DAY_S
+        per_day: dict = {}
+        for i, wall in rows:
+            if wall >= oldest:
+                day = int(wall // DAY_S)
+                per_day[day] = max(per_day.get(day, i), i)
+        ids.update(per_day.values())
+    return {i for i in ids if i >= base_id}
+
+
+# -- restart ---------------------------------------------------------------------------------
+def starting_point(cfg, journal: Journal, latest: bool = True) -> tuple[Pipeline, int]:
+    """(pipeline, input id it has seen up to) to replay the rest of the journal into:
+    `latest` the newest usable snapshot, else the beginning (a fresh pipeline, or the base
+    snapshot once inputs before it were deleted)."""
+    key = snap.config_key(cfg)
+    first = base(journal)
+    rows = journal.db.execute(
+        "SELECT input_id, format, config FROM snapshots WHERE input_id >= ? ORDER BY input_id DESC",
+        (first,),
+    ).fetchall()
+    tried = [
+        i
+        for i, fmt, config in rows
+        if latest and fmt == snap.FORMAT and config == key and i > first
+    ]
+    if first:
+        tried.append(first)  # the base must be used, whatever config made it
+    for input_id in tried:
+        try:
+            return load(cfg, journal, input_id), input_id
+        except Exception as e:  # noqa: BLE001 - a snapshot that does not load: an older one
+            log.error("snapshot after input %d not usable: %s", input_id, e)
+    if first:
+        raise JournalError(
+            f"journal {journal.path}: inputs up to {first} were deleted and the snapshot "
+            "that replaces them cannot be loaded"
+        )
+    return Pipeline(cfg), 0
+
+
+def stored(journal: Journal, cfg, after: int = 0) -> dict:
+    """{input id: the state as `snapshot.encode` gives it} of the snapshots after `after`
+    made under `cfg` (for `railbird replay --check` to compare)."""
+    rows = journal.db.execute(
+        "SELECT input_id, state FROM snapshots WHERE input_id > ? AND format = ? AND config = ?",
+        (after, snap.FORMAT, snap.config_key(cfg)),
+    )
+    return {i: zlib.decompress(blob) for i, blob in rows}  # as dump(pipeline, shots=False)
+
+
+def load(cfg, journal: Journal, input_id: int) -> Pipeline:
+    row = journal.db.execute(
+        "SELECT state, config FROM snapshots WHERE input_id = ?", (input_id,)
+    ).fetchone()
+    if row is None:
+        raise ValueError(f"no snapshot after input {input_id}")
+    if row[1] != snap.config_key(cfg):
+        log.warning("snapshot after input %d was made under another configuration", input_id)
+    return snap.load(
+        cfg, read(row[0]), shots=lambda venue, table: _shots(journal, venue, table, input_id)
+    )
+
+
+def _shots(journal: Journal, venue: str, table: str, upto: int) -> list:
+    """A table's last SHOTS_KEPT shots as of input `upto` (`Table.shots`), from the journal."""
+    rows = journal.db.execute(
+        "SELECT shot FROM shots WHERE venue = ? AND tbl = ? AND input_id <= ?"
+        " ORDER BY input_id DESC, n DESC LIMIT ?",
+        (venue, table, upto, SHOTS_KEPT),
+    ).fetchall()
+    return [json.loads(s) for (s,) in reversed(rows)]
+
+
+def resume(cfg, journal: Journal, since_wall: float | None = None, on_records=None):
+    """The restart: -> (pipeline, rebuild's result) from the newest usable snapshot and the
+    inputs after it; `rb["snapshot"]` is its input id (0: none)."""
+    from railbird.daemon.worker import rebuild
+
+    pipeline, after = starting_point(cfg, journal)
+    rb = rebuild(pipeline, journal, on_records, since_wall, after=after)
+    rb["snapshot"] = after
+    if since_wall is not None:
+        if after:
+            _history_before(journal, pipeline, rb, after, since_wall)
+        nodes: dict = {}
+        for (venue, table, node), status in pipeline.node_status.items():
+            nodes.setdefault((venue, table), {})[node] = status
+        rb["nodes"] = nodes
+    return pipeline, rb
+
+
+# -- the outputs' history from the derived tables ------------------------------------------
+_STATE_COLS = "s.id, s.venue, s.tbl, s.game, s.state, s.fen, s.announcements, s.cause, s.source"
+
+
+def _state(row) -> dict:
+    _id, venue, tbl, game, state, fen, anns, cause, source = row[:9]
+    return {
+        "type": "state",
+        "venue": venue,
+        "table": tbl,
+        "game": game,
+        "state": json.loads(state) if state is not None else None,
+        "fen": fen,
+        "announcements": json.loads(anns) if anns is not None else [],
+        "cause": cause,
+        "source": source,
+    }
+
+
+def _history_before(journal: Journal, pipeline: Pipeline, rb: dict, after: int, since: float):
+    """Prepend to rb's history and states what the inputs up to `after` (not replayed)
+    gave: their shot and state records from `since` on, after the last state before it.
+    The window starts at the first input journalled at or after `since`."""
+    db = journal.db
+    start = db.execute(
+        "SELECT MIN(id) FROM inputs WHERE wall >= ? AND id <= ?", (since, after)
+    ).fetchone()[0]
+    start = after + 1 if start is None else start
+    history, last = rb["history"], rb["states"]
+    keys = set(pipeline.tables) | set(history)
+    for key in sorted(keys):
+        tail = history.get(key, [])
+        venue, tbl = key
+        if key not in last:
+            row = db.execute(
+                f"SELECT {_STATE_COLS} FROM states s WHERE s.venue = ? AND s.tbl = ?"
+                " AND s.input_id <= ? ORDER BY s.input_id DESC, s.id DESC LIMIT 1",
+                (venue, tbl, after),
+            ).fetchone()
+            if row is not None:
+                last[key] = _state(row)
+        if tail and tail[0].get("wall") is None:
+            continue  # the replayed inputs reach back before the window: complete
+        row = db.execute(
+            f"SELECT {_STATE_COLS} FROM states s WHERE s.venue = ? AND s.tbl = ?"
+            " AND s.input_id < ? ORDER BY s.input_id DESC, s.id DESC LIMIT 1",
+            (venue, tbl, start),
+        ).fetchone()
+        head = [] if row is None else [dict(_state(row), wall=None)]
+        states = db.execute(
+            f"SELECT {_STATE_COLS}, s.input_id, i.wall FROM states s"
+            " LEFT JOIN inputs i ON i.id = s.input_id WHERE s.venue = ? AND s.tbl = ?"
+            " AND s.input_id BETWEEN ? AND ? ORDER BY s.input_id, s.id",
+            (venue, tbl, start, after),
+        ).fetchall()
+        shots = db.execute(
+            "SELECT sh.shot, sh.input_id, i.wall FROM shots sh"
+            " LEFT JOIN inputs i ON i.id = sh.input_id WHERE sh.venue = ? AND sh.tbl = ?"
+            " AND sh.input_id BETWEEN ? AND ? ORDER BY sh.input_id, sh.n",
+            (venue, tbl, start, after),
+        ).fetchall()
+        window = _interleave(venue, tbl, states, shots)
+        if head or window:
+            history[key] = head + window + tail
+
+
+def _interleave(venue, tbl, states, shots) -> list:
+    """Shot and state records in the order the pipeline made them: by input, and within an
+    input each shot followed by the state it led to (a referee input makes no shot)."""
+    by_input: dict = {}
+    for row in states:
+        by_input.setdefault(row[9], ([], []))[1].append(dict(_state(row), wall=row[10]))
+    for shot, iid, wall in shots:
+        rec = {"type": "shot", "venue": venue, "table": tbl, "shot": json.loads(shot)}
+        by_input.setdefault(iid, ([], []))[0].append(dict(rec, wall=wall))
+    out = []
+    for iid in sorted(by_input):
+        shot_recs, state_recs = by_input[iid]
+        for i in range(max(len(shot_recs), len(state_recs))):
+            out.extend(recs[i] for recs in (shot_recs, state_recs) if i < len(recs))
+    return out
