@@ -126,6 +126,7 @@ class HistoryStore:
         self.db = db
         self.fold: Fold | None = None
         self.marks: tuple[int, int] | None = None  # what `fold` has read
+        self._rows: dict[int, tuple] = {}  # match id -> its indexed columns as written
         self.errors = 0
         self._error_logged = 0.0
 
@@ -179,9 +180,11 @@ class HistoryStore:
     def catch_up(self) -> int:
         """Fold every state and shot written since the marks; -> how many. Runs in the
         caller's transaction (or autocommits each statement without one)."""
-        ensure(self.db)
+        if self.fold is None:
+            ensure(self.db)
         marks = self._read_marks()
         if self.fold is None or self.marks != marks:
+            ensure(self.db)  # the batch that created the tables may have been rolled back
             self._reload(marks)
         s_upto, sh_upto = marks
         done = 0
@@ -253,27 +256,30 @@ class HistoryStore:
 
     def _write(self, m: Match) -> None:
         d = m.as_dict()
+        record = json.dumps(d, sort_keys=True, separators=(",", ":"))
+        b = m.players[1] if len(m.players) > 1 else None
+        indexed = (m.venue, m.table, m.players[0], b, d["start"])
+        if self._rows.get(m.id) == indexed:
+            # most writes: the same match one input on; its indexed columns stay as they are
+            self.db.execute(
+                "UPDATE history_matches SET end_=?, result=?, begun=?, record=? WHERE id=?",
+                (d["end"], d["result"], int(d["begun"]), record, m.id),
+            )
+            return
         self.db.execute(
             "INSERT OR REPLACE INTO history_matches VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                m.id,
-                m.venue,
-                m.table,
-                m.game,
-                m.players[0],
-                m.players[1] if len(m.players) > 1 else None,
-                d["start"],
-                d["end"],
-                d["result"],
-                int(d["begun"]),
-                json.dumps(d, sort_keys=True, separators=(",", ":")),
-            ),
-        )
+            (m.id, m.venue, m.table, m.game, m.players[0], b, d["start"], d["end"],
+             d["result"], int(d["begun"]), record),
+        )  # fmt: skip
+        self._rows[m.id] = indexed
+        if len(self._rows) > 256:  # only the matches in play are written again
+            del self._rows[next(iter(self._rows))]
 
     def _reload(self, marks: tuple[int, int]) -> None:
         """The fold as it stood at `marks`: the last matches of each table folded again
         from their first state (nothing is written)."""
         self.fold = fold = Fold()
+        self._rows.clear()  # what is written is read again as needed: no row is assumed
         s_upto, sh_upto = marks
         kept = {}
         tables = self.db.execute("SELECT DISTINCT venue, tbl FROM history_matches").fetchall()
