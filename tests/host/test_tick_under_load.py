@@ -4,7 +4,8 @@ however busy the daemon's inbox is: ticks run on each table's own deadline, not 
 the inbox has been empty for a while (with N tables sending, such a gap becomes rare and a
 table's last shot waited for its next one). And a backlog queued at the broker for the host
 is still never declared late: after a (re)connect, ticks wait for the broker to hand over
-what it held (docs/host.md "Ticks under load"), also when live traffic never stops."""
+what it held (docs/host.md "Timeline and reorder window"), also when live traffic never
+stops."""
 
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ must never raise into the daemon (a broken scoreboard must not stop scoring): it
 counts its own failures.
 
 Lives here: `base` (the interface), `tables` (per-venue view shared by the displays),
-`mqtt_feeds` (MQTT display feeds, Home Assistant discovery), `serial_scoreboard`, `web/`
+`mqtt_feeds` (MQTT display feeds, Home Assistant discovery), `summaries` (the venue summary
+split per table, at a bounded rate, for the feeds), `serial_scoreboard`, `web/`
 (web scoreboard and referee app), `factory` (builds the outputs from `[outputs]`).
 This `__init__` imports nothing, so `web` can import `base` without an import circle.
 """
