@@ -17,11 +17,14 @@ def register(sub) -> None:
     p = sub.add_parser(
         "history",
         help=HELP,
-        description=HELP + ". Every match with players, game, result, start and end, "
-        "racks, innings, high runs, fouls and balls pocketed; with --counts, the balls "
-        "the pocket sensors saw drop per table and business day, hour of the day or pocket. "
-        "The history lives in the journal (docs/history.md); a journal whose history is "
-        "behind its records (written by an older railbird) is brought up to date first.",
+        description=(
+            "Print or export the match history and pocket counts kept in the journal\n"
+            "(docs/history.md): every match with players, game, result, start and end, racks,\n"
+            "innings, high runs, fouls and balls pocketed; with --counts, the balls the pocket\n"
+            "sensors saw drop per table and business day, hour of the day or pocket. A journal\n"
+            "whose history is behind its records (written by an older railbird) is brought up\n"
+            "to date first."
+        ),
         epilog="examples:\n"
         "  railbird history --journal /var/lib/railbird/journal.sqlite\n"
         "  railbird history --config host.toml --from 2026-11-01 --to 2026-11-30 "
