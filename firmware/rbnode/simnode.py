@@ -11,6 +11,14 @@ IDENTICAL rbnode.node.Node the ESP32 runs; only the hardware layer is rbnode.hw.
     sn.wait_idle(); sn.stop()            # power cut: no DISCONNECT, last will fires
     sn.restart()                         # next boot, same flash (boot counter +1)
 
+Over-the-air updates: each boot first runs boot.py's choice of firmware set
+(rbnode.ota.select on the state directory), and a node that resets itself (an installed
+update, a rolled-back trial) boots again on its own (`.reboots`). The Python code is the
+same whichever set is chosen (status and birth report its version, `.fw`); `fw_faults`
+makes a version misbehave as a broken set would: {"<version>": "crash"} dies at every boot
+before it can report (`.crashes`), "no_sync" runs but never gets a time-sync sample (so it
+never reports healthy).
+
 Time: the simulated clock (hw.now_us, what the node stamps events with) runs at `speed`
 times real time, advanced in steps of at most `step_us` with the sensors polled after each
 step, so amplitudes and debouncing see every edge in order. Network and broker time is
@@ -24,6 +32,7 @@ import os
 import threading
 import time
 
+from rbnode import ota
 from rbnode.hw.sim import SimHardware
 from rbnode.mqtt import ssl_context
 from rbnode.node import Node
@@ -42,7 +51,7 @@ def default_device_config():
 class SimNode:
     def __init__(self, broker_host, port, venue, table, node, password, state_dir, seed=1,
                  speed=1.0, sensing=None, dev=None, user=None, keepalive_s=10,
-                 step_us=1000, reset_cause="power", ssl=None, sim_kw=None):
+                 step_us=1000, reset_cause="power", ssl=None, sim_kw=None, fw_faults=None):
         d = default_device_config()
         d.update({"venue": venue, "table": table, "node": node})
         d["broker"] = dict(d["broker"], host=broker_host, port=port, user=user or node,
@@ -80,10 +89,16 @@ class SimNode:
         self._park = False
         self.error = None
         self.boots = []
+        self.fw_faults = dict(fw_faults or {})
+        self.reboots = 0  # resets the node asked for itself
+        self.crashes = 0  # boots of a set in fw_faults as "crash"
+        self._reset_req = False
+        self._halt = False
 
     # -- life cycle --------------------------------------------------------------------------
     def start(self, timeout=10.0):
         self._ready.clear()
+        self._halt = False
         self._done.clear()
         self.error = None
         self._thread = threading.Thread(target=self._thread_main, name="simnode-%s"
@@ -108,11 +123,33 @@ class SimNode:
             self._done.set()
 
     async def _main(self):
+        while await self._boot() and not self._halt:
+            self.reboots += 1
+            self.reset_cause = "soft"
+            self.seed += 1000
+
+    def _on_reset(self):
+        self._reset_req = True
+        self._stop_evt.set()
+
+    async def _boot(self):
+        """One boot: boot.py's choice of set, then the node until stop() or until it resets
+        itself -> True to boot again."""
         self._stop_evt = asyncio.Event()
+        self._reset_req = False
         self.hw = SimHardware(seed=self.seed, fs_root=self.state_dir,
                               reset_cause=self.reset_cause, **self.sim_kw)
         self.hw.wlan().active(True)  # as main.py's Wi-Fi task does (hw.net_up: the link)
+        fault = self.fw_faults.get(ota.select(self.hw.storage())["version"])
+        if fault == "crash":
+            # dies before it can report (a boot loop): the boot counts for the set's trial
+            self.crashes += 1
+            await asyncio.sleep(0.05)
+            return True
         self.node = Node(self.hw, self.dev, ssl=self.ssl)
+        if fault == "no_sync":
+            self.node._on_sync_resp = lambda payload: None  # never synced: never healthy
+        self.hw.reset_hook = self._on_reset
         self.boots.append(self.node.boot)
         tasks = [asyncio.ensure_future(c) for c in self.node.tasks()]
         tasks.append(asyncio.ensure_future(self._drive()))
@@ -123,10 +160,13 @@ class SimNode:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.node.mqtt._close()
+        if self._reset_req:
+            return True  # Node.reboot() parked the events already
         if self._park:
             self.node.park()
         elif self.node.spill is not None:
             self.node.spill.close()
+        return False
 
     async def _drive(self):
         hw, node = self.hw, self.node
@@ -150,6 +190,7 @@ class SimNode:
         if self._thread is None:
             return
         self._park = park
+        self._halt = True
         self.loop.call_soon_threadsafe(self._stop_evt.set)
         self._done.wait(timeout)
         self._thread.join(timeout)
@@ -178,6 +219,11 @@ class SimNode:
     @property
     def boot(self):
         return self.node.boot
+
+    @property
+    def fw(self):
+        """The firmware version the running boot reports (birth and status `fw`)."""
+        return self.node.upd.version
 
     @property
     def now_us(self):

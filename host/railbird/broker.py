@@ -161,7 +161,8 @@ def confined_acl(venue: str, tables: dict) -> str:
     out = [
         *kept,
         "# Each node writes only below its own subtree of its own table (any version root,",
-        "# so a host can count a node speaking another one) and reads its config and sync answers.",
+        "# so a host can count a node speaking another one) and reads its config, sync answers",
+        "# and update commands.",
     ]
     v = "+" if venue in ("", "*") else venue
     for table in sorted(tables):
@@ -173,6 +174,7 @@ def confined_acl(venue: str, tables: dict) -> str:
                 f"topic write {base}/#",
                 f"topic read {base}/config",
                 f"topic read {base}/sync/resp",
+                f"topic read {base}/update",
             ]
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -41,8 +41,19 @@ KINDS = (
     "host",
     "referee_result",
     "table_summary",
+    "update",
 )
-NODE_KINDS = KINDS[:7]
+# node-level kinds (topic node/<node>/<leaf>), in the order of _LEAVES
+NODE_KINDS = (
+    "events",
+    "birth",
+    "status",
+    "config",
+    "sync_req",
+    "sync_resp",
+    "sync_result",
+    "update",
+)
 TABLE_KINDS = ("referee", "shot", "state", "announce")
 # the host's answer to a referee console, on the table's referee/result
 REFEREE_RESULT_LEAF = "referee/result"
@@ -74,7 +85,16 @@ CONFIG_DEFAULTS = {
 }
 
 # topic leaf below node/<node>/, in the order of NODE_KINDS
-_LEAVES = ("events", "birth", "status", "config", "sync/req", "sync/resp", "sync/result")
+_LEAVES = (
+    "events",
+    "birth",
+    "status",
+    "config",
+    "sync/req",
+    "sync/resp",
+    "sync/result",
+    "update",
+)
 _HAS_NODE = ("events", "birth", "status", "sync_req", "sync_result")  # node-level with a node field
 _HAS_TABLE = ("shot", "state", "announce", "referee_result", "table_summary")
 _SLUG0 = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -154,6 +174,15 @@ _TABLE = (
     ("pocketed_today", "u", 0, None),
 )
 _T1 = ("t1", "u", 1, None)
+# status.update: where the node's latest over-the-air update stands
+_UPDATE_STATE = (
+    ("state", "s", 1, (1, 32)),
+    ("id", "s", 0, (1, 64)),
+    ("version", "s", 0, (1, 32)),
+    ("bytes", "u", 0, None),
+    ("total", "u", 0, None),
+    ("error", "s", 2, (0, 200)),
+)
 _ID = ("id", "u", 1, None)
 
 _SPECS = {
@@ -180,6 +209,8 @@ _SPECS = {
         ("config_rev", "u", 0, None),
         ("config_error", "s", 2, (0, 200)),
         ("sync", "O", 2, _SYNC),
+        ("fw", "s", 0, (1, 32)),
+        ("update", "O", 2, _UPDATE_STATE),
     ),
     "config": (
         ("rev", "u", 1, None),
@@ -191,6 +222,14 @@ _SPECS = {
         ("status_period_s", "u", 0, (1, 3600)),
         ("batch_max", "u", 0, (1, MAX_EVENTS)),
         ("batch_linger_ms", "u", 0, None),
+    ),
+    "update": (
+        ("id", "s", 1, (1, 64)),
+        ("version", "s", 1, (1, 32)),
+        ("url", "s", 1, (8, 200)),
+        ("manifest_sha256", "s", 1, (64, 64)),
+        ("trial_s", "u", 0, (10, 3600)),
+        ("trial_boots", "u", 0, (1, 10)),
     ),
     "sync_req": (_NODE, _BOOT, _ID, _T1),
     "sync_resp": (_ID, _T1, ("t2", "u", 1, None), ("t3", "u", 1, None)),
@@ -464,12 +503,25 @@ def _check_shot(msg):
         raise ProtocolError("bad value", "end: %d before start %d" % (msg["end"], msg["start"]))
 
 
+def _check_update(msg):
+    h = msg["manifest_sha256"]
+    for c in h:
+        if c not in _HEX:
+            raise ProtocolError(
+                "bad value", "manifest_sha256: " + _short(h) + " is not 64 lowercase hex digits"
+            )
+    u = msg["url"]
+    if not u.startswith("http://") or not u.endswith("/"):
+        raise ProtocolError("bad value", "url: " + _short(u) + " is not http://.../")
+
+
 _CHECKS = {
     "events": _check_events,
     "status": _check_status,
     "host": _check_host,
     "config": _check_config,
     "shot": _check_shot,
+    "update": _check_update,
 }
 
 

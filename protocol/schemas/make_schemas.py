@@ -151,6 +151,25 @@ SCHEMAS = {
                         {"offset_us": I64, "delay_us": U64, "uncertainty_us": U64, "samples": U64},
                     )
                 ),
+                "fw": string(1, 32, description="firmware version the node runs"),
+                "update": nullable(
+                    obj(
+                        ["state"],
+                        {
+                            "state": string(
+                                1,
+                                32,
+                                description="downloading verifying installing rebooting trial "
+                                "done failed rolled_back (receivers treat others as in progress)",
+                            ),
+                            "id": string(1, 64),
+                            "version": string(1, 32),
+                            "bytes": U64,
+                            "total": U64,
+                            "error": nullable(string(0, 200)),
+                        },
+                    )
+                ),
             },
             allOf=[when("state", "online", {"required": ["uptime_us"]})],
         ),
@@ -181,6 +200,26 @@ SCHEMAS = {
                 "status_period_s": uint(1, 3600, default=30),
                 "batch_max": uint(1, 64, default=32),
                 "batch_linger_ms": dict(U64, default=20),
+            },
+        ),
+    ),
+    "update": (
+        "Over-the-air update command (host -> node)",
+        obj(
+            ["v", "id", "version", "url", "manifest_sha256"],
+            {
+                "v": V,
+                "id": string(1, 64),
+                "version": string(1, 32),
+                "url": string(
+                    8,
+                    200,
+                    pattern=r"^http://.*/(?!\n)$",
+                    description="base URL of the firmware set; files are at url + path",
+                ),
+                "manifest_sha256": {"type": "string", "pattern": r"^[0-9a-f]{64}(?!\n)$"},
+                "trial_s": uint(10, 3600, default=300),
+                "trial_boots": uint(1, 10, default=3),
             },
         ),
     ),

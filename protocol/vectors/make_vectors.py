@@ -92,6 +92,15 @@ def ev(**kw):
 
 
 # --- base messages ------------------------------------------------------------------
+UPDATE = {
+    "v": 1,
+    "id": "u-20260101-1",
+    "version": "rbnode-0.1.0+9f86d081",
+    "url": "http://192.168.1.10:8270/fw/rbnode-0.1.0+9f86d081/",
+    "manifest_sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "trial_s": 300,
+    "trial_boots": 3,
+}
 EVENTS = {
     "v": 1,
     "node": NODE,
@@ -380,6 +389,38 @@ def build():
         ),
     )
     ok("status: last will (offline)", "status", OFFLINE)
+    ok(
+        "status: firmware version, an update downloading",
+        "status",
+        with_(
+            STATUS,
+            fw="rbnode-0.1.0+9f86d081",
+            update={
+                "id": "u-20260101-1",
+                "version": "rbnode-0.1.0+9f86d081",
+                "state": "downloading",
+                "bytes": 40960,
+                "total": 151234,
+                "error": None,
+            },
+        ),
+    )
+    ok(
+        "status: an update rolled back",
+        "status",
+        with_(
+            STATUS,
+            fw="rbnode-0.1.0+1a2b3c4d",
+            update={"state": "rolled_back", "error": "no healthy status within 300 s"},
+        ),
+    )
+    ok("status: no update", "status", with_(STATUS, update=None))
+    ok("update: full", "update", UPDATE)
+    ok(
+        "update: minimal",
+        "update",
+        without(UPDATE, "trial_s", "trial_boots"),
+    )
     ok("config: full", "config", CONFIG)
     ok("config: minimal, empty lists", "config", {"v": 1, "rev": 0, "pockets": [], "rails": []})
     ok(
@@ -898,6 +939,60 @@ def build():
         "missing field",
         "missing field: pockets",
     )
+
+    # --- update -------------------------------------------------------------------------
+    bad("update: missing url", "update", without(UPDATE, "url"), "missing field", "url")
+    bad(
+        "update: manifest_sha256 upper case",
+        "update",
+        with_(UPDATE, manifest_sha256=UPDATE["manifest_sha256"].upper()),
+        "bad value",
+        "manifest_sha256",
+    )
+    bad(
+        "update: manifest_sha256 too short",
+        "update",
+        with_(UPDATE, manifest_sha256="ab" * 16),
+        "bad value",
+        "manifest_sha256: length 32 not in 64..64",
+    )
+    bad(
+        "update: url not http",
+        "update",
+        with_(UPDATE, url="https://host/fw/x/"),
+        "bad value",
+        "url",
+    )
+    bad(
+        "update: url without a final slash",
+        "update",
+        with_(UPDATE, url="http://host/fw/x"),
+        "bad value",
+        "url",
+    )
+    bad("update: trial_s 5", "update", with_(UPDATE, trial_s=5), "bad value", "trial_s: 5 not in")
+    bad(
+        "update: trial_boots 0",
+        "update",
+        with_(UPDATE, trial_boots=0),
+        "bad value",
+        "trial_boots: 0 not in",
+    )
+    bad(
+        "update: version too long",
+        "update",
+        with_(UPDATE, version="v" * 33),
+        "bad value",
+        "version: length 33",
+    )
+    bad(
+        "status: update without state",
+        "status",
+        with_(STATUS, update={"id": "u1"}),
+        "missing field",
+        "update.state",
+    )
+    bad("status: fw empty", "status", with_(STATUS, fw=""), "bad value", "fw: length 0")
 
     # --- sync, referee, feeds -----------------------------------------------------------
     bad("sync_req: t1 negative", "sync_req", with_(SYNC_REQ, t1=-1), "bad value", "t1: -1 not in")

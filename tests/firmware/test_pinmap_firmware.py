@@ -261,7 +261,14 @@ def test_esp32_hardware_sets_up_the_json(esp32_layer, name, tmp_path, monkeypatc
     assert hw.channels("beam") == 6 and hw.channels("cue") == 1 and hw.channels("rail") == 6
     # the birth message's pinmap is the loaded map's id
     msg = Node.birth_msg(
-        SimpleNamespace(hw=hw, node_id="n1", boot=1, reset_cause="power", cfg_hash="00000000")
+        SimpleNamespace(
+            hw=hw,
+            node_id="n1",
+            boot=1,
+            reset_cause="power",
+            cfg_hash="00000000",
+            upd=SimpleNamespace(version="rbnode-0.1.0"),
+        )
     )
     assert msg["pinmap"] == name
     codec.validate("birth", msg)

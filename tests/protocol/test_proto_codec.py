@@ -41,6 +41,7 @@ def test_constants():
         "host",
         "referee_result",
         "table_summary",
+        "update",
     )
 
 

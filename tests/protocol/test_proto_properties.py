@@ -141,6 +141,18 @@ def status_msg(draw):
                 | st.fixed_dictionaries(
                     {"offset_us": i64, "delay_us": u64, "uncertainty_us": u64, "samples": u64}
                 ),
+                "fw": text(1, 32),
+                "update": st.none()
+                | obj(
+                    {"state": text(1, 32)},
+                    {
+                        "id": text(1, 64),
+                        "version": text(1, 32),
+                        "bytes": u64,
+                        "total": u64,
+                        "error": st.none() | text(0, 200),
+                    },
+                ),
             },
         )
     )
@@ -208,6 +220,16 @@ MESSAGES = {
     ),
     "status": status_msg(),
     "config": config_msg(),
+    "update": obj(
+        {
+            "v": st.just(1),
+            "id": text(1, 64),
+            "version": text(1, 32),
+            "url": st.from_regex(r"\Ahttp://[a-z0-9.:]{1,40}/([a-z0-9+.-]{1,20}/){0,3}\Z"),
+            "manifest_sha256": st.from_regex(r"\A[0-9a-f]{64}\Z", fullmatch=True),
+        },
+        {"trial_s": st.integers(10, 3600), "trial_boots": st.integers(1, 10)},
+    ),
     "sync_req": obj({"v": st.just(1), "node": slug, "boot": u64, "id": u64, "t1": u64}, {}),
     "sync_resp": obj({"v": st.just(1), "id": u64, "t1": u64, "t2": u64, "t3": u64}, {}),
     "sync_result": obj(

@@ -17,6 +17,9 @@ Interface (stable; documented in docs/firmware-sensing.md §HAL):
          BEAM_BLOCKED: pin level that means "beam interrupted" (1 for the default front end)
   store  nvs_get(key, default=None) -> int | default; nvs_set(key, int) (committed)
          fs_root() -> writable directory path (littlefs "/" on the device)
+         storage() -> the flash file system as rbnode.hw.storage.FileStorage on fs_root()
+                 (files, atomic rename): all the over-the-air installer (rbnode.ota)
+                 writes goes through it; the simulated one cuts the power at any step
   system reset_cause() -> "power" "hard" "wdt" "deepsleep" "soft" "unknown"
          watchdog(timeout_ms) -> object with .feed()  (cannot be stopped: DESIGN §4)
          mem_free() -> int, unique_id() -> bytes, reset()
@@ -171,6 +174,13 @@ class Hardware:
 
     def fs_root(self):
         raise NotImplementedError
+
+    def storage(self):
+        s = getattr(self, "_storage", None)
+        if s is None:
+            from rbnode.hw.storage import FileStorage
+            s = self._storage = FileStorage(self.fs_root())
+        return s
 
     def reset_cause(self):
         return "unknown"

@@ -21,6 +21,9 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .net_up                 what wlan().isconnected() reports
     .wdt_expired            set when a watchdog from .watchdog() was not fed in time
     .led                    the status LED's changes: [(now_us, on)], oldest first
+    .storage()              SimStorage on fs_root (below)
+    .reset_hook             None, or called by reset() instead of raising SystemExit
+                            (rbnode.simnode reboots the node with it)
 
 Model (docs/architecture.md, "Target facts"): an edge changes the pin level at its time
 and bumps the pin's edge counter at once (PCNT is hardware); the pin's handler is queued in ONE global FIFO of
@@ -29,11 +32,19 @@ jitter) later, or when the VM is no longer busy. A full queue drops the handler 
 handler reads ticks_us() and pin.value() when it RUNS. ticks_us wraps at 2**30 like ESP32.
 Randomness comes from a private xorshift32 so the same seed gives the same run in CPython
 and MicroPython.
+
+SimStorage(root, cut_at=None, free_bytes=None): rbnode.hw.storage.FileStorage with the
+power cut at its `cut_at`-th write step (1-based; steps: open_write, each write(), close,
+rename, remove, mkdir, rmdir): a write() writes the first half of its bytes, any other step
+does nothing, and that step and every later call raise PowerCut (a BaseException, so no
+`except Exception` in the firmware can swallow it). What earlier write() calls wrote stays
+(files left open are closed as they are). `.steps` counts the steps, `.log` names them.
 """
 
 import os
 
 from rbnode.hw import hal
+from rbnode.hw.storage import FileStorage
 
 _MASK = hal.TICKS_PERIOD - 1
 
@@ -108,6 +119,109 @@ class SimWLAN:
         return ("127.0.0.1", "255.0.0.0", "127.0.0.1", "127.0.0.1")
 
 
+class PowerCut(BaseException):
+    pass
+
+
+class _SimWriter:
+    def __init__(self, st, f, p):
+        self.st = st
+        self.f = f
+        self.p = p
+
+    def write(self, b):
+        f = self.f
+
+        def torn():
+            f.write(b[:len(b) // 2])
+        self.st._step("write " + self.p, torn)
+        return f.write(b)
+
+    def close(self):
+        self.st._step("close " + self.p)
+        self.st._open.remove(self)
+        self.f.close()
+
+
+class SimStorage(FileStorage):
+    def __init__(self, root, cut_at=None, free_bytes=None):
+        FileStorage.__init__(self, root)
+        self.cut_at = cut_at
+        self.free_bytes = free_bytes
+        self.steps = 0
+        self.log = []
+        self.dead = False
+        self._open = []
+
+    def _step(self, what, partial=None):
+        if self.dead:
+            raise PowerCut("power is off")
+        self.steps += 1
+        self.log.append(what)
+        if self.cut_at is not None and self.steps >= self.cut_at:
+            self.dead = True
+            if partial is not None:
+                partial()
+            for w in self._open:
+                w.f.close()
+            self._open = []
+            raise PowerCut(what)
+
+    def _alive(self):
+        if self.dead:
+            raise PowerCut("power is off")
+
+    def read(self, p):
+        self._alive()
+        return FileStorage.read(self, p)
+
+    def open_read(self, p):
+        self._alive()
+        return FileStorage.open_read(self, p)
+
+    def open_write(self, p):
+        self._step("open " + p)
+        w = _SimWriter(self, FileStorage.open_write(self, p), p)
+        self._open.append(w)
+        return w
+
+    def rename(self, src, dst):
+        self._step("rename " + src + " " + dst)
+        FileStorage.rename(self, src, dst)
+
+    def remove(self, p):
+        self._step("remove " + p)
+        FileStorage.remove(self, p)
+
+    def rmdir(self, p):
+        self._step("rmdir " + p)
+        FileStorage.rmdir(self, p)
+
+    def mkdir(self, p):
+        if self.isdir(p):
+            return  # nothing written
+        self._step("mkdir " + p)
+        FileStorage.mkdir(self, p)
+
+    def listdir(self, p):
+        self._alive()
+        return FileStorage.listdir(self, p)
+
+    def size(self, p):
+        self._alive()
+        return FileStorage.size(self, p)
+
+    def isdir(self, p):
+        self._alive()
+        return FileStorage.isdir(self, p)
+
+    def free(self):
+        self._alive()
+        if self.free_bytes is not None:
+            return self.free_bytes
+        return FileStorage.free(self)
+
+
 def _tmpdir(seed):
     try:
         import tempfile
@@ -164,7 +278,9 @@ class SimHardware(hal.Hardware):
         self.net_up = True
         self.rssi = -60
         self.truth = []
+        self.reset_hook = None
         self.led = []
+        self._storage = None
 
     # --- randomness (xorshift32; identical in CPython and MicroPython) ---
     def rand32(self):
@@ -359,6 +475,11 @@ class SimHardware(hal.Hardware):
     def fs_root(self):
         return self._root
 
+    def storage(self):
+        if self._storage is None:
+            self._storage = SimStorage(self._root)
+        return self._storage
+
     def _nvs_path(self):
         return self._root + "/nvs.json"
 
@@ -401,6 +522,8 @@ class SimHardware(hal.Hardware):
         return bytes((0x5A, 0x11, 0, 0, (self.seed >> 8) & 255, self.seed & 255))
 
     def reset(self):
+        if self.reset_hook is not None:
+            return self.reset_hook()
         raise SystemExit("sim reset")
 
     def wlan(self):

@@ -1,0 +1,350 @@
+"""`railbird nodes`: the fleet of sensor nodes (what each runs and reports), and
+`railbird nodes update`: a firmware set over the air, one table at a time.
+
+The fleet comes from the retained `birth` and `status` of every node (railbird.fleet.view);
+an update serves the set over HTTP from this machine (railbird.fleet.server) and follows
+each node through download, trial and commit (railbird.fleet.rollout). The node's side:
+firmware/README.md "Over-the-air updates".
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+import time
+from types import SimpleNamespace
+
+from railbird.mqttopts import add_broker_options, make_client
+
+HELP = "list the sensor nodes (firmware, pin map, last seen, counters, RSSI); update them"
+LIST_HELP = "list the fleet from the nodes' retained birth and status (the default action)"
+UPDATE_HELP = "update the nodes' firmware over the air from a `make firmware` set"
+_LIST_PARSER = []  # `railbird nodes` without an action parses as `railbird nodes list`
+
+
+def _common(p, default_user: str) -> None:
+    p.add_argument(
+        "--venue", default="+", help="only this venue (default: every venue the user may read)"
+    )
+    p.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        help="only this table (repeatable; default: every table with a node)",
+    )
+    p.add_argument(
+        "--config",
+        default=None,
+        help="host.toml: its venue, its tables' nodes (a configured node never seen is "
+        "listed) and its broker login (instead of the broker options below)",
+    )
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=1.5,
+        help="seconds to collect the retained messages (default %(default)s)",
+    )
+    add_broker_options(p, default_user=default_user)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("nodes", help=HELP, description=__doc__.split("\n\n")[0])
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    ls = actions.add_parser("list", help=LIST_HELP, description=LIST_HELP)
+    _common(ls, "railbird-display")
+    ls.add_argument("--json", action="store_true", help="print one JSON object per node")
+    ls.set_defaults(func=run_list)
+    _LIST_PARSER[:] = [ls]
+    up = actions.add_parser(
+        "update",
+        help=UPDATE_HELP,
+        description=UPDATE_HELP + ". Every online node of a table gets the set; the next "
+        "table follows once each of them runs it and reported healthy (or the table failed: "
+        "then the rollout stops). Exit status 0 when every node chosen runs the set at the "
+        "end, 1 otherwise, 2 for a set or an option that is refused.",
+    )
+    _common(up, "railbird-host")
+    up.add_argument(
+        "--firmware",
+        default="firmware/build/node",
+        help="the set: a `make firmware` node build with its manifest.json (default %(default)s)",
+    )
+    up.add_argument("--node", action="append", default=[], help="only this node (repeatable)")
+    up.add_argument(
+        "--advertise",
+        default=None,
+        help="address the nodes reach this machine at (default: this machine's address "
+        "towards the broker, or its default route when the broker is on loopback)",
+    )
+    up.add_argument("--http-bind", default="0.0.0.0", help="address the download server listens on")
+    up.add_argument(
+        "--http-port",
+        type=int,
+        default=8270,
+        help="port of the download server (0: any free one; default %(default)s)",
+    )
+    up.add_argument(
+        "--trial-s",
+        type=int,
+        default=None,
+        help="seconds a new set has to report healthy before the node rolls back (10..3600; "
+        "the node's default 300)",
+    )
+    up.add_argument(
+        "--trial-boots",
+        type=int,
+        default=None,
+        help="boots a new set may take to report healthy (1..10; the node's default 3)",
+    )
+    up.add_argument(
+        "--table-timeout",
+        type=float,
+        default=900.0,
+        help="seconds a table may take in all (default %(default)s)",
+    )
+    up.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="go on with the next tables after a table where a node did not update",
+    )
+    up.add_argument(
+        "--dry-run", action="store_true", help="check the set and show the plan; send nothing"
+    )
+    up.set_defaults(func=run_update)
+    p.set_defaults(func=run_default)
+
+
+def run_default(args) -> int:
+    return run_list(_LIST_PARSER[0].parse_args([]))
+
+
+# -- connection -----------------------------------------------------------------------------
+def _conn(args):
+    """(connection args for make_client, venue, configured tables) from --config or flags."""
+    if not args.config:
+        return args, args.venue, {}
+    from railbird.config import ConfigError, load
+
+    try:
+        cfg = load(args.config)
+    except (OSError, ConfigError) as e:
+        raise SystemExit(f"railbird nodes: {args.config}: {e}") from None
+    b = cfg.broker
+    conn = SimpleNamespace(
+        host=b.host,
+        port=b.port,
+        user=b.user,
+        password=b.password,
+        tls=b.tls,
+        cafile=b.cafile or None,
+    )
+    return conn, cfg.venue, {t: list(tc.nodes) for t, tc in cfg.table.items()}
+
+
+def _watch(args, fleet):
+    """Connect, subscribe to the fleet's topics, collect for --wait s -> (client, conn)."""
+    conn, _, _ = _conn(args)
+    ready = threading.Event()
+    err = []
+
+    def on_connect(client, userdata, flags, reason_code, properties):
+        if reason_code.is_failure:
+            err.append(f"the broker refused the connection: {reason_code}")
+            ready.set()
+            return
+        client.subscribe([(t, 1) for t in fleet.topics()])
+
+    def on_subscribe(client, userdata, mid, reason_codes, properties):
+        ready.set()
+
+    def on_message(client, userdata, m):
+        fleet.on_message(m.topic, m.payload, bool(m.retain))
+
+    client = make_client(conn)
+    client.on_connect = on_connect
+    client.on_subscribe = on_subscribe
+    client.on_message = on_message
+    try:
+        client.connect(conn.host, conn.port, keepalive=30)
+    except OSError as e:
+        raise SystemExit(
+            f"railbird nodes: cannot connect to {conn.host}:{conn.port}: {e}"
+        ) from None
+    client.loop_start()
+    if not ready.wait(10) or err:
+        client.loop_stop()
+        raise SystemExit(f"railbird nodes: {err[0] if err else 'no answer from the broker'}")
+    time.sleep(max(0.0, args.wait))  # the retained messages arrive after the SUBACK
+    return client, conn
+
+
+def _fleet(args):
+    from railbird.fleet.view import Fleet
+
+    _, venue, configured = _conn(args)
+    fleet = Fleet(venue)
+    client, conn = _watch(args, fleet)
+    return fleet, client, conn, configured
+
+
+def _plan(fleet, configured, tables, nodes) -> dict[str, list[str]]:
+    plan: dict[str, list[str]] = {}
+    seen = fleet.tables()
+    for t in sorted(set(seen) | set(configured)):
+        if tables and t not in tables:
+            continue
+        ns = sorted(set(seen.get(t, [])) | set(configured.get(t, [])))
+        ns = [n for n in ns if not nodes or n in nodes]
+        if ns:
+            plan[t] = ns
+    return plan
+
+
+# -- list ---------------------------------------------------------------------------------------
+def run_list(args) -> int:
+    from railbird.fleet.view import table_text
+
+    fleet, client, _, configured = _fleet(args)
+    client.disconnect()
+    client.loop_stop()
+    rows = [r for r in fleet.rows() if not args.table or r["table"] in args.table]
+    have = {(r["table"], r["node"]) for r in rows}
+    for t, nodes in sorted(configured.items()):
+        if args.table and t not in args.table:
+            continue
+        for n in nodes:
+            if (t, n) not in have:
+                rows.append(
+                    {
+                        "venue": fleet.venue,
+                        "table": t,
+                        "node": n,
+                        "state": "never seen",
+                        "fw": None,
+                        "pinmap": None,
+                        "boot": None,
+                        "last_seen_s": None,
+                        "rssi": None,
+                        "counters": {},
+                        "update": None,
+                        "config_error": None,
+                    }
+                )
+    rows.sort(key=lambda r: (r["table"], r["node"]))
+    if args.json:
+        for r in rows:
+            print(json.dumps(r, sort_keys=True))
+    elif rows:
+        print(table_text(rows))
+    else:
+        print("no nodes: none has published its birth or status on this broker", file=sys.stderr)
+    return 0
+
+
+# -- update -----------------------------------------------------------------------------------
+def advertise_address(broker_host: str) -> str:
+    """This machine's address as the nodes see it: the one it reaches the broker from; when
+    the broker is on this machine's loopback, the one of its default route."""
+    target = broker_host
+    try:
+        if socket.gethostbyname(broker_host).startswith("127."):
+            target = "192.0.2.1"  # TEST-NET: only picks the route, nothing is sent
+    except OSError:
+        pass
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect((target, 9))
+        return s.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+    finally:
+        s.close()
+
+
+def run_update(args) -> int:
+    from railbird.fleet import firmware
+    from railbird.fleet.rollout import Rollout
+    from railbird.fleet.server import FirmwareServer
+    from rbproto import codec
+
+    try:
+        fw = firmware.load(args.firmware)
+    except firmware.FirmwareError as e:
+        print(f"railbird nodes update: {e}", file=sys.stderr)
+        return 2
+    for name, v, lo, hi in (
+        ("--trial-s", args.trial_s, 10, 3600),
+        ("--trial-boots", args.trial_boots, 1, 10),
+    ):
+        if v is not None and not lo <= v <= hi:
+            print(f"railbird nodes update: {name} {v} not in {lo}..{hi}", file=sys.stderr)
+            return 2
+    print(f"firmware {fw.version}: {len(fw.files)} files, {fw.size} bytes ({args.firmware})")
+    fleet, client, conn, configured = _fleet(args)
+    try:
+        plan = _plan(fleet, configured, args.table, args.node)
+        if not plan:
+            print("railbird nodes update: no node to update", file=sys.stderr)
+            return 1
+        host = args.advertise or advertise_address(conn.host)
+        try:
+            server = FirmwareServer(fw, args.http_bind, args.http_port)
+        except OSError as e:
+            print(
+                f"railbird nodes update: cannot serve on port {args.http_port}: {e}",
+                file=sys.stderr,
+            )
+            return 2
+        url = server.url(host)
+        try:
+            codec.encode(
+                "update",
+                {
+                    "v": 1,
+                    "id": "x",
+                    "version": fw.version,
+                    "url": url,
+                    "manifest_sha256": fw.manifest_sha256,
+                },
+            )
+        except codec.ProtocolError as e:
+            server.httpd.server_close()
+            print(f"railbird nodes update: {e}", file=sys.stderr)
+            return 2
+        print(f"serving {url}")
+        for t, nodes in plan.items():
+            print(f"  {t}: {' '.join(nodes)}")
+        if args.dry_run:
+            server.httpd.server_close()
+            return 0
+
+        def publish(topic, payload):
+            client.publish(topic, payload, qos=1, retain=False)
+
+        with server:
+            ro = Rollout(
+                fleet,
+                publish,
+                fw,
+                url,
+                trial_s=args.trial_s,
+                trial_boots=args.trial_boots,
+                table_timeout_s=args.table_timeout,
+                keep_going=args.keep_going,
+            )
+            print(f"update {ro.id}")
+            results = ro.run(plan)
+        print("summary:")
+        for r in results:
+            print("  " + r.line())
+        good = sum(r.ok for r in results)
+        print(
+            f"{good} of {len(results)} nodes run {fw.version}; served "
+            f"{sum(server.served.values())} files"
+        )
+        return 0 if good == len(results) else 1
+    finally:
+        client.disconnect()
+        client.loop_stop()

@@ -1,0 +1,257 @@
+"""Over-the-air updates end to end (issue 14, item 5): a real private mosquitto, `railbird run`
+answering time sync (so a new set can get healthy), the node firmware on simulated hardware
+(SimNode, its flash in a directory) and `railbird nodes update` serving a real `make
+firmware` set over HTTP:
+
+- an update succeeds, one table at a time: each node downloads the set, installs it into a
+  spare slot, reboots into it on trial, gets healthy and commits; the next table starts only
+  after that; `railbird nodes list` then shows the new version;
+- a corrupted file is refused before install: the host refuses such a set, and a node
+  served one anyway (another server) says "failed" and keeps running the old set, with
+  nothing installed and no reboot;
+- a set that never reports healthy is rolled back: one that never syncs at its deadline,
+  one that crashes at every boot after its trial boots; the rollout stops there.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.hostproc import RailbirdRun
+from harness.mqttsub import subscriber
+from railbird.fleet import firmware
+from railbird.fleet.rollout import Rollout
+from railbird.fleet.server import FirmwareServer
+from railbird.fleet.view import Fleet
+from rbnode import ota
+from rbnode.hw.storage import FileStorage
+from rbnode.node import FW_VERSION
+from rbnode.simnode import SimNode
+
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+NEW = "rbnode-ota-e2e"
+PW = "node-pw"
+CONFIG = """
+venue = "club"
+stats_period_s = 0
+[broker]
+host = "127.0.0.1"
+port = {port}
+user = "railbird-host"
+password = "host-secret"
+[tables.t1]
+nodes = ["n1"]
+[tables.t2]
+nodes = ["n2"]
+"""
+
+
+@pytest.fixture(scope="module")
+def fw_set(tmp_path_factory):
+    """A real node set (mpy-cross), built once, with a fixed version."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import build_firmware
+
+    out = tmp_path_factory.mktemp("fw") / "node"
+    build_firmware.build(out, version=NEW)
+    return out
+
+
+class Venue:
+    """mosquitto + railbird run + one SimNode per table."""
+
+    def __init__(self, broker, tmp: Path, faults=None, tables=("t1", "t2")):
+        self.broker = broker
+        self.tmp = tmp
+        self.host = RailbirdRun(tmp / "host", CONFIG.format(port=broker.port))
+        self.host.start()
+        self.nodes = {}
+        for i, t in enumerate(tables):
+            n = f"n{i + 1}"
+            broker.add_user(n, PW)
+            sn = SimNode(
+                "127.0.0.1",
+                broker.port,
+                "club",
+                t,
+                n,
+                PW,
+                tmp / n,
+                seed=i + 1,
+                dev={"sync_period_s": 2},
+                fw_faults=faults,
+            )
+            sn.start()
+            self.nodes[t] = sn
+        for sn in self.nodes.values():
+            sn.wait_connected()
+            wait_for(lambda sn=sn: sn.status()["sync"] is not None, "first sync")
+
+    def cli(self, *args, timeout=120):
+        cmd = [sys.executable, "-m", "railbird", "nodes", *args]
+        cmd += ["--host", "127.0.0.1", "--port", str(self.broker.port)]
+        cmd += ["--user", "railbird-host", "--password", "host-secret", "--wait", "1"]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+    def close(self):
+        for sn in self.nodes.values():
+            sn.stop()
+        self.host.stop()
+
+
+def wait_for(cond, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def venue(broker, tmp_path):
+    made = []
+
+    def make(**kw):
+        v = Venue(broker, tmp_path, **kw)
+        made.append(v)
+        return v
+
+    yield make
+    for v in made:
+        v.close()
+
+
+def update_args(fw_set, *more):
+    return [
+        "update",
+        "--firmware",
+        str(fw_set),
+        "--advertise",
+        "127.0.0.1",
+        "--http-port",
+        "0",
+        *more,
+    ]
+
+
+def test_update_succeeds_one_table_at_a_time(venue, fw_set):
+    v = venue()
+    n1, n2 = v.nodes["t1"], v.nodes["t2"]
+    assert n1.fw == FW_VERSION and n2.fw == FW_VERSION  # the flashed set has no manifest
+    r = v.cli(*update_args(fw_set, "--trial-s", "60"))
+    out = r.stdout
+    assert r.returncode == 0, out + r.stderr
+    assert (
+        f"t1/n1: done ({FW_VERSION} -> {NEW}" in out
+        and f"t2/n2: done ({FW_VERSION} -> {NEW}" in out
+    )
+    # one table at a time: t2 was told only once t1's node had committed the set
+    assert out.index("  t1/n1: done") < out.index("table t2:") < out.index("  t2/n2: ")
+    assert "2 of 2 nodes run " + NEW in out
+    for sn in (n1, n2):
+        assert sn.fw == NEW and sn.reboots == 1
+        run = ota.running(FileStorage(sn.state_dir))
+        assert run["slot"] == "a" and run["trial"] is None and run["last"]["state"] == "done"
+        # the slot holds exactly the set's files, byte for byte
+        for f in json.loads((fw_set / "manifest.json").read_text())["files"]:
+            assert (Path(sn.state_dir) / "fw" / "a" / f["path"]).read_bytes() == (
+                fw_set / f["path"]
+            ).read_bytes()
+        assert sn.counters()["update_rejected"] == 0
+    # the fleet shows it, and a second rollout has nothing to do
+    ls = v.cli("list", "--json")
+    rows = [json.loads(x) for x in ls.stdout.splitlines()]
+    assert [(x["table"], x["node"], x["fw"], x["update"]["state"]) for x in rows] == [
+        ("t1", "n1", NEW, "done"),
+        ("t2", "n2", NEW, "done"),
+    ]
+    assert all(
+        x["pinmap"] == "sim" and x["rssi"] == -60 and x["counters"]["events"] == 0 for x in rows
+    )
+    assert all(x["last_seen_s"] is not None and x["last_seen_s"] < 60 for x in rows)
+    again = v.cli(*update_args(fw_set))
+    assert again.returncode == 0 and again.stdout.count(": up to date") == 2, again.stdout
+    assert n1.reboots == 1
+
+
+def test_corrupted_file_is_refused_before_install(venue, fw_set, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(fw_set, bad)
+    b = bytearray((bad / "rbnode" / "node.mpy").read_bytes())
+    b[len(b) // 2] ^= 0xFF
+    (bad / "rbnode" / "node.mpy").write_bytes(bytes(b))
+    # the host never offers it
+    with pytest.raises(firmware.FirmwareError, match=r"rbnode/node\.mpy does not match"):
+        firmware.load(bad)
+    v = venue(tables=("t1",))
+    r = v.cli(*update_args(bad))
+    assert r.returncode == 2 and "rbnode/node.mpy does not match" in r.stderr, r.stderr
+    # served anyway (a server that does not check): the node refuses it before install
+    sn = v.nodes["t1"]
+    fleet = Fleet("club")
+    c = subscriber(
+        v.broker.port,
+        lambda c, u, m: fleet.on_message(m.topic, m.payload, m.retain),
+        "ota-test",
+        topic="railbird/v1/club/+/node/+/status",
+    )
+    try:
+        fw = firmware.load(bad, verify=False)
+        with FirmwareServer(fw, "127.0.0.1", 0) as server:
+            ro = Rollout(
+                fleet,
+                lambda t, p: c.publish(t, p, qos=1),
+                fw,
+                server.url("127.0.0.1"),
+                say=lambda s: None,
+            )
+            wait_for(lambda: fleet.get("t1", "n1") is not None, "the node's status")
+            (res,) = ro.run({"t1": ["n1"]})
+    finally:
+        c.loop_stop()
+        c.disconnect()
+    assert res.outcome == "failed" and res.detail == "rbnode/node.mpy: sha256 mismatch", res
+    assert sn.fw == FW_VERSION and sn.reboots == 0
+    run = ota.running(FileStorage(sn.state_dir))
+    assert run["slot"] == "" and run["trial"] is None
+    assert not (Path(sn.state_dir) / "fw" / "a" / "manifest.json").exists()
+    assert not (Path(sn.state_dir) / "fw" / "boot.json").exists()
+    st = sn.status()["update"]
+    assert st["state"] == "failed" and st["error"] == "rbnode/node.mpy: sha256 mismatch"
+
+
+def test_never_healthy_set_is_rolled_back(venue, fw_set):
+    """t1's node never syncs on the new set (rolled back at its 10 s deadline), so the
+    rollout stops before t2."""
+    v = venue(faults={NEW: "no_sync"})
+    n1, n2 = v.nodes["t1"], v.nodes["t2"]
+    r = v.cli(*update_args(fw_set, "--trial-s", "10"))
+    out = r.stdout
+    assert r.returncode == 1, out + r.stderr
+    assert "t1/n1: rolled_back (no healthy status within 10 s)" in out
+    assert "t2/n2: not reached (rollout stopped)" in out
+    assert "0 of 2 nodes run " + NEW in out
+    assert n1.reboots == 2 and n1.fw == FW_VERSION  # into the trial, and back
+    assert n2.reboots == 0
+    run = ota.running(FileStorage(n1.state_dir))
+    assert run["slot"] == "" and run["last"]["state"] == "rolled_back"
+    wait_for(lambda: n1.status()["update"]["state"] == "rolled_back", "rolled back status")
+
+
+def test_crashing_set_is_rolled_back_after_its_trial_boots(venue, fw_set):
+    v = venue(faults={NEW: "crash"}, tables=("t1",))
+    sn = v.nodes["t1"]
+    r = v.cli(*update_args(fw_set, "--trial-boots", "2"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "t1/n1: rolled_back (no healthy status in 2 boots)" in r.stdout
+    assert sn.crashes == 2 and sn.fw == FW_VERSION
