@@ -194,7 +194,7 @@ def test_make_flash_builds_and_flashes_without_node_modules(tmp_path, board, bar
     ignore = shutil.ignore_patterns("build", "__pycache__")
     for d in ("firmware", "protocol", "host", "tools", "hardware"):
         shutil.copytree(REPO / d, repo / d, ignore=ignore)
-    (repo / ".venv").symlink_to(REPO / ".venv")
+    (repo / ".venv").symlink_to(sys.prefix)  # the environment running this test
     make = shutil.which("make")
     dry = subprocess.run(
         [make, "-n", "flash", "PORT=" + board.port], cwd=repo, capture_output=True, text=True
