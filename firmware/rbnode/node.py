@@ -536,7 +536,8 @@ class Node:
                     synced = self.sync is not None
                     pid = await m.publish(self.t_status,
                                           codec.encode("status", self.status_msg()), 1, True)
-                    self.upd.on_status(pid, synced)
+                    if self.upd.on_status(pid, synced):
+                        self._status_now.set()  # committed: say "done"
                     continue
             self.upd.tick(self.clock.now())
             await _sleep_ms(100)

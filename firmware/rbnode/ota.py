@@ -341,7 +341,6 @@ class Update:
         self._h = None
         self._n = 0
         self._v = 0  # next file to verify
-        self._clear()
 
     def _spare(self, s):
         for x in SLOTS:
@@ -365,7 +364,8 @@ class Update:
     # -- fetching --
     def next(self):
         if self._i == -1 and self._raw is None:
-            self._h = hashlib.sha256()
+            self._clear()  # here, not in __init__: the node builds an Update in its MQTT
+            self._h = hashlib.sha256()  # callback and runs the steps in a task
             self._raw = []
             self._n = 0
             return MANIFEST

@@ -165,9 +165,15 @@ class Updater:
         asyncio.create_task(self._reboot())
 
     def on_status(self, pid, synced):
-        """A status went out (pid); on trial with a sync sample in it, its PUBACK commits."""
-        if self.trial is not None and synced and self._commit_pid is None:
-            self._commit_pid = pid
+        """A status went out (pid); on trial with a sync sample in it, its PUBACK commits.
+        -> True when that happened already (the PUBACK can beat publish()'s return)."""
+        if self.trial is None or not synced or self._commit_pid is not None:
+            return False
+        self._commit_pid = pid
+        for e in self.node.mqtt.inflight:
+            if e[0] == pid:
+                return False
+        return self.on_puback(pid)
 
     def on_puback(self, pid):
         """-> True when this acknowledgement made the set on trial the confirmed one."""

@@ -16,6 +16,7 @@ firmware` set over HTTP:
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -179,6 +180,30 @@ def test_update_succeeds_one_table_at_a_time(venue, fw_set):
         x["pinmap"] == "sim" and x["rssi"] == -60 and x["counters"]["events"] == 0 for x in rows
     )
     assert all(x["last_seen_s"] is not None and x["last_seen_s"] < 60 for x in rows)
+    # `railbird nodes` alone lists them (broker from the environment)
+    env = dict(
+        os.environ, RAILBIRD_MQTT_PORT=str(v.broker.port), RAILBIRD_MQTT_USER="railbird-host"
+    )
+    env["RAILBIRD_MQTT_PASSWORD"] = "host-secret"
+    text = subprocess.run(
+        [sys.executable, "-m", "railbird", "nodes"], capture_output=True, text=True, env=env
+    ).stdout.splitlines()
+    assert text[0].split() == [
+        "TABLE",
+        "NODE",
+        "STATE",
+        "FIRMWARE",
+        "PIN",
+        "MAP",
+        "LAST",
+        "SEEN",
+        "RSSI",
+        "COUNTERS",
+        "UPDATE",
+    ]
+    for line, (t, n) in zip(text[1:], (("t1", "n1"), ("t2", "n2")), strict=True):
+        assert line.split()[:5] == [t, n, "online", NEW, "sim"], line
+        assert "-60 dBm" in line and "ev=0" in line and line.endswith("done"), line
     again = v.cli(*update_args(fw_set))
     assert again.returncode == 0 and again.stdout.count(": up to date") == 2, again.stdout
     assert n1.reboots == 1
