@@ -8,6 +8,7 @@ import time
 import paho.mqtt.client as mqtt
 import pytest
 
+from railbird.broker import confined_acl
 from rbproto import codec
 
 VENUE, TABLE = "demo-bar", "t1"
@@ -118,6 +119,32 @@ def test_round_trip_and_node_confined_to_its_subtree(broker):
     assert (kind, venue, table, node_id) == ("events", VENUE, TABLE, "n1")
     assert [e["seq"] for e in msg["events"]] == [0, 1]
     assert msg["events"][0]["t"] == 1_000_000
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize("acl", ["project", "confined"])
+def test_a_node_reads_its_own_update_commands_only(acl, broker, tmp_path):
+    """Over-the-air update commands (SPEC.md `update`): the host writes them, a node reads
+    its own and never another node's, even through a wildcard; with the project ACL and
+    with the one that confines each node to its table (railbird.broker.confined_acl)."""
+    if acl == "confined":
+        broker.acl = confined_acl(VENUE, {TABLE: ["n1", "n2"]})
+        broker.restart()
+    broker.add_user("n1", "node-pw")
+    node, rc = connect(broker, "n1", "node-pw")
+    assert not rc.is_failure
+    got = Collector(node, f"railbird/v1/{VENUE}/{TABLE}/node/+/update")
+    host, _ = connect(broker, "railbird-host", "host-secret")
+    own = codec.topic(VENUE, TABLE, "update", "n1")
+    # the other node's first: the broker delivers in order, so it would have come first
+    for topic in (codec.topic(VENUE, TABLE, "update", "n2"), own):
+        host.publish(topic, b'{"v":1}', qos=1).wait_for_publish(5)
+    assert [t for t, _ in got.wait_for(1)] == [own]
+    time.sleep(0.3)
+    assert [t for t, _ in got.messages] == [own]
+    for c in (node, host):
+        c.loop_stop()
+        c.disconnect()
 
 
 @pytest.mark.broker
