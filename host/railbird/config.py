@@ -41,7 +41,7 @@ Example (every key optional except where noted):
     [shots]                        # docs/shots.md
     quiet_ms = 5000
     lip_rest_ms = 5000
-    cue_before_ms = 3000
+    cue_before_ms = 0              # 0: the slowest cue_return_ms x 1.3 + 250 ms
     cue_after_ms = 100
     break_window_ms = 2000
     rail_merge_ms = 100
@@ -55,6 +55,9 @@ Example (every key optional except where noted):
                                    # the defaults of a referee's new `match`, docs/host.md)
     nodes = ["t1-pockets"]         # required: the nodes that report for this table (each
                                    # node for one table only)
+    table_size = "9ft"             # 7ft, 8ft, 9ft: the default cue-ball return delays
+    cue_return_ms = {HL = 2850, HR = 2850, SL = 2000, SR = 2000, FL = 1000, FR = 1000}
+                                   # measured by `railbird calibrate` (docs/shots.md)
 
     [outputs]                      # what people see (docs/displays.md); all optional
     day_start_hour = 6             # pocket counts: a business day starts at this local hour
@@ -89,9 +92,9 @@ from __future__ import annotations
 import hmac
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from railbird.core.shots import ShotParams
+from railbird.core.shots import DEFAULT_TABLE_SIZE, ShotParams, cue_return_us
 
 
 class ConfigError(ValueError):
@@ -125,6 +128,12 @@ class TableConfig:
     break_order: str | None = None
     options: dict = field(default_factory=dict)
     nodes: list = field(default_factory=list)
+    table_size: str = DEFAULT_TABLE_SIZE
+    cue_return_ms: dict = field(default_factory=dict)  # pocket -> ms (`railbird calibrate`)
+
+    def shot_params(self, shots: ShotParams) -> ShotParams:
+        """The `[shots]` parameters with this table's expected cue-ball return delays."""
+        return replace(shots, cue_return_us=cue_return_us(self.table_size, self.cue_return_ms))
 
     def match(self) -> dict | None:
         """The `match` input of protocol/REFEREE.md for this table, or None (no game)."""

@@ -21,7 +21,7 @@ import json
 import sys
 from dataclasses import fields
 
-from railbird.core.shots import ShotParams
+from railbird.core.shots import CUE_RETURN_MS, DEFAULT_TABLE_SIZE, POCKETS, ShotParams
 from railbird.rules import GAMES, OPTIONS
 from railbird.rules.match import BREAK_ORDERS
 
@@ -156,6 +156,27 @@ def _table(*, template: bool) -> dict:
             **{"x-what": "break order"},
         ),
         "options": _options(),
+        "table_size": _str(
+            DEFAULT_TABLE_SIZE,
+            "the table's size: " + ", ".join(CUE_RETURN_MS) + "; gives the default "
+            "`cue_return_ms` (docs/shots.md)",
+            enum=list(CUE_RETURN_MS),
+            **{"x-what": "table size"},
+        ),
+        "cue_return_ms": _section(
+            {p: _int(lo=1, hi=20_000, desc="") for p in POCKETS},
+            "expected cue-ball return delay per pocket (drop to cue detector), e.g. "
+            "`{HL = 2850, HR = 2850, SL = 2000, SR = 2000, FL = 1000, FR = 1000}`; "
+            "`railbird calibrate` measures it; a pocket left out takes `table_size`'s "
+            "default ("
+            + "; ".join(
+                f"{size}: " + " ".join(f"{p} {v}" for p, v in ms.items())
+                for size, ms in CUE_RETURN_MS.items()
+            )
+            + ")",
+            default={},
+            **{"x-doc-rows": False},
+        ),
         "nodes": {
             "type": "array",
             "description": "the node ids that may report for this table; a node reports for "
@@ -184,14 +205,15 @@ def _shots() -> dict:
     meaning = {
         "quiet": "rest that ends a shot; also how long after its last ball a shot is announced",
         "lip_rest": "rest before a lone drop that flags it as a possible lip ball (rule 30)",
-        "cue_before": "how long before the cue-detector event its drop may be",
+        "cue_before": "how long before the cue-detector event its drop may be; 0 = the "
+        "slowest pocket's `cue_return_ms` x 1.3 + 250 ms",
         "cue_after": "how long after the cue-detector event its drop may be (clock skew)",
         "break_window": "window from the shot's start in which rail clusters are counted",
         "rail_merge": "hits on one rail closer than this are one ball",
     }
     props = {}
     for f in fields(ShotParams):
-        if f.name.endswith("_us"):
+        if f.name.endswith("_us") and isinstance(f.default, int):  # not the per-table delays
             base = f.name[:-3]
             props[base + "_ms"] = _int(
                 f.default // 1000, lo=1 if base == "quiet" else 0, desc=meaning.get(base, "")

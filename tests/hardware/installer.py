@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+CUE_RETURNS = {"HL": 1500, "HR": 1400, "SL": 1100, "SR": 1000, "FL": 600, "FR": 650}
+
 
 class SimInstaller:
     """`wiring`: pocket -> beam channel and rail -> rail channel as actually wired.
@@ -21,6 +23,7 @@ class SimInstaller:
         noise_amps=(40, 55, 35),
         drop_durs=(28000, 36000),
         cue_ok=True,
+        cue_returns=None,
         seed=7,
         skip=(),
     ):
@@ -29,6 +32,10 @@ class SimInstaller:
         self.knock_amps, self.crosstalk = knock_amps, crosstalk
         self.noise_amps, self.drop_durs = noise_amps, drop_durs
         self.cue_ok, self.skip = cue_ok, set(skip)
+        # how long the cue ball takes from each pocket to the detector (ms): a small table's
+        # return, quicker than a 9 ft table's so the tests stay short
+        self.cue_returns = dict(cue_returns or CUE_RETURNS)
+        self.cue_delays = {}  # pocket -> the delays (µs) actually played
         self.rng = random.Random(seed)
         self.steps = []
 
@@ -77,14 +84,18 @@ class SimInstaller:
         self._sched(do)
 
     def _cue(self, step):
-        if not self.cue_ok:
-            return
         hw = self.sn.hw
-        beam = self.pockets["SL"]
+        beam = self.pockets[step.target]
+        expect = self.cue_returns[step.target] * 1000
+        delays = [round(expect * self.rng.uniform(0.97, 1.03)) for _ in range(step.count)]
+        self.cue_delays[step.target] = delays
 
         def do():
             t = hw.now_us + 2000
-            hw.schedule_drop(beam, t, 30000)  # the cue ball drops ...
-            hw.schedule_drop(0, t + 400000, 30000, kind="cue")  # ... and reaches the return
+            for d in delays:
+                hw.schedule_drop(beam, t, 30000)  # the cue ball drops ...
+                if self.cue_ok:  # ... and reaches the return, d later
+                    hw.schedule_drop(0, t + d, 30000, kind="cue")
+                t += d + 300_000  # the installer fetches it and drops it again
 
         self._sched(do)

@@ -76,6 +76,57 @@ def test_propose_beam_timing():
     assert cal.propose_beam_timing([], 2500, 3_000_000)[:2] == (2500, 3_000_000)
 
 
+# A recorded cue step for HL (probe name "SR": the HL beam is on channel 3): three drops of the
+# cue ball, each seen in the ball return; the second run was slow (the ball stopped on the
+# way), and an object ball dropped into another pocket in between is not the cue ball's.
+CUE_STEP_HL = [
+    {"t": 1_000_000, "kind": "drop", "pocket": "SR", "dur": 30000},
+    {"t": 3_840_000, "kind": "cue", "dur": 40000},
+    {"t": 5_000_000, "kind": "drop", "pocket": "SR", "dur": 31000},
+    {"t": 5_500_000, "kind": "drop", "pocket": "FL", "dur": 30000},
+    {"t": 9_100_000, "kind": "cue", "dur": 40000},
+    {"t": 10_000_000, "kind": "drop", "pocket": "SR", "dur": 29000},
+    {"t": 12_870_000, "kind": "cue", "dur": 40000},
+    {"t": 13_000_000, "kind": "cue", "dur": 40000},  # a bounce: no drop left to pair
+]
+
+
+def test_cue_return_delays_pair_each_return_with_its_drop():
+    assert cal.cue_return_delays(CUE_STEP_HL, "SR") == [2_840_000, 4_100_000, 2_870_000]
+    assert cal.cue_return_delays(CUE_STEP_HL, "HL") == []
+
+
+def test_cue_return_is_the_median_per_pocket():
+    ms, warns = cal.propose_cue_returns(
+        {"HL": [2_840_000, 4_100_000, 2_870_000], "FR": [1_004_000], "SL": []}
+    )
+    assert ms == {"HL": 2870, "FR": 1000}  # one slow run does not move it; to 10 ms
+    assert len(warns) == 1 and "HL" in warns[0] and "vary" in warns[0]
+    assert cal.cue_return_line(ms) == "cue_return_ms = {HL = 2870, FR = 1000}"
+
+
+HOST_CONFIG = """venue = "club"
+[broker]
+password = "pw"  # [tables.t7] is below
+
+[tables.t7]
+game = "10-ball"
+race_to = 5
+nodes = ["t7-node"]
+# calibrated 2024
+"""
+
+
+def test_cue_return_line_goes_into_the_tables_section():
+    line = "cue_return_ms = {HL = 2870, FR = 1000}"
+    out = cal.with_table_line(HOST_CONFIG, "t7", line)
+    assert out == HOST_CONFIG.replace('nodes = ["t7-node"]\n', f'nodes = ["t7-node"]\n{line}\n')
+    again = cal.with_table_line(out, "t7", "cue_return_ms = {HL = 2900}")
+    assert again == out.replace(line, "cue_return_ms = {HL = 2900}")
+    with pytest.raises(ValueError, match=r"no \[tables.t8\]"):
+        cal.with_table_line(HOST_CONFIG, "t8", line)
+
+
 def test_configs_are_valid_protocol_messages():
     base = cal.default_config()
     base.update(rev=4, status_period_s=10, batch_max=16)

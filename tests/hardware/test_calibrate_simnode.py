@@ -15,6 +15,8 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from railbird.cli import main
+from railbird.config import load
+from railbird.core.pipeline import Pipeline
 from railbird.hardware import calibrate as cal
 from rbnode.simnode import SimNode
 from rbproto import codec
@@ -103,6 +105,10 @@ def test_calibration_end_to_end_through_the_cli(broker, simnode, hooks, tmp_path
     robot = SimInstaller(simnode, WIRING_POCKETS, WIRING_RAILS)
     hooks.append(robot)
     out = tmp_path / "result.json"
+    host_cfg = tmp_path / "railbird.toml"
+    host_cfg.write_text(
+        f'venue = "{VENUE}"\n\n[tables.{TABLE}]\ntable_size = "7ft"\nnodes = ["{NODE}"]\n'
+    )
     rc = main(
         [
             "calibrate",
@@ -125,6 +131,10 @@ def test_calibration_end_to_end_through_the_cli(broker, simnode, hooks, tmp_path
             "8",
             "--json",
             str(out),
+            "--cue-drops",
+            "1",
+            "--host-config",
+            str(host_cfg),
         ]
     )
     text = capsys.readouterr()
@@ -142,8 +152,26 @@ def test_calibration_end_to_end_through_the_cli(broker, simnode, hooks, tmp_path
     # ... and beam timing from the 28-36 ms drops.
     assert 1000 <= cfg["debounce_us"] <= 7000 and cfg["jam_us"] >= 2_000_000
     assert cfg["cue_ch"] == 6 and res["cue_seen"] is True
-    # Steps: quiet, 6 pockets, 6 rails, cue.
-    assert [k for k, _ in robot.steps] == ["quiet"] + ["pocket"] * 6 + ["rail"] * 6 + ["cue"]
+    # Steps: quiet, 6 pockets, 6 rails, the cue ball into each pocket.
+    assert robot.steps == (
+        [("quiet", None)]
+        + [("pocket", p) for p in codec.POCKETS]
+        + [("rail", r) for r in codec.RAILS]
+        + [("cue", p) for p in codec.POCKETS]
+    )
+    # The cue ball's return delay from each pocket, as the robot played it (to 10 ms) ...
+    played = {p: d[0] / 1000 for p, d in robot.cue_delays.items()}
+    assert set(res["cue_return_ms"]) == set(codec.POCKETS)
+    for p, ms in res["cue_return_ms"].items():
+        assert abs(ms - played[p]) <= 10, (p, ms, played[p])
+    # ... printed as the host's config line and written into the table's section, which the
+    # host now pairs scratches with.
+    line = cal.cue_return_line(res["cue_return_ms"])
+    assert f"railbird.toml: [tables.{TABLE}] {line}" in text.out
+    host = load(host_cfg)
+    assert host.table[TABLE].cue_return_ms == res["cue_return_ms"]
+    expected = dict(Pipeline(host).tables[(VENUE, TABLE)].assembler.p.cue_return_us)
+    assert expected == {p: ms * 1000 for p, ms in res["cue_return_ms"].items()}
 
     # The node runs the new config (applied, persisted) ...
     assert simnode.node.cfg["rev"] == cfg["rev"]
@@ -262,6 +290,8 @@ def test_declined_by_script_restores(broker, simnode, hooks, tmp_path):
             "1",
             "--knocks",
             "2",
+            "--cue-drops",
+            "1",
         ]
     )
     assert rc == 1

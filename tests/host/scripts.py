@@ -115,7 +115,42 @@ def scratch(t0):
         ev(t0, "drop", pocket="SR", dur=30000),
         ev(t0 + 300, "rail", rail="LH", amp=600),
         ev(t0 + 600, "drop", pocket="HR", dur=25000),
-        ev(t0 + 1900, "cue"),
+        ev(t0 + 600 + 2800, "cue"),  # a head pocket's return on a 9 ft table
+    ]
+
+
+# Cue-ball returns on a 9 ft table (docs/shots.md "Cue-ball pairing"): the cue detector sees
+# the cue ball about 1 s after a foot-pocket drop, 2 s after a side and 2.6-3.1 s after a
+# head pocket, so an object ball that drops after the cue ball can reach the return first.
+def late_head_scratch(t0):
+    """The cue ball drops in HL; an object ball drops in FR 1.1 s later; the cue ball reaches
+    the detector 2.9 s after its drop (the FR ball is long through by then)."""
+    return [
+        ev(t0, "rail", rail="F", amp=800),
+        ev(t0 + 400, "drop", pocket="HL", dur=30000),
+        ev(t0 + 1500, "drop", pocket="FR", dur=30000),
+        ev(t0 + 400 + 2900, "cue"),
+    ]
+
+
+def side_scratch(t0):
+    """The cue ball drops in SL, an object ball in HR 0.8 s later; the cue ball is seen 2.05 s
+    after its drop."""
+    return [
+        ev(t0, "rail", rail="LH", amp=700),
+        ev(t0 + 300, "drop", pocket="SL", dur=30000),
+        ev(t0 + 1100, "drop", pocket="HR", dur=30000),
+        ev(t0 + 300 + 2050, "cue"),
+    ]
+
+
+def head_corner_scratch(t0, delay_ms=3130):
+    """The cue ball alone into HR, seen in the return 3.13 s later (the slowest return
+    measured from a head corner)."""
+    return [
+        ev(t0, "rail", rail="RH", amp=600),
+        ev(t0 + 200, "drop", pocket="HR", dur=30000),
+        ev(t0 + 200 + delay_ms, "cue"),
     ]
 
 

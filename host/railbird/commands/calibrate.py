@@ -19,8 +19,9 @@ def register(sub) -> None:
         "calibrate",
         help=HELP,
         description=HELP + ". The node must be online. Calibration publishes a probe config "
-        "(every channel reports, thresholds 0), asks for a ball dropped into each pocket and "
-        "a knock on each rail, proposes rail thresholds (between the quiet noise and a fraction "
+        "(every channel reports, thresholds 0), asks for a ball dropped into each pocket, "
+        "a knock on each rail and the cue ball into each pocket (its return delay, for the "
+        "host's cue_return_ms), proposes rail thresholds (between the quiet noise and a fraction "
         "of the median knock) and beam debounce/jam times, then publishes the new config "
         "(retained) and waits until the node's status shows it applied. Abandoning it "
         "re-publishes the previous config.",
@@ -60,6 +61,13 @@ def register(sub) -> None:
     g.add_argument("--pinmap", help="pin map file or id (default: the one the node's birth names)")
     g.add_argument("--skip-cue", action="store_true", help="do not test the cue-ball detector")
     g.add_argument(
+        "--cue-drops",
+        type=int,
+        default=3,
+        help="cue-ball drops per pocket to measure its return delay (default 3; the median "
+        "is kept)",
+    )
+    g.add_argument(
         "--allow-partial",
         action="store_true",
         help="publish even when some pockets or rails were not found",
@@ -79,6 +87,12 @@ def register(sub) -> None:
     )
     m.add_argument(
         "--json", metavar="FILE", help="also write the result (config, measurements) as JSON"
+    )
+    m.add_argument(
+        "--host-config",
+        metavar="FILE",
+        help="write the measured cue-ball return delays (cue_return_ms) into [tables.<table>] "
+        "of this `railbird run` config; the file must still pass the strict check",
     )
     p.set_defaults(func=run)
 
@@ -181,6 +195,7 @@ def run(args) -> int:
             pinmap=pm,
             skip_cue=args.skip_cue,
             allow_partial=args.allow_partial,
+            cue_drops=args.cue_drops,
         )
         res = c.run()
     finally:
@@ -197,6 +212,7 @@ def run(args) -> int:
                     "debounce_us": res.debounce_us,
                     "jam_us": res.jam_us,
                     "rails": [r.__dict__ for r in res.rails],
+                    "cue_return_ms": res.cue_return_ms,
                     "warnings": res.warnings,
                 },
                 f,
@@ -205,4 +221,35 @@ def run(args) -> int:
     if not res.ok:
         print(f"railbird calibrate: {res.message}", file=sys.stderr)
         return 1
+    if args.host_config:
+        return write_host_config(args.host_config, args.table, res.cue_return_ms)
+    return 0
+
+
+def write_host_config(path: str, table: str, cue_ms: dict) -> int:
+    """Set `cue_return_ms` of `[tables.<table>]` in the host config at `path`; the new file
+    replaces the old one only when it passes the strict check."""
+    import tomllib
+
+    from railbird.config import ConfigError, from_dict
+    from railbird.hardware.calibrate import cue_return_line, with_table_line
+    from railbird.private import write_private
+
+    if not cue_ms:
+        print(
+            f"railbird calibrate: no cue-ball return measured; {path} left as it is",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        with open(path) as f:
+            old = f.read()
+        new = with_table_line(old, table, cue_return_line(cue_ms))
+        from_dict(tomllib.loads(new))
+    except (OSError, ValueError, tomllib.TOMLDecodeError, ConfigError) as e:
+        print(f"railbird calibrate: {path} not updated: {e}", file=sys.stderr)
+        return 1
+    write_private(path + ".new", new)  # it may hold the broker password
+    os.replace(path + ".new", path)
+    print(f"{path}: [tables.{table}] {cue_return_line(cue_ms)}")
     return 0

@@ -199,10 +199,18 @@ def _host_config(path: Path, port: int, journal: Path, web_port: int, pin: str) 
             "players = [" + ", ".join(f'"{p}"' for p in m["players"]) + "]",
         ]
         lines.append(f"race_to = {m['race_to']}" if "race_to" in m else f"target = {m['target']}")
-        lines += [f'nodes = ["{node}"]', ""]
+        lines += [f'nodes = ["{node}"]', _cue_return_line(), ""]
     from railbird.private import write_private
 
     write_private(path, "\n".join(lines))  # it holds the host's password and the PIN
+
+
+def _cue_return_line() -> str:
+    """The simulated table's ball-return delays, so the host pairs a scratch as the
+    simulator plays it (docs/shots.md)."""
+    from railbird.sim.physics import SIM_CUE_RETURN_MS
+
+    return "cue_return_ms = {" + ", ".join(f"{p} = {v}" for p, v in SIM_CUE_RETURN_MS.items()) + "}"
 
 
 def _wait_host(stats: Path, procs, stop_reason, log: Path, timeout: float = 20.0):

@@ -185,7 +185,7 @@ def run(args) -> int:
 def _play(args, scenario, match, source, tfile) -> int:
     """Play `match` offline (--dry-run) or live through the broker; every message also goes
     to `tfile` (the transcript) when there is one."""
-    from railbird.core.shots import ShotParams
+    from railbird.sim.physics import shot_params
     from railbird.sim.table import LiveTable, Offline
 
     def out(d):
@@ -196,7 +196,7 @@ def _play(args, scenario, match, source, tfile) -> int:
             tfile.write(line + "\n")
             tfile.flush()
 
-    params = ShotParams(quiet_us=args.quiet_ms * 1000)
+    params = shot_params(quiet_us=args.quiet_ms * 1000)
     turns = args.turns
     if args.dry_run:
         if turns is None and scenario is None:

@@ -87,7 +87,7 @@ class Table:
         self.table = table
         self.nodes = set(tcfg.nodes)
         self.timeline = Timeline(cfg.window_us)
-        self.assembler = ShotAssembler(table, cfg.shots)
+        self.assembler = ShotAssembler(table, tcfg.shot_params(cfg.shots))
         self.game = Game(tcfg.match(), defaults=tcfg.match_defaults())
         self.referee_ids: deque = deque()
         self.referee_id_set: set = set()

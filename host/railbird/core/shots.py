@@ -28,20 +28,52 @@ def add_warning(warnings: list, text: str) -> None:
         warnings[-1] = MORE + str(int(warnings[-1][len(MORE) :]) + 1)
 
 
+POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
+# Expected cue-ball return delay (pocket drop -> cue detector), ms, by table size. The return
+# runs to the foot end, so a head pocket's ball travels the whole table: measured on a 9 ft
+# table about 1 s from a foot pocket, 2 s from a side, 2.6-3.1 s from a head pocket; the
+# smaller tables are scaled by length. `railbird calibrate` measures a table's own.
+CUE_RETURN_MS = {
+    "7ft": {"HL": 2200, "HR": 2200, "SL": 1550, "SR": 1550, "FL": 800, "FR": 800},
+    "8ft": {"HL": 2500, "HR": 2500, "SL": 1750, "SR": 1750, "FL": 900, "FR": 900},
+    "9ft": {"HL": 2850, "HR": 2850, "SL": 2000, "SR": 2000, "FL": 1000, "FR": 1000},
+}
+DEFAULT_TABLE_SIZE = "9ft"
+# The pairing window: the slowest expected return x 13/10 + this (docs/shots.md).
+CUE_MARGIN_US = 250_000
+
+
+def cue_return_us(table_size: str = DEFAULT_TABLE_SIZE, measured: dict | None = None) -> tuple:
+    """((pocket, expected return delay µs), ...) in POCKETS order: `measured` (ms per pocket)
+    where given, the table size's defaults for the rest."""
+    ms = dict(CUE_RETURN_MS[table_size])
+    ms.update(measured or {})
+    return tuple((p, int(ms[p]) * 1000) for p in POCKETS)
+
+
 @dataclass(frozen=True)
 class ShotParams:
     quiet_us: int = 5_000_000  # rest that ends a shot (= rule 30's 5 s by default)
     lip_rest_us: int = 5_000_000  # rest before a lone drop that flags it (general rule 30)
-    cue_before_us: int = 3_000_000  # a cue event pairs with a drop at most this much earlier
+    cue_before_us: int = 0  # a cue event pairs with a drop at most this much earlier (0: auto)
     cue_after_us: int = 100_000  # ... or this much later (clock skew between nodes)
     break_window_us: int = 2_000_000  # rail clusters counted for object_balls_to_rail
     rail_merge_us: int = 100_000  # hits on one rail closer than this count as one ball
     max_object_balls: int = 15
+    # per table (railbird.config.TableConfig.shot_params), not a [shots] key
+    cue_return_us: tuple = cue_return_us()
+
+    def cue_window_us(self) -> int:
+        """How long before a cue event its drop may be: `cue_before_us` when set, else the
+        slowest pocket's expected return with 30 % and CUE_MARGIN_US to spare."""
+        if self.cue_before_us:
+            return self.cue_before_us
+        return max(us for _, us in self.cue_return_us) * 13 // 10 + CUE_MARGIN_US
 
     @classmethod
     def from_dict(cls, d: dict | None) -> ShotParams:
         d = dict(d or {})
-        known = set(asdict(cls()))
+        known = set(asdict(cls())) - {"cue_return_us"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown shot parameter(s): {', '.join(sorted(unknown))}")
@@ -130,18 +162,25 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
 
     pocketed = [{"ball": None, "pocket": e.pocket, "t": e.t, "source": "sensed"} for e in drops]
     unpaired = []  # cue-detector times with no drop to pair: a scratch in an unknown pocket
-    # Pair each cue-detector event with the nearest unpaired drop before it (or just after
-    # it, for skew between nodes): that drop was the cue ball.
+    # Pair each cue-detector event with the unpaired drop in the window (before it, or just
+    # after it for skew between nodes) whose delay to it is nearest to that pocket's expected
+    # return delay: that drop was the cue ball. The return time depends on the pocket, so
+    # an object ball that drops after the cue ball can be the nearer one. Ties go to the
+    # earlier drop (drops are in timeline order), so replays pair alike.
+    expected = dict(p.cue_return_us)
+    slowest = max(expected.values())
+    window = p.cue_window_us()
     for c in cues:
-        best = None
+        best = best_err = None
         for i, e in enumerate(drops):
             if pocketed[i]["ball"] is not None:
                 continue
             dt = c.t - e.t
-            if -p.cue_after_us <= dt <= p.cue_before_us and (
-                best is None or abs(dt) < abs(c.t - drops[best].t)
-            ):
-                best = i
+            if not -p.cue_after_us <= dt <= window:
+                continue
+            err = abs(dt - expected.get(e.pocket, slowest))
+            if best is None or err < best_err:
+                best, best_err = i, err
         if best is None:
             warnings.append(
                 "cue: cue ball seen in the return without a pocket drop; "

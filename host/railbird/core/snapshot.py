@@ -102,7 +102,12 @@ def config_key(cfg) -> str:
     Not the referee token: the pipeline judges journalled referee input by its seal
     (railbird.core.refauth), and a digest of a short PIN in the journal would give it away."""
     tables = {
-        name: {"nodes": list(tc.nodes), "match": tc.match(), "defaults": tc.match_defaults()}
+        name: {
+            "nodes": list(tc.nodes),
+            "match": tc.match(),
+            "defaults": tc.match_defaults(),
+            "cue_return_us": tc.shot_params(cfg.shots).cue_return_us,
+        }
         for name, tc in sorted(cfg.table.items())
     }
     dt = cfg.default_table
@@ -110,7 +115,12 @@ def config_key(cfg) -> str:
         "venue": cfg.venue,
         "tables": tables,
         "unknown_tables": bool(cfg.accept_unknown_tables),
-        "default_table": [list(dt.nodes), dt.match(), dt.match_defaults()],
+        "default_table": [
+            list(dt.nodes),
+            dt.match(),
+            dt.match_defaults(),
+            dt.shot_params(cfg.shots).cue_return_us,
+        ],
         "window_us": cfg.window_us,
         "max_hold_us": cfg.max_hold_us,
         "lip_policy": cfg.lip_policy,

@@ -13,7 +13,9 @@
 5. one step per rail ("knock the H rail"): rail events are grouped into knocks by node time;
    the loudest channel of each knock is the rail knocked, its amplitudes are the hits, the
    other channels' amplitudes in the same knock are cross-talk;
-6. the cue ball into any pocket: a `cue` event confirms the detector;
+6. the cue ball into each pocket in turn: a `cue` event confirms the detector, and the time
+   from the pocket's drop to it is that pocket's cue-ball return delay (the median per
+   pocket goes into the host's `[tables.<id>] cue_return_ms`, docs/shots.md);
 7. proposals (the pure functions below), then the final config: rev + 1, retained, QoS 1,
    confirmed by the node's status (`config_rev` equal, `config_error` null).
 
@@ -151,6 +153,78 @@ def analyse_rail(knocks, probe_rails, noise_by_ch):
     hits = [by_ch[ch] for c, by_ch in loudest if c == ch]
     cross = [a for c, by_ch in loudest if c == ch for o, a in by_ch.items() if o != ch]
     return ch, hits, cross, warnings
+
+
+def cue_return_delays(events, pocket, max_us=20_000_000):
+    """The cue-ball return delays (µs) in one cue step: each `cue` event paired with the
+    latest earlier drop reported as `pocket` (the probe's name for the pocket's beam) that
+    no earlier cue event took. `events` are dicts with t, kind, pocket (one boot)."""
+    delays, last_drop = [], None
+    for e in sorted(events, key=lambda e: e["t"]):
+        if e["kind"] == "drop" and e.get("pocket") == pocket:
+            last_drop = e["t"]
+        elif e["kind"] == "cue" and last_drop is not None:
+            if 0 <= e["t"] - last_drop <= max_us:
+                delays.append(e["t"] - last_drop)
+            last_drop = None
+    return delays
+
+
+CUE_RETURN_SPREAD = 0.2  # returns of one pocket further apart than this share: a warning
+
+
+def propose_cue_returns(delays_by_pocket):
+    """({pocket: ms}, warnings): the median return delay of each measured pocket, to 10 ms.
+    A median resists one slow run (the ball stopped in the return, a second ball in front);
+    a spread over CUE_RETURN_SPREAD of the median is reported."""
+    out, warnings = {}, []
+    for pocket in POCKETS:
+        ds = sorted(delays_by_pocket.get(pocket) or ())
+        if not ds:
+            continue
+        med = statistics.median(ds)
+        out[pocket] = max(10, round(med / 10_000) * 10)
+        if len(ds) > 1 and ds[-1] - ds[0] > CUE_RETURN_SPREAD * med:
+            warnings.append(
+                f"cue ball from {pocket}: returns {', '.join(f'{d / 1e6:.2f}' for d in ds)} s "
+                "vary: check the return for a ball that stops on the way"
+            )
+    return out, warnings
+
+
+def cue_return_line(ms: dict) -> str:
+    """The host config line (TOML inline table) for `[tables.<id>]`."""
+    return "cue_return_ms = {" + ", ".join(f"{p} = {ms[p]}" for p in POCKETS if p in ms) + "}"
+
+
+def with_table_line(text: str, table: str, line: str) -> str:
+    """The TOML document `text` with `line` (`key = value`) set in its `[tables.<table>]`
+    section: an existing line of that key replaced, else the line added after the section's
+    last key. Comments and the rest of the file are kept as they are."""
+    key = line.split("=", 1)[0].strip()
+    lines = text.splitlines()
+    header = {f"[tables.{table}]", f'[tables."{table}"]'}
+    start = next((i for i, x in enumerate(lines) if x.split("#", 1)[0].strip() in header), None)
+    if start is None:
+        raise ValueError(f"no [tables.{table}] section: add one with its nodes first")
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")),
+        len(lines),
+    )
+    for i in range(start + 1, end):
+        if lines[i].split("=", 1)[0].strip() == key and "=" in lines[i]:
+            lines[i] = line
+            break
+    else:
+        last = max(
+            [
+                i
+                for i in range(start, end)
+                if lines[i].strip() and not lines[i].lstrip().startswith("#")
+            ]
+        )
+        lines.insert(last + 1, line)
+    return "\n".join(lines) + "\n"
 
 
 def probe_config(base, rev, n_beams, n_rails, cue_ch, refractory_us=50000):
@@ -435,6 +509,7 @@ class Result:
     jam_us: int
     warnings: list
     message: str
+    cue_return_ms: dict = field(default_factory=dict)  # pocket -> median return delay
 
 
 class Calibrator:
@@ -454,8 +529,10 @@ class Calibrator:
         pinmap=None,
         skip_cue=False,
         allow_partial=False,
+        cue_drops=3,
     ):
         self.link, self.ui = link, ui
+        self.cue_drops = cue_drops
         self.drops, self.knocks, self.quiet_s = drops, knocks, quiet_s
         self.step_timeout, self.settle_s, self.fraction = step_timeout, settle_s, fraction
         self.apply_timeout, self.knock_window_us = apply_timeout, knock_window_us
@@ -716,23 +793,48 @@ class Calibrator:
                 self._warn(f"rail {rail}: no channel found; left out of the config")
             rails.append(rp)
 
-        # 4. cue
+        # 4. cue: the detector, and the return delay from each pocket
         cue_seen = None
         final_cue = cue_ch
+        cue_returns: dict = {}
         if cue_ch is not None and not self.skip_cue:
-            step = Step(
-                "cue",
-                None,
-                1,
-                "Cue ball: pocket the cue ball (any pocket) and let it run into the ball return.",
-            )
-            evs = self._step(step, lambda ev: any(e["kind"] == "cue" for e in ev))
-            cue_seen = any(e["kind"] == "cue" for e in evs)
-            if cue_seen:
-                self.ui.say("  cue detector: seen")
-            else:
-                self._warn("cue detector: no cue event; cue_ch set to null (no cue detection)")
-                final_cue = None
+            probe_name = {p["ch"]: p["pocket"] for p in probe["pockets"]}
+            for pocket in [p for p in POCKETS if p in pockets]:
+                step = Step(
+                    "cue",
+                    pocket,
+                    self.cue_drops,
+                    f"Cue ball into {pocket}: drop the cue ball into {pocket} "
+                    f"{self.cue_drops} time(s) and let it run into the ball return; wait "
+                    "until it is there before the next drop.",
+                )
+                evs = self._step(
+                    step, lambda ev: sum(e["kind"] == "cue" for e in ev) >= self.cue_drops
+                )
+                seen = any(e["kind"] == "cue" for e in evs)
+                if not seen and not cue_seen:
+                    # the ball went in (or nothing did) and the detector said nothing: a dead
+                    # detector gives no cue detection rather than wrong scratches
+                    cue_seen = False
+                    self._warn("cue detector: no cue event; cue_ch set to null (no cue detection)")
+                    final_cue = None
+                    break
+                cue_seen = True
+                ds = cue_return_delays(evs, probe_name[pockets[pocket]])
+                if ds:
+                    cue_returns[pocket] = ds
+                    self.ui.say(
+                        f"  cue ball from {pocket}: back in "
+                        f"{', '.join(f'{d / 1e6:.2f}' for d in ds)} s"
+                    )
+                else:
+                    self._warn(
+                        f"cue ball from {pocket}: no drop and return measured; the table "
+                        "size's default delay applies"
+                    )
+        cue_ms, tw = propose_cue_returns(cue_returns)
+        for w in tw:
+            self._warn(w)
 
         # 5. proposal
         deb, jam, tw = propose_beam_timing(
@@ -766,6 +868,12 @@ class Calibrator:
             )
         )
         self.ui.say(f"  cue_ch {cfg['cue_ch']}, debounce {deb} µs, jam {jam} µs")
+        if cue_ms:
+            self.ui.say(
+                "Host config (railbird run, docs/shots.md): median cue-ball return per pocket"
+            )
+            self.ui.say(f"  [tables.{self.link.table}]")
+            self.ui.say(f"  {cue_return_line(cue_ms)}")
         if self.ui.ask("Publish this config to the node?", "yn", "y") != "y":
             raise CalibrationError("not published (installer declined)")
         self._apply(cfg, "calibrated")
@@ -781,4 +889,5 @@ class Calibrator:
             jam,
             self.warnings,
             f"node {self.link.node} runs config rev {cfg['rev']}",
+            cue_ms,
         )

@@ -9,8 +9,11 @@ would see, in microseconds from the cue strike (which no sensor sees):
   beam blocks it for about 25-80 ms (faster balls: shorter);
 - a break shakes every rail within a second (several hits per rail, high amplitude), then
   the balls roll out for another 1-3 s with weaker, sparser hits;
-- a scratched cue ball reaches the cue-ball detector in the ball return 0.4-0.6 s after it
-  drops, and is the last ball to drop (so the host pairs the detector with the right drop);
+- the simulated table has a short ball return: a scratched cue ball reaches the cue-ball
+  detector SIM_CUE_RETURN_MS after it drops (±5 %; the host pairs the detector with the
+  drop whose delay is nearest to its pocket's expected one, docs/shots.md), and is the last
+  ball to drop, 0.6 s or more after the others, so the pairing is never ambiguous; a host
+  that plays against the simulator is configured with these delays (`cue_return_ms`);
 - hits on one rail are at least 130 ms apart (the firmware's refractory time is 50 ms and the
   host merges hits closer than 100 ms into one ball), and nothing happens near the 2 s edge
   of the host's break window, so the host's facts do not depend on a few µs of jitter;
@@ -44,6 +47,9 @@ SAME_POCKET_GAP_US = 200_000
 BREAK_WINDOW_US = 2_000_000  # host default (docs/shots.md): keep clear of its edge
 WINDOW_GUARD_US = 120_000
 DEFAULT_MAX_GAP_US = 1_000_000
+# Return delays of the simulated table (pocket -> ms): shorter than a real table's (docs/
+# shots.md) so that a scratch fits in the short quiet periods of demos and tests.
+SIM_CUE_RETURN_MS = {"HL": 600, "HR": 600, "SL": 500, "SR": 500, "FL": 400, "FR": 400}
 
 
 @dataclass(frozen=True)
@@ -198,9 +204,9 @@ def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_
         if prev is not None and t - prev < SAME_POCKET_GAP_US:
             t = prev + SAME_POCKET_GAP_US
         out.append(Edge(t, "drop", plan.scratch, _drop_dur(rng, p)))
-        out.append(
-            Edge(t + rng.randint(400_000, 600_000), "cue", None, rng.randint(30_000, 60_000))
-        )
+        expect = SIM_CUE_RETURN_MS[plan.scratch] * 1000
+        delay = rng.randint(expect * 19 // 20, expect * 21 // 20)
+        out.append(Edge(t + delay, "cue", None, rng.randint(30_000, 60_000)))
     return _tidy(out, max_gap_us)
 
 
@@ -257,7 +263,7 @@ def duration_us(es: list) -> int:
 def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> dict:
     """The shot the host will assemble from these edges (railbird.core.shots.assemble on the
     same events), for the simulator's own expectation of the game state."""
-    from railbird.core.shots import ShotParams, assemble
+    from railbird.core.shots import assemble
     from railbird.core.timeline import Event
 
     evs = []
@@ -268,7 +274,14 @@ def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> dict:
             evs.append(Event(e.t_us, "sim", 1, i, "drop", pocket=e.where, dur=e.value))
         else:
             evs.append(Event(e.t_us, "sim", 1, i, "cue", dur=e.value))
-    return assemble(table, n, evs, 10_000_000, [], params or ShotParams())
+    return assemble(table, n, evs, 10_000_000, [], params or shot_params())
+
+
+def shot_params(**kw):
+    """The host's shot parameters for the simulated table (its ball-return delays)."""
+    from railbird.core.shots import ShotParams, cue_return_us
+
+    return ShotParams(cue_return_us=cue_return_us(measured=SIM_CUE_RETURN_MS), **kw)
 
 
 def sensed_input(
