@@ -497,7 +497,8 @@ class Update:
 def install_sync(st, cmd, get):
     """Run an Update to its end with a synchronous fetcher get(path, sink) that calls
     sink(bytes) for every chunk of the file at `path` below the command's url (tests, and
-    anything without asyncio). -> the Update (state "rebooting" or "failed")."""
+    anything without asyncio). -> the Update (state "rebooting" or "failed"); raises
+    UpdateError when no update may start (a trial is running)."""
     try:
         u = Update(st, cmd)
     except UpdateError as e:

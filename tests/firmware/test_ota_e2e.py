@@ -53,6 +53,8 @@ password = "host-secret"
 nodes = ["n1"]
 [tables.t2]
 nodes = ["n2"]
+[tables.t3]
+nodes = ["n3"]
 """
 
 
@@ -204,6 +206,14 @@ def test_update_succeeds_one_table_at_a_time(venue, fw_set):
     for line, (t, n) in zip(text[1:], (("t1", "n1"), ("t2", "n2")), strict=True):
         assert line.split()[:5] == [t, n, "online", NEW, "sim"], line
         assert "-60 dBm" in line and "ev=0" in line and line.endswith("done"), line
+    # with the host's config: its broker login, and its node that never came online
+    ls = v.cli("list", "--json", "--config", str(v.host.conf))
+    rows = [json.loads(x) for x in ls.stdout.splitlines()]
+    assert [(x["table"], x["node"], x["state"], x["fw"]) for x in rows] == [
+        ("t1", "n1", "online", NEW),
+        ("t2", "n2", "online", NEW),
+        ("t3", "n3", "never seen", None),
+    ], ls.stdout + ls.stderr
     again = v.cli(*update_args(fw_set))
     assert again.returncode == 0 and again.stdout.count(": up to date") == 2, again.stdout
     assert n1.reboots == 1
