@@ -134,3 +134,21 @@ def test_same_state_machine_in_micropython(micropython):
     assert names == list(sc.SCENARIOS) + [c[0] for c in sc.CUTS], r.stdout
     assert "OTA-ALL-OK" in r.stdout
     print("\n" + "\n".join(lines))
+
+
+@pytest.mark.micropython
+def test_boot_py_picks_the_set_in_micropython(micropython):
+    """firmware/boot.py itself in real MicroPython: a set on trial is put first on sys.path
+    and its boot counted; a set on trial that cannot import rbnode is rolled back at once;
+    the next boot runs the confirmed set."""
+    r = micropython(
+        HERE / "mp" / "run_boot.py", paths=[REPO / "firmware", REPO / "protocol", HERE / "mp"]
+    )
+    assert r.ok, r.stderr + r.stdout
+    lines = [x for x in r.stdout.splitlines() if x.startswith("BOOT ")]
+    assert lines == [
+        "BOOT trial slot a /fw/a 1",
+        "BOOT broken None a rolled_back import failed: ImportError('broken set',)",
+        "BOOT after slot a /fw/a a",
+    ], r.stdout
+    assert "firmware selection failed" in r.stdout  # no machine.reset() off the board
