@@ -35,8 +35,9 @@ def register(sub) -> None:
     p.add_argument(
         "--check",
         action="store_true",
-        help="compare the replayed shots with the journalled ones, and the pipeline with each "
-        "snapshot the journal keeps at its input; exit 1 if they differ",
+        help="compare the replayed shots and each table's final game state with the "
+        "journalled ones, and the pipeline with each snapshot the journal keeps at its "
+        "input; exit 1 if they differ",
     )
     p.add_argument(
         "--from-snapshot",
@@ -112,6 +113,19 @@ def _replay(args, journal, cfg) -> int:
             status = 1
         elif report["snapshots"]:
             print(f"replay: OK: {report['snapshots']} snapshot(s) identical", file=sys.stderr)
+        for (venue, table), t in sorted(pipe.tables.items()):
+            # the game too: every referee input (new match, concede, undo ...) replays
+            row = journal.db.execute(
+                "SELECT fen FROM states WHERE venue = ? AND tbl = ? ORDER BY id DESC LIMIT 1",
+                (venue, table),
+            ).fetchone()
+            if row is not None and row[0] != _fen(t):
+                print(
+                    f"replay: MISMATCH: {venue}/{table} game state {_fen(t)} "
+                    f"is not the journalled {row[0]}",
+                    file=sys.stderr,
+                )
+                status = 1
     if not args.shots:
         summary = {"tables": {}, "counters": pipe.stats()}
         for (venue, table), t in sorted(pipe.tables.items()):

@@ -52,6 +52,7 @@ from railbird.config import masked
 from railbird.core.pipeline import Pipeline
 from railbird.core.refauth import is_referee_topic, seal
 from railbird.daemon import retention
+from railbird.daemon.answer import referee_answer
 from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal, JournalError
@@ -405,7 +406,7 @@ class Daemon:
     def _apply(self, items: list):
         """Pipeline and journal for every input, then the commit; raises on any failure.
         -> what `_deliver` sends once the batch is in."""
-        acks, dispatch, futures = [], [], []
+        acks, dispatch, futures, answers = [], [], [], []
         for item in items:
             kind = item[0]
             if kind == "mqtt":
@@ -424,6 +425,8 @@ class Daemon:
                 self.journal.add_records(iid, records)
                 dispatch += records
                 acks.append((mid, qos))
+                if topic.endswith("/referee"):
+                    answers.append(referee_answer(topic, payload, status, reason, records))
             elif kind == "local":
                 _, rx, venue, table, msg, fut = item
                 status, reason, records = self.pipeline.on_referee(venue, table, msg, "local")
@@ -450,12 +453,14 @@ class Daemon:
         self.history.after_batch()
         self.snapshots.after_batch(self.pipeline)  # in this transaction, when due
         self.journal.commit()
-        return acks, futures, dispatch
+        return acks, answers, futures, dispatch
 
-    def _deliver(self, acks, futures, dispatch) -> None:
+    def _deliver(self, acks, answers, futures, dispatch) -> None:
         if self.ingest is not None:
             for mid, qos in acks:
                 self.ingest.ack(mid, qos)
+            for answer in filter(None, answers):  # the console learns what became of it
+                self.ingest.publish(*answer, qos=1)
         for fut, res in futures:
             fut.set_result(res)
         self._dispatch(dispatch)
