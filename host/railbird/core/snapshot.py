@@ -228,7 +228,7 @@ def _state_row(st) -> list:
 
 
 def _tuples(v):
-    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+    return tuple(map(_tuples, v)) if v.__class__ is list else v
 
 
 def _referee(ref) -> dict | None:

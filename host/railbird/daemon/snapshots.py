@@ -31,7 +31,7 @@ from railbird.daemon.journal import Journal, JournalError
 
 log = logging.getLogger("railbird.snapshots")
 
-EVERY_INPUTS = 10_000  # a restart replays at most this many inputs (about 1 s) ...
+EVERY_INPUTS = 5_000  # a restart replays at most this many inputs (about 0.5 s) ...
 EVERY_S = 600.0  # ... or those of the last 10 minutes
 KEEP_LATEST = 2
 DAY_S = 86_400
@@ -233,7 +233,7 @@ def _state(row) -> dict:
         "game": game,
         "state": json.loads(state) if state is not None else None,
         "fen": fen,
-        "announcements": json.loads(anns) if anns is not None else [],
+        "announcements": json.loads(anns) if anns is not None and anns != "[]" else [],
         "cause": cause,
         "source": source,
     }
