@@ -19,7 +19,7 @@ help:
 	@echo "make lint      - ruff check and ruff format --check (host, protocol, tools, tests)"
 	@echo "make typecheck-firmware - type-check the device-only firmware (MicroPython stubs)"
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
-	@echo "make bench     - throughput benchmarks with baselines"
+	@echo "make bench     - throughput and journal-restart benchmarks with baselines (the first run builds a 1M-event journal, ~8 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
 	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
