@@ -211,6 +211,9 @@ def test_a_night_at_the_club_survives_a_restart_and_shows_in_the_browser(broker,
         assert sum(per_day.values()) == 14
 
         drv = B.chrome(tmp_path / "chrome")
+        drv.get(f"{url}/v/club/")  # the venue board links its history
+        drv.find_element("id", "history-link").click()
+        B.wait_text(drv, "#heading", "club: history")
         for size in (B.PHONE, B.TV):
             B.viewport(drv, size)
             drv.get(f"{url}/v/club/history")

@@ -3,6 +3,7 @@
 const R = RB.route();
 const BRAND = document.title.replace(/ · venue$/, "");
 document.getElementById("title").textContent = R.venue;
+document.getElementById("history-link").href = "/v/" + encodeURIComponent(R.venue) + "/history";
 document.title = BRAND + " \u00b7 " + R.venue;
 const cards = {};
 
