@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, given, note, settings, strategies as 
 
 from harness.hostproc import RailbirdRun
 from railbird.broker import PrivateBroker
-from railbird.daemon.ingest import now_us
+from railbird.daemon.ingest import now_us, protocol_retains
 from railbird.daemon.journal import py_int
 
 from . import ingest as F
@@ -209,5 +209,9 @@ def test_a_restart_journals_none_of_the_retained_junk(rig):
     s = host.wait(lambda s: s.get("retained_ignored", 0) >= 1, "the retained copy ignored")
     time.sleep(1.0)
     inputs, *_ = journal_since(host.journal, last_input)
-    assert inputs == [], inputs
+    # Only topics the protocol never retains are junk by their retain flag alone: a retained
+    # birth, status or config is the protocol's own, and one an earlier example left
+    # malformed is rejected and counted again (whether a good one replaced it depends on the
+    # order the broker got the nodes' publishes in).
+    assert [i for i in inputs if not protocol_retains(i[1])] == [], inputs
     assert s["retained_ignored"] >= 1
