@@ -218,7 +218,6 @@ class PrivateBroker:
             subprocess.run(
                 ["mosquitto_passwd", "-b", str(passwd), name, pw], check=True, capture_output=True
             )
-        passwd.chmod(0o600)
 
     def _write_config(self) -> Path:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -239,8 +238,7 @@ class PrivateBroker:
         path = self.workdir / "mosquitto.conf"
         path.write_text(conf)
         acl = self.workdir / "acl"
-        acl.write_text(self.acl if self.acl is not None else _template("acl"))
-        acl.chmod(0o600)
+        write_private(acl, self.acl if self.acl is not None else _template("acl"))
         self._write_passwords()
         return path
 

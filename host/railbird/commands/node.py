@@ -10,6 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from railbird.private import write_private
+
 DESCRIPTION = """\
 Build the sensor node firmware and install it on the board at --port with mpremote,
 together with the node's config.json that `railbird setup` wrote
@@ -106,9 +108,7 @@ def provision(args) -> int:
     with tempfile.TemporaryDirectory(prefix="railbird-provision-") as tmp:
         os.chmod(tmp, 0o700)  # the config carries the node's broker and Wi-Fi passwords
         conf = Path(tmp) / "config.json"
-        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(cfg, indent=2) + "\n")
+        write_private(conf, json.dumps(cfg, indent=2) + "\n")
         out = Path(tmp) / "node"
         try:
             made, total = builder.build(out, config=conf)

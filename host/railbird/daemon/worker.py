@@ -83,11 +83,12 @@ def rebuild(
     """Replay every journalled input through `pipeline`; returns the last state record of
     each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
     `history`: per table the `shot` and `state` records of inputs journalled at or after
-    that wall-clock time (each with `wall`), preceded by the last state before it; and
-    `nodes`: per table the latest status of each node. `after`: only the inputs after that
+    that wall-clock time (each with `wall`), preceded by the last state before it (the nodes'
+    latest status is the pipeline's own: railbird.daemon.snapshots.resume). `after`: only the
+    inputs after that
     id (`pipeline` has seen the others: a snapshot, railbird.daemon.snapshots.resume);
     `on_input(id, pipeline)` after each input."""
-    last, history, before, nodes = {}, {}, {}, {}
+    last, history, before = {}, {}, {}
     n = 0
     for iid, source, rx, topic, payload, venue, tbl, wall in journal.inputs(after, wall=True):
         n += 1
@@ -109,22 +110,20 @@ def rebuild(
             on_records(records)
         for r in records:
             typ = r["type"]
-            if typ not in ("state", "shot", "node"):
+            if typ not in ("state", "shot"):
                 continue
             key = (r["venue"], r["table"])
             if typ == "state":
                 last[key] = r
             if since_wall is None:
                 continue
-            if typ == "node":
-                nodes.setdefault(key, {})[r["node"]] = r["status"]
-            elif wall is not None and wall >= since_wall:
+            if wall is not None and wall >= since_wall:
                 history.setdefault(key, []).append(dict(r, wall=wall))
             elif typ == "state":
                 before[key] = r
     for key, r in before.items():
         history.setdefault(key, []).insert(0, dict(r, wall=None))
-    return {"states": last, "inputs": n, "history": history, "nodes": nodes}
+    return {"states": last, "inputs": n, "history": history}
 
 
 class Daemon:
@@ -465,20 +464,6 @@ class Daemon:
             fut.set_result(res)
         self._dispatch(dispatch)
 
-    def _safe(self, fn, *args):
-        """fn(*args) -> (status, reason, records), or a rejection when it raises."""
-        try:
-            return fn(*args)
-        except Exception as e:  # a bug must not stop ingest: count, log, go on
-            log.exception("internal error on input")
-            self.pipeline.counters["rejected"] += 1
-            self.pipeline.rejected["internal"] += 1
-            return ("rejected", f"internal: {type(e).__name__}: {e}", [])
-
-    def _safe_value(self, fn, *args):
-        """fn(*args), or [] when it raises (counted and logged as by `_safe`)."""
-        return self._safe(lambda: ("ok", None, fn(*args)))[2]
-
     def _idle(self) -> None:
         now = time.monotonic()
         connected = self.ingest is None or self.ingest.connected.is_set()
@@ -586,7 +571,11 @@ class Daemon:
         board shows the match, not nothing, before the first shot of a fresh journal."""
         out = {}
         for key, t in self.pipeline.tables.items():
-            snap = self._safe_value(t.game.snapshot)
+            try:
+                snap = t.game.snapshot()
+            except Exception:  # a bug must not stop the start-up: the board waits for input
+                log.exception("no initial state for %s/%s", *key)
+                continue
             if snap:
                 out[key] = {
                     "type": "state",

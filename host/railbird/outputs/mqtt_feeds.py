@@ -192,7 +192,8 @@ class MqttFeedsOutput(Output):
         self._stopping.set()
         if self._flusher is not None:
             self._flusher.join(5)
-        self.flush()  # what is still owed
+        if self._flusher is None or not self._flusher.is_alive():  # one publisher at a time
+            self.flush()  # what is still owed
         if self._own:
             try:
                 self.client.loop_stop()

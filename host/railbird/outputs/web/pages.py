@@ -8,6 +8,7 @@ referee app); an unknown venue or table is a 404 page. JSON: /api/v/<venue>,
 
 from __future__ import annotations
 
+import functools
 import html
 import mimetypes
 from importlib import resources
@@ -18,6 +19,7 @@ from railbird.outputs.web.wire import HTML, Reply, Req, json_reply
 VIEWS = {"": "table.html", "overlay": "overlay.html", "referee": "referee.html"}
 
 
+@functools.lru_cache(maxsize=128)  # package data: fixed while the process runs
 def static(name: str) -> bytes | None:
     if "/" in name or "\0" in name or name.startswith("."):  # a NUL: not found, no traceback
         return None
