@@ -19,6 +19,7 @@ import paho.mqtt.client as paho
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.mqttsub import subscriber
 from rbproto import codec
 
 from .nodepub import NodePub, shot_events
@@ -66,26 +67,37 @@ def publish_retained(port, user, password, messages) -> None:
         c.loop_stop()
 
 
-def retained_at_broker(port, topic_filter, wait=1.0) -> list:
+def retained_at_broker(port, topic_filter) -> list:
     """The retained messages a fresh subscriber gets for `topic_filter` (with the host's
-    login: no other may read referee input, tests/hardening/test_secrets.py)."""
+    login: no other may read referee input, tests/hardening/test_secrets.py). No fixed wait:
+    the broker answers a connection's packets in order, and QoS 0 copies wait for no inflight
+    window, so every retained message of the filter has arrived once a later SUBACK has."""
     got, lock = [], threading.Lock()
-    c = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
-    c.username_pw_set("railbird-host", "host-secret")
 
     def on_message(client, userdata, msg):
         if msg.retain:
             with lock:
                 got.append(msg.topic)
 
-    c.on_message = on_message
-    c.on_connect = lambda cl, u, f, rc, p: cl.subscribe(topic_filter, 1)
-    c.connect("127.0.0.1", port)
-    c.loop_start()
-    time.sleep(wait)
-    c.disconnect()
-    c.loop_stop()
-    return got
+    marker = "railbird/v1/club/retained-probe/end"
+    c = subscriber(port, on_message, f"retained-probe-{time.monotonic_ns()}", marker)
+    try:
+        done, subacks = threading.Event(), []
+
+        def on_subscribe(client, userdata, mid, reason_codes, properties):
+            subacks.append(mid)
+            if len(subacks) == 2:  # the filter's, then the marker's
+                done.set()
+
+        c.on_subscribe = on_subscribe
+        c.subscribe(topic_filter, 0)
+        c.subscribe(marker, 0)
+        assert done.wait(5), "no SUBACK for the end marker subscription"
+        with lock:
+            return list(got)
+    finally:
+        c.disconnect()
+        c.loop_stop()
 
 
 def retained_junk(port) -> list:
