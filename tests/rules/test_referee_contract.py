@@ -233,6 +233,32 @@ def test_contract_object_balls_to_rail_estimate_stays_an_estimate_through_a_corr
     assert any("taken as 9" in t for t in texts(out))
 
 
+def test_contract_object_balls_to_rail_range_a_decisive_range_is_a_fact():
+    """§3b: with `object_balls_to_rail_range` the estimate is ruled only if every value in
+    the range rules alike; then nothing is left to confirm."""
+    r = match("10-ball")
+    rng = {"object_balls_to_rail_range": [4, 12], "uncertain": ["object_balls_to_rail"]}
+    out = feed(r, shot(object_balls_to_rail=6, **rng))
+    assert out["at_table"] == "Bob" and out["unconfirmed"] == [] and out["provisional"] == []
+
+
+@pytest.mark.parametrize("referee", [True, False])
+def test_contract_object_balls_to_rail_range_an_undecided_range_is_never_a_silent_ruling(referee):
+    r = match("10-ball", referee=referee)
+    rng = {"object_balls_to_rail_range": [2, 8], "uncertain": ["object_balls_to_rail"]}
+    out = feed(r, shot(object_balls_to_rail=6, **rng))
+    if referee:
+        assert out["awaiting"] == "referee_check" and out["at_table"] == "Ann"
+        assert out["unconfirmed"] == ["object_balls_to_rail"]
+        out = feed(r, CONFIRM)  # the referee confirms the sensors' estimate: 6, legal
+        assert out["awaiting"] is None and out["at_table"] == "Bob"
+    else:
+        assert out["provisional"][0]["ruling"] == "legal break"
+        assert out["unconfirmed"] == ["object_balls_to_rail"]
+        out = feed(r, CONFIRM)
+        assert out["provisional"] == [] and out["unconfirmed"] == []
+
+
 # -- 5. inning: turns at play; a decision and the turn it leads to are one inning ----------
 def test_contract_inning_14_1_breaking_foul_and_rebreak_are_the_breakers_two_innings():
     r = match("14.1", breaker="Bob")

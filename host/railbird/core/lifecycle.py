@@ -3,13 +3,14 @@ what a `match` input means on a table that already has, or had, a match.
 
 A `match` may leave out any field: each missing one comes from the last match on the table
 (so `{"type": "match"}` after the end is the next match with the same players), else from
-the table's config. The race or target, break order and options belong to a game, so they
-are taken only from a match of the same game.
+the table's config (`referee` too: whether a referee is at the table). The race or target,
+break order and options belong to a game, so they are taken only from a match of the same
+game.
 """
 
 from __future__ import annotations
 
-MATCH_FIELDS = ("game", "players", "race_to", "target", "break_order", "options")
+MATCH_FIELDS = ("game", "players", "race_to", "target", "break_order", "options", "referee")
 PER_GAME = ("race_to", "target", "break_order", "options")
 
 IN_PROGRESS = "a match is in progress: finish, concede or abandon it first"
@@ -31,6 +32,12 @@ def complete_match(inp: dict, last: dict | None, table: dict | None) -> dict:
     )
     if players is not None:
         out["players"] = players
+    # whether a referee is at the table (REFEREE.md §3b) belongs to the table, not the game
+    referee = given.get("referee")
+    if referee is None:
+        referee = next((s["referee"] for s in sources if s.get("referee") is not None), None)
+    if referee is not None:
+        out["referee"] = referee
     for key in PER_GAME:
         if key in given:
             out[key] = given[key]

@@ -47,6 +47,11 @@ def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
         raise OutOfTurn("the match has already started")
     if kind == "undo":
         raise OutOfTurn("undo needs the input history: use railbird.rules.Referee")
+    if kind == "confirm" and state.awaiting == "referee_check":  # REFEREE.md §3b
+        R: list = []
+        game = rules_for(state)
+        st = game.on_check(game.spot_pending(replace(state, rack_winner=None)), inp, R)
+        return st, [r.as_dict() for r in R]
     if kind == "confirm":  # also after the match: the deciding shot may be confirmed
         if any(k in inp for k in SHOT_FACTS):
             raise OutOfTurn("a correction needs the input history: use railbird.rules.Referee")

@@ -170,11 +170,15 @@ _FIELDS = (
     ("unconfirmed", "unc", (_enc_facts, _dec_facts)),
     ("ended", "end", _enum(ENDED)),
     ("option_rule", "optrule", _opt(_enc_str, _dec_str)),
+    ("check", "check", _opt(_enc_str, _dec_str)),
+    ("provisional", "prov", _opt(_enc_str, _dec_str)),
 )
 # Trailing fields left out of the line when empty, so that lines written before they
 # existed stay canonical (`unc`: unconfirmed facts of the last shot; `end`: a match
-# conceded or abandoned; `optrule`: the rule that offered a pending shoot-or-pass).
-_OPTIONAL_TAIL = 3
+# conceded or abandoned; `optrule`: the rule that offered a pending shoot-or-pass; `check`
+# and `prov`: a shot held for the referee's check and a provisional ruling, REFEREE.md §3b,
+# as percent-encoded JSON).
+_OPTIONAL_TAIL = 5
 assert [f[0] for f in _FIELDS] == [f.name for f in fields(State)]
 
 

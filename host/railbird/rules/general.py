@@ -4,11 +4,15 @@ standard-foul bookkeeping. Each game overrides `resolve` and a few small hooks."
 
 from __future__ import annotations
 
+import copy
+import itertools
+import json
 from dataclasses import replace
 
+from . import doubt
 from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import Foul, declared_foul, listed_foul
-from .inputs import Shot, get_bool, get_int, get_pocket
+from .inputs import SHOT_FACTS, Shot, get_bool, get_int, get_pocket, parse_shot, shot_dict
 from .match import MatchLayer
 from .state import Ruling, State, move_balls, set_pair
 
@@ -127,14 +131,100 @@ class GeneralRules(MatchLayer):
                 )
             )
             return st
-        if st.unconfirmed:
+        return self.decide(st, shot, R)
+
+    # -- uncertain facts that decide the ruling (REFEREE.md §3b) ------------------------
+    def decide(self, st: State, shot: Shot, R: list) -> State:
+        """Rule the shot for every value its doubtful facts may take (doubt.axes). The
+        same state for all: ruled as a fact. Otherwise the ruling would be a guess: with a
+        referee at the table (option `referee`) the shot is held until he checks it
+        (awaiting "referee_check"); without one the fair default is ruled, provisional."""
+        ax = doubt.axes(shot)
+        if not ax:
+            if shot.object_balls_to_rail_range is not None:  # a one-value range: certain
+                shot = doubt.settled(shot, ())
+            return self.rule_shot(st, shot, R)
+        names = [f for f, _ in ax]
+        groups: list = []  # [state, [facts, ...]] of the combinations that rule alike
+        for combo in itertools.product(*(values for _, values in ax)):
+            facts = dict(zip(names, combo, strict=True))
+            out = self.rule_shot(st, replace(shot, **facts), [])
+            for g in groups:
+                if g[0] == out:
+                    g[1].append(facts)
+                    break
+            else:
+                groups.append([out, [facts]])
+        said = doubt.sensed(shot, ax)
+        if len(groups) == 1:
+            return self.rule_shot(st, doubt.settled(replace(shot, **said), names), R)
+        fair = {f: values[-1] for f, values in ax}
+        choices = []
+        fair_label = None
+        for _state, members in groups:
+            rep = doubt.nearest(members, said)
+            label, rule = self.outcome(st, replace(shot, **rep))
+            choices.append({"label": label, "facts": rep, "rule": rule})
+            if fair in members:
+                fair_label = label
+        text = doubt.describe(shot, ax)
+        fouled = [c["rule"] for c in choices if c["rule"] is not None]
+        rule = fouled[0] if fouled else "1.10"
+        if st.opt("referee"):
             R.append(
                 Ruling(
-                    "1.10",
-                    f"Unconfirmed facts of the last shot "
-                    f"({', '.join(st.unconfirmed)}) stand as sensed",
+                    rule,
+                    f"The ruling depends on what the sensors cannot decide ({text}): "
+                    "held for the referee's check",
                 )
             )
+            if st.unconfirmed:
+                R.append(self.stand_ruling(st))
+            held = {"shot": shot_dict(shot), "facts": names, "choices": choices, "text": text}
+            return replace(
+                st,
+                awaiting="referee_check",
+                check=doubt.canon(held),
+                unconfirmed=tuple(sorted(set(names))),
+                provisional=None,
+            )
+        flagged = tuple(sorted(set(shot.uncertain) | set(names)))
+        out = self.rule_shot(st, replace(shot, **fair, uncertain=flagged), R, defaulted=names)
+        R.append(
+            Ruling(
+                rule,
+                f"Provisional: {fair_label}. The sensors cannot decide it ({text}); no referee "
+                "is at the table, so the fair default applies until the referee confirms "
+                "or corrects it",
+            )
+        )
+        entry = {"fact": names[0], "facts": names, "ruling": fair_label, "rule": rule}
+        entry.update(text=text, choices=choices)
+        return replace(out, provisional=doubt.canon([entry]))
+
+    def outcome(self, st: State, shot: Shot) -> tuple[str, str | None]:
+        """(label, rule) of how `shot` would be ruled: its most serious detected foul, or
+        none (the referee's one-tap choices, REFEREE.md §3b)."""
+        shot = self.apply_defaults(st, shot, [])
+        foul = self.most_serious(self.detect_fouls(st, shot), [])
+        if foul is None:
+            return ("legal break" if st.breaking else "no foul"), None
+        return f"foul: {foul.name}", foul.rule
+
+    def stand_ruling(self, st: State) -> Ruling:
+        return Ruling(
+            "1.10",
+            f"Unconfirmed facts of the last shot ({', '.join(st.unconfirmed)}) stand as sensed",
+        )
+
+    def rule_shot(self, st: State, shot: Shot, R: list, defaulted=()) -> State:
+        """The shot's fouls and outcome, its facts taken as given (`defaulted`: facts set
+        to the fair default, not applied as sensed)."""
+        if st.provisional:
+            entry = doubt.load(st.provisional)[0]
+            R.append(Ruling(entry["rule"], f"The provisional ruling ({entry['ruling']}) stands"))
+        if st.unconfirmed:
+            R.append(self.stand_ruling(st))
         shot = self.apply_defaults(st, shot, R)
         self.record_defaults(st, shot, R)
         fouls = self.detect_fouls(st, shot)
@@ -163,15 +253,16 @@ class GeneralRules(MatchLayer):
             unconfirmed=shot.uncertain,
         )
         st = self.resolve(st, after, shot, foul, fouls, R)
-        if shot.uncertain:
+        as_sensed = [f for f in shot.uncertain if f not in defaulted]
+        if as_sensed:
             R.append(
                 Ruling(
                     "1.10",
                     f"Uncertain, applied as sensed until the referee confirms "
-                    f"or corrects: {', '.join(shot.uncertain)}",
+                    f"or corrects: {', '.join(as_sensed)}",
                 )
             )
-        return replace(st, unconfirmed=shot.uncertain)
+        return replace(st, unconfirmed=shot.uncertain, provisional=None)
 
     def on_confirm(self, st: State, R: list) -> State:
         """The referee confirms the uncertain facts of the last shot as sensed (1.10: the
@@ -181,7 +272,39 @@ class GeneralRules(MatchLayer):
         R.append(
             Ruling("1.10", f"The referee confirms the sensed facts: {', '.join(st.unconfirmed)}")
         )
-        return replace(st, unconfirmed=())
+        if st.provisional:
+            entry = doubt.load(st.provisional)[0]
+            R.append(
+                Ruling(entry["rule"], f"The provisional ruling ({entry['ruling']}) is confirmed")
+            )
+        return replace(st, unconfirmed=(), provisional=None)
+
+    def on_check(self, st: State, inp: dict, R: list) -> State:
+        """The referee's answer to a held shot (awaiting "referee_check", REFEREE.md §3b):
+        `confirm` with the facts he saw (a choice's facts, or any), or without facts, the
+        sensed values. Either way every fact of the shot is his now: it is ruled once."""
+        held = doubt.load(st.check)
+        facts = {k: copy.deepcopy(inp[k]) for k in SHOT_FACTS if k in inp}
+        if isinstance(facts.get("pocketed"), list):
+            facts["pocketed"] = [
+                {k: v for k, v in p.items() if k != "source"} if isinstance(p, dict) else p
+                for p in facts["pocketed"]
+            ]
+        shot_in = dict(held["shot"], **facts)
+        shot_in.pop("object_balls_to_rail_range", None)
+        shot_in.pop("uncertain", None)
+        shot = parse_shot(shot_in)
+        given = ", ".join(f"{k} {json.dumps(facts[k])}" for k in sorted(facts))
+        R.append(
+            Ruling(
+                "1.10",
+                f"The referee checks the held shot ({given or 'the sensed facts confirmed'})"
+                ": it is ruled",
+            )
+        )
+        st = replace(st, awaiting=None, check=None, unconfirmed=(), provisional=None)
+        shot, _ = self.check_physical(st, shot, R)
+        return self.rule_shot(st, shot, R)
 
     def spot_pending(self, st: State) -> State:
         """Balls listed in to_spot are spotted (31) before play goes on: the engine puts
@@ -277,15 +400,19 @@ class GeneralRules(MatchLayer):
         rail-sensor clusters, §3a) it is an estimate: bounded by the same number, with a
         ruling, never a refusal."""
         obr = shot.object_balls_to_rail
-        if obr is None:
+        span = shot.object_balls_to_rail_range
+        if obr is None and span is None:
             return shot
         # An unidentified pocketed ball (ball None) is an object ball or the cue ball;
         # counted as an object ball, as the host bounds its estimate.
         gone = sum(1 for p in shot.pocketed if p.ball != 0) + sum(1 for b in shot.off_table if b)
         room = max(0, len(table) - gone)
-        if obr <= room:
+        if span is not None and span[1] > room:
+            # a range is the sensors' doubt, never a certain fact: what cannot be is cut off
+            shot = replace(shot, object_balls_to_rail_range=(min(span[0], room), room))
+        if obr is None or obr <= room:
             return shot
-        if "object_balls_to_rail" not in shot.uncertain:
+        if "object_balls_to_rail" not in shot.uncertain and span is None:
             raise ImpossibleInput(
                 f"more object balls to a rail ({obr}) than can have reached one: {room} on "
                 "the table, not counting those pocketed or driven off on the shot"

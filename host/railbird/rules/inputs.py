@@ -29,7 +29,7 @@ UNCERTAIN_FACTS = tuple(sorted(set(SHOT_FACTS) - {"fouls"}))
 SOURCES = ("sensed", "inferred", "referee")  # protocol/SPEC.md `shot` pocketed[].source
 
 INPUT_FIELDS = {
-    "match": {"game", "players", "race_to", "target", "break_order", "options"},
+    "match": {"game", "players", "race_to", "target", "break_order", "options", "referee"},
     "lag": {"winner", "breaker"},
     "call": {"ball", "pocket", "safety"},
     "push_out": set(),
@@ -38,6 +38,7 @@ INPUT_FIELDS = {
         "first_contact",
         "rail_after_contact",
         "object_balls_to_rail",
+        "object_balls_to_rail_range",
         "cue_ball_to_rail",
         "off_table",
         "fouls",
@@ -121,6 +122,9 @@ class Shot:
     contact_reported: bool = False  # False: nobody said; the fair default applies
     rail_after_contact: bool | None = None
     object_balls_to_rail: int | None = None
+    # (lo, hi): what the sensors support; the ruling must hold for every value in it, or
+    # wait for the referee / be provisional (REFEREE.md §3b). None: no range given.
+    object_balls_to_rail_range: tuple[int, int] | None = None
     cue_ball_to_rail: bool | None = None
     off_table: tuple[int, ...] = ()
     fouls: tuple[str, ...] = ()
@@ -198,15 +202,64 @@ def parse_shot(d: dict) -> Shot:
         replay = "general 34"
     if replay not in (None, False, "general 30", "general 34"):
         raise BadInput("replay must be true, 'general 30' or 'general 34'")
+    obr = get_int(d, "object_balls_to_rail", 0, 15)
+    span = _rail_range(d.get("object_balls_to_rail_range"), obr)
     return Shot(
         pocketed=tuple(potted),
         first_contact=first,
         contact_reported=contact_reported,
         rail_after_contact=get_bool(d, "rail_after_contact"),
-        object_balls_to_rail=get_int(d, "object_balls_to_rail", 0, 15),
+        object_balls_to_rail=obr,
+        object_balls_to_rail_range=span,
         cue_ball_to_rail=get_bool(d, "cue_ball_to_rail"),
         off_table=tuple(off),
         fouls=tuple(f.strip() for f in fouls),
         replay=replay or None,
         uncertain=tuple(sorted(uncertain)),
     )
+
+
+def _rail_range(raw, estimate: int | None) -> tuple[int, int] | None:
+    """`object_balls_to_rail_range`: [lo, hi] with 0 <= lo <= hi <= 15, holding the
+    estimate when both are given."""
+    if raw is None:
+        return None
+    if (
+        not isinstance(raw, list)
+        or len(raw) != 2
+        or not all(_is_int(x) and 0 <= x <= 15 for x in raw)
+        or raw[0] > raw[1]
+    ):
+        raise BadInput("object_balls_to_rail_range must be [lo, hi] with 0 <= lo <= hi <= 15")
+    if estimate is not None and not raw[0] <= estimate <= raw[1]:
+        raise BadInput("object_balls_to_rail must lie within object_balls_to_rail_range")
+    return raw[0], raw[1]
+
+
+def shot_dict(shot: Shot) -> dict:
+    """The `shot` input that parses back to `shot` (parse_shot(shot_dict(s)) == s): how a
+    shot held for the referee's check is kept in the state."""
+    out: dict = {"type": "shot", "pocketed": []}
+    for p in shot.pocketed:
+        item: dict = {"pocket": p.pocket}
+        if p.ball is not None:
+            item["ball"] = p.ball
+        if p.rested_us is not None:
+            item["rested_us"] = p.rested_us
+        if p.jammed:
+            item["jammed"] = True
+        out["pocketed"].append(item)
+    if shot.contact_reported:
+        out["first_contact"] = shot.first_contact
+    for key in ("rail_after_contact", "object_balls_to_rail", "cue_ball_to_rail", "replay"):
+        if getattr(shot, key) is not None:
+            out[key] = getattr(shot, key)
+    if shot.object_balls_to_rail_range is not None:
+        out["object_balls_to_rail_range"] = list(shot.object_balls_to_rail_range)
+    if shot.off_table:
+        out["off_table"] = list(shot.off_table)
+    if shot.fouls:
+        out["fouls"] = list(shot.fouls)
+    if shot.uncertain:
+        out["uncertain"] = list(shot.uncertain)
+    return out

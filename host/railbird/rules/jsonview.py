@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import doubt
 from .fen import to_fen
 from .state import State
 
@@ -44,6 +45,9 @@ def state_to_json(state: State, rulings=()) -> dict:
         "match_winner": name(state.match_winner),
         "ended": state.ended,
         "unconfirmed": list(state.unconfirmed),
+        # REFEREE.md §3b: a shot held for the referee's check, and provisional rulings
+        "check": doubt.load(state.check),
+        "provisional": doubt.load(state.provisional) or [],
     }
     if state.game == "14.1":
         out["run"] = per_player(state.run)

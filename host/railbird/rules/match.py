@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn
-from .inputs import get_int, get_str
+from .inputs import get_bool, get_int, get_str
 from .options import parse_options
 from .state import Ruling, State, add_pair
 
@@ -49,12 +49,18 @@ class MatchLayer:
         order = get_str(inp, "break_order", default="alternate")
         if order not in BREAK_ORDERS:
             raise BadInput(f"break_order must be one of {', '.join(BREAK_ORDERS)}")
+        options = parse_options(inp.get("options"), self.name)
+        referee = get_bool(inp, "referee")
+        if referee is not None:  # REFEREE.md §3b: the match field wins over the option
+            options = tuple(sorted([o for o in options if o[0] != "referee"] + [("referee", True)]))
+            if not referee:
+                options = tuple(o for o in options if o[0] != "referee")
         return State(
             game=self.name,
             players=(players[0], players[1]),
             goal=goal,
             break_order=order,
-            options=parse_options(inp.get("options"), self.name),
+            options=options,
             awaiting="lag",
             on_table=self.full_rack(),
         )
@@ -108,6 +114,9 @@ class MatchLayer:
             fouls=fouls,
             awaiting=None,
             option_rule=None,
+            check=None,
+            # a shot held for the referee's check is dropped with the rack it was played on
+            unconfirmed=() if st.check else st.unconfirmed,
         )
         return self.begin_turn(st, breaker, R)
 
@@ -190,6 +199,8 @@ class MatchLayer:
             push_out=False,
             push_out_allowed=False,
             option_rule=None,
+            check=None,
+            unconfirmed=() if st.check else st.unconfirmed,
         )
 
     def on_concede(self, st: State, inp: dict, R: list) -> State:

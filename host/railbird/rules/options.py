@@ -92,6 +92,15 @@ _SPECS = (
         "WPA default (1.9): handled as a stalemate, a new lag (4.12).",
     ),
     OptionSpec(
+        "referee",
+        False,
+        ALL_GAMES,
+        "Not an edition: a referee is at the table. A ruling that depends on a sensed fact "
+        "the sensors cannot decide waits for the referee's check (awaiting "
+        "'referee_check'); without one the fair default is applied and marked provisional "
+        "(§3b). Also the `match` field `referee`.",
+    ),
+    OptionSpec(
         "hanging_ball_us",
         5_000_000,
         ALL_GAMES,

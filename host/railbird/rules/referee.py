@@ -44,7 +44,11 @@ class Referee:
                 ).as_dict()
             ]
             return self.state_json()
-        if kind == "confirm" and any(k in inp for k in SHOT_FACTS):
+        if (
+            kind == "confirm"
+            and any(k in inp for k in SHOT_FACTS)
+            and self.state.awaiting != "referee_check"  # the answer to a held shot (§3b)
+        ):
             return self._correct(inp)
         state, announcements = apply(self.state, inp)
         self._history.append((self.state, self.announcements, copy.deepcopy(inp)))
@@ -71,13 +75,25 @@ class Referee:
         if idx is None:
             raise OutOfTurn("there is no shot to correct")
         pre, pre_anns, original = self._history[idx]
+        later = self._history[idx + 1 :]
         changed = sorted(k for k in SHOT_FACTS if k in inp)
         corrected = {k: v for k, v in original.items() if k not in ("uncertain", "replay")}
+        flagged = list(original.get("uncertain") or ())
+        if later and _answers_check(later[0]):
+            # The shot was held for the referee's check (§3b) and he answered: his answer
+            # is part of the shot; every fact was certain from then on.
+            answer = later[0][2]
+            later = later[1:]
+            corrected.update({k: answer[k] for k in SHOT_FACTS if k in answer})
+            corrected.pop("object_balls_to_rail_range", None)
+            flagged = []
         for key in changed:
             corrected[key] = inp[key]
+        if "object_balls_to_rail" in changed:  # the referee's count replaces the range
+            corrected.pop("object_balls_to_rail_range", None)
         # The referee's facts are certain; the facts he leaves stand as they were, flags
         # included, so a sensor estimate stays an estimate (bounded, not refused: §3a).
-        flagged = [f for f in original.get("uncertain") or () if f not in changed]
+        flagged = [f for f in flagged if f not in changed]
         if flagged:
             corrected["uncertain"] = flagged
         if "pocketed" in changed and isinstance(corrected["pocketed"], list):
@@ -94,7 +110,6 @@ class Referee:
             *rulings,
         ]
         history = [*self._history[:idx], (pre, pre_anns, corrected)]
-        later = self._history[idx + 1 :]
         for _, _, again in later:
             try:
                 new, anns = apply(state, again)
@@ -134,10 +149,16 @@ class Referee:
         left to confirm once the shot is ruled with certain facts)."""
         if self.state is not self._produced:
             return False
-        for _, _, inp in reversed(self._history):
+        for pre, _, inp in reversed(self._history):
             kind = inp.get("type")
             if kind == "shot":
                 return not inp.get("replay")
-            if kind == "confirm":
+            if kind == "confirm" and not _answers_check((pre, None, inp)):
                 return False
         return False
+
+
+def _answers_check(entry) -> bool:
+    """A history entry that is the referee's answer to a shot held for his check."""
+    pre, _, inp = entry
+    return inp.get("type") == "confirm" and pre.awaiting == "referee_check"

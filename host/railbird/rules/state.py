@@ -23,6 +23,9 @@ AWAITING = (
     "spot_or_rebreak",  # 8-ball 3.3: breaker pocketed the 8 on a legal break
     "spot_or_break",  # 8-ball 3.3: 8 pocketed with a scratch on the break
     "accept_or_break",  # 8-ball 3.3: illegal break
+    # REFEREE.md §3b: a referee is at the table and the ruling of the last shot depends on
+    # a fact the sensors cannot decide; the shot is held in `check` until he says.
+    "referee_check",
 )
 GROUPS = (None, "solids", "stripes")
 # How a match ended other than by play: conceded (1.11: loss of the match) or abandoned by
@@ -81,6 +84,13 @@ class State:
     # The rule that offered the decision in `awaiting`, cited when it is taken: a pass
     # after a push-out is 9.4 (2.4), after a wrongly pocketed ball 9.7, after a safety 9.6.
     option_rule: str | None = None
+    # REFEREE.md §3b, kept as canonical JSON so the state stays plain, hashable and
+    # FEN-encodable. `check`: {"shot", "facts", "choices", "text"} of the shot held while
+    # `awaiting` is "referee_check". `provisional`: [{"fact", "ruling", "rule", "range"?,
+    # "choices"}] of a ruling made on the fair default because nobody could check the fact,
+    # until the referee confirms or corrects it or the next shot lets it stand.
+    check: str | None = None
+    provisional: str | None = None
 
     def opt(self, name: str):
         return option_value(self.options, name)

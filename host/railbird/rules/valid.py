@@ -10,6 +10,7 @@ lists nothing.
 
 from __future__ import annotations
 
+from . import doubt
 from .errors import RulesError
 from .state import POCKETS, State
 
@@ -92,7 +93,15 @@ def valid_inputs(
         if awaiting != "lag":
             out += [{"type": "stalemate"}, {"type": "interference"}]
     if state.unconfirmed or correct:
-        out.append({"type": "confirm", "unconfirmed": list(state.unconfirmed), "correct": correct})
+        entry = {"type": "confirm", "unconfirmed": list(state.unconfirmed), "correct": correct}
+        # REFEREE.md §3b: the outcomes a held shot may have, each a `confirm` with the
+        # facts that give it (one button each on a console). A provisional ruling's
+        # choices are in the state (`provisional`): they are corrections, which a later
+        # input may conflict with, so they are not promised here.
+        held = doubt.load(state.check)
+        if held is not None:
+            entry["choices"] = held["choices"]
+        out.append(entry)
     if undo:
         out.append({"type": "undo"})
     if not state.over:

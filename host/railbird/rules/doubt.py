@@ -1,0 +1,93 @@
+"""Uncertain sensed facts that decide a ruling (protocol/REFEREE.md §3b).
+
+A sensed fact may come as a range of values the sensors support (`object_balls_to_rail`
+with `object_balls_to_rail_range`) or as a flagged yes/no (`rail_after_contact`,
+`cue_ball_to_rail` named in `uncertain`). The shot is ruled for every combination of those
+values; when every combination gives the same state the ruling stands as a fact, otherwise
+it depends on a guess: the referee is asked (awaiting "referee_check") or, without one, the
+fair default is applied and the ruling is marked provisional. These helpers are the
+bookkeeping; the rules themselves stay in `general.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from .inputs import Shot
+
+RANGE = "object_balls_to_rail"
+FLAGGED_BOOLS = ("rail_after_contact", "cue_ball_to_rail")
+
+
+def canon(obj) -> str:
+    """Canonical JSON, the form the state keeps `check` and `provisional` in."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def load(text: str | None):
+    return None if text is None else json.loads(text)
+
+
+def axes(shot: Shot) -> list[tuple[str, tuple]]:
+    """(fact, values in increasing order) for each uncertain fact with more than one
+    value the sensors allow. The last value is always the fair one (more balls to a rail,
+    a rail reached), the presumption REFEREE.md §3 makes when a fact is unknown."""
+    out: list[tuple[str, tuple]] = []
+    span = shot.object_balls_to_rail_range
+    if span is not None and span[0] < span[1]:
+        out.append((RANGE, tuple(range(span[0], span[1] + 1))))
+    for fact in FLAGGED_BOOLS:
+        if fact in shot.uncertain and getattr(shot, fact) is not None:
+            out.append((fact, (False, True)))
+    return out
+
+
+def sensed(shot: Shot, ax: list) -> dict:
+    """The sensed value of each doubtful fact (an estimate outside its range cannot be
+    given; without one the range's low end)."""
+    out = {}
+    for fact, values in ax:
+        value = getattr(shot, fact)
+        out[fact] = values[0] if value is None else value
+    return out
+
+
+def settled(shot: Shot, facts) -> Shot:
+    """`shot` with `facts` no longer in doubt: out of `uncertain`, the range dropped (its
+    values all rule alike, or the referee has said); an estimate left out is the range's
+    low end, so the ruling cites a number, not a default."""
+    obr = shot.object_balls_to_rail
+    if obr is None and shot.object_balls_to_rail_range is not None:
+        obr = shot.object_balls_to_rail_range[0]
+    flagged = tuple(f for f in shot.uncertain if f not in facts)
+    if RANGE in facts or shot.object_balls_to_rail_range is not None:
+        flagged = tuple(f for f in flagged if f != RANGE)
+    return replace(
+        shot, object_balls_to_rail=obr, object_balls_to_rail_range=None, uncertain=flagged
+    )
+
+
+def nearest(members: list[dict], target: dict) -> dict:
+    """The member whose values are nearest to the sensed ones (a choice's representative
+    facts: every member rules alike, so only the ruling's wording depends on it)."""
+
+    def dist(m):
+        return sum(abs(int(m[k]) - int(target[k])) for k in m)
+
+    return min(members, key=dist)
+
+
+def describe(shot: Shot, ax: list) -> str:
+    parts = []
+    for fact, values in ax:
+        if fact == RANGE:
+            est = shot.object_balls_to_rail
+            parts.append(
+                f"object balls to a rail {values[0]}-{values[-1]} by the rail sensors"
+                + ("" if est is None else f" (estimate {est})")
+            )
+        else:
+            said = "yes" if getattr(shot, fact) else "no"
+            parts.append(f"{fact.replace('_', ' ')}: sensed {said}, not certain")
+    return "; ".join(parts)
