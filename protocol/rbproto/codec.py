@@ -7,10 +7,11 @@ constant tuples; nothing is built per message except error text. See protocol/SP
 Spec tuple of a field: (name, type, flags, arg); flags bit 1 = required, bit 2 = may be
 null. Types: 'u' uint (arg (lo, hi) or None = 0..U64_MAX), 'i' int (arg or None =
 I64_MIN..I64_MAX), 'b' bool, 's' string (arg (min, max) characters), 'g' slug, 'e' enum
-(arg tuple), 'h' 8 lowercase hex digits, 'o' any object, 'O' object (arg sub-spec), 'L' list
-of objects (arg (min, max, sub-spec)), 'l' list of strings (arg (max items, (min, max))),
-'n' list of ints (arg max items), 'M' object name -> uint (arg max entries), 'T' object
-slug -> object (arg (max entries, sub-spec)).
+(arg tuple), 'k' name of 1..32 [a-z0-9_] (an event kind), 'h' 8 lowercase hex digits,
+'o' any object, 'O' object (arg sub-spec), 'L' list of objects (arg (min, max, sub-spec)),
+'l' list of strings (arg (max items, (min, max))), 'n' list of ints (arg max items), 'M'
+object name -> uint (arg max entries), 'T' object slug -> object (arg (max entries,
+sub-spec)).
 """
 
 import json
@@ -60,7 +61,9 @@ REFEREE_RESULT_LEAF = "referee/result"
 # one table's part of the venue summary, on the table's own summary topic
 TABLE_SUMMARY_LEAF = "summary"
 REFEREE_STATUSES = ("ok", "pending", "duplicate", "refused", "rejected")
-EVENT_KINDS = ("drop", "cue", "rail", "jam", "lost")
+# the event kinds this codec knows and checks; a batch may carry others (protocol/SPEC.md,
+# "Additive changes"): they are checked only for seq, t and a well-formed kind name
+EVENT_KINDS = ("drop", "cue", "rail", "jam", "lost", "strike")
 RESETS = ("power", "hard", "wdt", "deepsleep", "soft", "unknown")
 NODE_STATES = ("online", "offline")
 GAMES = ("10-ball", "14.1", "9-ball", "8-ball")
@@ -75,8 +78,11 @@ ERROR_CODES = (
     "unsupported version",
     "bad topic",
 )
+# defaults of a config's `strike` object when it leaves them out
+STRIKE_DEFAULTS = {"threshold": 0, "refractory_us": 30000}
 CONFIG_DEFAULTS = {
     "cue_ch": None,
+    "strike": None,
     "debounce_us": 2000,
     "jam_us": 2000000,
     "status_period_s": 30,
@@ -100,6 +106,7 @@ _HAS_TABLE = ("shot", "state", "announce", "referee_result", "table_summary")
 _SLUG0 = "abcdefghijklmnopqrstuvwxyz0123456789"
 _SLUG = _SLUG0 + "-"
 _HEX = "0123456789abcdef"
+_KIND = "abcdefghijklmnopqrstuvwxyz0123456789_"
 
 
 class ProtocolError(ValueError):
@@ -124,10 +131,10 @@ class ProtocolError(ValueError):
 
 
 # --- field specs --------------------------------------------------------------------
-_EVENT = (
-    ("seq", "u", 1, None),
-    ("t", "u", 1, None),
-    ("kind", "e", 1, EVENT_KINDS),
+# every event, whatever its kind
+_EVENT = (("seq", "u", 1, None), ("t", "u", 1, None), ("kind", "k", 1, None))
+# the optional fields of the known kinds; an unknown kind's fields are its own business
+_EVENT_KNOWN = (
     ("pocket", "e", 0, POCKETS),
     ("rail", "e", 0, RAILS),
     ("amp", "u", 0, (0, 4095)),
@@ -141,6 +148,7 @@ _EVENT_NEEDS = {
     "rail": ("rail", "amp"),
     "jam": ("pocket", "dur"),
     "lost": ("n",),
+    "strike": (),
 }
 _NODE = ("node", "g", 1, None)
 _BOOT = ("boot", "u", 1, None)
@@ -156,6 +164,11 @@ _RCH = (
     ("rail", "e", 1, RAILS),
     ("threshold", "u", 1, (0, 4095)),
     ("refractory_us", "u", 1, None),
+)
+_SCH = (
+    ("ch", "u", 1, None),
+    ("threshold", "u", 0, (0, 4095)),
+    ("refractory_us", "u", 0, None),
 )
 _POCKETED = (
     ("ball", "u", 3, (0, 15)),
@@ -186,7 +199,12 @@ _UPDATE_STATE = (
 _ID = ("id", "u", 1, None)
 
 _SPECS = {
-    "events": (_NODE, _BOOT, ("events", "L", 1, (1, MAX_EVENTS, _EVENT))),
+    "events": (
+        _NODE,
+        _BOOT,
+        ("events", "L", 1, (1, MAX_EVENTS, _EVENT)),
+        ("wm", "u", 0, None),
+    ),
     "birth": (
         _NODE,
         _BOOT,
@@ -217,6 +235,7 @@ _SPECS = {
         ("pockets", "L", 1, (0, 16, _PCH)),
         ("rails", "L", 1, (0, 16, _RCH)),
         ("cue_ch", "u", 2, None),
+        ("strike", "O", 2, _SCH),
         ("debounce_us", "u", 0, None),
         ("jam_us", "u", 0, None),
         ("status_period_s", "u", 0, (1, 3600)),
@@ -371,6 +390,17 @@ def _value(val, t, arg, path):
             )
     elif t == "i":
         _int(val, arg, path, "int", I64_MIN, I64_MAX)
+    elif t == "k":
+        if type(val) is not str:
+            raise _bad_type(path, "string")
+        ok = 0 < len(val) <= 32
+        for c in val:
+            if c not in _KIND:
+                ok = False
+        if not ok:
+            raise ProtocolError(
+                "bad value", path + ": " + _short(val) + " is not a kind name (1..32 of a-z 0-9 _)"
+            )
     elif t == "g":
         if type(val) is not str:
             raise _bad_type(path, "slug")
@@ -465,7 +495,12 @@ def _check_events(msg):
             )
         last = seq
         kind = ev["kind"]
-        for name in _EVENT_NEEDS[kind]:
+        needs = _EVENT_NEEDS.get(kind)
+        if needs is None:  # a kind added after this codec: the receiver counts and skips it
+            i += 1
+            continue
+        _fields(ev, _EVENT_KNOWN, p)
+        for name in needs:
             if name not in ev:
                 raise ProtocolError(
                     "missing field", "%s%s (required for kind %s)" % (p, name, kind)
@@ -496,6 +531,14 @@ def _check_config(msg):
                 )
             seen.append(c["ch"])
             i += 1
+    st = msg.get("strike")
+    if st is not None:
+        # the strike input is a rail-type input (comparator + ADC): one sensor per channel
+        for c in msg["rails"]:
+            if c["ch"] == st["ch"]:
+                raise ProtocolError(
+                    "bad value", "strike.ch: channel %d is also rail %s" % (st["ch"], c["rail"])
+                )
 
 
 def _check_shot(msg):

@@ -6,7 +6,8 @@ Written from SPEC.md independently of the codec's tables; tests/protocol/test_pr
 checks both against the same vectors and that the files are this script's current output.
 What a schema cannot say (and only the codec checks): a payload's byte size, JSON syntax,
 that an integer has no fraction or exponent (JSON Schema accepts 1.0 as an integer),
-strictly increasing `seq`, distinct config channels, `end >= start`, topics.
+strictly increasing `seq`, distinct config channels (and a strike channel that is no
+rail's), `end >= start`, topics.
 Patterns end in `(?!\n)$` because Python's `re` (used by the jsonschema package) lets `$`
 match before a trailing newline; in ECMA-262 regexes the lookahead is a no-op.
 """
@@ -62,6 +63,7 @@ def when(field, value, then):
     return {"if": {"properties": {field: {"const": value}}, "required": [field]}, "then": then}
 
 
+KNOWN_KINDS = ["drop", "cue", "rail", "jam", "lost", "strike"]
 EVENT = obj(
     ["seq", "t", "kind"],
     {
@@ -69,14 +71,28 @@ EVENT = obj(
             U64, description="sequence number within the boot, strictly increasing in a batch"
         ),
         "t": dict(U64, description="node time of the event, microseconds since boot"),
-        "kind": {"enum": ["drop", "cue", "rail", "jam", "lost"]},
-        "pocket": POCKET,
-        "rail": RAIL,
-        "amp": AMP,
-        "dur": U64,
-        "n": uint(1),
+        "kind": {
+            "type": "string",
+            "pattern": r"^[a-z0-9_]{1,32}(?!\n)$",
+            "description": "an event kind; receivers count and skip kinds they do not know "
+            "(known in v1: " + " ".join(KNOWN_KINDS) + ")",
+        },
     },
     allOf=[
+        # the optional fields are checked for the known kinds only: a kind added later
+        # defines its own
+        {
+            "if": {"properties": {"kind": {"enum": KNOWN_KINDS}}, "required": ["kind"]},
+            "then": {
+                "properties": {
+                    "pocket": POCKET,
+                    "rail": RAIL,
+                    "amp": AMP,
+                    "dur": U64,
+                    "n": uint(1),
+                }
+            },
+        },
         when("kind", "drop", {"required": ["pocket"]}),
         when("kind", "rail", {"required": ["rail", "amp"]}),
         when("kind", "jam", {"required": ["pocket", "dur"]}),
@@ -104,6 +120,11 @@ SCHEMAS = {
                 "node": SLUG,
                 "boot": U64,
                 "events": {"type": "array", "minItems": 1, "maxItems": 64, "items": EVENT},
+                "wm": dict(
+                    U64,
+                    description="watermark, node time: every event of this boot with t < wm "
+                    "is in this batch or an earlier one",
+                ),
             },
         ),
     ),
@@ -195,6 +216,16 @@ SCHEMAS = {
                     ),
                 },
                 "cue_ch": nullable(U64),
+                "strike": nullable(
+                    obj(
+                        ["ch"],
+                        {
+                            "ch": U64,
+                            "threshold": dict(AMP, default=0),
+                            "refractory_us": dict(U64, default=30000),
+                        },
+                    )
+                ),
                 "debounce_us": dict(U64, default=2000),
                 "jam_us": dict(U64, default=2000000),
                 "status_period_s": uint(1, 3600, default=30),

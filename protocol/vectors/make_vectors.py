@@ -286,6 +286,53 @@ def build():
     # --- valid ------------------------------------------------------------------------
     ok("events: every event kind", "events", EVENTS)
     ok(
+        "events: strike with and without amp, watermark",
+        "events",
+        {
+            "v": 1,
+            "node": NODE,
+            "boot": 7,
+            "events": [
+                ev(seq=10, t=1000000, kind="strike", amp=3100),
+                ev(seq=11, t=1180000, kind="strike"),
+                ev(seq=12, t=1400000, kind="drop", pocket="FR", dur=40000),
+            ],
+            "wm": 1390000,
+        },
+    )
+    ok(
+        "events: watermark u64 max",
+        "events",
+        {"v": 1, "node": NODE, "boot": 7, "events": [ev(seq=0, t=5, kind="cue")], "wm": U64},
+    )
+    ok(
+        "events: unknown kind between drops is kept, its fields unchecked",
+        "events",
+        {
+            "v": 1,
+            "node": NODE,
+            "boot": 7,
+            "events": [
+                ev(seq=0, t=100, kind="drop", pocket="HL"),
+                ev(seq=1, t=200, kind="laser", pocket="XX", amp=-3, beam=[1, 2]),
+                ev(seq=2, t=300, kind="drop", pocket="SR"),
+            ],
+        },
+    )
+    ok(
+        "events: unknown kind names of 1 and 32 characters",
+        "events",
+        {
+            "v": 1,
+            "node": NODE,
+            "boot": 7,
+            "events": [
+                ev(seq=0, t=1, kind="x"),
+                ev(seq=1, t=2, kind="ball_spin_v2_" + "a" * 19),
+            ],
+        },
+    )
+    ok(
         "events: one drop, minimal",
         "events",
         {"v": 1, "node": NODE, "boot": 0, "events": [ev(seq=0, t=0, kind="drop", pocket="SR")]},
@@ -428,6 +475,13 @@ def build():
         "config",
         with_(CONFIG, cue_ch=None, status_period_s=3600, batch_max=64, debounce_us=0),
     )
+    ok(
+        "config: strike sensor",
+        "config",
+        with_(CONFIG, strike={"ch": 2, "threshold": 1200, "refractory_us": 40000}),
+    )
+    ok("config: strike channel only", "config", with_(CONFIG, strike={"ch": 5}))
+    ok("config: strike null", "config", with_(CONFIG, strike=None))
     ok("sync_req", "sync_req", SYNC_REQ)
     ok("sync_resp", "sync_resp", SYNC_RESP)
     ok("sync_resp: u64 max", "sync_resp", {"v": 1, "id": U64, "t1": U64, "t2": U64, "t3": U64})
@@ -684,12 +738,85 @@ def build():
         schema=False,
     )
     bad(
-        "events: unknown event kind",
+        "events: kind name with uppercase",
         "events",
-        evs(ev(seq=0, t=1, kind="spin")),
+        evs(cue, ev(seq=1, t=1, kind="Spin")),
         "bad value",
-        "events[0].kind: 'spin' not in drop cue rail jam lost",
+        "events[1].kind: 'Spin' is not a kind name",
     )
+    bad(
+        "events: kind name empty",
+        "events",
+        evs(ev(seq=0, t=1, kind="")),
+        "bad value",
+        "events[0].kind: '' is not a kind name",
+    )
+    bad(
+        "events: kind name of 33 characters",
+        "events",
+        evs(ev(seq=0, t=1, kind="a" * 33)),
+        "bad value",
+        "is not a kind name",
+    )
+    bad(
+        "events: kind name with a hyphen",
+        "events",
+        evs(ev(seq=0, t=1, kind="ball-spin")),
+        "bad value",
+        "events[0].kind: 'ball-spin' is not a kind name",
+    )
+    bad(
+        "events: kind a number",
+        "events",
+        evs(ev(seq=0, t=1, kind=3)),
+        "bad type",
+        "events[0].kind: expected string",
+    )
+    bad(
+        "events: unknown kind without t",
+        "events",
+        evs(cue, ev(seq=1, kind="laser")),
+        "missing field",
+        "missing field: events[1].t",
+    )
+    bad(
+        "events: unknown kind out of seq order",
+        "events",
+        evs(ev(seq=4, t=1, kind="cue"), ev(seq=4, t=2, kind="laser")),
+        "bad value",
+        "events[1].seq: 4 not above 4",
+        schema=False,
+    )
+    bad(
+        "events: good events around a bad known one",
+        "events",
+        evs(cue, ev(seq=1, t=2, kind="laser"), ev(seq=2, t=3, kind="drop", pocket="XX")),
+        "bad value",
+        "events[2].pocket: 'XX' not in HL HR SL SR FL FR",
+    )
+    bad(
+        "events: strike amp 4096",
+        "events",
+        evs(ev(seq=0, t=1, kind="strike", amp=4096)),
+        "bad value",
+        "events[0].amp: 4096 not in 0..4095",
+    )
+    bad(
+        "events: wm negative",
+        "events",
+        with_(ev1, wm=-1),
+        "bad value",
+        "wm: -1 not in",
+    )
+    bad(
+        "events: wm above u64",
+        "events",
+        with_(ev1, wm=U64 + 1),
+        "bad value",
+        "wm: 18446744073709551616 not in",
+    )
+    bad("events: wm as string", "events", with_(ev1, wm="5"), "bad type", "wm: expected uint")
+    bad("events: wm null", "events", with_(ev1, wm=None), "bad type", "wm: expected uint")
     bad(
         "events: kind missing",
         "events",
@@ -931,6 +1058,35 @@ def build():
         with_(CONFIG, rails=[{"ch": 0, "rail": "H", "threshold": 50}]),
         "missing field",
         "missing field: rails[0].refractory_us",
+    )
+    bad(
+        "config: strike on a rail's channel",
+        "config",
+        with_(CONFIG, strike={"ch": 1, "threshold": 900, "refractory_us": 30000}),
+        "bad value",
+        "strike.ch: channel 1 is also rail F",
+        schema=False,
+    )
+    bad(
+        "config: strike without ch",
+        "config",
+        with_(CONFIG, strike={"threshold": 900}),
+        "missing field",
+        "missing field: strike.ch",
+    )
+    bad(
+        "config: strike threshold 4096",
+        "config",
+        with_(CONFIG, strike={"ch": 3, "threshold": 4096}),
+        "bad value",
+        "strike.threshold: 4096 not in 0..4095",
+    )
+    bad(
+        "config: strike not an object",
+        "config",
+        with_(CONFIG, strike=3),
+        "bad type",
+        "strike: expected object",
     )
     bad(
         "config: missing pockets",
