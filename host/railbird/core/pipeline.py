@@ -126,6 +126,9 @@ class Pipeline:
         self.clocks = ClockModels()
         self.counters = Counter()
         self.rejected = Counter()
+        # events of a kind this host does not know (a later additive protocol change,
+        # protocol/SPEC.md "Additive changes"), per node; skipped, their seq consumed
+        self.unknown_kinds: Counter = Counter()
         self.node_status: dict = {}
         self.node_table = {n: name for name, tc in cfg.table.items() for n in tc.nodes}
         self.boots: dict = {}  # node -> {boot: None}, least recently active first
@@ -172,12 +175,14 @@ class Pipeline:
         "reconnects",
         "conflicts",
         "quarantined",
+        "unknown_kind_events",
     )
 
     def stats(self) -> dict:
         d = dict.fromkeys(self.COUNTERS, 0)
         d.update(self.counters)
         d["rejected_by_reason"] = dict(self.rejected)
+        d["unknown_kind_events_by_node"] = dict(self.unknown_kinds)
         d["pending"] = sum(t.timeline.pending for t in self.tables.values())
         d["held"] = sorted(
             f"{k[1]}/{n}" for k, t in self.tables.items() for n, m in t.marks.items() if m.holding
@@ -388,10 +393,13 @@ class Pipeline:
                     "its times are estimated from arrival"
                 )
         records = []
-        fresh = conflicts = quarantined = 0
+        fresh = conflicts = quarantined = unknown = 0
         m = t.mark(node)
         newest = None
         for e in evs:
+            if e["kind"] not in codec.EVENT_KINDS:  # counted and skipped; the rest is kept
+                unknown += 1
+                continue
             ev = Event(
                 clock.to_table(e["t"], rx),
                 node,
@@ -454,6 +462,11 @@ class Pipeline:
         if quarantined:
             reason = f"quarantined: {quarantined} event(s) stamped far beyond their arrival"
             return ("quarantined" if fresh == 0 else "ok", reason, records)
+        if unknown:
+            self.counters["unknown_kind_events"] += unknown
+            self.unknown_kinds[node] += unknown
+            if fresh == 0:
+                return ("ok", f"{unknown} event(s) of a kind this host does not know", records)
         if fresh == 0:
             return ("duplicate", None, records)
         return ("ok", None, records)
