@@ -75,6 +75,8 @@ Example (every key optional except where noted):
     title = "Railbird"
     max_connections = 512          # at most; never more than half the fd limit
     idle_timeout_s = 10            # a connection without a complete request is closed
+    stream_queue = 256             # a live stream this many events behind is ended
+    stream_stall_s = 10            # ... or one whose client takes nothing this long
                                    # the referee panel's PIN is `referee_token`; without one
                                    # the panel is disabled (the scoreboard still runs)
 
@@ -174,6 +176,8 @@ class WebConfig:
     title: str = "Railbird"
     max_connections: int = 512
     idle_timeout_s: int = 10
+    stream_queue: int = 256
+    stream_stall_s: int = 10
 
 
 @dataclass

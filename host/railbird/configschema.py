@@ -318,6 +318,19 @@ def _outputs() -> dict:
                         "a connection without a complete request this long is closed (an "
                         "idle keep-alive, or headers trickling in)",
                     ),
+                    "stream_queue": _int(
+                        256,
+                        4,
+                        65_536,
+                        "events a live stream may fall behind before it is ended (its "
+                        "browser reconnects and starts again from a snapshot)",
+                    ),
+                    "stream_stall_s": _int(
+                        10,
+                        1,
+                        600,
+                        "a live stream whose client takes nothing this long is ended",
+                    ),
                 },
                 "the web scoreboard + referee panel; runs only when this section exists; the "
                 "panel's PIN is `referee_token` (no token: panel disabled)",

@@ -68,6 +68,8 @@ def from_config(cfg) -> list:
                 title=oc.web.title,
                 max_connections=oc.web.max_connections,
                 idle_timeout_s=oc.web.idle_timeout_s,
+                stream_queue=oc.web.stream_queue,
+                stream_stall_s=oc.web.stream_stall_s,
             )
         )
     for sc in oc.serial:

@@ -6,9 +6,10 @@
 
 Routes: the pages, static files and JSON snapshots are `pages.py`; the referee app's API is
 `desk.py`; the history pages are `history.py` (run off the loop: they read the journal); the
-live stream /events/v/<venue> (text/event-stream: one `table` event with the table's snapshot
-after every change, and a `host` heartbeat every HEARTBEAT_S, docs/displays.md "Stale
-scores") is here, with its subscribers in `hub.py`.
+live streams /events/v/<venue> and /events/v/<venue>/t/<table> (text/event-stream: one
+`table` event with the table's snapshot after every change, of every table of the venue or
+of the one table, and a `host` heartbeat every HEARTBEAT_S, docs/displays.md "Stale
+scores") are here, with their subscribers in `hub.py`.
 
 Threads. The server is one thread ("railbird-web") running its own asyncio loop; it never
 runs on the daemon's worker and the worker never waits for it: the Output methods update
@@ -22,8 +23,19 @@ Limits (docs/host.md "Web server limits"): at most `max_connections` connections
 more than half the process's descriptor limit (limits.py); a connection without a complete
 request within `idle_timeout_s` is closed (an idle keep-alive, or a slowloris trickling its
 headers); request lines and headers at most 8 KiB each, a body at most MAX_BODY bytes and
-BODY_TIMEOUT_S to arrive; a stream that cannot take its events for WRITE_TIMEOUT_S, or
-falls SSE_QUEUE events behind, is closed (its browser reconnects and gets a snapshot).
+BODY_TIMEOUT_S to arrive; a stream that cannot take its events for `stream_stall_s`
+(WRITE_TIMEOUT_S), or falls `stream_queue` (SSE_QUEUE) events behind, is ended (its browser
+reconnects and gets a snapshot).
+
+Ending a stream. A dropped stream's writer stops waiting at once, even in the middle of a
+write. If that write had finished (the client reads, only too slowly for the burst), it ends
+the response properly (the last chunk), given GOODBYE_S to leave; otherwise the client is
+not reading and a goodbye would wait on the same full socket, so the connection is reset:
+what still sits in its buffers is stale anyway. Either way the browser's
+EventSource reconnects, and a stream's first events are the whole state. A stream's socket
+has a small send buffer (STREAM_SNDBUF) so that a client that stops reading is noticed
+after some ten kilobytes, not after the megabytes a kernel would otherwise buffer, which it
+would then read, seconds or minutes stale, before anything current.
 """
 
 from __future__ import annotations
@@ -31,6 +43,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
+import struct
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -43,7 +57,7 @@ from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
 from railbird.outputs.web import history, pages
 from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
-from railbird.outputs.web.hub import Hub, sse
+from railbird.outputs.web.hub import SSE_QUEUE, Hub, Sub, sse
 from railbird.outputs.web.limits import MAX_CONNECTIONS, Listener, connection_cap
 from railbird.outputs.web.wire import Reply, Req, json_reply
 
@@ -54,7 +68,9 @@ HEARTBEAT_S = 1.0  # the pages call the host gone after 3.5 s without any event
 WORKER_STUCK_S = 3.0  # a daemon worker this long without a loop is not scoring
 IDLE_TIMEOUT_S = 10.0  # a connection without a complete request this long is closed
 BODY_TIMEOUT_S = 10.0
-WRITE_TIMEOUT_S = 10.0
+WRITE_TIMEOUT_S = 10.0  # the default `stream_stall_s`
+GOODBYE_S = 2.0  # a dropped stream's last chunk; not taken by then: reset
+STREAM_SNDBUF = 32 * 1024  # the kernel doubles it
 MAX_LINE = 8190  # request line and each header, bytes
 START_TIMEOUT_S = 10.0
 DESK_THREADS = 4
@@ -97,6 +113,8 @@ class WebOutput(Output):
         title: str = "Railbird",
         max_connections: int = MAX_CONNECTIONS,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
+        stream_queue: int = SSE_QUEUE,
+        stream_stall_s: float = WRITE_TIMEOUT_S,
     ):
         self.host = host
         self.port = port
@@ -106,9 +124,10 @@ class WebOutput(Output):
         self.title = title
         self.max_connections = max_connections
         self.idle_timeout_s = idle_timeout_s
+        self.stream_stall_s = stream_stall_s
         self.health = None  # callable -> {"worker_age_s", "broker"} (Daemon.health)
         self.history_journal = None  # the daemon's journal: the history pages read it
-        self.hub = Hub()  # the event loop's: use close_streams() from other threads
+        self.hub = Hub(stream_queue)  # the event loop's: use close_streams() from other threads
         self.referee_lock = threading.Lock()
         self.desk = RefereeDesk(self)  # the referee app's sessions and input
         self.stats = {
@@ -123,6 +142,7 @@ class WebOutput(Output):
             "accept_out_of_fds": 0,
             "streams": 0,
             "dropped_streams": 0,
+            "reset_streams": 0,
             "dropped_events": 0,
             "bad_requests": 0,
             "server_errors": 0,
@@ -307,7 +327,7 @@ class WebOutput(Output):
             return
         snap = self.venues.snapshot(venue, table)
         if snap is not None:
-            self._post(self.hub.publish, venue, sse("table", snap), f"table {table}")
+            self._post(self.hub.publish, venue, sse("table", snap), f"table {table}", table)
 
     def on_shot(self, venue, table, shot):
         self.venues.on_shot(venue, table, shot)
@@ -347,6 +367,8 @@ class WebOutput(Output):
         if method in ("GET", "HEAD"):
             if len(parts) == 3 and parts[:2] == ["events", "v"]:
                 return await self._events(request, parts[2])
+            if len(parts) == 5 and parts[:2] == ["events", "v"] and parts[3] == "t":
+                return await self._events(request, parts[2], parts[4])
             req = Req(method, parts, request.headers, request.remote or "", query=request.query)
             if history.wants(req):  # it reads the journal: not on the loop
                 loop = asyncio.get_running_loop()
@@ -375,36 +397,80 @@ class WebOutput(Output):
         except TimeoutError:
             raise aioweb.HTTPRequestTimeout(text="the request body did not arrive") from None
 
-    async def _events(self, request: aioweb.Request, venue: str) -> aioweb.StreamResponse:
+    async def _events(
+        self, request: aioweb.Request, venue: str, table: str | None = None
+    ) -> aioweb.StreamResponse:
         headers = dict(COMMON_HEADERS, **{"Content-Type": "text/event-stream"})
         if request.method == "HEAD":
             return aioweb.Response(status=200, headers=headers)
         resp = aioweb.StreamResponse(status=200, headers=headers)
         resp.force_close()  # a stream's connection is never reused
-        sub = self.hub.add(venue)
+        _small_send_buffer(request.transport)
+        sub = self.hub.add(venue, table)
         try:
             await resp.prepare(request)
             first = [b"retry: 1000\n\n"]
             for t in self.venues.venue_tables(venue):
-                first.append(sse("table", self.venues.snapshot(t.venue, t.table)))
+                if table is None or t.table == table:
+                    first.append(sse("table", self.venues.snapshot(t.venue, t.table)))
             first.append(sse("host", self.heartbeat()))
-            await asyncio.wait_for(resp.write(b"".join(first)), WRITE_TIMEOUT_S)
-            while True:
+            data = b"".join(first)
+            while not sub.closed:
+                if not await self._write(resp, sub, data):
+                    break  # not taking its events
                 await sub.wake.wait()
                 sub.wake.clear()
-                if sub.closed:  # dropped or shutting down: the browser reconnects
-                    break
-                await asyncio.wait_for(resp.write(sub.take()), WRITE_TIMEOUT_S)
-        except (TimeoutError, ConnectionError) as e:
-            # gone, or not taking its events: hang up now, without a goodbye that would
-            # wait on the same full socket
-            if isinstance(e, TimeoutError):
-                self.hub.dropped += 1
+                data = sub.take()
+            else:  # dropped (or shutting down): end it properly if the client takes that
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(resp.write_eof(), GOODBYE_S)
+                    return resp
+            self.stats["reset_streams"] += 1
+            _reset(request.transport)
+        except ConnectionError:  # gone
             if request.transport is not None:
                 request.transport.abort()
         finally:
             self.hub.remove(sub)
         return resp
+
+    async def _write(self, resp: aioweb.StreamResponse, sub: Sub, data: bytes) -> bool:
+        """Write `data`; False when it was not taken within `stream_stall_s` (counted as a
+        dropped stream) or the stream was dropped meanwhile: the caller resets it."""
+        write = asyncio.ensure_future(resp.write(data))
+        gone = asyncio.ensure_future(sub.gone.wait())
+        try:
+            await asyncio.wait(
+                (write, gone), timeout=self.stream_stall_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            gone.cancel()
+        if write.done():
+            write.result()  # ConnectionError: the client has gone
+            return True
+        write.cancel()
+        if not sub.closed:  # stalled, not dropped by the hub (which counts its own)
+            self.hub.drop(sub)
+        return False
+
+
+def _small_send_buffer(transport) -> None:
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, STREAM_SNDBUF)
+
+
+def _reset(transport) -> None:
+    """Hang up now and throw away what the client has not taken (a reset, not a close that
+    would first deliver stale events)."""
+    if transport is None:
+        return
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
 
 
 def _response(reply: Reply) -> aioweb.Response:

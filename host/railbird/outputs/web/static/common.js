@@ -16,17 +16,20 @@ const RB = {
   // Live snapshots, and the page's own judgement of the host: the board runs in the daemon
   // process, so a dead daemon can only be noticed here, by its silence (SSE closed, failed
   // reconnects, or a heartbeat that stops). Recovery is a fresh stream, whose first events
-  // are the snapshots of every table.
-  live(venue, onTable) {
+  // are the snapshots of every table (of `table` only, when given). The server ends a stream
+  // that falls behind; EventSource then reconnects by itself (or, once it has given up, we
+  // do), and the new stream's snapshot replaces whatever was missed.
+  live(venue, onTable, table) {
     const st = { es: null, last: Date.now(), errorSince: null, host: null, stale: null };
     RB._live = st;
     const open = () => {
-      const es = new EventSource("/events/v/" + encodeURIComponent(venue));
+      const es = new EventSource("/events/v/" + encodeURIComponent(venue) +
+        (table ? "/t/" + encodeURIComponent(table) : ""));
       st.es = es;
       const seen = () => { st.last = Date.now(); st.errorSince = null; };
       es.addEventListener("table", (e) => { seen(); onTable(JSON.parse(e.data)); });
       es.addEventListener("host", (e) => { seen(); st.host = JSON.parse(e.data); check(); });
-      es.onopen = () => { seen(); document.body.dataset.live = "1"; };
+      es.onopen = () => { st.connects = (st.connects || 0) + 1; seen(); document.body.dataset.live = "1"; };
       es.onerror = () => {
         document.body.dataset.live = "0";
         if (st.errorSince === null) st.errorSince = Date.now();

@@ -28,4 +28,4 @@ function render(s) {
 
 fetch("/api/v/" + encodeURIComponent(R.venue) + "/" + encodeURIComponent(R.table))
   .then((r) => r.ok ? r.json() : null).then((s) => { if (s && !got) render(s); });
-RB.live(R.venue, (s) => { if (s.table === R.table) render(s); });
+RB.live(R.venue, (s) => { if (s.table === R.table) render(s); }, R.table);

@@ -93,4 +93,4 @@ function referee(on) {   // the referee app's link, or why there is none
 
 fetch("/api/v/" + encodeURIComponent(R.venue) + "/" + encodeURIComponent(R.table))
   .then((r) => r.ok ? r.json() : null).then((s) => { if (s) { referee(s.referee); if (!snap) render(s); } });
-RB.live(R.venue, (s) => { if (s.table === R.table) render(s); });
+RB.live(R.venue, (s) => { if (s.table === R.table) render(s); }, R.table);
