@@ -21,6 +21,7 @@ help:
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput and journal-restart benchmarks with baselines (the first run builds a 1M-event journal, ~8 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
+	@echo "make bench-scale - one host process against 50, 200, 1,000 and 2,000 simulated tables (BENCH_SCALE_TABLES=50,200; ~25 min)"
 	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
 	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
 	@echo "make flash PORT=/dev/ttyUSB0 [TARGET=scoreboard] [CONFIG=node.json] - install a build on a board with mpremote"
@@ -76,6 +77,14 @@ typecheck-firmware: setup
 # RAILBIRD_SOAK_MINUTES=60 make soak for a longer run (default 5 minutes of play)
 soak: setup
 	$(PY) -m pytest -m slow tests/soak $(PYTEST_ARGS)
+
+# One `railbird run` (pinned to one core, every default output on) against N simulated nodes
+# through the project's mosquitto, then the 1,000,000-event restart (docs/performance.md
+# "Scale"). BENCH_SCALE_TABLES=50,200 for other N, BENCH_SCALE_SECONDS (120) measured per N,
+# BENCH_SCALE_RESTART_EVENTS=0 without the restart. Not in make test.
+.PHONY: bench-scale
+bench-scale: setup
+	$(PY) -m railbird.bench_scale
 
 # The ingest and web API fuzz targets (tests/fuzz) with FUZZ_SCALE times make test's examples,
 # seeded by FUZZ_SEED (printed at the end: give it again to repeat a run)
