@@ -34,6 +34,7 @@ import json
 import logging
 from collections import Counter, deque
 
+from railbird.core import fastcodec
 from railbird.core.clockmodel import ClockModels
 from railbird.core.game import Game, referee_facts, shot_input, with_referee_facts
 from railbird.core.refauth import authorized
@@ -196,7 +197,8 @@ class Pipeline:
         `token_ok` is the token check's outcome."""
         self.counters["received"] += 1
         try:
-            kind, venue, table, node, msg = codec.decode_message(topic, payload)
+            # the shared codec's decision, by the host's shortcut for event batches
+            kind, venue, table, node, msg = fastcodec.decode_message(topic, payload)
         except codec.ProtocolError as e:
             return self._reject(e.code, e.reason)
         try:

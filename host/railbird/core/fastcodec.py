@@ -1,0 +1,142 @@
+"""A host-only fast path for the one message the host takes in bulk: node `events` batches.
+
+`decode_message(topic, payload)` is `rbproto.codec.decode_message` with the same result for
+every input: it only ever ACCEPTS here, and only a batch it can prove the shared codec
+accepts, returning the very dict that codec would (the same JSON decoder, the same payload);
+anything else, including every message of another kind, every unknown event kind and every
+refusal, goes to the shared codec, which decides and words the error. So the protocol keeps
+one codec (the firmware's), and this file is a shortcut through it, proven against it by
+every protocol vector and a differential property test (tests/host/test_fastcodec.py).
+
+Why it is faster (issue 16, item 5): the shared codec interprets its field-spec tables
+field by field, builds a new JSON decoder per call (`json.loads` with `parse_constant`) and
+parses the topic every time; here the decoder is made once, parsed topics are cached, and
+an event of a known kind with the usual fields is checked by a few direct type and range
+tests.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rbproto import codec
+
+U64_MAX = codec.U64_MAX
+MAX_PAYLOAD = codec.MAX_PAYLOAD
+MAX_EVENTS = codec.MAX_EVENTS
+POCKETS = frozenset(codec.POCKETS)
+RAILS = frozenset(codec.RAILS)
+# the optional fields every known event kind may carry (codec._EVENT_KNOWN)
+KNOWN_FIELDS = ("pocket", "rail", "amp", "dur", "n")
+# kinds whose fields are checked here: the shared codec's known kinds (a kind it does not
+# know, or one added to it later and not yet here, takes the shared codec's path)
+NEEDS = {
+    "drop": ("pocket",),
+    "cue": (),
+    "rail": ("rail", "amp"),
+    "jam": ("pocket", "dur"),
+    "lost": ("n",),
+    "strike": (),
+}
+NEEDS = {k: v for k, v in NEEDS.items() if k in codec.EVENT_KINDS}
+TOPICS_KEPT = 4096  # parsed topics cached (a venue's node topics; cleared when full)
+# the batch fields the shared codec knows (a `wm` before it knew one is its to judge)
+BATCH_FIELDS = frozenset(f[0] for f in codec._SPECS["events"])
+
+
+def _no_constant(name):
+    raise ValueError(name + " is not JSON")  # NaN, Infinity: the codec refuses them too
+
+
+_decoder = json.JSONDecoder(parse_constant=_no_constant)  # what codec.decode's json.loads makes
+_topics: dict = {}
+
+
+def decode_message(topic, payload):
+    """-> (kind, venue, table, node, msg), exactly as `codec.decode_message`."""
+    parsed = _topics.get(topic) if type(topic) is str else None
+    if parsed is None:
+        parsed = codec.parse_topic(topic)  # raises as the codec would
+        if len(_topics) >= TOPICS_KEPT:
+            _topics.clear()
+        _topics[topic] = parsed
+    venue, table, kind, node = parsed
+    if kind == "events" and type(payload) is bytes:
+        msg = _events(payload, node)
+        if msg is not None:
+            return (kind, venue, table, node, msg)
+    return codec.decode_message(topic, payload)
+
+
+def _events(payload: bytes, node: str):
+    """The decoded batch if it is certainly valid, else None (the codec decides)."""
+    n = len(payload)
+    if n == 0 or n > MAX_PAYLOAD:
+        return None
+    try:
+        msg = _decoder.decode(payload.decode("utf-8"))
+    except (ValueError, RecursionError):  # bad UTF-8 or JSON: the codec words it
+        return None
+    if type(msg) is not dict:
+        return None
+    v = msg.get("v")
+    boot = msg.get("boot")
+    evs = msg.get("events")
+    # the topic's node is a slug (parse_topic), so an equal field is one too
+    if type(v) is not int or v != codec.VERSION or msg.get("node") != node:
+        return None
+    if type(boot) is not int or boot < 0 or boot > U64_MAX:
+        return None
+    if type(evs) is not list or not 0 < len(evs) <= MAX_EVENTS:
+        return None
+    if "wm" in msg:
+        wm = msg["wm"]
+        if type(wm) is not int or wm < 0 or wm > U64_MAX or "wm" not in BATCH_FIELDS:
+            return None
+    last = -1
+    for e in evs:
+        if type(e) is not dict:
+            return None
+        seq = e.get("seq")
+        t = e.get("t")
+        kind = e.get("kind")
+        if type(seq) is not int or type(t) is not int or type(kind) is not str:
+            return None
+        if seq <= last or seq > U64_MAX or t < 0 or t > U64_MAX:
+            return None
+        last = seq
+        needs = NEEDS.get(kind)
+        if needs is None:
+            return None
+        if len(e) == 3 + len(needs):
+            # exactly the fields the kind needs (a missing one leaves a key we do not know,
+            # which the checks below catch: it is then not one of them)
+            for name in needs:
+                if not _ok(name, e.get(name)):
+                    return None
+        else:
+            for name in KNOWN_FIELDS:
+                if name in e and not _ok(name, e[name]):
+                    return None
+            for name in needs:
+                if name not in e:
+                    return None
+        if kind == "lost" and ("pocket" in e) == ("rail" in e):
+            return None
+    return msg
+
+
+def _ok(name: str, val) -> bool:
+    """Whether `val` is a valid value of the known event field `name` (None: absent or
+    null, neither of which these fields allow)."""
+    if name == "pocket":
+        return type(val) is str and val in POCKETS
+    if name == "rail":
+        return type(val) is str and val in RAILS
+    if type(val) is not int:
+        return False
+    if name == "amp":
+        return 0 <= val <= 4095
+    if name == "dur":
+        return 0 <= val <= U64_MAX
+    return 1 <= val <= U64_MAX  # n
