@@ -156,12 +156,6 @@ def _table(*, template: bool) -> dict:
             **{"x-what": "break order"},
         ),
         "options": _options(),
-        "referee": _bool(
-            False,
-            "a referee is at the table: a ruling that depends on what the sensors cannot "
-            "decide waits for his check; without one the fair default is ruled, marked "
-            "provisional (protocol/REFEREE.md §3b). A referee's `match` may say otherwise",
-        ),
         "table_size": _str(
             DEFAULT_TABLE_SIZE,
             "the table's size: " + ", ".join(CUE_RETURN_MS) + "; gives the default "
@@ -216,6 +210,8 @@ def _shots() -> dict:
         "cue_after": "how long after the cue-detector event its drop may be (clock skew)",
         "break_window": "window from the shot's start in which rail clusters are counted",
         "rail_merge": "hits on one rail closer than this are one ball",
+        "strike_gap": "a strike this long after the open shot's last activity is the next "
+        "stroke: it closes that shot at once",
     }
     props = {}
     for f in fields(ShotParams):

@@ -40,15 +40,15 @@ with --check-config. The full key reference: docs/host.md "Configuration".
             session_expiry_s = 604800, keepalive_s = 30
   [shots]   quiet_ms = 5000, lip_rest_ms = 5000, cue_before_ms = 0 (0: the slowest
             cue_return_ms x 1.3 + 250 ms), cue_after_ms = 100, break_window_ms = 2000,
-            rail_merge_ms = 100                                  (docs/shots.md)
+            rail_merge_ms = 100, strike_gap_ms = 2500 (a strike after this much silence
+            closes the shot in play)                             (docs/shots.md)
   [tables.t1]  game = "10-ball" (10-ball, 14.1, 9-ball, 8-ball), players = ["Ann", "Bob"]
             (exactly two different names), race_to = 5 (racks; 14.1 takes target = 100,
             points), break_order = "alternate", options = {}, nodes = ["t1-node"] (required;
             each node on one table), table_size = "9ft" (7ft, 8ft, 9ft), cue_return_ms =
             {HL = 2850, HR = 2850, SL = 2000, SR = 2000, FL = 1000, FR = 1000} (the cue
             ball's return delay per pocket; railbird calibrate measures it; a pocket left
-            out takes table_size's default), referee = false (true: a referee at the
-            table decides what the sensors cannot; protocol/REFEREE.md §3b)
+            out takes table_size's default)
   [default_table]  the same keys for a table not under [tables] (nodes = [] = any node),
             used with accept_unknown_tables = true
 

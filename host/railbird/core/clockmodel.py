@@ -148,6 +148,23 @@ class BootClock:
         drift = int(2 * MAX_DRIFT_PPM * 1e-6 * abs(t_node - self.t_ref))
         return rx + fit + drift + FUTURE_SLACK_US
 
+    def uncertainty_us(self) -> int | None:
+        """How far this model's table times may be off, as measured (None: not synced): the
+        fit's own bound, (smallest delay + slack) / 2, plus the largest distance of a sample
+        it used from the fitted line. Sizes the reorder window between a table's nodes
+        (railbird.core.pipeline `cross_window`)."""
+        if not self.synced:
+            return None
+        dmin = min(s[2] for s in self.samples)
+        lim = dmin + self.slack_us
+        resid = 0.0
+        for tn, off, delay in self.samples:
+            if delay <= lim:
+                r = abs(off - self.offset - self.drift * (tn - self.t_ref))
+                if r > resid:
+                    resid = r
+        return lim // 2 + int(resid)
+
     def describe(self) -> dict:
         if not self.synced:
             return {"synced": False, "offset_us": self._provisional(), "samples": 0}

@@ -54,16 +54,16 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
     on a break (`state["breaking"]`), the only shot where the rules use it, bounded by the
     object balls that can have reached a rail (`object_balls_bound`) and flagged uncertain:
     it is an estimate, which the rules bound rather than refuse and the referee may correct.
-    With it goes `object_balls_to_rail_range` (the range the rail hits support), bounded
-    alike: a ruling that depends on where in it the truth lies waits for the referee or is
-    provisional (REFEREE.md §3b). Without a state (no game) both are sent on every shot.
+    Without a state (no game) it is sent, flagged, on every shot.
 
     Each pocketed entry keeps its `source` and time `t`: a drop paired with the cue
     detector is the cue ball by inference (`"inferred"`), which the rules treat as an
     uncertain fact (REFEREE.md §3a) that the referee may `confirm` or correct. The shot
     also names in `uncertain`: `off_table` when the cue detector saw the cue ball without a
     drop (a scratch is assumed), and `pocketed` when a beam lost edges or jammed (a ball
-    may be missing). Play goes on as sensed either way."""
+    may be missing), and `rail_after_contact` on a shot that opened at a strike and then
+    sensed no rail and no pocket (a soft safety: a no-rail foul candidate). Play goes on as
+    sensed either way."""
     pocketed = []
     for p in shot["pocketed"]:
         item = {"pocket": p["pocket"]}
@@ -82,22 +82,8 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
     estimate = shot.get("object_balls_to_rail")
     if estimate is not None and breaking is not False:
         bound = object_balls_bound(shot, state)
-        estimate = estimate if bound is None else min(estimate, bound)
-        span = shot.get("object_balls_to_rail_range")
-        if span is not None:
-            # what the rail sensors support (core/railballs.py): the rules rule it only if
-            # every value in it rules alike (REFEREE.md §3b)
-            hi = span[1] if bound is None else min(span[1], bound)
-            lo = min(span[0], hi)
-            inp["object_balls_to_rail_range"] = [lo, hi]
-            estimate = min(max(estimate, lo), hi)
-        inp["object_balls_to_rail"] = estimate
+        inp["object_balls_to_rail"] = estimate if bound is None else min(estimate, bound)
         uncertain.add("object_balls_to_rail")
-        if breaking:
-            # The rail sensors cannot tell the cue ball's hits from an object ball's (14.1
-            # 4.3.2 needs the cue ball to a rail): not sensed, flagged, so a ruling that
-            # depends on it is never a guess (REFEREE.md §3b)
-            uncertain.add("cue_ball_to_rail")
     inp["t_us"] = shot["start"]
     inp["source"] = "sensed"
     if shot.get("cue_unpaired"):
@@ -109,6 +95,11 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
         uncertain.add("off_table")
     if any(str(w).startswith(_POCKETED_DOUBT) for w in shot.get("warnings") or ()):
         uncertain.add("pocketed")
+    if shot.get("strike") and not shot["rails"] and not pocketed and not shot.get("cue_unpaired"):
+        # A stroke (the strike sensor heard it) that reached no rail and pocketed nothing: a
+        # no-rail foul (6.3) as sensed, unless a touch too soft for the rail sensors did
+        # reach one. Ruled as sensed; the referee confirms or corrects (REFEREE.md §3a).
+        uncertain.add("rail_after_contact")
     if uncertain:
         inp["uncertain"] = sorted(uncertain)
     return inp
@@ -129,8 +120,6 @@ def with_referee_facts(inp: dict, facts: dict) -> dict:
     for k in SHOT_FACTS:
         if k in facts:
             out[k] = copy.deepcopy(facts[k])
-    if "object_balls_to_rail" in facts:  # the referee's count replaces the sensors' range
-        out.pop("object_balls_to_rail_range", None)
     if isinstance(out.get("pocketed"), list) and "pocketed" in facts:
         out["pocketed"] = [
             {k: v for k, v in p.items() if k != "source"} if isinstance(p, dict) else p

@@ -52,6 +52,11 @@ SHOTS_KEPT = 1000  # a table's last shots, kept for inspection (`Table.shots`)
 # has long been acknowledged; should it speak again it starts afresh (unsynced, no dedup
 # history). Without this, every boot ever seen stayed in memory: 20,000 boots, +37 MB.
 BOOTS_KEPT = 4
+# The least reorder window between nodes that send watermarks (docs/shots.md "Release"):
+# a silent node may still owe an event this long after its time: a drop goes out when its
+# beam clears (blocked 30-50 ms by a falling ball), then the batch linger (20 ms) and the
+# Wi-Fi delivery (tens of ms). Clock uncertainty comes on top; the configured window caps it.
+XWINDOW_FLOOR_US = 150_000
 
 
 class Reject(Exception):
@@ -64,7 +69,17 @@ class Reject(Exception):
 class NodeMark:
     """Watermark state of one node of one table (see the module docstring)."""
 
-    __slots__ = ("boot", "gone", "known", "reason", "reconnects", "since", "status_key")
+    __slots__ = (
+        "boot",
+        "gone",
+        "known",
+        "reason",
+        "reconnects",
+        "since",
+        "status_key",
+        "wm",
+        "wm_boot",
+    )
 
     def __init__(self):
         self.known = None  # table µs up to which all the node's events are in
@@ -74,6 +89,10 @@ class NodeMark:
         self.boot = None  # boot of the last fresh status
         self.status_key = None  # (boot, uptime_us) of the last fresh online status
         self.reconnects = None  # its counters.reconnects
+        # the node's own watermark (batch `wm`), table µs: all its events up to here are in;
+        # None until a synced batch of its latest boot carries one (old firmware: never)
+        self.wm = None
+        self.wm_boot = None  # the boot of the node's latest batch (whose wm `wm` is)
 
     @property
     def holding(self) -> bool:
@@ -330,9 +349,56 @@ class Pipeline:
             # (re)connected with a backlog: hold until it is in
             self._hold(t, node, m, rx, "backlog", records)
 
-    def _upto(self, t: Table, cand, now, records):
-        """The table's release point: `cand` capped at known - window of every held node
-        (None: a held node with no known time holds everything). Expires old holds."""
+    def cross_window(self, t: Table) -> int:
+        """The reorder window for the nodes of `t` that send watermarks: how long after a
+        time such a node, silent since, may still send an event for it (a drop goes out when
+        its beam clears, then the batch linger and the network) plus how far two nodes' clock
+        models may disagree (the measured uncertainty of each, railbird.core.clockmodel).
+        At least XWINDOW_FLOOR_US, never more than the configured window."""
+        worst = 0
+        for node, m in t.marks.items():
+            if m.wm is not None:
+                u = self.clocks.get(node, m.wm_boot).uncertainty_us() or 0
+                if u > worst:
+                    worst = u
+        return min(self.cfg.window_us, XWINDOW_FLOOR_US + 2 * worst)
+
+    def release_window(self, t: Table) -> int:
+        """How long after an event the table's release point passes it at the latest when no
+        other input comes (railbird.daemon.ticks): the largest window of its nodes."""
+        marks = t.marks
+        if marks and len(marks) >= len(t.nodes) and all(m.wm is not None for m in marks.values()):
+            return self.cross_window(t)
+        return self.cfg.window_us
+
+    def _point(self, t: Table, base: int) -> int:
+        """The release point at time `base` (the largest table time seen, or a tick's now)
+        before holds: the earliest over the table's nodes of what each has shown complete:
+        for a node that sends watermarks its own (or base - cross_window, should it have said
+        nothing since), for any other base - window. With one node that sends watermarks
+        that is its watermark: no reorder window at all."""
+        window = self.cfg.window_us
+        if not t.marks:
+            return base - window
+        # a configured node not heard from yet may still send anything: the window for it
+        point = base - window if len(t.marks) < len(t.nodes) else None
+        xw = None
+        for m in t.marks.values():
+            if m.wm is None:
+                b = base - window
+            else:
+                if xw is None:
+                    xw = self.cross_window(t)
+                b = max(m.wm, base - xw)
+            if point is None or b < point:
+                point = b
+        return point
+
+    def _upto(self, t: Table, base, now, records):
+        """The table's release point at `base` (`_point`), capped at known - window of every
+        held node (None: a held node with no known time holds everything). Expires old
+        holds."""
+        cand = None if base is None else self._point(t, base)
         for node in sorted(t.marks):
             m = t.marks[node]
             if not m.holding:
@@ -454,9 +520,9 @@ class Pipeline:
             and rx - newest <= self.cfg.window_us
         ):
             self._unhold(t, node, m, rx, records)  # a live event: the node is caught up
+        self._watermark(t, node, boot, m, clock, msg.get("wm"), rx)
         tl = t.timeline
-        cand = None if tl.max_seen is None else tl.max_seen - tl.window_us
-        upto = self._upto(t, cand, rx, records)
+        upto = self._upto(t, tl.max_seen, rx, records)
         self._advance(t, [] if upto is None else tl.release(upto), None, records)
         if conflicts:
             reason = f"{conflicts} event(s) reuse a (node, boot, seq) with other content"
@@ -472,6 +538,23 @@ class Pipeline:
         if fresh == 0:
             return ("duplicate", None, records)
         return ("ok", None, records)
+
+    def _watermark(self, t: Table, node: str, boot: int, m: NodeMark, clock, wm, rx) -> None:
+        """A batch's `wm` (node µs: every event of the boot before it has been sent) as the
+        node's table-time watermark. Only from a synced clock model (a provisional mapping
+        may still move back), less the model's uncertainty (a later sample may move the
+        node's next events back by that much), never past the batch's arrival, and never
+        lower than one already taken (the spec: a lower one is ignored). A batch of another
+        boot than the last starts afresh: its wm, or none (old firmware, or unsynced)."""
+        if m.wm_boot != boot:
+            m.wm_boot, m.wm = boot, None
+        if wm is None or not clock.synced:
+            return
+        w = clock.to_table(wm, rx) - 1 - (clock.uncertainty_us() or 0)
+        if rx is not None and w > rx:
+            w = rx
+        if m.wm is None or w > m.wm:
+            m.wm = w
 
     def _quarantine(self, t: Table, ev: Event, rx: int, limit: int, records: list) -> None:
         """An event whose table time lies beyond its arrival by more than the clock model
@@ -521,6 +604,13 @@ class Pipeline:
             )
             for shot in t.assembler.feed(ev):
                 self._shot(t, shot, records)
+            inplay = t.assembler.inplay(ev)
+            if inplay is not None:
+                # provisional: the pocketed balls of the shot in play, at once (the ruling
+                # follows with the shot record when the shot closes)
+                records.append(
+                    {"type": "inplay", "venue": t.venue, "table": t.table, "inplay": inplay}
+                )
         if now is not None:
             for shot in t.assembler.advance(now):
                 self._shot(t, shot, records)
@@ -685,7 +775,7 @@ class Pipeline:
             t = self.tables.get(key)
             if t is None:
                 continue
-            upto = self._upto(t, now - self.cfg.window_us, now, records)
+            upto = self._upto(t, now, now, records)
             if upto is None:
                 continue
             rel = t.timeline.release(upto)

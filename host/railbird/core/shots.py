@@ -1,19 +1,18 @@
 """Shot assembly: a table's ordered timeline -> shots (docs/shots.md).
 
-A shot opens at the first activity (drop, cue or rail event) while the table is at rest and
-closes when the table has been quiet (no activity) for `quiet_us`; its `end` is the time of
-its last activity. `jam` and `lost` events are not activity: they become warnings of the
-open shot, or of the next shot when the table is at rest. The assembler is a pure function of
-the event sequence plus explicit `advance(now)` calls, so replays are exact.
+A shot opens at the first activity (strike, drop, cue or rail event) while the table is at
+rest and closes when the table has been quiet (no activity) for `quiet_us`, or at once when
+a strike comes after `strike_gap_us` without activity (the next stroke); its `end` is the
+time of its last activity. `jam` and `lost` events are not activity: they become warnings of
+the open shot, or of the next shot when the table is at rest. The assembler is a pure
+function of the event sequence plus explicit `advance(now)` calls, so replays are exact.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from railbird.core.railballs import TABLE_MM, object_balls_to_rail
-
-ACTIVITY = ("drop", "cue", "rail")
+ACTIVITY = ("strike", "drop", "cue", "rail")
 # Warnings kept per shot (and while the table is at rest); past that one line counts the
 # rest: a jammed beam or a flood of late events cannot grow a shot, or the table at rest,
 # without bound.
@@ -62,12 +61,11 @@ class ShotParams:
     break_window_us: int = 2_000_000  # rail clusters counted for object_balls_to_rail
     rail_merge_us: int = 100_000  # hits on one rail closer than this count as one ball
     max_object_balls: int = 15
+    # a strike this long after the open shot's last activity is the next stroke: it closes
+    # the shot at once (docs/shots.md "Strike"); shorter gaps are clicks of the same shot
+    strike_gap_us: int = 2_500_000
     # per table (railbird.config.TableConfig.shot_params), not a [shots] key
     cue_return_us: tuple = cue_return_us()
-    table_mm: tuple = TABLE_MM[DEFAULT_TABLE_SIZE]  # playing surface (length, width), per table
-    # object balls to a rail (core/railballs.py, docs/shots.md): no ball moves faster than
-    # this after the stroke
-    ball_speed_max_mm_s: int = 12_000
 
     def cue_window_us(self) -> int:
         """How long before a cue event its drop may be: `cue_before_us` when set, else the
@@ -79,7 +77,7 @@ class ShotParams:
     @classmethod
     def from_dict(cls, d: dict | None) -> ShotParams:
         d = dict(d or {})
-        known = set(asdict(cls())) - {"cue_return_us", "table_mm"}
+        known = set(asdict(cls())) - {"cue_return_us"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown shot parameter(s): {', '.join(sorted(unknown))}")
@@ -111,7 +109,11 @@ class ShotAssembler:
     # -- input -------------------------------------------------------------------------
     def feed(self, ev) -> list[dict]:
         out = []
-        if self.cur is not None and ev.t >= self.cur.last + self.p.quiet_us:
+        cur = self.cur
+        if cur is not None and (
+            ev.t >= cur.last + self.p.quiet_us
+            or (ev.kind == "strike" and ev.t - cur.last >= self.p.strike_gap_us)
+        ):
             out.append(self._close())
         if ev.kind in ACTIVITY:
             if self.cur is None:
@@ -126,6 +128,28 @@ class ShotAssembler:
             w = _warning_for(ev)
             add_warning(self.cur.warnings if self.cur is not None else self.pending_warnings, w)
         return out
+
+    def inplay(self, ev) -> dict | None:
+        """The open shot in play after `ev` was fed, when `ev` changed its pocketed list (a
+        drop; a cue event that paired a drop) or opened it at a strike: the body of the
+        pipeline's provisional `inplay` record. None otherwise. A function of the open shot
+        alone, so it needs no state of its own (snapshots, replays)."""
+        cur = self.cur
+        if cur is None or cur.events[-1] is not ev:
+            return None
+        if ev.kind == "strike":
+            if len(cur.events) > 1:
+                return None  # a click
+            pocketed = []
+        elif ev.kind == "drop":
+            pocketed = provisional_pocketed(cur.events, self.p)
+        elif ev.kind == "cue":
+            pocketed = provisional_pocketed(cur.events, self.p)
+            if pocketed == provisional_pocketed(cur.events[:-1], self.p):
+                return None
+        else:
+            return None
+        return {"shot": self.n, "start": cur.start, "pocketed": pocketed, "provisional": True}
 
     def warn(self, text: str) -> None:
         """A warning from outside the sensors (late event, unsynced node)."""
@@ -159,15 +183,12 @@ def _warning_for(ev) -> str:
     return f"lost: {where} missed {ev.n} edge(s); a ball may be missing from the facts"
 
 
-def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: ShotParams) -> dict:
-    """The facts of one shot from its activity events (in timeline order)."""
-    drops = [e for e in events if e.kind == "drop"]
-    cues = [e for e in events if e.kind == "cue"]
-    rails = [e for e in events if e.kind == "rail"]
-    warnings = list(warnings)
-
+def pair_cues(drops: list, cues: list, p: ShotParams) -> tuple:
+    """(pocketed, unpaired): each drop as a pocketed fact, the cue ball's labelled `ball: 0`
+    (inferred), sorted by time; and the times of cue-detector events with no drop to pair
+    (a scratch in an unknown pocket)."""
     pocketed = [{"ball": None, "pocket": e.pocket, "t": e.t, "source": "sensed"} for e in drops]
-    unpaired = []  # cue-detector times with no drop to pair: a scratch in an unknown pocket
+    unpaired = []
     # Pair each cue-detector event with the unpaired drop in the window (before it, or just
     # after it for skew between nodes) whose delay to it is nearest to that pocket's expected
     # return delay: that drop was the cue ball. The return time depends on the pocket, so
@@ -188,15 +209,42 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
             if best is None or err < best_err:
                 best, best_err = i, err
         if best is None:
-            warnings.append(
-                "cue: cue ball seen in the return without a pocket drop; "
-                "scratch assumed, pocket unknown"
-            )
             unpaired.append(c.t)
         else:
             pocketed[best]["ball"] = 0
             pocketed[best]["source"] = "inferred"
     pocketed.sort(key=lambda x: (x["t"], x["pocket"]))
+    return pocketed, unpaired
+
+
+def provisional_pocketed(events: list, p: ShotParams) -> list:
+    """The pocketed list of a shot still in play, as the `inplay` record shows it:
+    `{"pocket", "t"}`, with `"ball": 0` on the drop paired with the cue detector so far."""
+    drops = [e for e in events if e.kind == "drop"]
+    cues = [e for e in events if e.kind == "cue"]
+    pocketed, _ = pair_cues(drops, cues, p)
+    out = []
+    for x in pocketed:
+        item = {"pocket": x["pocket"], "t": x["t"]}
+        if x["ball"] == 0:
+            item["ball"] = 0
+        out.append(item)
+    return out
+
+
+def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: ShotParams) -> dict:
+    """The facts of one shot from its activity events (in timeline order)."""
+    drops = [e for e in events if e.kind == "drop"]
+    cues = [e for e in events if e.kind == "cue"]
+    rails = [e for e in events if e.kind == "rail"]
+    warnings = list(warnings)
+
+    pocketed, unpaired = pair_cues(drops, cues, p)
+    for _ in unpaired:
+        warnings.append(
+            "cue: cue ball seen in the return without a pocket drop; "
+            "scratch assumed, pocket unknown"
+        )
 
     # General rule 30: a ball that drops after the table was at rest for 5 s, with no other
     # activity, may have been hanging on the lip rather than shot in.
@@ -214,14 +262,29 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
             f"{rest} with no other activity; possibly not a shot (rule 30)"
         )
 
+    # The strike that opened the shot (the cue tip on the ball); later strikes are clicks
+    # (ball on ball, heard by the same sensor, or the strike of a shot that opened without it).
+    opening = events[0] if events[0].kind == "strike" else None
+    strike = None
+    if opening is not None:
+        strike = {"t": opening.t, "amp": opening.amp, "source": "sensed"}
+    clicks = sum(1 for e in events if e.kind == "strike") - (opening is not None)
+
     rail_facts = [{"rail": e.rail, "t": e.t, "amp": e.amp, "source": "sensed"} for e in rails]
     distinct = len({e.rail for e in rails})
 
-    # Object balls to a rail: an estimate and the range the rail hits support (railballs).
-    object_drops = sum(1 for x in pocketed if x["ball"] != 0)
-    obr = object_balls_to_rail(
-        rails, events[0].t, object_drops, p.max_object_balls - object_drops, p
-    )
+    # Object balls to a rail: clusters of hits (one rail, within rail_merge_us) in the first
+    # break_window_us of the shot; each cluster is taken as one ball.
+    clusters = 0
+    last_hit: dict = {}
+    for e in rails:
+        if e.t - events[0].t > p.break_window_us:
+            break
+        prev = last_hit.get(e.rail)
+        if prev is None or e.t - prev > p.rail_merge_us:
+            clusters += 1
+        last_hit[e.rail] = e.t
+    obr = min(clusters, p.max_object_balls)
 
     return {
         "table": table,
@@ -231,16 +294,16 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
         "pocketed": pocketed,
         "rails": rail_facts,
         "distinct_rails": distinct,
-        "object_balls_to_rail": obr["estimate"],
-        "object_balls_to_rail_range": obr["range"],
+        "object_balls_to_rail": obr,
         "warnings": warnings,
         "cue_unpaired": unpaired,
+        "strike": strike,
+        "clicks": clicks,
         "sources": {
             "start": "sensed",
             "end": "sensed",
             "distinct_rails": "sensed",
             "object_balls_to_rail": "inferred",
-            "object_balls_to_rail_range": "inferred",
         },
         "rest_before": rest_before,
     }

@@ -18,8 +18,9 @@ What is kept, per part:
   announcements, so a restart computes no rules; the replaced matches `undo` can bring
   back, likewise. `state_fields` names the rules' state fields: a snapshot of another
   rules version is not used;
-- per table: referee ids seen (bounded), pending referee facts, node watermarks, warned
-  sets, the last shots kept for inspection, the timeline position;
+- per table: referee ids seen (bounded), pending referee facts, node watermarks (holds and
+  the nodes' own `wm`), warned sets, the last shots kept for inspection, the timeline
+  position;
 - counters, rejections by reason, the last status of each node.
 
 What the configuration gives (table nodes, window, shot parameters, policies) is not kept:
@@ -264,6 +265,8 @@ def _mark(m: NodeMark) -> dict:
         "boot": m.boot,
         "status_key": None if m.status_key is None else list(m.status_key),
         "reconnects": m.reconnects,
+        "wm": m.wm,
+        "wm_boot": m.wm_boot,
     }
 
 
@@ -382,6 +385,7 @@ def _load_table(t: Table, d: dict) -> None:
         m.known, m.since, m.reason, m.gone = md["known"], md["since"], md["reason"], md["gone"]
         m.boot, m.reconnects = md["boot"], md["reconnects"]
         m.status_key = None if md["status_key"] is None else tuple(md["status_key"])
+        m.wm, m.wm_boot = md.get("wm"), md.get("wm_boot")  # absent before node watermarks
     t.conflicted = {(n, b) for n, b in d["conflicted"]}
     t.quarantine_warned = {(n, b) for n, b in d["quarantine_warned"]}
 

@@ -21,13 +21,13 @@ MIN_GAP_US = 1_000
 
 def deadline(pipeline, key, now: int) -> int | None:
     """Host µs at which a tick can next change table `key` (None: only input can). Mirrors
-    `Pipeline.tick`: the release point is now - window, capped at known - window of every
-    held node; a hold expires `max_hold_ms` after it began."""
+    `Pipeline.tick`: the release point is now - window (`Pipeline.release_window`), capped at
+    known - window of every held node; a hold expires `max_hold_ms` after it began."""
     t = pipeline.tables.get(key)
     if t is None:
         return None
     cfg = pipeline.cfg
-    window = cfg.window_us
+    window = pipeline.release_window(t)  # shorter on a table whose nodes send watermarks
     due = []
     cap = None
     blocked = False  # a held node with no known time holds everything but its expiry
@@ -37,8 +37,8 @@ def deadline(pipeline, key, now: int) -> int | None:
         due.append(m.since + cfg.max_hold_us)
         if m.known is None:
             blocked = True
-        elif cap is None or m.known - window < cap:
-            cap = m.known - window
+        elif cap is None or m.known - cfg.window_us < cap:
+            cap = m.known - cfg.window_us
     if not blocked:
         heap = t.timeline._heap  # (t, node, boot, seq, event), earliest first
         if heap and (cap is None or cap >= heap[0][0]):
