@@ -55,6 +55,8 @@ Example (every key optional except where noted):
                                    # the defaults of a referee's new `match`, docs/host.md)
     nodes = ["t1-pockets"]         # required: the nodes that report for this table (each
                                    # node for one table only)
+    referee = false                # true: a referee is at the table, a ruling the sensors
+                                   # cannot decide waits for him (protocol/REFEREE.md §3b)
     table_size = "9ft"             # 7ft, 8ft, 9ft: the default cue-ball return delays
     cue_return_ms = {HL = 2850, HR = 2850, SL = 2000, SR = 2000, FL = 1000, FR = 1000}
                                    # measured by `railbird calibrate` (docs/shots.md)
@@ -96,6 +98,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field, replace
 
+from railbird.core.railballs import TABLE_MM
 from railbird.core.shots import DEFAULT_TABLE_SIZE, ShotParams, cue_return_us
 
 
@@ -132,10 +135,16 @@ class TableConfig:
     nodes: list = field(default_factory=list)
     table_size: str = DEFAULT_TABLE_SIZE
     cue_return_ms: dict = field(default_factory=dict)  # pocket -> ms (`railbird calibrate`)
+    referee: bool = False  # a referee at the table (REFEREE.md §3b)
 
     def shot_params(self, shots: ShotParams) -> ShotParams:
-        """The `[shots]` parameters with this table's expected cue-ball return delays."""
-        return replace(shots, cue_return_us=cue_return_us(self.table_size, self.cue_return_ms))
+        """The `[shots]` parameters with this table's expected cue-ball return delays and
+        playing surface."""
+        return replace(
+            shots,
+            cue_return_us=cue_return_us(self.table_size, self.cue_return_ms),
+            table_mm=TABLE_MM[self.table_size],
+        )
 
     def match(self) -> dict | None:
         """The `match` input of protocol/REFEREE.md for this table, or None (no game)."""
@@ -157,6 +166,8 @@ class TableConfig:
             m["break_order"] = self.break_order
         if self.options:
             m["options"] = dict(self.options)
+        if self.referee:
+            m["referee"] = True
         return m
 
 

@@ -156,6 +156,12 @@ def _table(*, template: bool) -> dict:
             **{"x-what": "break order"},
         ),
         "options": _options(),
+        "referee": _bool(
+            False,
+            "a referee is at the table: a ruling that depends on what the sensors cannot "
+            "decide waits for his check; without one the fair default is ruled, marked "
+            "provisional (protocol/REFEREE.md §3b). A referee's `match` may say otherwise",
+        ),
         "table_size": _str(
             DEFAULT_TABLE_SIZE,
             "the table's size: " + ", ".join(CUE_RETURN_MS) + "; gives the default "

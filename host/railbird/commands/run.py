@@ -48,7 +48,8 @@ with --check-config. The full key reference: docs/host.md "Configuration".
             each node on one table), table_size = "9ft" (7ft, 8ft, 9ft), cue_return_ms =
             {HL = 2850, HR = 2850, SL = 2000, SR = 2000, FL = 1000, FR = 1000} (the cue
             ball's return delay per pocket; railbird calibrate measures it; a pocket left
-            out takes table_size's default)
+            out takes table_size's default), referee = false (true: a referee at the
+            table decides what the sensors cannot; protocol/REFEREE.md §3b)
   [default_table]  the same keys for a table not under [tables] (nodes = [] = any node),
             used with accept_unknown_tables = true
 

@@ -54,7 +54,9 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
     on a break (`state["breaking"]`), the only shot where the rules use it, bounded by the
     object balls that can have reached a rail (`object_balls_bound`) and flagged uncertain:
     it is an estimate, which the rules bound rather than refuse and the referee may correct.
-    Without a state (no game) it is sent, flagged, on every shot.
+    With it goes `object_balls_to_rail_range` (the range the rail hits support), bounded
+    alike: a ruling that depends on where in it the truth lies waits for the referee or is
+    provisional (REFEREE.md §3b). Without a state (no game) both are sent on every shot.
 
     Each pocketed entry keeps its `source` and time `t`: a drop paired with the cue
     detector is the cue ball by inference (`"inferred"`), which the rules treat as an
@@ -82,8 +84,22 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
     estimate = shot.get("object_balls_to_rail")
     if estimate is not None and breaking is not False:
         bound = object_balls_bound(shot, state)
-        inp["object_balls_to_rail"] = estimate if bound is None else min(estimate, bound)
+        estimate = estimate if bound is None else min(estimate, bound)
+        span = shot.get("object_balls_to_rail_range")
+        if span is not None:
+            # what the rail sensors support (core/railballs.py): the rules rule it only if
+            # every value in it rules alike (REFEREE.md §3b)
+            hi = span[1] if bound is None else min(span[1], bound)
+            lo = min(span[0], hi)
+            inp["object_balls_to_rail_range"] = [lo, hi]
+            estimate = min(max(estimate, lo), hi)
+        inp["object_balls_to_rail"] = estimate
         uncertain.add("object_balls_to_rail")
+        if breaking:
+            # The rail sensors cannot tell the cue ball's hits from an object ball's (14.1
+            # 4.3.2 needs the cue ball to a rail): not sensed, flagged, so a ruling that
+            # depends on it is never a guess (REFEREE.md §3b)
+            uncertain.add("cue_ball_to_rail")
     inp["t_us"] = shot["start"]
     inp["source"] = "sensed"
     if shot.get("cue_unpaired"):
@@ -120,6 +136,8 @@ def with_referee_facts(inp: dict, facts: dict) -> dict:
     for k in SHOT_FACTS:
         if k in facts:
             out[k] = copy.deepcopy(facts[k])
+    if "object_balls_to_rail" in facts:  # the referee's count replaces the sensors' range
+        out.pop("object_balls_to_rail_range", None)
     if isinstance(out.get("pocketed"), list) and "pocketed" in facts:
         out["pocketed"] = [
             {k: v for k, v in p.items() if k != "source"} if isinstance(p, dict) else p

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from railbird.core.railballs import TABLE_MM, object_balls_to_rail
+
 ACTIVITY = ("strike", "drop", "cue", "rail")
 # Warnings kept per shot (and while the table is at rest); past that one line counts the
 # rest: a jammed beam or a flood of late events cannot grow a shot, or the table at rest,
@@ -66,6 +68,10 @@ class ShotParams:
     strike_gap_us: int = 2_500_000
     # per table (railbird.config.TableConfig.shot_params), not a [shots] key
     cue_return_us: tuple = cue_return_us()
+    table_mm: tuple = TABLE_MM[DEFAULT_TABLE_SIZE]  # playing surface (length, width), per table
+    # object balls to a rail (core/railballs.py, docs/shots.md): no ball moves faster than
+    # this after the stroke
+    ball_speed_max_mm_s: int = 12_000
 
     def cue_window_us(self) -> int:
         """How long before a cue event its drop may be: `cue_before_us` when set, else the
@@ -77,7 +83,7 @@ class ShotParams:
     @classmethod
     def from_dict(cls, d: dict | None) -> ShotParams:
         d = dict(d or {})
-        known = set(asdict(cls())) - {"cue_return_us"}
+        known = set(asdict(cls())) - {"cue_return_us", "table_mm"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown shot parameter(s): {', '.join(sorted(unknown))}")
@@ -273,18 +279,11 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
     rail_facts = [{"rail": e.rail, "t": e.t, "amp": e.amp, "source": "sensed"} for e in rails]
     distinct = len({e.rail for e in rails})
 
-    # Object balls to a rail: clusters of hits (one rail, within rail_merge_us) in the first
-    # break_window_us of the shot; each cluster is taken as one ball.
-    clusters = 0
-    last_hit: dict = {}
-    for e in rails:
-        if e.t - events[0].t > p.break_window_us:
-            break
-        prev = last_hit.get(e.rail)
-        if prev is None or e.t - prev > p.rail_merge_us:
-            clusters += 1
-        last_hit[e.rail] = e.t
-    obr = min(clusters, p.max_object_balls)
+    # Object balls to a rail: an estimate and the range the rail hits support (railballs).
+    object_drops = sum(1 for x in pocketed if x["ball"] != 0)
+    obr = object_balls_to_rail(
+        rails, events[0].t, object_drops, p.max_object_balls - object_drops, p
+    )
 
     return {
         "table": table,
@@ -294,7 +293,8 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
         "pocketed": pocketed,
         "rails": rail_facts,
         "distinct_rails": distinct,
-        "object_balls_to_rail": obr,
+        "object_balls_to_rail": obr["estimate"],
+        "object_balls_to_rail_range": obr["range"],
         "warnings": warnings,
         "cue_unpaired": unpaired,
         "strike": strike,
@@ -304,6 +304,7 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
             "end": "sensed",
             "distinct_rails": "sensed",
             "object_balls_to_rail": "inferred",
+            "object_balls_to_rail_range": "inferred",
         },
         "rest_before": rest_before,
     }

@@ -38,18 +38,41 @@ def axes(shot: Shot) -> list[tuple[str, tuple]]:
     if span is not None and span[0] < span[1]:
         out.append((RANGE, tuple(range(span[0], span[1] + 1))))
     for fact in FLAGGED_BOOLS:
-        if fact in shot.uncertain and getattr(shot, fact) is not None:
+        if fact in shot.uncertain:  # sensed either way, or not at all (None): both values
             out.append((fact, (False, True)))
     return out
 
 
 def sensed(shot: Shot, ax: list) -> dict:
-    """The sensed value of each doubtful fact (an estimate outside its range cannot be
-    given; without one the range's low end)."""
+    """The sensed value of each doubtful fact; one not sensed at all: the range's low end
+    for a count, the fair value for a yes/no."""
     out = {}
     for fact, values in ax:
         value = getattr(shot, fact)
-        out[fact] = values[0] if value is None else value
+        if value is None:
+            value = values[0] if fact == RANGE else values[-1]
+        out[fact] = value
+    return out
+
+
+def deciding(ax: list, groups: list) -> list:
+    """The facts of `ax` whose value alone changes the ruling somewhere: two combinations
+    that differ only in it fall in different groups. Only those are put to the referee."""
+    where = {}
+    for g, (_state, members) in enumerate(groups):
+        for facts in members:
+            where[tuple(sorted(facts.items()))] = g
+    out = []
+    for fact, values in ax:
+        for key, g in where.items():
+            facts = dict(key)
+            for v in values:
+                if v != facts[fact] and where[tuple(sorted({**facts, fact: v}.items()))] != g:
+                    break
+            else:
+                continue
+            out.append(fact)
+            break
     return out
 
 
@@ -66,6 +89,16 @@ def settled(shot: Shot, facts) -> Shot:
     return replace(
         shot, object_balls_to_rail=obr, object_balls_to_rail_range=None, uncertain=flagged
     )
+
+
+def settled_but(shot: Shot, facts: list, said: dict) -> Shot:
+    """`shot` with `facts` (which decide nothing) out of doubt, as sensed."""
+    if not facts:
+        return shot
+    shot = replace(shot, uncertain=tuple(f for f in shot.uncertain if f not in facts))
+    if RANGE in facts:
+        shot = replace(shot, object_balls_to_rail=said[RANGE], object_balls_to_rail_range=None)
+    return shot
 
 
 def nearest(members: list[dict], target: dict) -> dict:
@@ -88,6 +121,7 @@ def describe(shot: Shot, ax: list) -> str:
                 + ("" if est is None else f" (estimate {est})")
             )
         else:
-            said = "yes" if getattr(shot, fact) else "no"
-            parts.append(f"{fact.replace('_', ' ')}: sensed {said}, not certain")
+            value = getattr(shot, fact)
+            said = "not sensed" if value is None else f"sensed {'yes' if value else 'no'}"
+            parts.append(f"{fact.replace('_', ' ')}: {said}, not certain")
     return "; ".join(parts)

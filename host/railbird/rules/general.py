@@ -159,12 +159,15 @@ class GeneralRules(MatchLayer):
         if len(groups) == 1:
             return self.rule_shot(st, doubt.settled(replace(shot, **said), names), R)
         fair = {f: values[-1] for f, values in ax}
+        names = doubt.deciding(ax, groups)  # the others change nothing: not asked about
+        shot = doubt.settled_but(shot, [f for f, _ in ax if f not in names], said)
+        ax = [a for a in ax if a[0] in names]
         choices = []
         fair_label = None
         for _state, members in groups:
             rep = doubt.nearest(members, said)
             label, rule = self.outcome(st, replace(shot, **rep))
-            choices.append({"label": label, "facts": rep, "rule": rule})
+            choices.append({"label": label, "facts": {f: rep[f] for f in names}, "rule": rule})
             if fair in members:
                 fair_label = label
         text = doubt.describe(shot, ax)

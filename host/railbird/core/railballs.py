@@ -1,0 +1,142 @@
+"""How many object balls reached a rail: an estimate and the range the rail sensors support
+(docs/shots.md "Object balls to a rail"; protocol/REFEREE.md §3b).
+
+One piezo per rail (H, F, LH, LF, RH, RF) says when a rail was hit hard enough, not by
+which ball, and merges hits on its rail within its refractory time. Counting hits, or
+clusters of hits, over-counts on a break (balls come back to the same rails) and cannot
+tell a three-ball break from a legal one (issue 15). What the events do prove is a lower
+bound: two hits on rails too far apart for any ball to travel between them in the time
+between the hits were made by two balls. The fewest balls that can have made all the hits
+is a minimum path cover of the hits (each ball's hits in time order, every pair of them
+reachable at `ball_speed_max_mm_s`), = hits - maximum matching. Less the cue ball and
+the object balls that dropped (they may be among those balls), that is `lo`. Nothing the
+sensors give bounds the count from above (a soft touch stays under the threshold, two balls
+on one rail within the refractory time are one hit), so `hi` is every object ball that can
+have reached a rail. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+
+BALL_RADIUS_MM = 28.575  # 2 1/4 in ball (WPA)
+# Playing surface (cushion nose to cushion nose), length x width, mm, by table size (WPA:
+# 100 x 50 in, 88 x 44 in, 78 x 39 in).
+TABLE_MM = {"7ft": (1981, 991), "8ft": (2235, 1118), "9ft": (2540, 1270)}
+RAILS = ("H", "F", "LH", "LF", "RH", "RF")
+HITS_MAX = 64  # hits considered (the earliest); a subset only weakens the bound
+# A hit on another rail this close to a louder one may be that impact heard through the
+# frame (two balls on two rails within 5 ms is rare enough that leaving one out costs little)
+RAIL_ECHO_US = 5_000
+
+
+def rail_segments(table_mm: tuple) -> dict:
+    """Where a ball's centre is when it touches each rail: a segment per rail, foot at
+    y = 0. Pocket openings are left out (each rail runs to the corner, the long rails to
+    the middle), which only shortens distances: the bound stays a lower bound."""
+    length, width = table_mm
+    r = BALL_RADIUS_MM
+    x0, x1, y0, y1, mid = r, width - r, r, length - r, length / 2
+    return {
+        "H": ((x0, y1), (x1, y1)),
+        "F": ((x0, y0), (x1, y0)),
+        "LH": ((x0, mid), (x0, y1)),
+        "LF": ((x0, y0), (x0, mid)),
+        "RH": ((x1, mid), (x1, y1)),
+        "RF": ((x1, y0), (x1, mid)),
+    }
+
+
+def _point_segment(p, a, b) -> float:
+    (px, py), (ax, ay), (bx, by) = p, a, b
+    dx, dy = bx - ax, by - ay
+    t = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
+    return math.hypot(px - ax - t * dx, py - ay - t * dy)
+
+
+def rail_distances(table_mm: tuple) -> dict:
+    """Shortest distance (mm) a ball's centre travels from touching one rail to touching
+    another: 0 for a rail and itself or its neighbours across a pocket."""
+    seg = rail_segments(table_mm)
+    out = {}
+    for a in RAILS:
+        for b in RAILS:
+            (p, q), (s, t) = seg[a], seg[b]
+            out[a, b] = min(
+                _point_segment(p, s, t),
+                _point_segment(q, s, t),
+                _point_segment(s, p, q),
+                _point_segment(t, p, q),
+            )
+    return out
+
+
+def distinct_hits(rails: list, echo_us: int) -> list:
+    """The hits that cannot be an echo of another: a hit on another rail within `echo_us`
+    of a louder one (or as loud and earlier) may be the same impact heard through the frame,
+    so it is left out. Leaving hits out only weakens the bound."""
+    out = []
+    for i, e in enumerate(rails):
+        echo = False
+        for j, o in enumerate(rails):
+            if j == i or o.rail == e.rail or abs(o.t - e.t) > echo_us:
+                continue
+            if (o.amp or 0) > (e.amp or 0) or ((o.amp or 0) == (e.amp or 0) and j < i):
+                echo = True
+                break
+        if not echo:
+            out.append(e)
+    return out
+
+
+def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
+    """The fewest balls that can have made `hits` (time order): a minimum path cover of the
+    graph whose edge i -> j says one ball can make hit j after hit i (it can travel from
+    rail i to rail j in the time between them), = len(hits) - maximum matching."""
+    n = len(hits)
+    succ = [[] for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = hits[i], hits[j]
+            # µs * mm/s >= mm * 1e6: integer-safe form of dt >= d / v
+            if (b.t - a.t) * speed_mm_s >= dist[a.rail, b.rail] * 1_000_000:
+                succ[i].append(j)
+    match_of = [-1] * n  # j -> i matched into it
+
+    def augment(i, seen) -> bool:
+        for j in succ[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if match_of[j] < 0 or augment(match_of[j], seen):
+                match_of[j] = i
+                return True
+        return False
+
+    matched = sum(1 for i in range(n) if augment(i, set()))
+    return n - matched
+
+
+def object_balls_to_rail(rails: list, start: int, object_drops: int, bound: int, p) -> dict:
+    """{"estimate", "range": [lo, hi], "balls"} for a shot's rail events (timeline order),
+    the shot starting at `start`.
+
+    `object_drops`: object balls pocketed on the shot (they count apart, 8.4, and may have
+    made some of the hits); `bound`: the object balls that can have reached a rail and
+    stayed on the table. The estimate is the hit clusters of the first `break_window_us`
+    (hits on one rail within `rail_merge_us` are one), put inside the range."""
+    clusters = 0
+    last_hit: dict = {}
+    for e in rails:
+        if e.t - start > p.break_window_us:
+            break
+        prev = last_hit.get(e.rail)
+        if prev is None or e.t - prev > p.rail_merge_us:
+            clusters += 1
+        last_hit[e.rail] = e.t
+    hits = distinct_hits([e for e in rails if e.rail in RAILS][:HITS_MAX], RAIL_ECHO_US)
+    balls = fewest_balls(hits, rail_distances(p.table_mm), p.ball_speed_max_mm_s)
+    hi = max(0, min(bound, p.max_object_balls))
+    # the cue ball may have made some of the hits, and so may each object ball that dropped
+    lo = min(hi, max(0, balls - 1 - object_drops))
+    return {"estimate": min(max(clusters, lo), hi), "range": [lo, hi], "balls": balls}
