@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # runs in one process.
 TEST_WORKERS ?= 3
 
-.PHONY: all setup lint test demo bench soak fuzz firmware flash clean broker-check chromium-check help typecheck-firmware
+.PHONY: all setup lint test demo bench soak fuzz firmware flash clean broker-check chromium-check help typecheck-firmware bench-sensing
 
 help:
 	@echo "make test      - set up everything, lint, type-check the firmware, run the whole test suite"
@@ -20,6 +20,7 @@ help:
 	@echo "make typecheck-firmware - type-check the device-only firmware (MicroPython stubs)"
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput and journal-restart benchmarks with baselines (the first run builds a 1M-event journal, ~8 min)"
+	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~15 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make bench-scale - one host process against 50, 200, 1,000 and 2,000 simulated tables (BENCH_SCALE_TABLES=50,200; ~25 min)"
 	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
@@ -69,6 +70,20 @@ demo: setup
 
 bench: setup
 	$(PY) -m railbird.bench
+
+# Sensing accuracy (issue 15): a seeded physics corpus (pooltool-billiards) turned into sensor
+# events, fed through `railbird assemble` with and without the strike channel
+# (tools/sensing_corpus/README.md). Its packages are an extra that `make test` never needs;
+# pooltool-billiards goes in with --no-deps (pyproject.toml says why). The corpus is cached
+# under build/sensing-corpus, keyed by seed and generator version. SENSING_SEED=n for another.
+SENSING_SEED ?= 15
+$(VENV)/.stamp-sensing: pyproject.toml | $(VENV)/.stamp-deps
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[sensing-bench]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps "pooltool-billiards==0.6.0"
+	@touch $@
+
+bench-sensing: setup $(VENV)/.stamp-sensing
+	$(PY) -m tools.sensing_corpus --seed $(SENSING_SEED)
 
 # The device-only firmware against the MicroPython ESP32 stubs (firmware/mypy.ini)
 typecheck-firmware: setup

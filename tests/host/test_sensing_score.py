@@ -1,0 +1,209 @@
+"""The sensing benchmark's scorer (tools/sensing_corpus, `make bench-sensing`) on a tiny
+hand-written corpus, without pooltool: the figures it prints must count what they claim.
+
+Part one scores hand-made assembled shots against hand-made truth (a merged pair of shots, a
+cue ball paired with the wrong drop, a break ruled legal on a range that excludes the truth,
+one flagged). Part two streams hand-written physics traces through the sensor model and the
+node batching into the pipeline `railbird assemble` runs, with and without the strike
+channel.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tools.sensing_corpus import score, stream  # noqa: E402
+
+from railbird.config import from_dict  # noqa: E402 - after the repository root is on sys.path
+from railbird.daemon.offline import assemble  # noqa: E402
+
+
+def truth(i, kind="pot", strike_t=0, pocketed=(), obr=0, cue_rail=True, rail=True):
+    return {
+        "shot": i,
+        "id": i,
+        "kind": kind,
+        "table": "t9",
+        "size": "9ft",
+        "strike_t": strike_t,
+        "pocketed": [list(p) for p in pocketed],
+        "scratch": any(b == 0 for b, _ in pocketed),
+        "object_balls_to_rail": obr,
+        "object_balls_to_rail_any": obr,
+        "cue_ball_to_rail": cue_rail,
+        "rail": rail,
+    }
+
+
+def ev(shot, t, kind, **kw):
+    return {"shot": shot, "t": t, "kind": kind, **kw}
+
+
+def shot(start, end, pocketed=(), rails=(), obr=0, span=None, strike=True):
+    return {
+        "table": "t9",
+        "start": start,
+        "end": end,
+        "pocketed": [
+            {"pocket": p, "ball": b, "t": start, "source": "sensed" if b is None else "inferred"}
+            for p, b in pocketed
+        ],
+        "rails": [{"rail": r, "t": start + 1000 * k, "amp": 900} for k, r in enumerate(rails)],
+        "warnings": [],
+        "cue_unpaired": [],
+        "strike": {"t": start, "amp": 2000} if strike else None,
+        "clicks": 0,
+        "rest_before": None,
+        "object_balls_to_rail": obr,
+        "object_balls_to_rail_range": span,
+    }
+
+
+S = 1_000_000
+
+
+def test_scorer_counts_merges_wrong_pairings_and_break_rulings():
+    truths = [
+        truth(0, strike_t=0, pocketed=[(0, "HL"), (3, "FR")]),
+        truth(1, strike_t=20 * S),
+        truth(2, strike_t=22 * S),
+        truth(3, kind="break10", strike_t=40 * S, obr=3),
+        truth(4, kind="break10", strike_t=60 * S, obr=3),
+    ]
+    events = {
+        "t9": [
+            ev(0, 0, "strike"),
+            ev(0, 1 * S, "drop"),
+            ev(0, 2 * S, "drop"),
+            ev(0, 3 * S, "cue"),
+            ev(1, 20 * S, "strike"),
+            ev(1, 21 * S, "rail"),
+            ev(2, 22 * S, "strike"),
+            ev(2, 23 * S, "rail"),
+            ev(3, 40 * S, "strike"),
+            ev(3, 41 * S, "rail"),
+            ev(4, 60 * S, "strike"),
+            ev(4, 61 * S, "rail"),
+        ]
+    }
+    shots = [
+        # the cue ball paired with the object ball's drop in FR: the pocketed set is wrong
+        shot(0, 3 * S, pocketed=[("HL", None), ("FR", 0)]),
+        shot(20 * S, 23 * S, rails=["H", "F"]),  # shots 1 and 2 merged into one
+        # a range that excludes the truth (3) decides "legal": wrong and not flagged
+        shot(40 * S, 41 * S, rails=["F"] * 6, obr=6, span=[5, 8]),
+        # a range that straddles four: provisional, the fair default (legal) is wrong
+        shot(60 * S, 61 * S, rails=["F"] * 4, obr=4, span=[2, 6]),
+    ]
+    res = score.score(truths, events, shots, strike=True)
+    assert res["segmentation_n"] == 3  # 0, 3, 4; the merged pair both wrong
+    assert res["pocketed_exact_n"] == 4  # all but shot 0
+    assert res["scratch_n"] == 5 and res["scratches_seen"] == 1
+    assert res["breaks"] == 2 and res["breaks_illegal"] == 2
+    assert res["breaks_wrong_unflagged"] == 1
+    assert res["breaks_wrong_flagged"] == 1 and res["breaks_flagged"] == 1
+
+    # without the strike channel the same strikes are not sensed: nothing else changes here
+    res = score.score(truths, events, shots, strike=False)
+    assert res["segmentation_n"] == 3 and res["invisible"] == 0
+
+
+def cushion(t, ball, rail, dv=2.5):
+    # right at the rail's piezo: far above any threshold
+    x, y = {"H": (0.635, 0.0), "F": (0.635, 2.54), "LH": (0.0, 0.635), "RF": (1.27, 1.905)}[rail]
+    return {"t": t, "type": "cushion", "ball": ball, "rail": rail, "dv": dv, "x": x, "y": y}
+
+
+def trace(i, kind, events, duration):
+    spec = {"id": i, "kind": kind, "table": "9ft"}
+    return {"spec": spec, "ok": True, "duration": duration, "events": events}
+
+
+TRACES = [
+    # a pot into a foot pocket
+    trace(
+        0,
+        "pot",
+        [
+            {"t": 0.0, "type": "strike", "speed": 2.0},
+            {"t": 0.4, "type": "ball", "balls": [0, 1], "dv": 1.8},
+            cushion(0.9, 0, "LH"),
+            {"t": 1.2, "type": "pocket", "ball": 1, "pocket": "FL"},
+        ],
+        3.0,
+    ),
+    # the cue ball into a head pocket, an object ball into a foot pocket after it: the cue
+    # detector's event is nearer the later drop
+    trace(
+        1,
+        "scratch",
+        [
+            {"t": 0.0, "type": "strike", "speed": 3.0},
+            {"t": 0.3, "type": "ball", "balls": [0, 1], "dv": 2.0},
+            cushion(0.6, 1, "RF"),
+            {"t": 1.0, "type": "pocket", "ball": 0, "pocket": "HL"},
+            {"t": 1.5, "type": "pocket", "ball": 1, "pocket": "FR"},
+        ],
+        2.0,
+    ),
+    # a soft safety: the cue ball rolls up to a ball, too softly for any sensor but the strike
+    trace(
+        2,
+        "safety",
+        [
+            {"t": 0.0, "type": "strike", "speed": 0.3},
+            {"t": 1.1, "type": "ball", "balls": [0, 1], "dv": 0.2},
+        ],
+        2.5,
+    ),
+    # a three-ball ten-ball break (nothing pocketed): illegal
+    trace(
+        3,
+        "break10",
+        [
+            {"t": 0.0, "type": "strike", "speed": 6.0},
+            {"t": 0.2, "type": "ball", "balls": [0, 1], "dv": 5.0},
+            cushion(0.7, 2, "F"),
+            cushion(0.9, 3, "RF"),
+            cushion(1.1, 4, "LH"),
+            cushion(1.6, 0, "H"),
+        ],
+        6.0,
+    ),
+]
+
+
+def run_variant(strike):
+    events, truths = stream.timelines(TRACES, seed=1)
+    lines = stream.assemble_input(events, seed=1, strike=strike)
+    # as `railbird assemble --config` reads it
+    cfg = from_dict(tomllib.loads(stream.config_toml()))
+    cfg.accept_unknown_tables = True
+    cfg.venue = "*"
+    shots = [json.loads(x) for x in assemble(lines, cfg)]
+    return truths, score.score(truths, events, shots, strike=strike)
+
+
+def test_hand_written_traces_through_the_assembler_with_and_without_the_strike():
+    truths, res = run_variant(strike=True)
+    assert [t["scratch"] for t in truths] == [False, True, False, False]
+    assert truths[3]["object_balls_to_rail"] == 3 and truths[3]["cue_ball_to_rail"]
+    assert res["shots"] == 4 and res["assembled"] == 4
+    assert res["segmentation_n"] == 4 and res["start_at_strike"] == 1.0
+    assert res["pocketed_exact_n"] == 4 and res["scratch_n"] == 4
+    (brk,) = res["break_rows"]
+    assert brk["truth_legal"] is False and brk["true_object_balls_to_rail"] == 3
+    assert brk["rails_hit"] == ["F", "H", "LH", "RF"]
+
+    truths, res = run_variant(strike=False)
+    # the soft safety sends nothing: no shot, so it is segmented wrong
+    assert res["invisible"] == 1 and res["assembled"] == 3
+    assert res["segmentation_n"] == 3 and res["start_at_strike"] == 0.0
+    assert res["pocketed_exact_n"] == 4

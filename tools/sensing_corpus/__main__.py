@@ -1,0 +1,181 @@
+"""`make bench-sensing`: simulate (or load) the corpus, stream it through `railbird assemble`
+with and without the strike channel, score both and print the figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from . import physics, score, sensors, stream
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _simulate_all(plan: list[dict], jobs: int) -> list[dict]:
+    if jobs <= 1:
+        return [physics.simulate(s) for s in plan]
+    import multiprocessing as mp
+
+    # the longest shots (15-ball breaks) first, so the two workers finish together
+    order = sorted(plan, key=lambda s: {"break15": 0, "break10": 1}.get(s["kind"], 2))
+    with mp.get_context("spawn").Pool(jobs) as pool:
+        done = pool.map(physics.simulate, order, chunksize=4)
+    by_id = {t["spec"]["id"]: t for t in done}
+    return [by_id[s["id"]] for s in plan]
+
+
+def load_traces(seed: int, cache: Path, jobs: int) -> tuple[list[dict], float | None]:
+    """The corpus's physics traces, from the cache when it has them -> (traces, seconds
+    spent simulating or None when cached)."""
+    path = cache / f"physics-seed{seed}-v{physics.PHYSICS_VERSION}.json"
+    if path.exists():
+        return json.loads(path.read_text()), None
+    t0 = time.monotonic()
+    traces = _simulate_all(physics._plan(seed), jobs)
+    took = time.monotonic() - t0
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(traces))
+    os.replace(tmp, path)
+    return traces, took
+
+
+def run_assemble(lines: list[str], workdir: Path, name: str) -> tuple[list[dict], float]:
+    """`railbird assemble --config <corpus tables> <file>`, the command itself -> (shots,
+    seconds)."""
+    inp = workdir / f"{name}.jsonl"
+    inp.write_text("\n".join(lines) + "\n")
+    cfg = workdir / "tables.toml"
+    cfg.write_text(stream.config_toml())
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "railbird", "assemble", "--config", str(cfg), str(inp)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    took = time.monotonic() - t0
+    if out.returncode != 0 or out.stderr.strip():
+        raise SystemExit(f"railbird assemble ({name}) failed: {out.stderr.strip()}")
+    shots = [json.loads(x) for x in out.stdout.splitlines() if x.strip()]
+    (workdir / f"{name}.shots.jsonl").write_text(out.stdout)
+    return shots, took
+
+
+def _object_ball_after_cue(t: dict) -> bool:
+    balls = [b for b, _ in t["pocketed"]]
+    return 0 in balls and any(b != 0 for b in balls[balls.index(0) + 1 :])
+
+
+def corpus_summary(truth: list[dict]) -> dict:
+    kinds = Counter(t["kind"] for t in truth)
+    sizes = Counter(t["size"] for t in truth)
+    scratch_pockets = Counter(p for t in truth for b, p in t["pocketed"] if b == 0)
+    soft = sum(1 for t in truth if not t["rail"] and not t["pocketed"])
+    after = sum(1 for t in truth if _object_ball_after_cue(t))
+    return {
+        "shots": len(truth),
+        "kinds": dict(sorted(kinds.items())),
+        "tables": dict(sorted(sizes.items())),
+        "scratches_by_pocket": {p: scratch_pockets.get(p, 0) for p in sensors.POCKETS},
+        "no_rail_no_pocket": soft,
+        "object_ball_after_the_cue_ball": after,
+        "balls_pocketed": sum(len(t["pocketed"]) for t in truth),
+    }
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tools.sensing_corpus", description=__doc__)
+    ap.add_argument("--seed", type=int, default=15)
+    ap.add_argument("--cache", default=str(REPO / "build" / "sensing-corpus"))
+    ap.add_argument("--jobs", type=int, default=2, help="simulation processes (default 2)")
+    args = ap.parse_args(argv)
+    t_all = time.monotonic()
+    cache = Path(args.cache)
+    traces, sim_s = load_traces(args.seed, cache, args.jobs)
+    failed = [t for t in traces if not t.get("ok")]
+    events, truth = stream.timelines(traces, args.seed)
+    work = cache / f"run-seed{args.seed}-v{physics.PHYSICS_VERSION}.{sensors.SENSOR_VERSION}"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "truth.json").write_text(json.dumps(truth))
+    summary = corpus_summary(truth)
+    results = {}
+    for name, strike in (("strike", True), ("no-strike", False)):
+        lines = stream.assemble_input(events, args.seed, strike=strike)
+        shots, took = run_assemble(lines, work, name)
+        t0 = time.monotonic()
+        res = score.score(truth, events, shots, strike=strike)
+        res["assemble_s"] = round(took, 1)
+        res["score_s"] = round(time.monotonic() - t0, 1)
+        res["input_lines"] = len(lines)
+        results[name] = res
+    total = time.monotonic() - t_all
+    (work / "breaks.json").write_text(json.dumps(results["strike"]["break_rows"], indent=1))
+    report = {
+        "seed": args.seed,
+        "physics_version": physics.PHYSICS_VERSION,
+        "sensor_version": sensors.SENSOR_VERSION,
+        "corpus": summary,
+        "simulation_failed": len(failed),
+        "simulate_s": None if sim_s is None else round(sim_s, 1),
+        "total_s": round(total, 1),
+        "figures": {
+            k: {x: y for x, y in v.items() if x not in ("rows", "break_rows")}
+            for k, v in results.items()
+        },
+    }
+    (work / "report.json").write_text(json.dumps(report, indent=1))
+
+    print(
+        f"Sensing accuracy: seed {args.seed}, physics v{physics.PHYSICS_VERSION}, "
+        f"sensor model v{sensors.SENSOR_VERSION}"
+    )
+    print(
+        f"corpus: {summary['shots']} shots {summary['kinds']} on {summary['tables']}; "
+        f"{summary['balls_pocketed']} balls pocketed; scratches by pocket "
+        f"{summary['scratches_by_pocket']}; {summary['object_ball_after_the_cue_ball']} scratches "
+        f"with an object ball dropping after the cue ball; {summary['no_rail_no_pocket']} shots "
+        f"reach no rail and pocket nothing; {len(failed)} planned shots failed to set up"
+    )
+    hdr = f"{'':44}{'with strike':>14}{'without':>14}"
+    print(hdr)
+    s, o = results["strike"], results["no-strike"]
+
+    def line(label, key, fmt=pct, target=""):
+        print(f"{label:44}{fmt(s[key]):>14}{fmt(o[key]):>14}  {target}")
+
+    line("pocketed set exact", "pocketed_exact", target="(target >= 99 %)")
+    line("scratch right", "scratch", target="(target 100 %)")
+    line("segmentation, counting the strike", "segmentation", target="(target 100 %)")
+    line("shot starts at its strike (5 ms)", "start_at_strike")
+    line("shots with no sensed event", "invisible", fmt=str)
+    print(
+        f"{'shot start after the strike, median / max':44}"
+        f"{s['start_lag_ms']['median']!s:>6} / {s['start_lag_ms']['max']!s:<6}"
+        f"{o['start_lag_ms']['median']!s:>6} / {o['start_lag_ms']['max']!s:<6} ms"
+    )
+    line("scratches seen (of all scratches)", "scratches_seen", fmt=str)
+    print(f"break rulings ({s['breaks']} breaks, {s['breaks_illegal']} illegal in truth):")
+    line("  wrong and unflagged", "breaks_wrong_unflagged", fmt=str, target="(target 0)")
+    line("  wrong but flagged", "breaks_wrong_flagged", fmt=str)
+    line("  flagged for confirmation", "breaks_flagged_share", target="(aim <= 20 %)")
+    sim = "cached" if sim_s is None else f"{sim_s:.0f} s"
+    print(
+        f"time: simulation {sim}, assemble {s['assemble_s']} + {o['assemble_s']} s, "
+        f"total {total:.0f} s; details in {work}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
