@@ -8,11 +8,12 @@ core, and N simulated nodes, one MQTT connection each, speaking the node firmwar
 client (firmware/rbnode/mqtt.py) from a few load-generator processes on the other cores.
 
 Each node behaves like the firmware on a table in play: birth and status (retained, the
-status every 30 s), the four-timestamp time sync (three samples at connect, then every 60 s),
+status every 30 s), the four-timestamp time sync (three samples at connect, five more 5 s
+apart in the warm-up, standing in for the quiet moments of hours of uptime, then every 60 s),
 events held until its first sync result is out, events batched as the firmware does (sent
 20 ms after the first is ready, so one event per batch mostly; a drop when its beam clears),
 each batch with the node's watermark `wm`. The traffic model is the scale probe's (issue 16):
-a shot every 15-25 s, a break every 7-11 shots (about every 3 minutes); an open shot is 3-11
+a shot every 15-25 s, a break every 7-11 shots (about every 3 minutes); an open shot is 3-10
 rail hits and 0-2 drops over 0.8-4 s, a scratch now and then (the cue ball in the return
 after its pocket's delay); a break 14-26 rail hits and 0-3 drops in 3 s: about 0.43 events/s
 per table. A referee console answers what the rules wait for (the lag, options, calls,
@@ -66,6 +67,7 @@ QUIET_MS = 5000  # the config's default; the shot feed bound is QUIET_MS + SHOT_
 SHOT_SLACK_MS = 250
 LINGER_US = 20_000  # the firmware's batch_linger_ms
 STATUS_S, SYNC_S = 30, 60
+WARM_SYNCS = 5  # sync samples 5 s apart after the connect (FakeNode.periodic)
 NODES_PER_GENERATOR = 500
 RAILS = ("H", "F", "LH", "LF", "RH", "RF")
 POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
@@ -92,6 +94,16 @@ def _other_cpus() -> set:
 
 
 # -- the traffic model ---------------------------------------------------------------------
+def shot_times(rnd: random.Random):
+    """(µs from this shot's start to the next one's, is this shot a break), for ever: a shot
+    every 15-25 s, a break every 7-11 shots."""
+    to_break = rnd.randint(0, 10)
+    while True:
+        brk = to_break == 0
+        to_break = rnd.randint(7, 11) if brk else to_break - 1
+        yield rnd.randint(15_000_000, 25_000_000), brk
+
+
 def shot_plan(rnd: random.Random, brk: bool) -> list:
     """One shot's events: [(µs after the strike, µs until the node can send it, event)]."""
     if brk:
@@ -100,7 +112,7 @@ def shot_plan(rnd: random.Random, brk: bool) -> list:
         drops = rnd.choice((0, 1, 1, 2, 2, 3))
     else:
         span = rnd.randint(800_000, 4_000_000)
-        rails = rnd.randint(3, 11)
+        rails = rnd.randint(3, 10)
         drops = rnd.choices((0, 1, 2), (45, 45, 10))[0]
     out = []
     for _ in range(rails):
@@ -238,32 +250,32 @@ class FakeNode:
         self.synced.set()
 
     async def periodic(self):
-        k = 0
+        # A node that has run for hours has its minimum-delay sync sample from a quiet
+        # moment; the connect burst of N nodes is anything but. So, in the warm-up, a sample
+        # every 5 s (jittered), then the firmware's period: status every 30 s, sync every 60.
+        for _ in range(WARM_SYNCS):
+            await asyncio.sleep(4.5 + self.rnd.random())
+            self._sync_req()
+        next_status = next_sync = time.monotonic()
         while True:
-            await asyncio.sleep(STATUS_S / 2 + self.rnd.random())
-            k += 1
-            if k % 2 == 0:
+            await asyncio.sleep(1 + self.rnd.random())
+            now = time.monotonic()
+            if now >= next_status:
+                next_status = now + STATUS_S
                 self._status()
-            if k % 4 == 0:
+            if now >= next_sync:
+                next_sync = now + SYNC_S
                 self._sync_req()
 
     async def play(self):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.synced.wait(), 5)  # the firmware holds events 2 s
         nxt = now_us() + self.rnd.randint(0, 20_000_000)
-        to_break = self.rnd.randint(0, 10)
-        shot = 0
-        while not self.gen.stop_play:
+        for shot, (gap, brk) in enumerate(shot_times(self.rnd), 1):
             await _sleep_until(nxt)
             if self.gen.stop_play:
                 break
-            start = nxt
-            nxt = start + self.rnd.randint(15_000_000, 25_000_000)
-            brk, to_break = (
-                to_break == 0,
-                (self.rnd.randint(7, 11) if to_break == 0 else to_break - 1),
-            )
-            shot += 1
+            start, nxt = nxt, nxt + gap
             await self._shot(start, shot_plan(self.rnd, brk), shot)
 
     async def _shot(self, start: int, plan: list, shot: int):
@@ -764,7 +776,9 @@ def run_n(n: int, seconds: float, warmup: float, workdir: Path, log, profile=Non
         spy = None
         if profile:  # py-spy's samples of the daemon over the window (collapsed stacks)
             out = Path(profile) / f"daemon-{n}.txt"
-            cmd = [shutil.which("py-spy") or "py-spy", "record", "-p", str(daemon.pid)]
+            exe = Path(sys.executable).with_name("py-spy")  # in the venv, or on the PATH
+            exe = str(exe) if exe.exists() else shutil.which("py-spy") or "py-spy"
+            cmd = [exe, "record", "-p", str(daemon.pid)]
             cmd += ["-d", str(int(seconds)), "-r", "50", "-f", "raw", "-o", str(out)]
             spy = subprocess.Popen(
                 [*cmd, "--nonblocking", "--threads"],
