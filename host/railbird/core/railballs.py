@@ -17,6 +17,7 @@ have reached a rail. Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import math
 
 BALL_RADIUS_MM = 28.575  # 2 1/4 in ball (WPA)
@@ -54,9 +55,12 @@ def _point_segment(p, a, b) -> float:
     return math.hypot(px - ax - t * dx, py - ay - t * dy)
 
 
+@functools.lru_cache(maxsize=16)
 def rail_distances(table_mm: tuple) -> dict:
     """Shortest distance (mm) a ball's centre travels from touching one rail to touching
-    another: 0 for a rail and itself or its neighbours across a pocket."""
+    another: 0 for a rail and itself or its neighbours across a pocket. Computed once per
+    table size (it was half the pipeline's time, recomputed for every shot): the dict is
+    shared, callers only read it."""
     seg = rail_segments(table_mm)
     out = {}
     for a in RAILS:
@@ -135,7 +139,7 @@ def object_balls_to_rail(rails: list, start: int, object_drops: int, bound: int,
             clusters += 1
         last_hit[e.rail] = e.t
     hits = distinct_hits([e for e in rails if e.rail in RAILS][:HITS_MAX], RAIL_ECHO_US)
-    balls = fewest_balls(hits, rail_distances(p.table_mm), p.ball_speed_max_mm_s)
+    balls = fewest_balls(hits, rail_distances(tuple(p.table_mm)), p.ball_speed_max_mm_s)
     hi = max(0, min(bound, p.max_object_balls))
     # the cue ball may have made some of the hits, and so may each object ball that dropped
     lo = min(hi, max(0, balls - 1 - object_drops))
