@@ -383,9 +383,12 @@ class Pipeline:
         # a configured node not heard from yet may still send anything: the window for it
         point = base - window if len(t.marks) < len(t.nodes) else None
         xw = None
+        least = base - min(window, XWINDOW_FLOOR_US)  # base - xw is never above this
         for m in t.marks.values():
             if m.wm is None:
                 b = base - window
+            elif m.wm >= least:
+                b = m.wm  # no need to size the window (the usual case on a live batch)
             else:
                 if xw is None:
                     xw = self.cross_window(t)
