@@ -11,6 +11,11 @@ Interface (stable):
     .configure(debounce_us=None, gap_us=None, jam_us=None)  live
     .close()              remove the IRQ handler
     .shown()              2 jammed (until clear), 1 blocked, 0 clear: for the status LED
+    .pending_since()      the earliest time an event still to come may carry: the start of
+                          a run not yet emitted (blocked, jammed or in its debounce gap: the
+                          drop is stamped at the start and emitted when the beam clears),
+                          or an edge not yet polled; None when clear and drained (the node's
+                          watermark, node.py)
     counters: .events .glitches .jams .lost_edges .ring_overflow .irq_calls .stale_edges
               (cumulative; stale_edges/2 ~ pulses, blocked or clear, that ended before
               their first handler ran: hidden balls, or hidden gaps that merged two balls)
@@ -120,6 +125,18 @@ class Beam(EdgeChannel):
         if self._jam_sent:
             return 2
         return 1 if st == _BLOCKED else 0
+
+    def pending_since(self):
+        # task context; the caller reads its clock first (see Rail.pending_since)
+        p = None
+        if self._st != _CLEAR:
+            p = self._start
+        r = self._r
+        if r != self._w:
+            t = self._clock.extend(self._et[r & _M])
+            if p is None or t < p:
+                p = t
+        return p
 
     def poll(self, now=None):
         clk = self._clock

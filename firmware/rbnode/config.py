@@ -12,6 +12,10 @@ goes into `status.config_error`. Refusals:
   `beams + i` of that input (6 on the shipped 6-beam pin maps = pinmap_core.cue_channel,
   the default in firmware/config.json; SPEC.md `config`); a cue_ch equal to a pocket's ch
   is refused;
+- a `strike` input the board lacks: its `ch` is a rail input index (0..rails-1, the piezo
+  wired to a rail's comparator and ADC instead of a cushion) or `rails + i` for the pin
+  map's dedicated strike input i (hw.channels("strike")); the codec already refuses one on
+  a configured rail's channel;
 - a `rev` below the active one (a stale retained config). An equal rev with the same
   content is "unchanged" (the broker re-delivers the retained config on every connect).
 
@@ -26,13 +30,15 @@ from rbproto import codec
 
 FILE = "rbconfig.json"
 
-FIELDS = ("rev", "pockets", "rails", "cue_ch", "debounce_us", "jam_us", "status_period_s",
-          "batch_max", "batch_linger_ms")
+FIELDS = ("rev", "pockets", "rails", "cue_ch", "strike", "debounce_us", "jam_us",
+          "status_period_s", "batch_max", "batch_linger_ms")
 
 
 class ConfigError(Exception):
     def __init__(self, reason):
-        Exception.__init__(self, reason)
+        # super(), not Exception.__init__(self, ...): MicroPython 1.27 has no
+        # Exception.__init__ attribute (a refused config raised AttributeError there)
+        super().__init__(reason)
         self.reason = reason
 
 
@@ -73,6 +79,8 @@ def config_hash(cfg):
     for k in FIELDS:
         if k in cfg:
             d[k] = cfg[k]
+    if d.get("strike", 0) is None:
+        del d["strike"]  # no strike sensor: the hash a config had before strike existed
     return "%08x" % crc32(canonical(d).encode())
 
 
@@ -100,6 +108,19 @@ def check(msg, hw, active=None):
             if p["ch"] == cue:
                 raise ConfigError("bad value: cue_ch: channel %d is also pocket %s"
                                   % (cue, p["pocket"]))
+    st = cfg["strike"]
+    if st is not None:
+        full = {}
+        for k in codec.STRIKE_DEFAULTS:
+            full[k] = codec.STRIKE_DEFAULTS[k]
+        for k in st:
+            if k in ("ch", "threshold", "refractory_us"):
+                full[k] = st[k]
+        cfg["strike"] = full
+        nst = hw.channels("strike")
+        if full["ch"] >= nrail + nst:
+            raise ConfigError("bad value: strike.ch: channel %d not in pin map %s (%d rails, "
+                              "%d strike inputs)" % (full["ch"], hw.pinmap_id, nrail, nst))
     if active is not None and cfg["rev"] < active.get("rev", 0):
         raise ConfigError("bad value: rev: %d below the active %d" % (cfg["rev"], active["rev"]))
     return cfg

@@ -50,8 +50,9 @@ from rbnode.bootcount import boot_count
 from rbnode.clock import Clock
 from rbnode import led as rbled
 from rbnode.mqtt import MQTTClient
-from rbnode.rail import Rail
-from rbnode.ring import CH_CUE, K_CUE, K_DROP, K_LOST, K_RAIL, KIND_NAMES, RAIL
+from rbnode.rail import Rail, Strike
+from rbnode.ring import CH_CUE, CH_STRIKE, K_CUE, K_DROP, K_LOST, K_RAIL, K_STRIKE, KIND_NAMES
+from rbnode.ring import NO_AMP, RAIL
 from rbnode.ring import EventRing
 from rbnode.spill import Spill
 from rbnode.supervisor import Supervisor
@@ -113,7 +114,8 @@ class Node:
                   "reconnects": 0, "irq_overflow": 0, "glitches": 0, "rail_below": 0,
                   "rail_suppressed": 0, "config_rejected": 0, "config_applied": 0,
                   "sync_samples": 0, "sync_rejected": 0, "encode_errors": 0, "skipped": 0,
-                  "update_rejected": 0}
+                  "update_rejected": 0, "strikes": 0, "strike_below": 0,
+                  "strike_suppressed": 0}
         self.config_error = None
         self.sync = None  # [offset, delay, samples]
         self._sync_id = 0
@@ -121,6 +123,8 @@ class Node:
         self._pending = []  # [pid, n events] of batches in flight, oldest first
         self._beams = []
         self._rails = []
+        self._strike = None  # rail.Strike when the config has a strike sensor
+        self._wm = 0  # the last watermark sent in this boot (never decreases)
         self._stopping = False
         self._status_now = asyncio.Event()
         self._drain_status = False  # after a connect: a status is owed once drained()
@@ -175,14 +179,16 @@ class Node:
     def _apply(self, cfg):
         """(Re)build the channel objects for `cfg` (validated). Channels keep running
         objects when only thresholds change; a changed map rebuilds them."""
-        if self._beams or self._rails:
+        if self._beams or self._rails or self._strike is not None:
             c = self.counters()  # keep what the old channel objects counted
             self._base = [c["irq_overflow"], c["lost_edges"], c["jams"], c["glitches"],
-                          c["rail_below"], c["rail_suppressed"]]
-        for o in self._beams + self._rails:
+                          c["rail_below"], c["rail_suppressed"], c["strikes"],
+                          c["strike_below"], c["strike_suppressed"]]
+        for o in self._channels():
             o.close()
         self._beams = []
         self._rails = []
+        self._strike = None
         hw, clk = self.hw, self.clock
         deb, jam = cfg["debounce_us"], cfg["jam_us"]
         for p in cfg["pockets"]:
@@ -200,8 +206,23 @@ class Node:
         for r in cfg["rails"]:
             self._rails.append(Rail(hw, clk, self._emit, r["ch"], r["threshold"],
                                     r["refractory_us"], code=RAIL | codec.RAILS.index(r["rail"])))
+        st = cfg.get("strike")
+        if st is not None:
+            nr = hw.channels("rail")
+            if st["ch"] < nr:  # the piezo on a rail input (comparator + ADC)
+                kind, ch = "rail", st["ch"]
+            else:
+                kind, ch = "strike", st["ch"] - nr
+            self._strike = Strike(hw, clk, self._emit, kind, ch, st["threshold"],
+                                  st["refractory_us"])
         self.cfg = cfg
         self.cfg_hash = rbconfig.config_hash(cfg)
+
+    def _channels(self):
+        out = self._beams + self._rails
+        if self._strike is not None:
+            out.append(self._strike)
+        return out
 
     def poll_sensors(self):
         now = self.clock.now()
@@ -209,6 +230,43 @@ class Node:
             o.poll(now)
         for o in self._rails:
             o.poll(now)
+        if self._strike is not None:
+            self._strike.poll(now)
+
+    def watermark(self, k=0, spilled=0):
+        """The `wm` of a batch of this boot that takes the ring's first k events, or the
+        spill's first `spilled` records (SPEC
+        `events`): no event of this boot before it is still to be published. The earliest
+        of: now; the start of every beam run not yet emitted (blocked, or in its debounce
+        gap: its drop is stamped at the start and sent when it clears); every edge a channel
+        holds unread; the ring's events after the first k (not in time order: a drop
+        follows later rail hits). With the flash spill holding events, the last watermark
+        (the spill is not scanned). Never below the last one sent: an older bound stays
+        true (every later event is stamped after the clock read it was taken at)."""
+        wm = self.clock.now()  # first: a handler that runs after this stamps a later time
+        for b in self._beams:
+            p = b.pending_since()
+            if p is not None and p < wm:
+                wm = p
+        for r in self._rails:
+            p = r.pending_since()
+            if p is not None and p < wm:
+                wm = p
+        if self._strike is not None:
+            p = self._strike.pending_since()
+            if p is not None and p < wm:
+                wm = p
+        r = self.ring
+        for i in range(k, len(r)):
+            t = r.get(i)[1]
+            if t < wm:
+                wm = t
+        if self.spill is not None and len(self.spill) > spilled:
+            wm = self._wm
+        if wm < self._wm:
+            wm = self._wm
+        self._wm = wm
+        return wm
 
     async def _sensor_task(self):
         pm = self.dev["poll_ms"]
@@ -239,8 +297,11 @@ class Node:
         if kind == K_RAIL:
             e["rail"] = codec.RAILS[ch & 0x0F]
             e["amp"] = val if val < 4096 else 4095
+        elif kind == K_STRIKE:
+            if val != NO_AMP:
+                e["amp"] = val if val < 4096 else 4095
         elif kind == K_LOST:
-            if ch == CH_CUE:
+            if ch == CH_CUE or ch == CH_STRIKE:
                 return None  # no pocket or rail to name (SPEC `lost`); counted in status
             if ch & RAIL:
                 e["rail"] = codec.RAILS[ch & 0x0F]
@@ -281,6 +342,35 @@ class Node:
                 evs.append(e)
         return self.boot, evs, k, r
 
+    def next_batch(self):
+        """Take the next batch off the spill or the ring -> (payload, n events consumed),
+        or None when nothing is left to send (all skipped, or not encodable). Stamps the
+        watermark of this boot's batches (watermark()); no await inside, so no sensor poll
+        runs between taking the events and stamping it."""
+        boot, evs, n, src = self._take_batch(self.cfg["batch_max"])
+        payload = None
+        if evs:
+            msg = {"v": 1, "node": self.node_id, "boot": boot, "events": evs}
+            if boot == self.boot:
+                # spilled events of an earlier boot go without: that boot's state is gone
+                if src is self.ring:
+                    msg["wm"] = self.watermark(n)
+                else:
+                    msg["wm"] = self.watermark(0, n)  # the whole ring is still to go
+            try:
+                payload = codec.encode("events", msg)
+            except codec.ProtocolError:
+                self.c["encode_errors"] += 1
+            msg = None
+        if src is self.spill:
+            src.consume(n)
+        else:
+            src.pop(n)
+        self.c["skipped"] += n - len(evs)
+        if payload is None:
+            return None
+        return payload, n
+
     def _ready(self):
         """True when a batch should go now: the spill has data, the ring holds a full
         batch, or its oldest event waited batch_linger_ms."""
@@ -315,27 +405,13 @@ class Node:
             if not self._ready():
                 await _sleep_ms(5)
                 continue
-            boot, evs, n, src = self._take_batch(self.cfg["batch_max"])
-            if evs:
-                try:
-                    payload = codec.encode("events", {"v": 1, "node": self.node_id,
-                                                      "boot": boot, "events": evs})
-                except codec.ProtocolError:
-                    self.c["encode_errors"] += 1
-                    payload = None
-            else:
-                payload = None
-            if src is self.spill:
-                src.consume(n)
-            else:
-                src.pop(n)
-            self.c["skipped"] += n - len(evs)
-            evs = None
+            payload = self.next_batch()
             if payload is None:
                 continue
             self.c["batches"] += 1
-            pid = await m.publish(self.t_events, payload, 1)
-            self._pending.append([pid, n])
+            pid = await m.publish(self.t_events, payload[0], 1)
+            self._pending.append([pid, payload[1]])
+            payload = None
             await _sleep_ms(0)
 
     def _on_puback(self, pid):
@@ -423,6 +499,14 @@ class Node:
             lost += r.lost_edges
             below += r.below
             sup += r.suppressed
+        sev = sbelow = ssup = 0
+        s = self._strike
+        if s is not None:
+            irq += s.ring_overflow
+            lost += s.lost_edges
+            sev = s.events
+            sbelow = s.below
+            ssup = s.suppressed
         # channel objects are rebuilt by a config change: keep what the old ones counted
         base = self._base
         if base is not None:
@@ -432,6 +516,12 @@ class Node:
             gl += base[3]
             below += base[4]
             sup += base[5]
+            sev += base[6]
+            sbelow += base[7]
+            ssup += base[8]
+        c["strikes"] = sev
+        c["strike_below"] = sbelow
+        c["strike_suppressed"] = ssup
         c["irq_overflow"] = irq
         c["lost_edges"] = lost
         c["jams"] = jams
@@ -470,6 +560,9 @@ class Node:
         if self.hw.channels("cue"):
             caps.append("cue")
         caps.append("spill")
+        if self._strike is not None:
+            caps.append("strike")
+        caps.append("wm")
         return {"v": 1, "node": self.node_id, "boot": self.boot, "fw": self.upd.version,
                 "reset": self.reset_cause, "config_hash": self.cfg_hash,
                 "pinmap": self.hw.pinmap_id, "caps": caps}
@@ -642,7 +735,7 @@ class Node:
         self.mqtt.stop()
         if self.spill is not None:
             self.spill.flush()
-        for o in self._beams + self._rails:
+        for o in self._channels():
             o.close()
 
     def reboot(self):
@@ -681,6 +774,10 @@ class Node:
         for msg in tmp:
             for ev in msg["events"]:
                 k = kinds.index(ev["kind"])
+                if k == K_STRIKE:
+                    sp.append(msg["boot"], ev["seq"], ev["t"], k, CH_STRIKE,
+                              ev.get("amp", NO_AMP))
+                    continue
                 if "rail" in ev:
                     ch = RAIL | codec.RAILS.index(ev["rail"])
                 elif "pocket" in ev:

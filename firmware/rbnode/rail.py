@@ -1,11 +1,20 @@
-"""Rail (cushion) channels: comparator edge time from the IRQ, amplitude from ADC1 in task
-code, per-channel threshold and refractory time (live-configurable).
+"""Rail (cushion) channels and the strike sensor: comparator edge time from the IRQ,
+amplitude from ADC1 in task code, per-channel threshold and refractory time
+(live-configurable).
 
 Interface (stable):
     Rail(hw, clock, emit, ch, threshold=200, refractory_us=50000, adc_delay_us=1000,
-         code=None)
+         code=None, kind="rail")
         emit  emit(t, kind_code, ch_code, val) e.g. EventRing.push; code = ring.RAIL | ch
+        kind  the HAL input kind: "rail", or "strike" for a dedicated strike input
+    Strike(hw, clock, emit, kind, ch, threshold=0, refractory_us=30000)
+        the strike sensor (hardware/strike.md) on a rail input (kind "rail") or a dedicated
+        one ("strike"): emits K_STRIKE with code CH_STRIKE, val = amp, or NO_AMP when the
+        input has no ADC (hw.has_adc); then every comparator edge outside the refractory
+        time is a strike and `threshold` does not apply
     .poll(now=None)     drain comparator edges; emits K_RAIL (val = amp) and K_LOST
+    .pending_since()    time of the oldest edge not yet turned into an event (or skipped),
+                        None when there is none (the node's watermark, node.py)
     .configure(threshold=None, refractory_us=None, adc_delay_us=None)   live
     .close()
     counters: .events .below .suppressed .lost_edges .ring_overflow .irq_calls
@@ -24,7 +33,7 @@ inside the refractory time is skipped without an ADC read. Counting `below` and
 """
 
 from rbnode.edges import EdgeChannel
-from rbnode.ring import K_RAIL, RAIL
+from rbnode.ring import CH_STRIKE, K_RAIL, K_STRIKE, NO_AMP, RAIL
 
 try:
     from micropython import const
@@ -41,9 +50,11 @@ EDGES_PER_CHANNEL = _N
 
 class Rail(EdgeChannel):
     def __init__(self, hw, clock, emit, ch, threshold=200, refractory_us=50000,
-                 adc_delay_us=1000, code=None):
-        EdgeChannel.__init__(self, hw, clock, emit, "rail", ch,
+                 adc_delay_us=1000, code=None, kind="rail"):
+        EdgeChannel.__init__(self, hw, clock, emit, kind, ch,
                              (RAIL | ch) if code is None else code, _N)
+        self._kcode = K_RAIL
+        self._adc = hw.has_adc(kind, ch)
         self.threshold = threshold
         self.refractory_us = refractory_us
         self.adc_delay_us = adc_delay_us
@@ -73,6 +84,15 @@ class Rail(EdgeChannel):
         if adc_delay_us is not None:
             self.adc_delay_us = adc_delay_us
 
+    def pending_since(self):
+        """Task context. Edges the handler stored but poll has not consumed (an edge waits
+        adc_delay_us for its amplitude): the oldest one's time, else None. The caller reads
+        its clock BEFORE this: a handler that runs later stamps a later time."""
+        r = self._r
+        if r == self._w:
+            return None
+        return self._clock.extend(self._et[r & _M])
+
     def poll(self, now=None):
         clk = self._clock
         if now is None:
@@ -81,23 +101,37 @@ class Rail(EdgeChannel):
         cv = self._counted()
         r = self._r
         hw = self._hw
+        kind = self.kind
+        adc = self._adc
         while r != w:
             t = clk.extend(self._et[r & _M])
             if self._have_last and t - self._last < self.refractory_us:
                 self.suppressed += 1
-                hw.adc_reset(self.ch)  # drop the ringing's amplitude too
-            elif now - t < self.adc_delay_us:
+                if adc:
+                    hw.adc_reset(self.ch, kind)  # drop the ringing's amplitude too
+            elif adc and now - t < self.adc_delay_us:
                 break  # peak hold not settled yet: keep the edge for the next poll
             else:
-                amp = hw.adc_read(self.ch)
-                hw.adc_reset(self.ch)
-                if amp >= self.threshold:
+                if adc:
+                    amp = hw.adc_read(self.ch, kind)
+                    hw.adc_reset(self.ch, kind)
+                else:
+                    amp = NO_AMP  # comparator only: its trimmer is the threshold
+                if not adc or amp >= self.threshold:
                     self._have_last = True
                     self._last = t
                     self.events += 1
-                    self._emit(t, K_RAIL, self.code, amp)
+                    self._emit(t, self._kcode, self.code, amp)
                 else:
                     self.below += 1
             r = (r + 1) & _WRAP
             self._r = r
         self._report_lost(now, w, cv)
+
+
+class Strike(Rail):
+    def __init__(self, hw, clock, emit, kind, ch, threshold=0, refractory_us=30000,
+                 adc_delay_us=1000):
+        Rail.__init__(self, hw, clock, emit, ch, threshold, refractory_us, adc_delay_us,
+                      CH_STRIKE, kind)
+        self._kcode = K_STRIKE

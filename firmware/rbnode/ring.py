@@ -9,9 +9,11 @@ Interface (stable; the node app codes against it):
     len(ring), .capacity, .dropped, .next_seq (settable: seq of the next push),
     .first_seq()           -> seq of the oldest entry (== next_seq when empty)
     .clear()
-Kind codes K_DROP K_CUE K_RAIL K_JAM K_LOST and KIND_NAMES map to SPEC.md `kind`.
+Kind codes K_DROP K_CUE K_RAIL K_JAM K_LOST K_STRIKE and KIND_NAMES map to SPEC.md `kind`.
 Channel codes: a beam channel c is `c`, the cue detector is CH_CUE, a rail channel c is
-`RAIL | c` (only `lost` needs the distinction; see docs/firmware-sensing.md).
+`RAIL | c`, the strike sensor CH_STRIKE (only `lost` needs the distinction; see
+docs/firmware-sensing.md). A strike without an amplitude (a comparator-only input) has
+val NO_AMP.
 
 Storage: t as two array('I') halves (hi, lo), kind/ch as array('B'), val as array('I');
 14 bytes per event, so 512 events = 7168 bytes of payload arrays (+~5 small headers).
@@ -33,10 +35,13 @@ K_CUE = 2
 K_RAIL = 3
 K_JAM = 4
 K_LOST = 5
-KIND_NAMES = (None, "drop", "cue", "rail", "jam", "lost")
+K_STRIKE = 6
+KIND_NAMES = (None, "drop", "cue", "rail", "jam", "lost", "strike")
 
 RAIL = 0x40  # channel-code flag: rail channel (ch = RAIL | rail_index)
 CH_CUE = 0x20  # channel code of the cue-ball detector (a beam without a pocket)
+CH_STRIKE = 0x80  # channel code of the strike sensor (test it before the RAIL flag)
+NO_AMP = 0xFFFF  # val of an event whose input has no ADC (never a 12-bit amplitude)
 
 _M32 = 0xFFFFFFFF
 

@@ -7,6 +7,7 @@ IDENTICAL rbnode.node.Node the ESP32 runs; only the hardware layer is rbnode.hw.
     sn.start(); sn.wait_connected()
     sn.drop("HL", dur_us=30000)          # a ball through the HL beam, 1 ms from now
     sn.rail("LH", 1500)                  # a cushion hit, amplitude 1500
+    sn.strike(2500)                      # the cue tip on the ball (config `strike` set)
     truth = sn.random(20.0, drops=100, rails=500)   # scripted random play
     sn.wait_idle(); sn.stop()            # power cut: no DISCONNECT, last will fires
     sn.restart()                         # next boot, same flash (boot counter +1)
@@ -304,6 +305,23 @@ class SimNode:
             at = self.hw.now_us + 1000 if at_us is None else at_us
             self.hw.schedule_rail(self._ch("rails", rail), at, amp, width_us)
             self.truth.append((self.node.boot, "rail", rail, at, amp))
+            return at
+        return self.call(do)
+
+    def strike(self, amp=2000, at_us=None, width_us=3000):
+        """An onset on the strike sensor (the config's `strike` input: a rail input or the
+        board's dedicated one), amplitude amp, at at_us (default: 1 ms from now)."""
+        def do():
+            at = self.hw.now_us + 1000 if at_us is None else at_us
+            st = self.node.cfg.get("strike")
+            if st is None:
+                raise KeyError("no strike sensor in the active config")
+            nr = self.hw.channels("rail")
+            if st["ch"] < nr:
+                self.hw.schedule_strike(st["ch"], at, amp, width_us, kind="rail")
+            else:
+                self.hw.schedule_strike(st["ch"] - nr, at, amp, width_us)
+            self.truth.append((self.node.boot, "strike", None, at, amp))
             return at
         return self.call(do)
 

@@ -268,6 +268,7 @@ def test_esp32_hardware_sets_up_the_json(esp32_layer, name, tmp_path, monkeypatc
             reset_cause="power",
             cfg_hash="00000000",
             upd=SimpleNamespace(version="rbnode-0.1.0"),
+            _strike=None,
         )
     )
     assert msg["pinmap"] == name

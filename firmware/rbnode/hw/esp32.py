@@ -15,7 +15,7 @@ hal.pin_setup() (pure, tested on both shipped maps) says what to set up:
 PCNT: the units the map assigns to ONE input each (esp32-devkitc: beams 0..5 on units
 0..5, cue on 6) count both edges of that input; an input without its own unit (a paired
 unit, as on the ESP32-S3 map) gets no counter here (hw.counter -> None: lost edges are then
-only seen when the edge ring overflows). Rails get no counter. Each unit wraps at 32000
+only seen when the edge ring overflows). Rails and strike inputs get no counter. Each unit wraps at 32000
 (`max=32000`: the hardware resets the count to 0 there) and the beam code takes
 differences modulo 32000. The unit's glitch filter is 1023 APB ticks = 12.8 µs.
 """
@@ -73,17 +73,28 @@ class Esp32Hardware(hal.Hardware):
 
         self._pins = {"beam": [inp(b[0], b[1]) for b in st["beam"]],
                       "cue": [inp(c[0], c[1]) for c in st["cue"]],
-                      "rail": [inp(r[0], r[1]) for r in st["rail"]]}
-        self._rail_trig = [P.IRQ_RISING if r[2] else P.IRQ_FALLING for r in st["rail"]]
+                      "rail": [inp(r[0], r[1]) for r in st["rail"]],
+                      "strike": [inp(r[0], r[1]) for r in st["strike"]]}
+        # comparator inputs (rails, strike) interrupt on the edge into their active level
+        self._trig = {"rail": [P.IRQ_RISING if r[2] else P.IRQ_FALLING for r in st["rail"]],
+                      "strike": [P.IRQ_RISING if r[2] else P.IRQ_FALLING
+                                 for r in st["strike"]]}
         atten = {0: machine.ADC.ATTN_0DB, 2.5: machine.ADC.ATTN_2_5DB,
                  6: machine.ADC.ATTN_6DB}.get(st["atten_db"], machine.ADC.ATTN_11DB)
-        self._adc = []
-        self._dump = []
-        for r in st["rail"]:
-            a = machine.ADC(P(r[3]), atten=atten)
-            self._adc.append(a.read_u16)  # bound once
-            self._dump.append(P(r[4], P.OUT, value=0) if r[4] is not None else None)
-        self._counters = {"rail": [None] * len(st["rail"])}  # type: dict[str, list]
+        self._adc = {}  # type: dict[str, list]
+        self._dump = {}  # type: dict[str, list]
+        for kind in ("rail", "strike"):
+            adcs = []
+            dumps = []
+            for r in st[kind]:
+                # a strike input without an amplitude pin is comparator-only
+                adcs.append(machine.ADC(P(r[3]), atten=atten).read_u16
+                            if r[3] is not None else None)  # bound once
+                dumps.append(P(r[4], P.OUT, value=0) if r[4] is not None else None)
+            self._adc[kind] = adcs
+            self._dump[kind] = dumps
+        self._counters = {"rail": [None] * len(st["rail"]),
+                          "strike": [None] * len(st["strike"])}  # type: dict[str, list]
         for kind in ("beam", "cue"):
             cs = []
             for k in range(len(st[kind])):
@@ -119,19 +130,23 @@ class Esp32Hardware(hal.Hardware):
         p = self._pins[kind][ch]
         if handler is None:
             p.irq(handler=None)
-        elif kind == "rail":
-            p.irq(handler=handler, trigger=self._rail_trig[ch])
+        elif kind == "rail" or kind == "strike":
+            p.irq(handler=handler, trigger=self._trig[kind][ch])
         else:
             p.irq(handler=handler, trigger=P.IRQ_RISING | P.IRQ_FALLING)
 
     def counter(self, kind, ch):
         return self._counters[kind][ch]
 
-    def adc_read(self, ch):
-        return self._adc[ch]() >> 4  # 16-bit scaled -> 12-bit 0..4095 (SPEC amp)
+    def adc_read(self, ch, kind="rail"):
+        return self._adc[kind][ch]() >> 4  # 16-bit scaled -> 12-bit 0..4095 (SPEC amp)
 
-    def adc_reset(self, ch):
-        d = self._dump[ch]
+    def has_adc(self, kind, ch):
+        a = self._adc.get(kind)
+        return a is not None and a[ch] is not None
+
+    def adc_reset(self, ch, kind="rail"):
+        d = self._dump[kind][ch]
         if d is not None:
             d.value(1)
             time.sleep_us(20)  # RC of the dump transistor path: well under 20 µs

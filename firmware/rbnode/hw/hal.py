@@ -4,16 +4,23 @@ Interface (stable; documented in docs/firmware-sensing.md §HAL):
   time   TICKS_PERIOD (2**30), ticks_us(), ticks_diff(a, b), ticks_add(a, d), sleep_ms(ms)
   sched  schedule(fn, arg) -> bool: queue fn(arg) in the soft-IRQ FIFO that pin handlers
          use (micropython.schedule); False when the queue is full
-  inputs channels(kind) -> int       kind: "beam" (pocket beams), "cue", "rail"
+  inputs channels(kind) -> int       kind: "beam" (pocket beams), "cue", "rail",
+                 "strike" (dedicated strike-sensor inputs, hardware/strike.md; 0 when the
+                 pin map has none: the strike sensor may also sit on a rail input)
          pin(kind, ch) -> Pin-like: .value() -> 0/1 (current level)
          set_irq(kind, ch, handler) installs a SOFT handler handler(pin): beams/cue on
-                 both edges, rails on the comparator's rising edge; None removes it.
+                 both edges, rails and strike inputs on the comparator's rising edge;
+                 None removes it.
                  Handlers run late and may be dropped (DESIGN §4: scheduled, queue of 8).
          counter(kind, ch) -> hardware edge counter or None: .value() = edges counted
                  (beams/cue: both edges; rails: rising) modulo .modulus. ESP32: PCNT units 0..7 (8 only,
                  given to beams then cue; rails get None on ESP32).
-         adc_read(ch) -> 0..4095, rail ch peak-hold amplitude (ADC1 only: Wi-Fi blocks ADC2)
-         adc_reset(ch) discharge that channel's peak hold (no-op without a dump pin)
+         adc_read(ch, kind="rail") -> 0..4095, the peak-hold amplitude of rail (or
+                 strike) input ch (ADC1 only: Wi-Fi blocks ADC2)
+         adc_reset(ch, kind="rail") discharge that input's peak hold (no-op without a
+                 dump pin)
+         has_adc(kind, ch) -> bool: the input has an amplitude pin (every rail does; a
+                 strike input may be comparator-only)
          BEAM_BLOCKED: pin level that means "beam interrupted" (1 for the default front end)
   store  nvs_get(key, default=None) -> int | default; nvs_set(key, int) (committed)
          fs_root() -> writable directory path (littlefs "/" on the device)
@@ -88,7 +95,9 @@ def pin_setup(pm):
     """Pure: pin map dict (pinmap_core.hal_pinmap) -> what the ESP32 layer sets up:
     {"id", "nvs_ns", "atten_db", "blocked": level meaning "beam interrupted" (BEAM_BLOCKED),
      "beam": [(gpio, pull, active, pcnt_unit)], "cue": [] or [(gpio, pull, active, unit)],
-     "rail": [(edge_gpio, pull, active, adc_gpio, dump_gpio)], "led": (gpio, active) | None}
+     "rail": [(edge_gpio, pull, active, adc_gpio, dump_gpio)],
+     "strike": [(edge_gpio, pull, active, adc_gpio | None, dump_gpio)],
+     "led": (gpio, active) | None}
     pull: "up"/"down" = enable the chip's internal pull, None = none (an external resistor
     or a push-pull driver); active: 0/1; pcnt_unit: int or None. Raises ValueError when the
     beams and the cue input do not share one active level (the sensing code has one
@@ -122,10 +131,18 @@ def pin_setup(pm):
         rail.append((r[0], _pull(pulls, r[0]), ra[i] if i < len(ra) else 1, r[1],
                      r[2] if len(r) > 2 else None))
         i += 1
+    sa = act.get("strike") or []
+    strike = []
+    i = 0
+    for r in pm.get("strike") or []:
+        strike.append((r[0], _pull(pulls, r[0]), sa[i] if i < len(sa) else 1, r[1],
+                       r[2] if len(r) > 2 else None))
+        i += 1
     led = pm.get("led")
     return {"id": pm.get("id", "custom"), "nvs_ns": pm.get("nvs_ns", "railbird"),
             "atten_db": pm.get("atten_db", 11), "blocked": blocked, "beam": beam,
-            "cue": cue, "rail": rail, "led": None if led is None else (led[0], led[1])}
+            "cue": cue, "rail": rail, "strike": strike,
+            "led": None if led is None else (led[0], led[1])}
 
 
 class Hardware:
@@ -160,11 +177,14 @@ class Hardware:
     def counter(self, kind, ch):
         return None
 
-    def adc_read(self, ch):
+    def adc_read(self, ch, kind="rail"):
         raise NotImplementedError
 
-    def adc_reset(self, ch):
+    def adc_reset(self, ch, kind="rail"):
         pass
+
+    def has_adc(self, kind, ch):
+        return kind == "rail"
 
     def nvs_get(self, key, default=None):
         raise NotImplementedError

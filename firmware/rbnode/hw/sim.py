@@ -3,7 +3,10 @@
 Interface (stable; beyond rbnode.hw.hal.Hardware):
     SimHardware(seed=1, start_ticks=0, beams=6, cue=True, rails=6, rail_counters=True,
                 irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
-                fs_root=None, reset_cause="power", counter_modulus=32000)
+                fs_root=None, reset_cause="power", counter_modulus=32000, strike=1,
+                strike_adc=True)
+                            strike: dedicated strike inputs (hal "strike"), with an
+                            amplitude pin when strike_adc (else comparator-only)
     .now_us                 simulated µs since boot (ground truth, 64-bit)
     .advance(us)            run time forward: pin edges, counters, queued soft IRQs
     .run_until(at_us)
@@ -14,6 +17,8 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .schedule_cue(at_us, dur_us)
     .schedule_bounce(kind, ch, at_us, pulses, width_us, gap_us)   short blocks (chatter)
     .schedule_rail(ch, at_us, amp, width_us=3000)   comparator pulse + peak-hold amplitude
+    .schedule_strike(ch, at_us, amp, width_us=3000, kind="strike")   the same on the strike
+                            sensor's input (kind "rail" when it sits on a rail input)
     .schedule_random(start_us, end_us, drops=0, rails=0, min_gap_us=60000) -> truth list
     .truth                  list of (kind, ch, at_us, dur_or_amp) scheduled so far
     .irq_overflow           soft-IRQ queue overflows (edges whose handler never ran)
@@ -241,7 +246,8 @@ class SimHardware(hal.Hardware):
 
     def __init__(self, seed=1, start_ticks=0, beams=6, cue=True, rails=6, rail_counters=True,
                  irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
-                 fs_root=None, reset_cause="power", counter_modulus=32000):
+                 fs_root=None, reset_cause="power", counter_modulus=32000, strike=1,
+                 strike_adc=True):
         self._rng = (seed * 2654435761 + 12345) & 0xFFFFFFFF or 1
         self.seed = seed
         self.now_us = 0
@@ -261,16 +267,21 @@ class SimHardware(hal.Hardware):
         idle = 1 - self.BEAM_BLOCKED
         self._pins = {"beam": [SimPin(self, "beam", c, idle) for c in range(beams)],
                       "cue": [SimPin(self, "cue", 0, idle)] if cue else [],
-                      "rail": [SimPin(self, "rail", c, 0) for c in range(rails)]}
+                      "rail": [SimPin(self, "rail", c, 0) for c in range(rails)],
+                      "strike": [SimPin(self, "strike", c, 0) for c in range(strike)]}
+        self.strike_adc = strike_adc
         self._counters = {}
-        for kind in ("beam", "cue", "rail"):
-            if kind == "rail" and not rail_counters:
+        for kind in ("beam", "cue", "rail", "strike"):
+            if kind == "strike":
+                self._counters[kind] = [None] * strike  # like the ESP32: no PCNT left
+            elif kind == "rail" and not rail_counters:
                 self._counters[kind] = [None] * rails
             else:
                 self._counters[kind] = [SimCounter(counter_modulus)
                                         for _ in self._pins[kind]]
-        self._held = [0] * rails  # peak-hold amplitude
-        self._held_t = [0] * rails
+        # peak-hold amplitude and its time per comparator input
+        self._held = {"rail": [0] * rails, "strike": [0] * strike}
+        self._held_t = {"rail": [0] * rails, "strike": [0] * strike}
         self._root = fs_root or _tmpdir(seed)
         self._reset_cause = reset_cause
         self._wdts = []
@@ -345,18 +356,19 @@ class SimHardware(hal.Hardware):
                 self.wdt_expired = True
 
     def _edge(self, pin, level, amp):
-        if pin.kind == "rail" and level and amp is not None:
+        comp = pin.kind == "rail" or pin.kind == "strike"
+        if comp and level and amp is not None:
             ch = pin.ch
-            cur = self._decayed(ch)
-            self._held[ch] = amp if amp > cur else cur
-            self._held_t[ch] = self.now_us
+            cur = self._decayed(ch, pin.kind)
+            self._held[pin.kind][ch] = amp if amp > cur else cur
+            self._held_t[pin.kind][ch] = self.now_us
         if level == pin._level:
             return
         pin._level = level
         c = self._counters[pin.kind][pin.ch]
-        if c is not None and (level or pin.kind != "rail"):
+        if c is not None and (level or not comp):
             c._v = (c._v + 1) % c.modulus
-        if pin.kind == "rail" and not level:
+        if comp and not level:
             return  # comparator handler triggers on the rising edge only
         if pin.handler is None:
             return
@@ -413,6 +425,11 @@ class SimHardware(hal.Hardware):
         self.schedule_edge("rail", ch, at_us + width_us, 0)
         self.truth.append(("rail", ch, at_us, amp))
 
+    def schedule_strike(self, ch, at_us, amp, width_us=3000, kind="strike"):
+        self.schedule_edge(kind, ch, at_us, 1, amp)
+        self.schedule_edge(kind, ch, at_us + width_us, 0)
+        self.truth.append(("strike", ch, at_us, amp))
+
     def schedule_random(self, start_us, end_us, drops=0, rails=0, min_gap_us=60000,
                         dur_us=(20000, 45000), amp=(100, 4000)):
         """Random drops on random beams and rail hits on random rails, at least min_gap_us
@@ -458,18 +475,21 @@ class SimHardware(hal.Hardware):
     def counter(self, kind, ch):
         return self._counters[kind][ch]
 
-    def _decayed(self, ch):
-        a = self._held[ch]
+    def _decayed(self, ch, kind="rail"):
+        a = self._held[kind][ch]
         if a and self.rail_tau_us:
             import math
-            a = int(a * math.exp(-(self.now_us - self._held_t[ch]) / self.rail_tau_us))
+            a = int(a * math.exp(-(self.now_us - self._held_t[kind][ch]) / self.rail_tau_us))
         return a
 
-    def adc_read(self, ch):
-        return self._decayed(ch)
+    def adc_read(self, ch, kind="rail"):
+        return self._decayed(ch, kind)
 
-    def adc_reset(self, ch):
-        self._held[ch] = 0
+    def adc_reset(self, ch, kind="rail"):
+        self._held[kind][ch] = 0
+
+    def has_adc(self, kind, ch):
+        return kind == "rail" or (kind == "strike" and self.strike_adc)
 
     # --- store / system ---
     def fs_root(self):
