@@ -22,6 +22,15 @@ def _warning(f):
     return None
 
 
+def _doubt(f):
+    # REFEREE.md 3b: a shot held for the referee's check, or a provisional ruling
+    if f.get("q") == "1":
+        return "REF CHCK"
+    if f.get("p") == "1":
+        return "PROVISNL"
+    return None
+
+
 def _score(f, who, w):
     s = _r(f.get(who, ""), w)
     if f.get("t") == who:
@@ -42,7 +51,8 @@ def rows(f, ann=None, link_lost=False, have_screen=True, cols=8):
             r1 = "RUN" + _r(f.get("run", ""), 5) if "run" in f else ""
             fa = f.get("fa", "")
             fb = f.get("fb", "")
-            r2 = _warning(f) or ((("F" + fa) if fa else "") + "    ")[:4] + _r(("F" + fb) if fb else "", 4)
+            fouls = ((("F" + fa) if fa else "") + "    ")[:4] + _r(("F" + fb) if fb else "", 4)
+            r2 = _doubt(f) or _warning(f) or fouls
             if win:
                 r3 = win.upper() + " WINS"
             elif "ha" in f or "hb" in f:
@@ -53,7 +63,7 @@ def rows(f, ann=None, link_lost=False, have_screen=True, cols=8):
             r0 = _score(f, "a", 3) + "  " + _score(f, "b", 3)
             r1 = "RACE" + _r(f.get("r", ""), 4) if "r" in f else ""
             k = f.get("k", "")
-            r2 = _warning(f) or ("BRK" + _r(k.upper(), 5) if k else "")
+            r2 = _doubt(f) or _warning(f) or ("BRK" + _r(k.upper(), 5) if k else "")
             if win:
                 r3 = win.upper() + " WINS"
             elif "inn" in f:

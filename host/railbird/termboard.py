@@ -147,6 +147,8 @@ class TablePanel:
                 bits.append(f"call {call}".replace("_", " "))
             if st.get("awaiting"):
                 bits.append(c("cyan", "awaiting " + st["awaiting"].replace("_", " ")))
+            for prov in st.get("provisional") or ():  # REFEREE.md §3b
+                bits.append(c("yellow", f"PROVISIONAL: {prov.get('ruling')} ({prov.get('rule')})"))
             rows.append(" · ".join(bits) if bits else d("—"))
         s = self.last_shot
         if s is not None:

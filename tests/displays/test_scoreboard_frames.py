@@ -98,3 +98,18 @@ def test_announcement_and_link_lost_indicator():
     assert layout.rows(f, ann=("FOUL", "IN HAND"))[2:] == ["FOUL", "IN HAND"]
     assert layout.rows(f, link_lost=True)[3] == " " * 8 + "."
     assert layout.rows({}, have_screen=False)[0] == "RAILBIRD"
+
+
+def test_screen_marks_a_provisional_ruling_and_a_shot_held_for_the_referee():
+    """protocol/REFEREE.md §3b: every display shows a provisional ruling as provisional."""
+    from railbird.scoreboard.screens import screen_fields
+    from rbproto.sbframe import pack, unpack
+
+    state = {"players": ["Ann", "Bob"], "scores": {"Ann": 0, "Bob": 0}, "at_table": "Bob"}
+    state |= {"breaker": "Ann", "inning": 2, "awaiting": None}
+    prov = dict(state, provisional=[{"fact": "object_balls_to_rail", "ruling": "legal break"}])
+    for st_, row2 in ((state, "BRK    A"), (prov, "PROVISNL")):
+        fields = unpack(pack(screen_fields("10-ball", st_)))  # as the board receives them
+        assert layout.rows(fields)[2] == row2
+    held = dict(state, awaiting="referee_check", at_table="Ann")
+    assert layout.rows(unpack(pack(screen_fields("14.1", held))))[2] == "REF CHCK"

@@ -117,6 +117,8 @@ def build_input(args) -> dict | None:
                 inp[key] = getattr(args, key)
         if args.option:
             inp["options"] = dict(args.option)
+        if args.referee is not None:
+            inp["referee"] = args.referee
         return inp
     if what == "lag":
         inp = {"type": "lag", "winner": _player(args.winner)}
@@ -194,6 +196,13 @@ def register(subparsers) -> None:
     m.add_argument("--players", nargs=2, metavar="NAME", help="the two players")
     m.add_argument("--race-to", type=int, dest="race_to", help="racks to win (rack games)")
     m.add_argument("--target", type=int, help="points to win (14.1)")
+    m.add_argument(
+        "--referee",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a referee is at the table: a ruling the sensors cannot decide waits for his "
+        "check (default: the last match, else the table's config; protocol/REFEREE.md §3b)",
+    )
     m.add_argument(
         "--break-order",
         dest="break_order",

@@ -67,6 +67,12 @@ def screen_fields(game: str, state: dict, fen: str | None = None) -> dict:
     if fouls:
         f["fa"], f["fb"] = int(fouls[0]), int(fouls[1])
     f["w"] = _who(state, state.get("match_winner"))
+    # protocol/REFEREE.md §3b: a ruling on the fair default (row 2 PROVISNL) or a shot held
+    # for the referee (REF CHCK); a board without these fields ignores them
+    if state.get("provisional"):
+        f["p"] = 1
+    if state.get("awaiting") == "referee_check":
+        f["q"] = 1
     if f["g"] == "141":
         run = state.get("run")
         pr = _pair(state, run)

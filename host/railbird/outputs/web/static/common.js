@@ -122,11 +122,18 @@ const RB = {
       case "shoot_or_pass": return who + "shoot or pass?";
       case "accept_or_rebreak": return who + "accept the table or re-break?";
       case "rerack": return "Re-rack: waiting for the referee";
+      case "referee_check": return "Ruling held: waiting for the referee\u2019s check";
       case "spot_or_rebreak": return who + "spot the 8 or re-break?";
       case "spot_or_break": return who + "spot the 8 or break again?";
       case "accept_or_break": return who + "accept the table or break again?";
       default: return who + RB.esc(String(st.awaiting).replace(/_/g, " "));
     }
+  },
+  // protocol/REFEREE.md 3b: a ruling made on the fair default because nobody could check a fact
+  // the sensors cannot decide; plain text ("" when none)
+  provisional(st) {
+    return ((st && st.provisional) || []).map((p) => "Provisional: " + p.ruling +
+      (p.rule ? " (" + p.rule + ")" : "")).join(" \u00b7 ");
   },
   // 6.14: three consecutive fouls lose the rack (10/9-ball) or cost 15 more points (14.1);
   // a player on two is warned. 8-ball has no three-foul rule, so no warning there.

@@ -21,8 +21,9 @@ function render(s) {
   RB.text($("race"), RB.goalText(s) || s.game || "");
   RB.text($("over"), abandoned ? "No match" : over ? st.match_winner + " wins the match" : "");
   $("over").hidden = !over;
-  const ih = over ? "" : RB.inHand(st);
-  RB.text($("inhand"), ih.replace("Ball in hand", "BALL IN HAND")); $("inhand").hidden = !ih;
+  const ih = [over ? "" : RB.inHand(st).replace("Ball in hand", "BALL IN HAND"),
+    RB.provisional(st).toUpperCase()].filter(Boolean).join(" \u00b7 ");
+  RB.text($("inhand"), ih); $("inhand").hidden = !ih;
   RB.html($("balls"), over ? "" : (st.balls_on_table || []).map((k) => RB.ball(k)).join(""));
 }
 

@@ -94,13 +94,13 @@
   // control through the host"), with the choices, callable balls and re-rack questions.
   function valid() {
     const s = st(), v = { types: new Set(), choices: [], balls: [], safety: false,
-      fields: null, correct: false };
+      fields: null, correct: false, check: null };
     for (const x of s ? s.valid_inputs || [] : [{ type: "match" }]) {
       v.types.add(x.type);
       if (x.type === "option") v.choices = x.choices || [];
       if (x.type === "call") { v.balls = x.balls || []; v.safety = !!x.safety; }
       if (x.type === "rerack") v.fields = x.fields || null;
-      if (x.type === "confirm") v.correct = !!x.correct;
+      if (x.type === "confirm") { v.correct = !!x.correct; v.check = x.choices || null; }
     }
     return v;
   }
@@ -271,7 +271,9 @@
     else if (over(s)) html += overView(s, v);
     else if (v.types.has("lag")) html += lagView(s);
     else if (v.types.has("option")) html += optionView(s, v);
+    else if (v.check) html += checkView(s, v);
     else html += playView(s, v);
+    if (s && (s.provisional || []).length) html += provisionalView(s, v);
     html += rulingsView();
     // the last shot, while it can be confirmed or corrected (a shot of this match)
     if (s && snap.last_shot && v.types.has("confirm")) html += shotView(s, v);
@@ -376,6 +378,29 @@
     return `<div class="card" id="option"><h2>${esc(up)}: ${esc(q)}</h2><div class="stack">
       ${v.choices.map((c) => `<button class="primary" data-act="option" data-choice="${esc(c)}">${esc(label[c] || c)}</button>`).join("")}
       </div></div>`;
+  }
+
+  // REFEREE.md §3b: the ruling depends on what the sensors cannot decide; one tap each way
+  function checkView(s, v) {
+    const c = s.check || {};
+    return `<div class="card" id="check"><h2>Check the shot: the sensors cannot decide</h2>
+      <p class="hint">${esc(c.text || "")}</p><div class="stack">
+      ${v.check.map((x, i) => `<button class="primary" data-act="check" data-i="${i}">${esc(choiceLabel(x))}</button>`).join("")}
+      </div></div>`;
+  }
+
+  function provisionalView(s, v) {
+    const p = s.provisional[0], fix = v.correct ? p.choices || [] : [];
+    return `<div class="card" id="provisional"><h2>Provisional: ${esc(p.ruling)}${rule(p.rule)}</h2>
+      <p class="hint">${esc(p.text || "")}; no referee checked it.</p><div class="stack">
+      <button class="primary" data-act="confirm" id="btn-prov-confirm">Confirm the ruling</button>
+      ${fix.filter((x) => x.label !== p.ruling).map((x) => `<button class="warn" data-act="prov" data-i="${p.choices.indexOf(x)}">${esc(choiceLabel(x))}</button>`).join("")}
+      </div></div>`;
+  }
+
+  function choiceLabel(x) {
+    const t = String(x.label || "");
+    return t.charAt(0).toUpperCase() + t.slice(1);
   }
 
   function playView(s, v) {
@@ -533,7 +558,8 @@
   function startMatch() {
     const g = $("sheet").dataset.game, p1 = $("m-p1").value.trim(), p2 = $("m-p2").value.trim();
     if (!p1 || !p2 || p1 === p2) { $("m-error").textContent = "Two different player names, please."; return; }
-    const m = { type: "match", game: g, players: [p1, p2] };
+    // started from the referee's phone: a referee is at the table (REFEREE.md §3b)
+    const m = { type: "match", game: g, players: [p1, p2], referee: true };
     m[g === "14.1" ? "target" : "race_to"] = +$("m-goal").textContent;
     if (g !== "14.1") m.break_order = $("m-order").value;
     act(m);
@@ -577,6 +603,8 @@
         else act({ type: "confirm", fouls: [d.code] });
         break;
       case "confirm": act({ type: "confirm" }); break;
+      case "check": act(Object.assign({ type: "confirm" }, valid().check[+d.i].facts)); break;
+      case "prov": act(Object.assign({ type: "confirm" }, st().provisional[0].choices[+d.i].facts)); break;
       case "fix-ball": {
         const p = snap.last_shot.pocketed[+d.i];
         ballSheet(`Which ball went in ${pocketName(p.pocket)}?`, "set-ball", `data-i="${d.i}"`, rackBalls(false), "Nothing dropped there");

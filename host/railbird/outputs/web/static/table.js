@@ -55,8 +55,9 @@ function render(s) {
   $("inhand").dataset.where = st.ball_in_hand || "";
   const call = over ? "" : RB.callHtml(st);
   RB.html($("call"), call); show($("call"), !!call);
-  const ask = over ? "" : RB.awaiting(st);
+  const ask = [over ? "" : RB.awaiting(st), RB.esc(RB.provisional(st))].filter(Boolean).join(" \u00b7 ");
   RB.html($("awaiting"), ask); show($("awaiting"), !!ask);
+  $("awaiting").classList.toggle("prov", !!RB.provisional(st));
 
   // presumed facts ("... not reported ... (default)") are for the referee, not the room
   const anns = (s.announcements || []).filter((a) => !/\(default\)$/.test(a.text || ""));

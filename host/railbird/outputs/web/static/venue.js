@@ -34,6 +34,7 @@ function card(s) {
     if (RB.inHand(st)) chips.push('<span class="chip hot">' + RB.inHand(st) + "</span>");
     if (RB.callHtml(st)) chips.push('<span class="chip">' + RB.callHtml(st) + "</span>");
     if (RB.awaiting(st)) chips.push('<span class="chip ask">' + RB.awaiting(st) + "</span>");
+    if (RB.provisional(st)) chips.push('<span class="chip ask prov">' + RB.esc(RB.provisional(st)) + "</span>");
     if ((st.to_spot || []).length) chips.push('<span class="chip hot">To spot ' + st.to_spot.map((k) => RB.ball(k, "small")).join("") + "</span>");
   }
   const left = st.balls_on_table || [];
