@@ -250,7 +250,16 @@ def test_esp32_hardware_sets_up_the_json(esp32_layer, name, tmp_path, monkeypatc
         assert pins[r["edge"]["pin"]].pull is None
         hw.set_irq("rail", i, lambda pin: None)
         assert pins[r["edge"]["pin"]].trigger == _Pin.IRQ_RISING
-    assert [a.gpio for a in _ADC.made] == [r["amp"]["pin"] for r in doc["rails"]]
+    strike = doc.get("strike", [])
+    assert [a.gpio for a in _ADC.made] == [r["amp"]["pin"] for r in doc["rails"]] + [
+        r["amp"]["pin"] for r in strike
+    ]
+    for i, r in enumerate(strike):  # the strike input: a comparator edge like a rail's
+        assert pins[r["edge"]["pin"]].pull is None
+        hw.set_irq("strike", i, lambda pin: None)
+        assert pins[r["edge"]["pin"]].trigger == _Pin.IRQ_RISING
+        assert hw.has_adc("strike", i)
+    assert hw.channels("strike") == len(strike)
     assert {a.atten for a in _ADC.made} == {_ADC.ATTN_11DB}
     units = _single_units(doc)
     assert sorted((c.unit, c.gpio) for c in _PCNT.made) == sorted(

@@ -58,7 +58,11 @@ def test_shipped_maps_pass(path):
 @pytest.mark.parametrize("path", shipped_pinmaps(), ids=lambda p: p.stem)
 def test_shipped_maps_have_full_sensor_set(path):
     pm = pinmap_core.load(str(path))
-    assert pinmap_core.channels(pm) == {"beams": 6, "rails": 6, "cue": 1}
+    ch = pinmap_core.channels(pm)
+    assert ch == {"beams": 6, "rails": 6, "cue": 1, "strike": ch["strike"]}
+    # the S3 map has a dedicated strike input (config strike.ch 6); the DevKitC has no pin
+    assert ch["strike"] == (1 if pm["id"] == "esp32-s3-devkitc" else 0)
+    assert pinmap_core.strike_channel(pm) == (6 if ch["strike"] else None)
     assert pm.get("led") is not None
     # every beam is cross-checked by a pulse counter
     assert all(pinmap_core.pcnt_for(pm, f"beam{ch}") for ch in range(6))

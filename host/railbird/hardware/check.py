@@ -17,7 +17,7 @@ from . import pinmap_core
 ERROR = "error"
 WARNING = "warning"
 
-SENSOR_PREFIXES = ("beam", "cue", "rail", "sync")
+SENSOR_PREFIXES = ("beam", "cue", "rail", "strike", "sync")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import json
 SCHEMA = 1
 MAX_BEAMS = 6
 MAX_RAILS = 6
+MAX_STRIKE = 1
 PULLS = ("up", "down", "none")
 ACTIVE = ("low", "high")
 
@@ -90,6 +91,16 @@ def validate(pm):
         dump = r.get("dump")
         if dump is not None:
             _pin(_need(dump, "pin", "rails[%d].dump." % i), "rails[%d].dump.pin" % i)
+    strike = pm.get("strike", [])
+    _channels(strike, MAX_STRIKE, "strike")
+    for i, r in enumerate(strike):
+        # the strike sensor's own input (hardware/strike.md): a rail-type comparator EDGE,
+        # an optional peak-hold AMP (without one the node sends strikes without `amp`)
+        _input(_need(r, "edge", "strike[%d]." % i), "strike[%d].edge" % i, "none")
+        for part in ("amp", "dump"):
+            x = r.get(part)
+            if x is not None:
+                _pin(_need(x, "pin", "strike[%d].%s." % (i, part)), "strike[%d].%s.pin" % (i, part))
     cue = pm.get("cue")
     if cue is not None:
         _input(cue, "cue", "up")
@@ -138,7 +149,8 @@ def load(path):
 def functions(pm):
     """Every pin use of a (validated) pin map, in a fixed order, as tuples
     (name, pin, direction, signal, pull): name like 'beam0', 'cue', 'rail2.edge',
-    'rail2.amp', 'rail2.dump' (optional peak-hold discharge output), 'sync', 'led';
+    'rail2.amp', 'rail2.dump' (optional peak-hold discharge output), 'strike0.edge',
+    'strike0.amp', 'strike0.dump', 'sync', 'led';
     direction 'in' or 'out'; signal 'digital' or 'analog'; pull 'up', 'down' or 'none'
     (what the input needs, not who provides it)."""
     out = []
@@ -153,6 +165,14 @@ def functions(pm):
         out.append(("rail%d.amp" % r["ch"], r["amp"]["pin"], "in", "analog", "none"))
         if r.get("dump") is not None:
             out.append(("rail%d.dump" % r["ch"], r["dump"]["pin"], "out", "digital", "none"))
+    for r in pm.get("strike", []):
+        e = r["edge"]
+        n = "strike%d" % r["ch"]
+        out.append((n + ".edge", e["pin"], "in", "digital", e.get("pull", "none")))
+        if r.get("amp") is not None:
+            out.append((n + ".amp", r["amp"]["pin"], "in", "analog", "none"))
+        if r.get("dump") is not None:
+            out.append((n + ".dump", r["dump"]["pin"], "out", "digital", "none"))
     sync = pm.get("sync")
     if sync is not None:
         out.append(
@@ -191,12 +211,21 @@ def cue_pin(pm):
 
 
 def channels(pm):
-    """What a config may name: {'beams': n, 'rails': n, 'cue': n} (cue 0 or 1)."""
+    """What a config may name: {'beams': n, 'rails': n, 'cue': n, 'strike': n} (cue 0 or
+    1, strike the dedicated strike inputs, 0 or 1)."""
     return {
         "beams": len(pm["beams"]),
         "rails": len(pm["rails"]),
         "cue": 0 if pm.get("cue") is None else 1,
+        "strike": len(pm.get("strike", [])),
     }
+
+
+def strike_channel(pm):
+    """The config's `strike.ch` for the dedicated strike input: rail inputs come first, so
+    it is channel len(rails) (6 on the shipped maps); None without one (the strike piezo
+    may then take a rail input)."""
+    return len(pm["rails"]) if pm.get("strike") else None
 
 
 def cue_channel(pm):
@@ -216,6 +245,8 @@ def active_level(pm, name):
         obj, default = pm["beams"][int(name[4:])], "high"
     elif name.startswith("rail") and name.endswith(".edge"):
         obj, default = pm["rails"][int(name[4:-5])]["edge"], "high"
+    elif name.startswith("strike") and name.endswith(".edge"):
+        obj, default = pm["strike"][int(name[6:-5])]["edge"], "high"
     else:
         raise PinmapError("bad value: %r has no active level" % (name,))
     return 1 if (obj or {}).get("active", default) == "high" else 0
@@ -226,9 +257,11 @@ def hal_pinmap(pm, nvs_ns="railbird"):
     turns it into pin set-up arguments):
     {"id", "nvs_ns",
      "beams": [gpio], "cue": gpio|None, "rails": [[edge, adc, dump|None]],
+     "strike": [[edge, adc|None, dump|None]],
      "pull": {gpio: "up"|"down"}   inputs that need the INTERNAL pull (external resistors
                                    and "none" are left off),
-     "active": {"beam": [0|1 per beam], "cue": 0|1|None, "rail": [0|1 per rail edge]},
+     "active": {"beam": [0|1 per beam], "cue": 0|1|None, "rail": [0|1 per rail edge],
+                "strike": [0|1 per strike edge]},
      "pcnt": {"beam": [unit|None per beam], "cue": unit|None}   only units counting ONE
                                    input (a paired unit cannot say which beam lost an edge),
      "atten_db": ADC attenuation, "led": [gpio, 0|1] | None}."""
@@ -240,6 +273,13 @@ def hal_pinmap(pm, nvs_ns="railbird"):
     for r in pm["rails"]:
         d = r.get("dump")
         rails.append([r["edge"]["pin"], r["amp"]["pin"], None if d is None else d["pin"]])
+    strike = []
+    for r in pm.get("strike", []):
+        a = r.get("amp")
+        d = r.get("dump")
+        strike.append(
+            [r["edge"]["pin"], None if a is None else a["pin"], None if d is None else d["pin"]]
+        )
     has_cue = pm.get("cue") is not None
     single = {}
     for u in pm.get("pcnt", []):
@@ -252,11 +292,13 @@ def hal_pinmap(pm, nvs_ns="railbird"):
         "beams": [b["pin"] for b in pm["beams"]],
         "cue": cue_pin(pm),
         "rails": rails,
+        "strike": strike,
         "pull": pull,
         "active": {
             "beam": [active_level(pm, "beam%d" % i) for i in range(len(pm["beams"]))],
             "cue": active_level(pm, "cue") if has_cue else None,
             "rail": [active_level(pm, "rail%d.edge" % i) for i in range(len(pm["rails"]))],
+            "strike": [active_level(pm, "strike%d.edge" % i) for i in range(len(strike))],
         },
         "pcnt": {
             "beam": [single.get("beam%d" % i) for i in range(len(pm["beams"]))],

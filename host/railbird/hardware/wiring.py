@@ -35,6 +35,7 @@ GROUPS = [
     ("beam", "Pocket beams: IR break-beam receivers, open collector, in the chute"),
     ("cue", "Cue-ball detector in the ball return (magnetic or size gate; HIGH = cue ball)"),
     ("rail", "Rail front-end board: piezo amp, comparator (EDGE), peak hold (AMP)"),
+    ("strike", "Strike sensor: slate piezo through the same front end (hardware/strike.md)"),
     ("sync", "Sync line (shared between the boards of one table)"),
     ("led", "Status LED"),
 ]
@@ -54,6 +55,13 @@ def _device_label(pm: dict, name: str) -> str:
         if part == "edge":
             return f"rail ch{ch} EDGE (comparator out, suggested rail {hint})"
         return f"rail ch{ch} AMP (peak hold, 0-2.45 V, suggested rail {hint})"
+    if name.startswith("strike"):
+        part = name.split(".")[1]
+        if part == "dump":
+            return "strike DUMP (peak-hold discharge transistor gate)"
+        if part == "edge":
+            return "strike EDGE (comparator out, slate piezo)"
+        return "strike AMP (peak hold, 0-2.45 V)"
     if name == "sync":
         return f"sync pulse ({(pm.get('sync') or {}).get('dir', 'in')})"
     if name == "led":
