@@ -804,8 +804,12 @@ def run_n(n: int, seconds: float, warmup: float, workdir: Path, log, profile=Non
         load1 = os.getloadavg()[0]
         mem = _mem_kb(daemon.pid)
         m1_us = now_us()
-        if spy is not None:
-            spy.wait(30)
+        if spy is not None:  # it writes its file after the window: a starved one late
+            try:
+                spy.wait(120)
+            except subprocess.TimeoutExpired:
+                spy.terminate()
+                log(f"N={n}: py-spy did not finish its profile; stopped")
         ctl["stop_play"].set()
         log(f"N={n}: window of {wall_s:.0f} s done; letting the last shots close")
         while sum(counters[g * 4 + 3] for g in range(n_gen)) < n_gen:
