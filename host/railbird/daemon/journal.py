@@ -167,6 +167,10 @@ class Journal:
         except JournalError:
             self.db.close()
             raise
+        # The shots written in the open transaction, by their JSON text: the match history
+        # reads them back in the same transaction (railbird.history.store) and takes them
+        # from here instead of parsing the text again. Emptied when the transaction ends.
+        self.shots_written: dict = {}
 
     def close(self) -> None:
         self.rollback()  # an open transaction here is a batch that never committed
@@ -180,11 +184,13 @@ class Journal:
             self.db.execute("BEGIN")
 
     def commit(self) -> None:
+        self.shots_written.clear()
         if self.db.in_transaction:
             self.db.execute("COMMIT")
 
     def rollback(self) -> None:
         """Undo everything since `begin`: after a failed write the batch is not in."""
+        self.shots_written.clear()
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
@@ -285,10 +291,12 @@ class Journal:
                 )
             elif typ == "shot":
                 s = r["shot"]
+                text = _j(s)
                 ex(
                     "INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
-                    (r["venue"], r["table"], s["n"], _j(s), input_id),
+                    (r["venue"], r["table"], s["n"], text, input_id),
                 )
+                self.shots_written[text] = s
             elif typ == "state":
                 ex(
                     "INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"

@@ -92,14 +92,17 @@ def _state_rec(row) -> dict:
     }
 
 
-def _shot_rec(row) -> dict:
+def _shot_rec(row, parsed=None) -> dict:
+    """`parsed`: shots by their JSON text, as the journal wrote them in this transaction
+    (railbird.daemon.journal `shots_written`): taken from there, not parsed again."""
     rowid, venue, tbl, n, shot, iid, wall = row
+    d = parsed.get(shot) if parsed else None
     return {
         "rowid": rowid,
         "venue": venue,
         "table": tbl,
         "n": n,
-        "shot": _loads(shot) or {},
+        "shot": d if d is not None else (_loads(shot) or {}),
         "input_id": iid,
         "wall": wall,
     }
@@ -122,8 +125,11 @@ def _in_order(states: list[dict], shots: list[dict]):
 
 
 class HistoryStore:
-    def __init__(self, db: sqlite3.Connection):
+    def __init__(self, db: sqlite3.Connection, parsed: dict | None = None):
+        """`parsed`: the journal's `shots_written` (the shots of the open transaction by
+        their JSON text), to fold them without parsing them again; read only."""
         self.db = db
+        self.parsed = parsed
         self.fold: Fold | None = None
         self.marks: tuple[int, int] | None = None  # what `fold` has read
         self._rows: dict[int, tuple] = {}  # match id -> its indexed columns as written
@@ -201,7 +207,8 @@ class HistoryStore:
             if not last:  # the shots up to the last input of this chunk
                 q += " AND sh.input_id <= ?"
                 args += (states[-1]["input_id"] or 0,)
-            shots = [_shot_rec(r) for r in self.db.execute(q + " ORDER BY sh.rowid", args)]
+            rows = self.db.execute(q + " ORDER BY sh.rowid", args)
+            shots = [_shot_rec(r, self.parsed) for r in rows]
             if not states and not shots:
                 break
             self._apply(states, shots)
