@@ -148,6 +148,18 @@ def _publish_all(port, user, pw, topic, payloads, client_id):
     c.loop_stop()
 
 
+def _sync(payloads: list) -> tuple:
+    """(topic, [payload]) of a time-sync result that maps the node time of the stream's last
+    event to one minute before now (host time)."""
+    from railbird.daemon.ingest import now_us
+
+    t_node = json.loads(payloads[-1])["events"][-1]["t"] + 60_000_000
+    now = now_us()
+    msg = {"v": 1, "node": NODE, "boot": 1, "id": 1, "t1": t_node, "t2": now, "t3": now}
+    msg["t4"] = t_node
+    return codec.topic(VENUE, TABLE, "sync_result", NODE), [codec.encode("sync_result", msg)]
+
+
 def bench_e2e(payloads: list, batch: int, workdir: str, outputs: bool = False) -> dict:
     """`outputs`: the daemon runs with the outputs `railbird run` starts by default
     (railbird.outputs.factory: the MQTT display feeds, on the same broker)."""
@@ -197,6 +209,13 @@ def bench_e2e(payloads: list, batch: int, workdir: str, outputs: bool = False) -
         factory.connect(outs, d)
         d.start()
         d.ingest.connected.wait(10)
+        # The node's clock synced, its stream ending a minute before now: the daemon then
+        # assembles the shots the in-process run does. Unsynced, a node is mapped by arrival
+        # time, and a stream of hours that arrives in seconds became one endless shot.
+        _publish_all(broker.port, NODE, "pw", *_sync(payloads), "bench-pub-sync")
+        deadline = time.monotonic() + 10
+        while not d.pipeline.counters["sync_samples"] and time.monotonic() < deadline:
+            time.sleep(0.01)
         time.sleep(0.2)
         c0, t0 = time.process_time(), time.perf_counter()
         _publish_all(broker.port, NODE, "pw", topic, payloads, "bench-pub-2")
