@@ -70,8 +70,9 @@ class ShotParams:
     cue_return_us: tuple = cue_return_us()
     table_mm: tuple = TABLE_MM[DEFAULT_TABLE_SIZE]  # playing surface (length, width), per table
     # object balls to a rail (core/railballs.py, docs/shots.md): no ball moves faster than
-    # this after the stroke
-    ball_speed_max_mm_s: int = 12_000
+    # this after the stroke (above the fastest breaks measured; an object ball never outruns
+    # the cue ball that set it moving)
+    ball_speed_max_mm_s: int = 20_000
 
     def cue_window_us(self) -> int:
         """How long before a cue event its drop may be: `cue_before_us` when set, else the
