@@ -223,7 +223,9 @@ def _play(table: Table, app: Phone, url: str):
     table.shot("break", pots=[(4, "SR")])
     app.check(scores=(0, 0), at_table="Ann", ruling="Legal break, 1 pocketed: Ann continues (9)")
     app.shows("#last-shot", "a ball in SR")
-    app.shows("#uncertain", "balls driven to a rail")
+    # a ball down makes the break legal whatever reached a rail: the count decides nothing,
+    # so nothing is left to confirm (protocol/REFEREE.md §3b)
+    assert not drv.find_elements("id", "uncertain") and not app.state()["unconfirmed"]
     app.screen("last-shot", "#last-shot")
     # the referee saw the 4 go in: one tap on the ball, one on the number
     app.tap('#last-shot button[data-act="fix-ball"]')
@@ -361,8 +363,14 @@ def _play(table: Table, app: Phone, url: str):
         ruling="Cy wins the lag and chooses Di to break (4.1)",
     )
 
-    # the opening break: two balls and the cue ball to a rail, nothing called
+    # the opening break: two balls and the cue ball to a rail, nothing called. A referee is
+    # at the table (the match was started from this app) and no sensor tells whether the cue
+    # ball reached a rail (4.3.2): the break waits for his one tap (REFEREE.md §3b)
     table.shot("safe_break")
+    app.shows("#check", "the sensors cannot decide")
+    app.screen("check", "#check")
+    (legal,) = [b for b in drv.find_elements("css selector", "#check button") if "Legal" in b.text]
+    legal.click()
     app.check(
         scores=(0, 0),
         at_table="Cy",
