@@ -34,6 +34,16 @@ class Liveness:
         self.since = clock()
         self.connected = True  # the display's own broker connection
         self._nodes: dict[tuple[str, str], bool] = {}
+        self._inplay: dict[str, dict | None] = {}  # table -> the shot in play (provisional)
+
+    def on_inplay(self, table: str, msg: dict | None) -> None:
+        """The table's `inplay` message; None when it is cleared (the shot closed)."""
+        with self.lock:
+            self._inplay[table] = msg
+
+    def inplay(self) -> dict[str, dict | None]:
+        with self.lock:
+            return dict(self._inplay)
 
     def on_host(self, msg: dict) -> None:
         with self.lock:
@@ -123,7 +133,12 @@ class HostWatch(Liveness):
             return
         root = f"{codec.ROOT}/{self.venue}"
         client.subscribe(
-            [(f"{root}/host", 1), (f"{root}/+/node/+/status", 1), (f"{root}/+/node/+/birth", 1)]
+            [
+                (f"{root}/host", 1),
+                (f"{root}/+/node/+/status", 1),
+                (f"{root}/+/node/+/birth", 1),
+                (f"{root}/+/inplay", 1),
+            ]
         )
         self.on_connection(True)
 
@@ -131,6 +146,12 @@ class HostWatch(Liveness):
         self.on_connection(False)
 
     def _on_message(self, client, userdata, msg):
+        if not msg.payload and msg.topic.endswith("/inplay"):  # cleared: the shot closed
+            try:
+                self.on_inplay(codec.parse_topic(msg.topic)[1], None)
+            except codec.ProtocolError:
+                self.rejected += 1
+            return
         try:
             kind, _venue, table, node, m = codec.decode_message(msg.topic, msg.payload)
         except codec.ProtocolError as e:
@@ -141,3 +162,5 @@ class HostWatch(Liveness):
             self.on_host(m)
         elif kind in ("status", "birth"):
             self.on_node(table, node, m)
+        elif kind == "inplay":
+            self.on_inplay(table, m)

@@ -60,6 +60,7 @@ class TablePanel:
         self.fen: str | None = None
         self.shots = 0
         self.last_shot: dict | None = None
+        self.inplay: dict | None = None  # the shot in play, provisional (MQTT `inplay`)
         self.rulings: deque = deque(maxlen=3)
         self.nodes: dict[str, bool] = {}
 
@@ -78,6 +79,31 @@ class TablePanel:
     def on_shot(self, shot: dict) -> None:
         self.shots = max(self.shots, int(shot.get("n", self.shots + 1)))
         self.last_shot = shot
+        self.on_inplay(self.inplay)  # a provisional view of this shot is replaced by it
+
+    def on_inplay(self, inplay: dict | None) -> None:
+        """The shot in play (provisional); None, or a shot already closed here: none."""
+        closed = -1 if self.last_shot is None else int(self.last_shot.get("n", -1))
+        if inplay is not None and int(inplay.get("shot", 0)) <= closed:
+            inplay = None
+        self.inplay = inplay
+
+    def inplay_line(self) -> str | None:
+        """`IN PLAY (provisional): FR HL(cue) · 2 down · +1 pt` (14.1 points), or None."""
+        ip = self.inplay
+        if ip is None:
+            return None
+        down = ip.get("pocketed") or []
+        obj = sum(1 for p in down if p.get("ball") != 0)
+        bits = [
+            " ".join(str(p.get("pocket")) + ("(cue)" if p.get("ball") == 0 else "") for p in down)
+            or "shot in play",
+        ]
+        if down:
+            bits.append(f"{len(down)} down")
+        if self.game == "14.1" and obj:
+            bits.append(f"+{obj} pt" + ("s" if obj > 1 else ""))
+        return "IN PLAY (provisional): " + " · ".join(bits)
 
     # -- rendering -------------------------------------------------------------------------
     def lines(self, color: bool = True, width: int = PANEL_W, stale: bool = False) -> list:
@@ -173,6 +199,9 @@ class TablePanel:
             )
         else:
             rows.append(d("no shot yet"))
+        ip = self.inplay_line()
+        if ip is not None:
+            rows.append(c("yellow", ip))
         if self.nodes:
             off = sorted(n for n, up in self.nodes.items() if not up)
             if off:
@@ -227,12 +256,18 @@ class TermBoard:
     def on_node(self, table, node, online: bool) -> None:
         self.panel(table).nodes[node] = online
 
+    def on_inplay(self, table, inplay: dict | None) -> None:
+        self.panel(table).on_inplay(inplay)
+
     def sync(self, watch) -> None:
         """Take the host's liveness and the nodes' status from a `hostwatch.Liveness`."""
         self.stale = watch.stale()
         for (table, node), up in watch.nodes().items():
             if table in self.panels:
                 self.on_node(table, node, up)
+        for table, inplay in watch.inplay().items():
+            if table in self.panels:
+                self.panels[table].on_inplay(inplay)
 
     def render(self, width: int = 100, color: bool = True) -> str:
         stale = self.stale is not None

@@ -43,6 +43,7 @@ KINDS = (
     "referee_result",
     "table_summary",
     "update",
+    "inplay",
 )
 # node-level kinds (topic node/<node>/<leaf>), in the order of _LEAVES
 NODE_KINDS = (
@@ -55,7 +56,7 @@ NODE_KINDS = (
     "sync_result",
     "update",
 )
-TABLE_KINDS = ("referee", "shot", "state", "announce")
+TABLE_KINDS = ("referee", "shot", "state", "announce", "inplay")
 # the host's answer to a referee console, on the table's referee/result
 REFEREE_RESULT_LEAF = "referee/result"
 # one table's part of the venue summary, on the table's own summary topic
@@ -102,7 +103,7 @@ _LEAVES = (
     "update",
 )
 _HAS_NODE = ("events", "birth", "status", "sync_req", "sync_result")  # node-level with a node field
-_HAS_TABLE = ("shot", "state", "announce", "referee_result", "table_summary")
+_HAS_TABLE = ("shot", "state", "announce", "referee_result", "table_summary", "inplay")
 _SLUG0 = "abcdefghijklmnopqrstuvwxyz0123456789"
 _SLUG = _SLUG0 + "-"
 _HEX = "0123456789abcdef"
@@ -176,6 +177,8 @@ _POCKETED = (
     ("t", "i", 1, None),
     ("source", "e", 1, SOURCES),
 )
+# a ball of the shot in play (provisional); `ball` when known (0: the cue ball, paired so far)
+_INPLAY_BALL = (("pocket", "e", 1, POCKETS), ("t", "i", 1, None), ("ball", "u", 0, (0, 15)))
 _RAILHIT = (("rail", "e", 1, RAILS), ("t", "i", 1, None), ("amp", "u", 1, (0, 4095)))
 _INPUT = (("type", "s", 1, (1, 32)),)
 _RULING = (("text", "s", 1, (1, 300)), ("rule", "s", 3, (1, 32)))
@@ -284,6 +287,13 @@ _SPECS = {
         ("state", "o", 1, None),
         ("fen", "s", 0, (1, 512)),
         ("t", "i", 0, None),
+    ),
+    "inplay": (
+        ("table", "g", 1, None),
+        ("shot", "u", 1, None),
+        ("start", "i", 1, None),
+        ("pocketed", "L", 1, (0, 64, _INPLAY_BALL)),
+        ("provisional", "b", 0, None),
     ),
     "announce": (
         ("table", "g", 1, None),

@@ -342,6 +342,27 @@ SCHEMAS = {
             },
         ),
     ),
+    "inplay": (
+        "The shot still in play, provisional, retained; cleared (an empty retained message) "
+        "when the shot closes (host -> displays)",
+        obj(
+            ["v", "table", "shot", "start", "pocketed"],
+            {
+                "v": V,
+                "table": SLUG,
+                "shot": U64,
+                "start": I64,
+                "pocketed": {
+                    "type": "array",
+                    "maxItems": 64,
+                    "items": obj(
+                        ["pocket", "t"], {"pocket": POCKET, "t": I64, "ball": uint(0, 15)}
+                    ),
+                },
+                "provisional": {"type": "boolean"},
+            },
+        ),
+    ),
     "announce": (
         "Announcement (host -> displays)",
         obj(

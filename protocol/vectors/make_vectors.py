@@ -32,7 +32,7 @@ def topic_of(kind, node=NODE):
     root = "railbird/v1/" + VENUE
     if kind in ("summary", "host"):
         return root + "/" + kind
-    if kind in ("referee", "shot", "state", "announce"):
+    if kind in ("referee", "shot", "state", "announce", "inplay"):
         return root + "/" + TABLE + "/" + kind
     if kind == "referee_result":
         return root + "/" + TABLE + "/referee/result"
@@ -41,6 +41,15 @@ def topic_of(kind, node=NODE):
     leaf = {"sync_req": "sync/req", "sync_resp": "sync/resp", "sync_result": "sync/result"}
     return root + "/" + TABLE + "/node/" + node + "/" + leaf.get(kind, kind)
 
+
+INPLAY = {
+    "v": 1,
+    "table": TABLE,
+    "shot": 7,
+    "start": 41_000_000,
+    "pocketed": [{"pocket": "FR", "t": 41_400_000}, {"pocket": "HL", "t": 42_100_000, "ball": 0}],
+    "provisional": True,
+}
 
 VALID = []
 INVALID = []
@@ -522,6 +531,12 @@ def build():
     ok("summary: with totals", "summary", with_(SUMMARY, complete=True, count=2, online_count=1))
     ok("summary: index of a venue too big to list its tables", "summary", INDEX)
     ok("table_summary", "table_summary", TABLE_SUMMARY)
+    ok("inplay", "inplay", INPLAY)
+    ok(
+        "inplay: a shot just opened at its strike, nothing down yet",
+        "inplay",
+        {"v": 1, "table": TABLE, "shot": 7, "start": 0, "pocketed": []},
+    )
     ok("table_summary: nothing known yet", "table_summary", {"v": 1, "table": TABLE})
     ok(
         "table_summary: no game set up",
@@ -1293,6 +1308,21 @@ def build():
         "bad value",
         "count: -1 not in 0..18446744073709551615",
     )
+    bad(
+        "inplay: a ball not 0..15",
+        "inplay",
+        with_(INPLAY, pocketed=[{"pocket": "FR", "t": 1, "ball": 16}]),
+        "bad value",
+        "pocketed[0].ball: 16 not in 0..15",
+    )
+    bad(
+        "inplay: no pocket",
+        "inplay",
+        with_(INPLAY, pocketed=[{"t": 1}]),
+        "missing field",
+        "pocketed[0].pocket",
+    )
+    bad("inplay: no shot number", "inplay", without(INPLAY, "shot"), "missing field", "shot")
     bad(
         "table_summary: no table",
         "table_summary",

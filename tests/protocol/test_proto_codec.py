@@ -42,6 +42,7 @@ def test_constants():
         "referee_result",
         "table_summary",
         "update",
+        "inplay",
     )
 
 

@@ -298,6 +298,22 @@ MESSAGES = {
         },
         {"complete": st.booleans(), "count": u64, "online_count": u64, "pocketed_today": u64},
     ),
+    "inplay": obj(
+        {
+            "v": st.just(1),
+            "table": slug,
+            "shot": u64,
+            "start": i64,
+            "pocketed": st.lists(
+                obj(
+                    {"pocket": st.sampled_from(codec.POCKETS), "t": i64},
+                    {"ball": st.integers(0, 15)},
+                ),
+                max_size=64,
+            ),
+        },
+        {"provisional": st.booleans()},
+    ),
     "table_summary": obj(
         {"v": st.just(1), "table": slug},
         dict(TABLE_ENTRY, pockets=st.dictionaries(text(0, 8), json_value, max_size=5)),

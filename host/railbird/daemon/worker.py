@@ -652,6 +652,9 @@ class Daemon:
             elif typ == "node":
                 for out in self.outputs:
                     self._call(out, "on_node", r["venue"], r["table"], r["node"], r["status"])
+            elif typ == "inplay":  # provisional: the shot's own records replace it
+                for out in self.outputs:
+                    self._call(out, "on_inplay", r["venue"], r["table"], dict(r["inplay"]))
 
     def _maybe_stats(self) -> None:
         period = self.cfg.stats_period_s

@@ -23,6 +23,13 @@ class Output:
         """The table's game state after an input (the state object of protocol/REFEREE.md),
         its one-line form, and the announcements of that input ({"text", "rule", "level"})."""
 
+    def on_inplay(self, venue: str, table: str, inplay: dict) -> None:
+        """The shot still in play, PROVISIONAL: `{"shot", "start", "pocketed": [{"pocket",
+        "ball"?: 0 for the cue ball, "t"}], "provisional": true}`, sent as soon as a pocketed
+        ball is released (and with an empty list when a shot opens at a strike), before the
+        shot closes. Show it as provisional; the shot's `on_shot` and `on_state` that follow
+        when it closes replace it (docs/displays.md "In play")."""
+
     def on_node(self, venue: str, table: str, node: str, status: dict) -> None:
         """A node's latest `status` (or `birth`) message."""
 

@@ -3,6 +3,9 @@
 Publishes, with the codec of protocol/SPEC.md:
   railbird/v1/<venue>/<table>/state      retained, QoS 1, on every state
   railbird/v1/<venue>/<table>/shot       QoS 1, every assembled shot
+  railbird/v1/<venue>/<table>/inplay     retained, QoS 1, the shot in play (provisional), as
+                                         soon as a pocketed ball is released; cleared (an
+                                         empty retained message) when the shot closes
   railbird/v1/<venue>/<table>/announce   QoS 1, one per announcement
   railbird/v1/<venue>/<table>/summary    retained, QoS 1, at most every 0.25 s after a change
   railbird/v1/<venue>/summary            retained, QoS 1, the venue index, at most every 1 s
@@ -266,11 +269,33 @@ class MqttFeedsOutput(Output):
 
     # -- Output ------------------------------------------------------------------------------
     def on_shot(self, venue, table, shot) -> None:
+        had_inplay = self.venues.table(venue, table).inplay is not None
         self.venues.on_shot(venue, table, shot)
         self._seen(venue, table)
         msg = dict(shot, v=1, table=table)
         self._send(venue, table, "shot", msg)
+        if had_inplay:  # the shot's ruling replaces the provisional view
+            self._clear_inplay(venue, table)
         self.summaries.changed(venue, table)
+
+    def on_inplay(self, venue, table, inplay) -> None:
+        self.venues.on_inplay(venue, table, inplay)
+        self._seen(venue, table)
+        msg = {
+            "v": 1,
+            "table": table,
+            "shot": inplay.get("shot"),
+            "start": inplay.get("start"),
+            "pocketed": [
+                {k: p[k] for k in ("pocket", "t", "ball") if k in p}
+                for p in inplay.get("pocketed") or ()
+            ],
+            "provisional": True,
+        }
+        self._send(venue, table, "inplay", msg, retain=True)
+
+    def _clear_inplay(self, venue, table) -> None:
+        self._publish(codec.topic(venue, table, "inplay"), b"", retain=True)
 
     def on_state(self, venue, table, game, state, fen, announcements) -> None:
         self.venues.on_state(venue, table, game, state, fen, announcements)
@@ -301,6 +326,7 @@ class MqttFeedsOutput(Output):
         topics rewritten (nothing on the shot and announce topics)."""
         t = self.venues.restore(venue, table, history, nodes)
         self._seen(venue, table)
+        self._clear_inplay(venue, table)  # one left from before the restart is not in play
         if t.state is not None:
             msg = {"v": 1, "table": table, "game": t.game, "state": t.state}
             if t.fen:

@@ -15,6 +15,7 @@ from railbird.scoreboard.link import ScoreboardLink
 from railbird.scoreboard.screens import board_announcement, screen_fields
 
 log = logging.getLogger("railbird.scoreboard")
+INPLAY_MS = 6000  # about a shot's quiet time: the shot's own ruling follows when it closes
 
 
 class SerialScoreboardOutput(Output):
@@ -32,6 +33,7 @@ class SerialScoreboardOutput(Output):
         self.venue = venue
         self.table = table
         self.announce = announce
+        self.game: str | None = None
         self.link = ScoreboardLink(port, baudrate=baudrate, name=f"{venue}/{table}", **link_options)
         self.errors = 0
 
@@ -45,9 +47,27 @@ class SerialScoreboardOutput(Output):
     def stats(self) -> dict:
         return dict(self.link.stats, errors=self.errors)
 
+    def on_inplay(self, venue, table, inplay) -> None:
+        """A pocketed ball at once, as an ANNOUNCE marked provisional (protocol/SCOREBOARD.md
+        "In play"): `DOWN   2` over `FR  PROV` (the last ball's pocket), in 14.1 `+2  PROV`
+        (the points the object balls would score). The ruling replaces it when the shot
+        closes; a shot just opened with nothing down shows nothing."""
+        if venue != self.venue or table != self.table or not self.announce:
+            return
+        down = inplay.get("pocketed") or []
+        if not down:
+            return
+        obj = sum(1 for p in down if p.get("ball") != 0)
+        if self.game == "14.1":
+            row3 = f"+{obj:<2} PROV" if obj else "CUE PROV"
+        else:
+            row3 = f"{down[-1].get('pocket') or '?'!s:<4}PROV"
+        self.link.announce(f"DOWN {len(down):>3}", row3, INPLAY_MS)
+
     def on_state(self, venue, table, game, state, fen, announcements) -> None:
         if venue != self.venue or table != self.table:
             return
+        self.game = game
         try:
             self.link.set_screen(screen_fields(game, state, fen))
             if self.announce:

@@ -66,6 +66,7 @@ class Table:
         self.fen = None
         self.announcements: list[dict] = []
         self.last_shot: dict | None = None
+        self.inplay: dict | None = None  # the shot in play, provisional (Output.on_inplay)
         self.nodes: dict[str, bool] = {}
         self.counts: PocketCounts | None = None
         self.match_no = 1
@@ -99,6 +100,7 @@ class Table:
             "scores": self.scores(),
             "at_table": self.at_table(),
             "last_shot": self.last_shot,
+            "inplay": self.inplay,
             "version": self.version,
             "pockets": (
                 self.counts.as_dict()
@@ -143,6 +145,7 @@ class Venues:
             for p in shot.get("pocketed") or ():
                 t.counts.add(p.get("ball"), p.get("pocket"), hour, key)
             t.last_shot = shot
+            t.inplay = None  # the shot has closed: its ruling replaces the provisional view
             t.version += 1
             return t
 
@@ -162,6 +165,13 @@ class Venues:
                 t.match_no += 1  # a new match started on this table
             t.game, t.state, t.fen = game, state, fen
             t.announcements = list(announcements or [])
+            t.version += 1
+            return t
+
+    def on_inplay(self, venue, table, inplay) -> Table:
+        with self.lock:
+            t = self.table(venue, table)
+            t.inplay = dict(inplay)
             t.version += 1
             return t
 
@@ -196,6 +206,7 @@ class Venues:
             for node, status in sorted(nodes.items()):
                 self.on_node(venue, table, node, status)
             t.announcements = []
+            t.inplay = None  # a shot still in play comes again from the pipeline
             return t
 
     # -- views ---------------------------------------------------------------------------

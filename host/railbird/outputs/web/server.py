@@ -342,6 +342,10 @@ class WebOutput(Output):
         self.venues.on_node(venue, table, node, status)
         self._changed(venue, table)
 
+    def on_inplay(self, venue, table, inplay):
+        self.venues.on_inplay(venue, table, inplay)
+        self._changed(venue, table)
+
     def restore(self, venue, table, history, nodes):
         self.venues.restore(venue, table, history, nodes)
         self.desk.restore(venue, table, history)

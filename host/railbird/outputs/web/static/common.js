@@ -97,6 +97,24 @@ const RB = {
   RACK: { "9-ball": 9, "10-ball": 10, "8-ball": 15, "14.1": 15 },
   POCKETS: { HL: "head left", HR: "head right", SL: "side left", SR: "side right", FL: "foot left", FR: "foot right" },
 
+  // -- the shot in play: PROVISIONAL until it closes and its ruling replaces it ---------------
+  // Each pocketed ball as its pocket (the sensors do not know which object ball it was; the
+  // cue ball, paired by the return detector, shows as the cue ball), the count and, in 14.1,
+  // the points the object balls would score.
+  inplay(s) {
+    const ip = s.inplay;
+    if (!ip) return "";
+    const pk = ip.pocketed || [], obj = pk.filter((p) => p.ball !== 0).length;
+    const balls = pk.map((p) => '<span class="ip-ball" data-pocket="' + RB.esc(p.pocket) + '">' +
+      (p.ball === 0 ? RB.ball(0, "small") : '<span class="ball unknown small"><i>?</i></span>') +
+      RB.esc(p.pocket) + "</span>").join("");
+    const said = [pk.length ? pk.length + (pk.length === 1 ? " ball" : " balls") + " pocketed" : "shot in play"];
+    if (s.game === "14.1" && obj) said.push("+" + obj + (obj === 1 ? " point" : " points"));
+    if (obj < pk.length) said.push("cue ball down");
+    return '<span class="prov">In play · provisional</span>' + balls +
+      '<span class="ip-said">' + said.join(" · ") + "</span>";
+  },
+
   // -- how the state reads -------------------------------------------------------------------
   inHand(st) {
     if (st.ball_in_hand === "kitchen") return "Ball in hand \u2014 behind the head string";

@@ -55,6 +55,8 @@ function render(s) {
   $("inhand").dataset.where = st.ball_in_hand || "";
   const call = over ? "" : RB.callHtml(st);
   RB.html($("call"), call); show($("call"), !!call);
+  const ip = over ? "" : RB.inplay(s);
+  RB.html($("inplay"), ip); show($("inplay"), !!ip);
   const ask = [over ? "" : RB.awaiting(st), RB.esc(RB.provisional(st))].filter(Boolean).join(" \u00b7 ");
   RB.html($("awaiting"), ask); show($("awaiting"), !!ask);
   $("awaiting").classList.toggle("prov", !!RB.provisional(st));

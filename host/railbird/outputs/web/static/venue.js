@@ -37,6 +37,7 @@ function card(s) {
     if (RB.provisional(st)) chips.push('<span class="chip ask prov">' + RB.esc(RB.provisional(st)) + "</span>");
     if ((st.to_spot || []).length) chips.push('<span class="chip hot">To spot ' + st.to_spot.map((k) => RB.ball(k, "small")).join("") + "</span>");
   }
+  if (!over && s.inplay) chips.push('<span class="chip inplay">' + RB.inplay(s) + "</span>");
   const left = st.balls_on_table || [];
   const rack = over || !st.balls_on_table ? "" : '<div class="mini">' + left.map((k) => RB.ball(k, "small")).join("") +
     '<span class="dim"> ' + left.length + " left</span></div>";
