@@ -117,6 +117,11 @@ def register(sub) -> None:
     )
     n.add_argument("--window-ms", type=int, default=500, help="the host's reorder_window_ms")
     n.add_argument(
+        "--strike",
+        action="store_true",
+        help="the node has a strike sensor and sends a strike at the start of every shot",
+    )
+    n.add_argument(
         "--pace", type=float, default=1.0, help="multiply the players' thinking time (default 1.0)"
     )
     n.add_argument(
@@ -224,6 +229,7 @@ def _play(args, scenario, match, source, tfile) -> int:
         referee_token=args.referee_token,
         quiet_us=args.quiet_ms * 1000,
         window_us=args.window_ms * 1000,
+        strike_sensor=args.strike,
         shot_params=params,
         pace=args.pace,
         out=out,

@@ -296,9 +296,13 @@ class LiveTable(Runner):
         referee_token: str = "",
         quiet_us: int = 5_000_000,
         window_us: int = 500_000,
+        strike_sensor: bool = False,
         **kw,
     ):
         super().__init__(table, match, source, seed, **kw)
+        # the simulated node has a strike sensor (hardware/strike.md) on its dedicated
+        # input and sends a `strike` at the start of every shot
+        self.strike_sensor = strike_sensor
         self.host, self.port, self.venue, self.node_id = host, port, venue, node
         self.node_password = node_password
         self.seed = seed
@@ -323,10 +327,15 @@ class LiveTable(Runner):
         firmware_path()
         import paho.mqtt.client as mqtt
 
-        from rbnode.simnode import SimNode
+        from rbnode.simnode import SimNode, default_device_config
         from rbproto import codec
 
         self._codec = codec
+        sensing = None
+        if self.strike_sensor:
+            sensing = dict(default_device_config()["sensing"])
+            # the simulated board's dedicated strike input comes after its 6 rail inputs
+            sensing["strike"] = {"ch": 6, "threshold": 200, "refractory_us": 30000}
         self.sn = SimNode(
             self.host,
             self.port,
@@ -336,6 +345,7 @@ class LiveTable(Runner):
             self.node_password,
             self.state_dir,
             seed=self.seed,
+            sensing=sensing,
         )
         self.sn.start()
         self.sn.wait_connected(timeout)
@@ -455,6 +465,14 @@ class LiveTable(Runner):
 
         def schedule():
             base = sn.hw.now_us + lead
+            st = sn.node.cfg.get("strike")
+            if st is not None:  # the cue tip on the ball: the stroke's time 0
+                nr = sn.hw.channels("rail")
+                if st["ch"] < nr:
+                    sn.hw.schedule_strike(st["ch"], base, 2500, kind="rail")
+                else:
+                    sn.hw.schedule_strike(st["ch"] - nr, base, 2500)
+                sn.truth.append((sn.node.boot, "strike", None, base, 2500))
             for e in edges:
                 at = base + e.t_us
                 if e.kind == "rail":
