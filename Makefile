@@ -22,6 +22,7 @@ help:
 	@echo "make bench     - throughput and journal-restart benchmarks with baselines (the first run builds a 1M-event journal, ~8 min)"
 	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~15 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
+	@echo "make soak-cluster - cluster mode on 3 nats-server + 2 workers, a server and a worker killed (RAILBIRD_SOAK_MINUTES=5)"
 	@echo "make bench-scale - one host process against 50, 200, 1,000 and 2,000 simulated tables (BENCH_SCALE_TABLES=50,200; ~25 min)"
 	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
 	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
@@ -53,7 +54,11 @@ broker-check:
 chromium-check:
 	@bash tools/ensure-chromium.sh
 
-setup: $(VENV)/.stamp-deps node_modules/.stamp-npm broker-check
+setup: $(VENV)/.stamp-deps node_modules/.stamp-npm broker-check nats-check
+
+# cluster mode's tests run their own three nats-server (Debian's package; docs/scaling.md)
+nats-check:
+	@bash tools/ensure-nats.sh
 
 # Rules and their reasons: pyproject.toml [tool.ruff.lint]. firmware/ is not linted here
 # (MicroPython; typecheck-firmware checks its device code).
@@ -92,6 +97,12 @@ typecheck-firmware: setup
 # RAILBIRD_SOAK_MINUTES=60 make soak for a longer run (default 5 minutes of play)
 soak: setup
 	$(PY) -m pytest -m slow tests/soak $(PYTEST_ARGS)
+
+# Cluster mode's soak (docs/scaling.md): three nats-server, two workers, simulated nodes; a
+# server and then a worker SIGKILLed mid-play; prints the figures. RAILBIRD_SOAK_MINUTES=5.
+.PHONY: soak-cluster nats-check
+soak-cluster: setup
+	$(PY) -m pytest -m slow tests/soak/test_soak_cluster.py -s $(PYTEST_ARGS)
 
 # One `railbird run` (pinned to one core, every default output on) against N simulated nodes
 # through the project's mosquitto, then the 1,000,000-event restart (docs/performance.md

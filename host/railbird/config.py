@@ -125,6 +125,20 @@ class BrokerConfig:
 
 
 @dataclass
+class ClusterConfig:
+    """`[cluster]`: this daemon is one worker of a NATS JetStream cluster (docs/scaling.md)."""
+
+    nats: list = field(default_factory=list)  # nats://host:port of the cluster's servers
+    worker: str = ""  # this worker's id, unique in the cluster
+    user: str = ""
+    password: str = ""
+    partitions: int = 16
+    lease_s: int = 3
+    replicas: int = 3
+    max_ack_pending: int = 256
+
+
+@dataclass
 class TableConfig:
     game: str | None = None
     players: list = field(default_factory=lambda: ["Player 1", "Player 2"])
@@ -228,6 +242,7 @@ class Config:
     table: dict = field(default_factory=dict)  # table id -> TableConfig
     outputs: OutputsConfig = field(default_factory=OutputsConfig)
     default_table: TableConfig = field(default_factory=TableConfig)
+    cluster: ClusterConfig | None = None  # None: no [cluster] section, a single host
     raw: dict = field(default_factory=dict)  # the TOML as read (kept in the journal)
 
     @property
@@ -263,7 +278,12 @@ def from_dict(d: dict, *, check: bool = True) -> Config:
     per_table = d.pop("tables", {})
     default_table = d.pop("default_table", None)
     outputs = d.pop("outputs", {})
+    cluster = d.pop("cluster", None)
     cfg = Config(**d)
+    if cluster is not None:
+        cfg.cluster = ClusterConfig(**cluster)
+        if not cfg.cluster.password:
+            cfg.cluster.password = os.environ.get("RAILBIRD_NATS_PASSWORD", "")
     cfg.broker = BrokerConfig(**broker)
     if not cfg.broker.password:
         cfg.broker.password = os.environ.get("RAILBIRD_MQTT_PASSWORD", "")

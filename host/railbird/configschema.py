@@ -356,6 +356,35 @@ def _outputs() -> dict:
     )
 
 
+def _cluster() -> dict:
+    return _section(
+        {
+            "nats": {
+                "type": "array",
+                "description": "the NATS servers of the cluster (`nats://host:port`); the "
+                "worker connects to any and fails over to the others",
+                "items": _str(pattern="^nats://[^\\s]+$", **{"x-fix": "use nats://host:port"}),
+                "minItems": 1,
+                "x-item": "NATS URL",
+            },
+            "worker": _slug("this worker's id, unique in the cluster"),
+            "user": _str("", "NATS user name"),
+            "password": _str("", '`""` = env `RAILBIRD_NATS_PASSWORD`; never printed'),
+            "partitions": _int(16, 1, 4096, "the tables are spread over this many partitions"),
+            "lease_s": _int(
+                3, 1, 600, "a worker that stops renewing its partitions loses them after this"
+            ),
+            "replicas": _int(3, 1, 5, "the stream's and lease bucket's replicas"),
+            "max_ack_pending": _int(
+                256, 1, 65_536, "a table's messages delivered but not yet journalled, at most"
+            ),
+        },
+        "cluster mode: this daemon is one worker of a NATS JetStream cluster; the nodes and "
+        "displays use its MQTT gateway (`[broker]`); docs/scaling.md",
+        ["nats", "worker"],
+    )
+
+
 def schema() -> dict:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -432,6 +461,7 @@ def schema() -> dict:
                 },
                 "default_table": _table(template=True),
                 "outputs": _outputs(),
+                "cluster": _cluster(),
             },
             "",
             ["venue"],

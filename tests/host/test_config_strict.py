@@ -20,6 +20,7 @@ from railbird.commands import run as run_command
 from railbird.commands.demo import _host_config
 from railbird.config import (
     BrokerConfig,
+    ClusterConfig,
     Config,
     ConfigError,
     FeedsConfig,
@@ -162,7 +163,7 @@ def test_the_good_base_config_passes(tmp_path, capsys):
 
 def test_every_problem_is_reported_each_on_its_own_line(tmp_path, capsys):
     text = (
-        'venue = "Club House"\ncolour = "red"\n'
+        'venue = "Club House"\nwallpaper = "red"\n'
         + GOOD.replace('venue = "club"\n', "").replace('"10-ball"', '"9ball"')
         + T2.replace("target", "race_to")
     )
@@ -173,11 +174,11 @@ def test_every_problem_is_reported_each_on_its_own_line(tmp_path, capsys):
         "and '-', at most 32, not starting with '-'",
         'config error: tables.t1.game = "9ball": unknown game; did you mean "9-ball"? '
         "(one of 10-ball, 14.1, 9-ball, 8-ball)",
-        "config error: colour: unknown key; remove it (known here: venue, subscribe, "
+        "config error: wallpaper: unknown key; remove it (known here: venue, subscribe, "
         "accept_unknown_tables, journal, reorder_window_ms, max_hold_ms, journal_sync, "
         "journal_keep_inputs_days, journal_export_dir, "
         "referee_token, lip_policy, stats_period_s, broker, shots, tables, default_table, "
-        "outputs)",
+        "outputs, cluster)",
         "config error: tables.t2.race_to = 100: 14.1 is played to points, not racks; use "
         "target = <points> instead of race_to",
     ]
@@ -340,6 +341,7 @@ def test_schema_defaults_are_the_configs():
         ("outputs", "feeds"): FeedsConfig(),
         ("outputs", "web"): WebConfig(),
         ("outputs", "serial"): SerialConfig(),
+        ("cluster",): ClusterConfig(),
     }
     shots = ShotParams()
     checked = 0

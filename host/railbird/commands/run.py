@@ -50,6 +50,11 @@ with --check-config. The full key reference: docs/host.md "Configuration".
             ball's return delay per pocket; railbird calibrate measures it; a pocket left
             out takes table_size's default), referee = false (true: a referee at the
             table decides what the sensors cannot; protocol/REFEREE.md §3b)
+  [cluster]  nats = ["nats://host:4222", ...], worker = "w1" (both required), user = "",
+            password = "" (or env RAILBIRD_NATS_PASSWORD), partitions = 16, lease_s = 3,
+            replicas = 3, max_ack_pending = 256: this daemon is one worker of a NATS
+            JetStream cluster; [broker] is then the cluster's MQTT gateway (the display
+            feeds); docs/scaling.md
   [default_table]  the same keys for a table not under [tables] (nodes = [] = any node),
             used with accept_unknown_tables = true
 
@@ -162,8 +167,15 @@ def run(args) -> int:
     from railbird.daemon.journal import JournalError
     from railbird.daemon.worker import Daemon
 
+    ingest = None
+    if cfg.cluster is not None:  # one worker of a NATS JetStream cluster (docs/scaling.md)
+        from railbird.cluster.ingest import ClusterIngest
+
+        def ingest(inbox):
+            return ClusterIngest(cfg, inbox)
+
     try:
-        daemon = Daemon(cfg, outputs=outputs)
+        daemon = Daemon(cfg, outputs=outputs, ingest=ingest)
     except JournalError as e:  # not a journal, empty, damaged: one line, nothing started
         print(f"railbird run: {e}", file=sys.stderr)
         return 2

@@ -67,6 +67,7 @@ INBOX_MAX = 10_000
 BATCH_MAX = 500
 TICK_S = 0.05
 CATCHUP_IDLE_S = 0.1
+TICK_AGAIN_US = 1_000_000  # cluster mode: a tick asked for and not back yet is asked again
 
 
 RESTORE_S = 26 * 3600  # history given to the outputs at start: covers any business day
@@ -92,7 +93,9 @@ def rebuild(
     n = 0
     for iid, source, rx, topic, payload, venue, tbl, wall in journal.inputs(after, wall=True):
         n += 1
-        if source == "mqtt":
+        if source == "adopted" and topic.endswith("/tick"):  # cluster mode: a table's tick
+            records = pipeline.tick(rx, [(venue, tbl)])
+        elif source in ("mqtt", "adopted"):
             records = pipeline.on_message(topic, payload, rx, sealed=True)[2]
         elif source == "local":
             records = pipeline.on_referee(venue, tbl, json.loads(payload), "local")[2]
@@ -127,13 +130,24 @@ def rebuild(
 
 
 class Daemon:
-    def __init__(self, cfg, outputs=(), journal_path=None, connect: bool = True):
+    def __init__(self, cfg, outputs=(), journal_path=None, connect: bool = True, ingest=None):
+        """`ingest(inbox)`: builds the source of input in place of the MQTT ingest (cluster
+        mode: railbird.cluster.ingest); its `now` (if it has one) is the daemon's clock."""
         self.cfg = cfg
         self.outputs = list(outputs)
         self.journal = Journal(journal_path or cfg.journal, cfg.journal_sync)
         self.pipeline = Pipeline(cfg)
         self.inbox: queue.Queue = queue.Queue(INBOX_MAX)
-        self.ingest = Ingest(cfg.broker, cfg.venue, cfg.subscribe, self.inbox) if connect else None
+        if ingest is not None:
+            self.ingest = ingest(self.inbox)
+        elif connect:
+            self.ingest = Ingest(cfg.broker, cfg.venue, cfg.subscribe, self.inbox)
+        else:
+            self.ingest = None
+        # host time, the axis of rx and ticks: CLOCK_MONOTONIC; the cluster's is wall-clock
+        # time, which every worker shares with the stream's timestamps
+        self.now = getattr(self.ingest, "now", now_us)
+        self._adopted: dict = {}  # (venue, table) -> last state of a table taken over
         self.output_errors = 0
         self._stop = threading.Event()
         self._thread = None
@@ -190,6 +204,9 @@ class Daemon:
         if self.ingest is not None:
             # a journal from an earlier run: the broker should still hold the host's session
             self.ingest.expect_session = self.replayed > 0 or rb["snapshot"] > 0
+            positions = getattr(self.ingest, "load_positions", None)
+            if positions is not None:  # cluster mode: where this journal is in the stream
+                positions(self.journal)
             self.ingest.start()
         return self
 
@@ -214,6 +231,9 @@ class Daemon:
             d["session_takeovers"] = self.ingest.session_takeovers
             d["sessions_lost"] = self.ingest.sessions_lost
             d["retained_ignored"] = self.ingest.retained_ignored
+        extra = getattr(self.ingest, "stats", None)
+        if extra is not None:  # cluster mode: tables owned, takeovers
+            d.update(extra())
         d["replayed"] = self.replayed
         d["history_errors"] = self.history.errors
         d.update(self.faults.stats())
@@ -237,7 +257,7 @@ class Daemon:
         if id is not None:
             msg["id"] = id
         fut: Future = Future()
-        self.inbox.put(("local", now_us(), venue, table, msg, fut))
+        self.inbox.put(("local", self.now(), venue, table, msg, fut))
         try:
             return fut.result(timeout)
         except Exception as e:  # noqa: BLE001 - timeout or a dead worker: the caller gets why
@@ -427,6 +447,32 @@ class Daemon:
                 acks.append((mid, qos))
                 if topic.endswith("/referee"):
                     answers.append(referee_answer(topic, payload, status, reason, records))
+            elif kind == "adopted":
+                # cluster mode: a table's history, journalled by the worker that owned it
+                # before, taken over from the stream (railbird.cluster.ingest). Kept here as
+                # input so that a restart rebuilds the table; its records are that worker's
+                # and are neither journalled again nor shown again (the last state is, once
+                # the takeover is complete: `caught_up`)
+                rx, topic, payload = item[1:4]
+                venue, tbl = _venue_table(topic)
+                if topic.endswith("/tick"):
+                    records = self.pipeline.tick(rx, [(venue, tbl)])
+                else:
+                    records = self.pipeline.on_message(topic, payload, rx, sealed=True)[2]
+                self.journal.add_input("adopted", rx, topic, payload, venue, tbl, "ok")
+                for r in records:
+                    if r["type"] == "state":
+                        self._adopted[(r["venue"], r["table"])] = r
+            elif kind == "tick_in":
+                # cluster mode: a table's tick, requested by `_tick_due` and come back through
+                # the stream in order with the table's messages (railbird.cluster.ingest)
+                _, rx, venue, table, mid, qos = item
+                records = self.pipeline.tick(rx, [(venue, table)])
+                if records:
+                    iid = self.journal.add_input("tick", rx, None, None, venue, table, "ok")
+                    self.journal.add_records(iid, records)
+                    dispatch += records
+                acks.append((mid, qos))
             elif kind == "local":
                 _, rx, venue, table, msg, fut = item
                 status, reason, records = self.pipeline.on_referee(venue, table, msg, "local")
@@ -450,6 +496,11 @@ class Daemon:
                     self._connected_before = True
             elif kind == "caught_up":  # the broker has handed over what it held
                 self._caught_up = True
+                dispatch += [dict(r, announcements=[]) for r in self._adopted.values()]
+                self._adopted.clear()
+        position = getattr(self.ingest, "before_commit", None)
+        if position is not None:  # cluster mode: each table's stream position, in this commit
+            position(self.journal, items)
         self.history.after_batch()
         self.snapshots.after_batch(self.pipeline)  # in this transaction, when due
         self.journal.commit()
@@ -527,9 +578,18 @@ class Daemon:
             return
         if self.ingest is not None and not self.ingest.connected.is_set():
             return
-        now = now_us()
+        now = self.now()
         keys = self.timers.due(now)
         if not keys:
+            return
+        request = getattr(self.ingest, "request_tick", None)
+        if request is not None:
+            # cluster mode: the tick is an input of the stream like any message, so a worker
+            # that takes the table over replays it in its place (docs/scaling.md); asked
+            # again if it has not come back within TICK_AGAIN_US
+            request(keys)
+            for key in keys:
+                self.timers.set(key, now + TICK_AGAIN_US)
             return
         records = self.tick(now, keys)
         for key in keys:
@@ -542,27 +602,27 @@ class Daemon:
         at = self.timers.next_at() if ready else None
         if at is None:
             return TICK_S
-        return min(TICK_S, max(0.0, (at - now_us()) / 1e6))
+        return min(TICK_S, max(0.0, (at - self.now()) / 1e6))
 
     def _schedule(self, items: list, records: list) -> None:
         """New deadlines for the tables a batch touched: O(batch), not O(tables)."""
         keys = set()
         for item in items:
-            if item[0] == "mqtt":
+            if item[0] in ("mqtt", "adopted"):
                 keys.add(_venue_table(item[2]))
-            elif item[0] == "local":
+            elif item[0] in ("local", "tick_in"):
                 keys.add((item[2], item[3]))
         for r in records:
             if "table" in r:
                 keys.add((r.get("venue"), r["table"]))
-        now = now_us()
+        now = self.now()
         for key in keys:
             self.timers.set(key, deadline(self.pipeline, key, now))
 
     def _schedule_all(self) -> None:
         """Every table's deadline afresh (start, and a pipeline rebuilt from the journal)."""
         self.timers.clear()
-        now = now_us()
+        now = self.now()
         for key in self.pipeline.tables:
             self.timers.set(key, deadline(self.pipeline, key, now))
 

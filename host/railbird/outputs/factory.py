@@ -48,6 +48,7 @@ def from_config(cfg) -> list:
                 discovery=oc.feeds.discovery,
                 discovery_prefix=oc.feeds.discovery_prefix,
                 venues=_venues(cfg, oc.day_start_hour),
+                mqtt311=getattr(cfg, "cluster", None) is not None,
             )
         )
     if oc.web is not None and oc.web.enabled:

@@ -153,7 +153,10 @@ class MqttFeedsOutput(Output):
         client: mqtt.Client | None = None,
         venues: Venues | None = None,
         max_queued: int = 10000,
+        mqtt311: bool = False,
     ):
+        """`mqtt311`: MQTT 3.1.1 instead of 5, for a broker that speaks only that (the NATS
+        MQTT gateway of cluster mode, docs/scaling.md)."""
         self.venues = venues or Venues()
         self.discovery = discovery
         self.prefix = discovery_prefix
@@ -166,7 +169,9 @@ class MqttFeedsOutput(Output):
         self._flusher: threading.Thread | None = None
         if client is None:
             client = mqtt.Client(
-                mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
+                mqtt.CallbackAPIVersion.VERSION2,
+                client_id=client_id,
+                protocol=mqtt.MQTTv311 if mqtt311 else mqtt.MQTTv5,
             )
             client.username_pw_set(username, password)
             if tls:

@@ -1,0 +1,94 @@
+"""The single-host run of a cluster's input, and what the workers' journals hold.
+
+A cluster must score exactly what one host would have scored from the same input: the
+stream's host-input messages and ticks, in stream order, each with the stream's timestamp
+as its receive (tick) time, through one Pipeline (the daemon's deterministic core).
+`journalled` reads the same facts out of the workers' journals, so tests and
+`make soak-cluster` compare the two.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from railbird.cluster.subjects import host_input
+from railbird.core.pipeline import Pipeline, shot_json
+
+
+def reference_run(cfg, messages) -> dict:
+    """`messages`: [(stream seq, rx µs, topic, payload)] in stream order. -> {"events":
+    {table: [(node, boot, seq, t)] in release order}, "shots": {table: [shot JSON]},
+    "states": {table: (game, state, fen) of the last state}}."""
+    pipe = Pipeline(cfg)
+    out: dict = {"events": {}, "shots": {}, "states": {}}
+
+    def take(records):
+        for r in records:
+            typ = r["type"]
+            if typ == "event":
+                e = r["event"]
+                out["events"].setdefault(r["table"], []).append((e.node, e.boot, e.seq, e.t))
+            elif typ == "shot":
+                out["shots"].setdefault(r["table"], []).append(shot_json(r["shot"]))
+            elif typ == "state":
+                out["states"][r["table"]] = (r["game"], r["state"], r["fen"])
+
+    for _seq, rx, topic, payload in messages:
+        if not host_input(topic):
+            continue
+        if topic.endswith("/tick"):
+            venue, table = topic.split("/")[2:4]
+            take(pipe.tick(rx, [(venue, table)]))
+        else:
+            take(pipe.on_message(topic, payload, rx)[2])
+    return out
+
+
+def journalled(paths) -> dict:
+    """The same facts from the journals of every worker (live input only: `adopted` input
+    produced no records there). Events per table in the order each journal released them,
+    the journals in the order they first held the table; `duplicates`: (node, boot, seq)
+    journalled more than once across all journals; shots of every journal (a shot number
+    twice would show as a shot too many); `states` the newest by wall time."""
+    events: dict = {}
+    shots: dict = {}
+    states: dict = {}
+    seen: dict = {}
+    first: dict = {}
+    per: list = []
+    for path in paths:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            ev = db.execute(
+                "SELECT e.tbl, e.node, e.boot, e.seq, e.t, i.wall FROM events e "
+                "JOIN inputs i ON i.id = e.input_id ORDER BY e.rowid"
+            ).fetchall()
+            sh = db.execute("SELECT tbl, n, shot FROM shots ORDER BY tbl, n").fetchall()
+            st = db.execute(
+                "SELECT s.tbl, s.game, s.state, s.fen, i.wall FROM states s "
+                "JOIN inputs i ON i.id = s.input_id ORDER BY s.id"
+            ).fetchall()
+        finally:
+            db.close()
+        mine: dict = {}
+        for tbl, node, boot, seq, t, wall in ev:
+            mine.setdefault(tbl, []).append((node, boot, seq, t))
+            first[(path, tbl)] = min(first.get((path, tbl), wall), wall)
+            seen[(node, boot, seq)] = seen.get((node, boot, seq), 0) + 1
+        per.append((path, mine))
+        for tbl, n, shot in sh:
+            shots.setdefault(tbl, []).append((n, shot))
+        for tbl, game, state, fen, wall in st:
+            if tbl not in states or wall >= states[tbl][0]:
+                states[tbl] = (wall, (game, json.loads(state), fen))
+    tables = {t for _p, mine in per for t in mine}
+    for tbl in sorted(tables):
+        parts = sorted((first[(p, tbl)], mine[tbl]) for p, mine in per if tbl in mine)
+        events[tbl] = [e for _w, evs in parts for e in evs]
+    return {
+        "events": events,
+        "shots": {t: [s for _n, s in sorted(v)] for t, v in shots.items()},
+        "states": {t: v[1] for t, v in states.items()},
+        "duplicates": sorted(k for k, n in seen.items() if n > 1),
+    }

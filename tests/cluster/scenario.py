@@ -1,0 +1,172 @@
+"""The cluster failover scenario, short in `make test` and long in `make soak-cluster`.
+
+Three nats-server processes (JetStream, R3, MQTT gateway) and two `railbird run` workers on
+loopback; simulated nodes running the real firmware (rbnode.simnode) publish random play
+through the MQTT gateway of the servers that stay up. Mid-play the stream's leader server is
+SIGKILLed, then the worker that owns the most tables. Afterwards: every event in the
+journals exactly once, each table's events in the single-host order, its shots and its
+last state equal to the single-host run of the stream (railbird.cluster.reference), and the
+time until the dead worker's tables are served again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from harness.hostproc import RailbirdRun
+from harness.nats import nats_cluster, stream_messages, worker_config
+from railbird.cluster import subjects
+from railbird.cluster.reference import journalled, reference_run
+from railbird.config import load
+from rbnode.simnode import SimNode
+
+
+def stream_leader(urls) -> str:
+    async def run():
+        import nats
+
+        nc = await nats.connect(servers=urls, connect_timeout=2)
+        try:
+            for _ in range(100):
+                try:
+                    info = await nc.jetstream(timeout=2).stream_info(subjects.STREAM)
+                    if info.cluster and info.cluster.leader:
+                        return info.cluster.leader
+                except Exception:  # noqa: BLE001 - not created yet
+                    pass
+                await asyncio.sleep(0.2)
+            raise AssertionError("the stream has no leader")
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+def drained(urls, tables) -> bool:
+    """Every table's consumer has nothing left to deliver and nothing unacknowledged."""
+
+    async def run():
+        import nats
+
+        nc = await nats.connect(servers=urls, connect_timeout=2)
+        try:
+            js = nc.jetstream(timeout=2)
+            for t in tables:
+                ci = await js.consumer_info(subjects.STREAM, subjects.consumer_name("club", t))
+                if ci.num_pending or ci.num_ack_pending:
+                    return False
+            return True
+        finally:
+            await nc.close()
+
+    try:
+        return asyncio.run(run())
+    except Exception:  # noqa: BLE001 - a consumer being re-created: not yet
+        return False
+
+
+def wait_for(cond, what: str, timeout: float, poll: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(poll)
+    raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
+
+
+def owned(w: RailbirdRun) -> set:
+    s = w.stats()
+    if s.get("cluster_takeovers_pending"):
+        return set()
+    return set(s.get("cluster_tables") or ())
+
+
+def run(tmp: Path, n_tables: int, play_s: float, drops: int, rails: int) -> dict:
+    tables = {f"t{i}": f"t{i}-node" for i in range(1, n_tables + 1)}
+    figures: dict = {}
+    with nats_cluster(tmp / "nats") as c:
+        workers = {}
+        for name in ("w1", "w2"):
+            workers[name] = RailbirdRun(tmp / name, worker_config(c, name, tables, lease_s=2))
+            workers[name].start(lambda s: s.get("connected"), "worker connected", timeout=60)
+        # both workers serve, between them, every table
+        wait_for(
+            lambda: (
+                owned(workers["w1"]) | owned(workers["w2"]) == set(tables)
+                and owned(workers["w1"])
+                and owned(workers["w2"])
+            ),
+            "the tables shared by both workers",
+            60,
+        )
+        leader = stream_leader(c.nats_urls)
+        victim = next(i for i in range(c.size) if c.name(i) == leader)
+        gateways = [c.mqtt_ports[i] for i in range(c.size) if i != victim]
+        nodes = []
+        for i, (t, n) in enumerate(sorted(tables.items())):
+            sn = SimNode("127.0.0.1", gateways[i % 2], "club", t, n, "pw", str(tmp / n), seed=i + 1)
+            sn.start()
+            nodes.append(sn)
+        try:
+            for sn in nodes:
+                sn.wait_connected(20)
+            for sn in nodes:
+                sn.random(play_s, drops=drops, rails=rails, min_gap_us=150_000)
+            t_play = time.monotonic()
+            time.sleep(play_s * 0.25)
+            c.kill(victim)  # the stream's leader: R3 keeps every message
+            figures["nats_killed"] = leader
+            time.sleep(play_s * 0.25)
+            # the worker holding the most tables dies, with nothing in flight unacknowledged
+            name = max(workers, key=lambda w: len(owned(workers[w])))
+            dead, survivor = workers[name], workers["w2" if name == "w1" else "w1"]
+            orphans = owned(dead)
+            dead.wait(lambda s: not s.get("cluster_unacked"), "no delivery in flight", 10)
+            t_kill = time.monotonic()
+            dead.kill()
+            wait_for(
+                lambda: orphans <= owned(survivor), "the orphaned tables served again", 60, 0.02
+            )
+            figures["failover_s"] = round(time.monotonic() - t_kill, 2)
+            figures["worker_killed"] = name
+            figures["orphaned_tables"] = len(orphans)
+            wait_for(lambda: time.monotonic() - t_play > play_s + 1, "the end of play", play_s)
+            wait_for(
+                lambda: all(sn.idle() for sn in nodes),
+                lambda: (
+                    "the nodes idle: "
+                    + "; ".join(f"{sn.node_id}: {sn.connected()} {sn.counters()}" for sn in nodes)
+                ),
+                60,
+            )
+            wait_for(lambda: drained(c.nats_urls, tables), "every message journalled", 60)
+            time.sleep(1.5)  # quiet_ms (0.4 s) and the window: the last shots close
+            wait_for(lambda: drained(c.nats_urls, tables), "the last ticks journalled", 60)
+            messages = stream_messages(c.nats_urls)
+            survivor.stop()
+        finally:
+            for sn in nodes:
+                sn.stop()
+            for w in workers.values():
+                if w.alive:
+                    w.kill()
+    cfg = load(workers["w1"].conf)
+    figures["reference"] = reference_run(cfg, messages)
+    figures["journals"] = journalled([w.journal for w in workers.values()])
+    figures["messages"] = len(messages)
+    figures["inputs"] = sum(1 for m in messages if subjects.host_input(m[2]))
+    return figures
+
+
+def check(fig: dict) -> None:
+    ref, got = fig["reference"], fig["journals"]
+    assert got["duplicates"] == [], f"events journalled twice: {got['duplicates'][:5]}"
+    assert sum(map(len, ref["events"].values())) > 0, "no event reached the stream"
+    assert set(got["events"]) == set(ref["events"])
+    for t in sorted(ref["events"]):
+        assert got["events"][t] == ref["events"][t], f"{t}: events or their order differ"
+        assert got["shots"].get(t, []) == ref["shots"].get(t, []), f"{t}: shots differ"
+    assert got["states"] == ref["states"], "last states differ"

@@ -1,0 +1,90 @@
+"""A three-server NATS cluster for tests (railbird.cluster.local.LocalCluster), its JetStream
+read back with nats-py, and a cluster worker's config.
+
+    with nats_cluster(tmp_path) as c: ...      # or the `nats_cluster` fixture (tests/cluster)
+    msgs = stream_messages(c.nats_urls)        # every message the stream holds, in order
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import contextmanager
+
+from railbird.cluster import subjects
+from railbird.cluster.local import LocalCluster
+
+
+@contextmanager
+def nats_cluster(workdir, **kw):
+    c = LocalCluster(workdir, **kw).start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def stream_messages(
+    urls, stream: str = subjects.STREAM, timeout: float = 20.0, user=None, password=None
+) -> list:
+    """[(stream seq, µs timestamp, topic, payload)] of every message in `stream`."""
+    from railbird.cluster.ingest import stream_us
+
+    async def run():
+        import nats
+        from nats.js.api import AckPolicy, ConsumerConfig
+
+        nc = await nats.connect(servers=urls, connect_timeout=2, user=user, password=password)
+        try:
+            js = nc.jetstream(timeout=5)
+            last = (await js.stream_info(stream)).state.last_seq
+            sub = await js.pull_subscribe(
+                "railbird.>",
+                stream=stream,
+                config=ConsumerConfig(ack_policy=AckPolicy.NONE, inactive_threshold=10),
+            )
+            out = []
+            while not out or out[-1][0] < last:
+                for m in await sub.fetch(512, timeout=5):
+                    seq = m.metadata.sequence.stream
+                    out.append((seq, stream_us(m), subjects.topic(m.subject), bytes(m.data)))
+            return out
+        finally:
+            await nc.close()
+
+    return asyncio.run(asyncio.wait_for(run(), timeout))
+
+
+def worker_config(cluster, worker: str, tables: dict, extra: str = "", lease_s: int = 2) -> str:
+    """A `railbird run` config for one worker; `tables`: table id -> node id."""
+    urls = ", ".join(f'"{u}"' for u in cluster.nats_urls)
+    lines = [
+        'venue = "club"',
+        "reorder_window_ms = 150",
+        "stats_period_s = 0",
+        "[broker]",
+        f"port = {cluster.mqtt_ports[0]}",
+        "[shots]",
+        "quiet_ms = 400",
+        "lip_rest_ms = 400",
+        "cue_before_ms = 500",
+        "break_window_ms = 500",
+    ]
+    for t, node in sorted(tables.items()):
+        lines += [
+            f"[tables.{t}]",
+            'game = "10-ball"',
+            'players = ["Ann", "Bob"]',
+            "race_to = 50",
+            f'nodes = ["{node}"]',
+        ]
+    lines += [
+        "[outputs.feeds]",
+        "discovery = false",
+        "[cluster]",
+        f"nats = [{urls}]",
+        f'worker = "{worker}"',
+        "partitions = 8",
+        f"lease_s = {lease_s}",
+        extra,
+    ]
+    return "\n".join(lines) + "\n"
