@@ -12,7 +12,10 @@ measured in the same run.
    display feeds with Home Assistant discovery). Each line also gives the process CPU time
    per message of both sides: on a shared machine the rates move with the load, the ratio
    of two rates measured back to back much less.
-3. Restart: the daemon on a journal of 1,000,000 node events of realistic play
+3. In play (railbird.bench_inplay): drop published by the simulated node firmware ->
+   provisional ball on the table's web event stream, through mosquitto and `railbird run`,
+   p50/p99/max against the 150 ms target, beside the broker's own publish -> subscribe.
+4. Restart: the daemon on a journal of 1,000,000 node events of realistic play
    (railbird.bench_journal, written once and cached), from opening the journal to the
    first new input processed, against the 5 s target and against the same restart with the
    journal's snapshots removed (every input replayed).
@@ -395,6 +398,12 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--skip-e2e", action="store_true", help="no end-to-end benchmark")
     ap.add_argument(
+        "--inplay-drops",
+        type=int,
+        default=200,
+        help="drops for the in-play latency (node -> web stream; default %(default)s; 0: skip)",
+    )
+    ap.add_argument(
         "--restart-events",
         type=int,
         default=1_000_000,
@@ -465,6 +474,13 @@ def main(argv=None) -> int:
             with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
                 e = bench_e2e(singles, 1, wd, outputs=True)
             e2e_line(e, "1-event batches, default outputs on (MQTT feeds)", False)
+    if args.inplay_drops:
+        from railbird import bench_inplay
+
+        r = bench_inplay.bench_inplay(args.inplay_drops)
+        print(bench_inplay.line(r), flush=True)
+        if not bench_inplay.held(r):
+            below.append("inplay")
     if args.restart_events:
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
             r = bench_restart(args.restart_events, args.cache, wd, not args.skip_full_replay)
