@@ -98,14 +98,28 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
     graph whose edge i -> j says one ball can make hit j after hit i (it can travel from
     rail i to rail j in the time between them), = len(hits) - maximum matching."""
     n = len(hits)
-    succ = [[] for _ in range(n)]
+    speed = speed_mm_s
+    ts = [h.t for h in hits]
+    rs = [h.rail for h in hits]
+    succ = []
     for i in range(n):
-        for j in range(i + 1, n):
-            a, b = hits[i], hits[j]
-            # µs * mm/s >= mm * 1e6: integer-safe form of dt >= d / v
-            if (b.t - a.t) * speed_mm_s >= dist[a.rail, b.rail] * 1_000_000:
-                succ[i].append(j)
+        ti, ri = ts[i], rs[i]
+        # µs * mm/s >= mm * 1e6: integer-safe form of dt >= d / v
+        succ.append(
+            [j for j in range(i + 1, n) if (ts[j] - ti) * speed >= dist[ri, rs[j]] * 1_000_000]
+        )
     match_of = [-1] * n  # j -> i matched into it
+    # A greedy matching first (most hits follow one another by one ball), then augmenting
+    # paths from the hits it left unmatched: a maximum matching as from the empty one
+    # (Kuhn), with few searches.
+    free = []
+    for i in range(n):
+        for j in succ[i]:
+            if match_of[j] < 0:
+                match_of[j] = i
+                break
+        else:
+            free.append(i)
 
     def augment(i, seen) -> bool:
         for j in succ[i]:
@@ -117,7 +131,7 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
                 return True
         return False
 
-    matched = sum(1 for i in range(n) if augment(i, set()))
+    matched = n - len(free) + sum(1 for i in free if augment(i, set()))
     return n - matched
 
 
