@@ -141,6 +141,19 @@ def test_configs_are_valid_protocol_messages():
     assert final["batch_max"] == 16 and final["cue_ch"] is None
 
 
+def test_calibration_keeps_the_strike_sensor_unless_a_rail_takes_its_channel():
+    base = cal.default_config()
+    base["strike"] = {"ch": 6, "threshold": 300, "refractory_us": 30000}  # dedicated input
+    probe = cal.probe_config(base, 5, 6, 6, 6)
+    final = cal.final_config(base, 6, {"HL": 0}, {"H": (2, 480)}, 6, 5000, 2_000_000)
+    assert probe["strike"] == final["strike"] == base["strike"]
+    on_rail = dict(base, rails=base["rails"][:5], strike={"ch": 5})  # piezo on rail input 5
+    assert "strike" not in cal.probe_config(on_rail, 5, 6, 6, 6)  # every rail input probed
+    final = cal.final_config(on_rail, 6, {"HL": 0}, {"H": (2, 480)}, 6, 5000, 2_000_000)
+    assert final["strike"] == {"ch": 5}
+    codec.encode("config", final)
+
+
 # -- a node that refuses: plain paho client as the node --------------------------------
 
 

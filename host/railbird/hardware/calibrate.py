@@ -242,7 +242,7 @@ def probe_config(base, rev, n_beams, n_rails, cue_ch, refractory_us=50000):
             "cue_ch": cue_ch,
         }
     )
-    return codec.validate("config", cfg)
+    return codec.validate("config", _keep_strike(cfg, base))
 
 
 def final_config(base, rev, pockets, rails, cue_ch, debounce_us, jam_us, refractory_us=50000):
@@ -271,7 +271,7 @@ def final_config(base, rev, pockets, rails, cue_ch, debounce_us, jam_us, refract
             "jam_us": jam_us,
         }
     )
-    return codec.validate("config", cfg)
+    return codec.validate("config", _keep_strike(cfg, base))
 
 
 def default_config(n_beams=6, n_rails=6, cue_ch=6, threshold=200, refractory_us=50000):
@@ -288,6 +288,16 @@ def default_config(n_beams=6, n_rails=6, cue_ch=6, threshold=200, refractory_us=
     }
     for k, v in codec.CONFIG_DEFAULTS.items():
         cfg.setdefault(k, v)
+    return cfg
+
+
+def _keep_strike(cfg, base):
+    """The strike sensor of `base` (hardware/strike.md) stays configured unless the new
+    map gives its channel to a rail (a strike piezo on a rail input while every rail
+    channel is probed)."""
+    st = base.get("strike")
+    if st is not None and all(r["ch"] != st["ch"] for r in cfg["rails"]):
+        cfg["strike"] = st
     return cfg
 
 
