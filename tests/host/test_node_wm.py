@@ -110,6 +110,15 @@ def test_a_lower_wm_is_ignored_and_a_new_boot_starts_afresh():
     assert m.wm is None and m.wm_boot == 2
 
 
+def test_without_receive_times_wm_still_releases():
+    """`railbird assemble` lines may carry no `rx`: the watermark is taken as mapped."""
+    p = Pipeline(cfg())
+    synced(p)
+    e0, e1 = S.number([S.ev(1000, "rail", rail="F", amp=900), S.ev(1500, "rail", rail="H", amp=9)])
+    assert released(p.on_message(*batch([e0], wm=1_020_000), None)[2]) == [("rail", 1_000_000)]
+    assert released(p.on_message(*batch([e1], wm=1_520_000), None)[2]) == [("rail", 1_500_000)]
+
+
 def test_wm_never_runs_past_the_batchs_arrival():
     """A node cannot have sent what has not happened: a wm stamped beyond the batch's
     arrival (a broken clock) is taken as the arrival, so later events are not late."""

@@ -553,7 +553,10 @@ class Pipeline:
             m.wm_boot, m.wm = boot, None
         if wm is None or not clock.synced:
             return
-        w = clock.to_table(wm, rx) - 1 - (clock.uncertainty_us() or 0)
+        w = clock.to_table(wm, rx) - 1
+        if m.wm is not None and (w if rx is None else min(w, rx)) <= m.wm:
+            return  # no higher than the one taken, before the uncertainty comes off
+        w -= clock.uncertainty_us() or 0
         if rx is not None and w > rx:
             w = rx
         if m.wm is None or w > m.wm:

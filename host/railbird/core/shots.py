@@ -20,6 +20,9 @@ ACTIVITY = ("strike", "drop", "cue", "rail")
 # without bound.
 WARNINGS_MAX = 32
 MORE = "more warnings not listed: "
+# In-play records of a shot stop past this many drops (16 balls is a full table): a beam
+# gone wild must not cost a pairing of every drop on each of its events.
+INPLAY_DROPS_MAX = 32
 
 
 def add_warning(warnings: list, text: str) -> None:
@@ -92,14 +95,27 @@ class ShotParams:
 
 
 class _Open:
-    __slots__ = ("events", "last", "rest_before", "start", "warnings")
+    __slots__ = ("cues", "drops", "events", "last", "rest_before", "start", "warnings")
 
     def __init__(self, ev, rest_before, warnings):
-        self.events = [ev]
+        self.events = []
+        # the shot's drop and cue events so far (derived from `events`; snapshots rebuild
+        # them): the in-play record pairs these, not the whole shot, on every drop
+        self.drops = []
+        self.cues = []
         self.start = ev.t
         self.last = ev.t
         self.rest_before = rest_before
         self.warnings = warnings
+        self.add(ev)
+
+    def add(self, ev) -> None:
+        self.events.append(ev)
+        self.last = ev.t
+        if ev.kind == "drop":
+            self.drops.append(ev)
+        elif ev.kind == "cue":
+            self.cues.append(ev)
 
 
 class ShotAssembler:
@@ -128,8 +144,7 @@ class ShotAssembler:
                 self.cur = _Open(ev, rest, self.pending_warnings)
                 self.pending_warnings = []
             else:
-                self.cur.events.append(ev)
-                self.cur.last = ev.t
+                self.cur.add(ev)
             self.last_activity = ev.t
         else:
             w = _warning_for(ev)
@@ -148,14 +163,14 @@ class ShotAssembler:
             if len(cur.events) > 1:
                 return None  # a click
             pocketed = []
-        elif ev.kind == "drop":
-            pocketed = provisional_pocketed(cur.events, self.p)
-        elif ev.kind == "cue":
-            pocketed = provisional_pocketed(cur.events, self.p)
-            if pocketed == provisional_pocketed(cur.events[:-1], self.p):
-                return None
-        else:
+        elif ev.kind not in ("drop", "cue") or len(cur.drops) > INPLAY_DROPS_MAX:
             return None
+        else:
+            pocketed = provisional_pocketed(cur.drops, cur.cues, self.p)
+            if ev.kind == "cue" and pocketed == provisional_pocketed(
+                cur.drops, cur.cues[:-1], self.p
+            ):
+                return None
         return {"shot": self.n, "start": cur.start, "pocketed": pocketed, "provisional": True}
 
     def warn(self, text: str) -> None:
@@ -224,11 +239,9 @@ def pair_cues(drops: list, cues: list, p: ShotParams) -> tuple:
     return pocketed, unpaired
 
 
-def provisional_pocketed(events: list, p: ShotParams) -> list:
+def provisional_pocketed(drops: list, cues: list, p: ShotParams) -> list:
     """The pocketed list of a shot still in play, as the `inplay` record shows it:
     `{"pocket", "t"}`, with `"ball": 0` on the drop paired with the cue detector so far."""
-    drops = [e for e in events if e.kind == "drop"]
-    cues = [e for e in events if e.kind == "cue"]
     pocketed, _ = pair_cues(drops, cues, p)
     out = []
     for x in pocketed:

@@ -12,7 +12,8 @@ What is kept, per part:
 - timelines: the reorder heap (events with node time and synced flag), the dedup sets of
   each (node, boot) with the contents kept for conflict detection (`Event.content`, a tuple,
   so it is the same in every process), the watermarks and counts;
-- shot assembly: the open shot, the rest, pending warnings and the next shot number;
+- shot assembly: the open shot (its drops and cues are rebuilt from its events), the rest,
+  pending warnings and the next shot number;
 - games: the match, and the rules `Referee` with its undo history as it is (each state as
   its field values, the announcements and input after it) and its current state and
   announcements, so a restart computes no rules; the replaced matches `undo` can bring
@@ -21,7 +22,8 @@ What is kept, per part:
 - per table: referee ids seen (bounded), pending referee facts, node watermarks (holds and
   the nodes' own `wm`), warned sets, the last shots kept for inspection, the timeline
   position;
-- counters, rejections by reason, the last status of each node.
+- counters, rejections by reason, events of unknown kinds per node, the last status of each
+  node.
 
 What the configuration gives (table nodes, window, shot parameters, policies) is not kept:
 `config_key(cfg)` names it, and a snapshot is for the configuration that made it.
@@ -53,6 +55,7 @@ FIELDS = {
         "clocks",
         "counters",
         "rejected",
+        "unknown_kinds",
         "node_status",
         "node_table",
         "boots",
@@ -149,6 +152,7 @@ def dump(p: Pipeline, shots: bool = True) -> dict:
         "format": FORMAT,
         "state_fields": list(_state_fields()),
         "counters": list(p.counters.items()),
+        "unknown_kinds": list(p.unknown_kinds.items()),
         "rejected": list(p.rejected.items()),
         "node_status": [[v, t, n, m] for (v, t, n), m in p.node_status.items()],
         "clocks": [[n, b, _clock(c)] for (n, b), c in p.clocks._clocks.items()],
@@ -301,6 +305,7 @@ def load(cfg, data: dict, shots=None) -> Pipeline:
     p = Pipeline(cfg)
     p.counters = Counter(dict(data["counters"]))
     p.rejected = Counter(dict(data["rejected"]))
+    p.unknown_kinds = Counter(dict(data.get("unknown_kinds", ())))  # absent before kinds
     p.node_status = {(v, t, n): m for v, t, n, m in data["node_status"]}
     clocks = p.clocks._clocks
     clocks.clear()
@@ -369,7 +374,8 @@ def _load_table(t: Table, d: dict) -> None:
     else:
         events = [_load_event(e) for e in cur["events"]]
         a.cur = _Open(events[0], cur["rest_before"], list(cur["warnings"]))
-        a.cur.events = events
+        for e in events[1:]:
+            a.cur.add(e)  # its drops and cues too
         a.cur.start = cur["start"]
         a.cur.last = cur["last"]
     _load_game(t.game, d["game"])
