@@ -19,10 +19,10 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tools.sensing_corpus import score, stream  # noqa: E402
+from tools.sensing_corpus import score, stream  # noqa: E402 - needs the repository root
 
 from railbird.config import from_dict  # noqa: E402 - after the repository root is on sys.path
-from railbird.daemon.offline import assemble  # noqa: E402
+from railbird.daemon.offline import assemble  # noqa: E402 - after sys.path, as above
 
 
 def truth(i, kind="pot", strike_t=0, pocketed=(), obr=0, cue_rail=True, rail=True):

@@ -24,8 +24,12 @@ def _simulate_all(plan: list[dict], jobs: int) -> list[dict]:
 
     # the longest shots (15-ball breaks) first, so the two workers finish together
     order = sorted(plan, key=lambda s: {"break15": 0, "break10": 1}.get(s["kind"], 2))
+    done = []
     with mp.get_context("spawn").Pool(jobs) as pool:
-        done = pool.map(physics.simulate, order, chunksize=4)
+        for i, t in enumerate(pool.imap_unordered(physics.simulate, order, chunksize=2), 1):
+            done.append(t)
+            if i % 50 == 0 or i == len(order):
+                print(f"simulated {i}/{len(order)} shots", flush=True)
     by_id = {t["spec"]["id"]: t for t in done}
     return [by_id[s["id"]] for s in plan]
 
@@ -46,13 +50,15 @@ def load_traces(seed: int, cache: Path, jobs: int) -> tuple[list[dict], float | 
     return traces, took
 
 
-def run_assemble(lines: list[str], workdir: Path, name: str) -> tuple[list[dict], float]:
+def run_assemble(
+    lines: list[str], workdir: Path, name: str, calibrated: dict | None = None
+) -> tuple[list[dict], float]:
     """`railbird assemble --config <corpus tables> <file>`, the command itself -> (shots,
     seconds)."""
     inp = workdir / f"{name}.jsonl"
     inp.write_text("\n".join(lines) + "\n")
-    cfg = workdir / "tables.toml"
-    cfg.write_text(stream.config_toml())
+    cfg = workdir / f"{name}.toml"
+    cfg.write_text(stream.config_toml(calibrated))
     t0 = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-m", "railbird", "assemble", "--config", str(cfg), str(inp)],
@@ -110,9 +116,14 @@ def main(argv=None) -> int:
     (work / "truth.json").write_text(json.dumps(truth))
     summary = corpus_summary(truth)
     results = {}
-    for name, strike in (("strike", True), ("no-strike", False)):
+    cal = stream.calibration(args.seed)
+    for name, strike, calibrated in (
+        ("strike", True, None),
+        ("no-strike", False, None),
+        ("strike-calibrated", True, cal),
+    ):
         lines = stream.assemble_input(events, args.seed, strike=strike)
-        shots, took = run_assemble(lines, work, name)
+        shots, took = run_assemble(lines, work, name, calibrated)
         t0 = time.monotonic()
         res = score.score(truth, events, shots, strike=strike)
         res["assemble_s"] = round(took, 1)
@@ -165,13 +176,27 @@ def main(argv=None) -> int:
         f"{o['start_lag_ms']['median']!s:>6} / {o['start_lag_ms']['max']!s:<6} ms"
     )
     line("scratches seen (of all scratches)", "scratches_seen", fmt=str)
+    c = results["strike-calibrated"]
+    print(
+        f"{'with railbird calibrate (strike on):':44}pocketed set exact "
+        f"{pct(c['pocketed_exact'])}, scratch {pct(c['scratch'])}"
+    )
     print(f"break rulings ({s['breaks']} breaks, {s['breaks_illegal']} illegal in truth):")
     line("  wrong and unflagged", "breaks_wrong_unflagged", fmt=str, target="(target 0)")
     line("  wrong but flagged", "breaks_wrong_flagged", fmt=str)
     line("  flagged for confirmation", "breaks_flagged_share", target="(aim <= 20 %)")
+    for kind, name in (("break10", "10-ball"), ("break15", "14.1")):
+        g, h = s["breaks_by_game"][kind], o["breaks_by_game"][kind]
+        print(
+            f"  {name:8} {g['breaks']} breaks, {g['illegal']} illegal: wrong/unflagged, "
+            f"wrong/flagged, flagged: {g['wrong_unflagged']}, {g['wrong_flagged']}, "
+            f"{g['flagged']} (without strike {h['wrong_unflagged']}, {h['wrong_flagged']}, "
+            f"{h['flagged']})"
+        )
     sim = "cached" if sim_s is None else f"{sim_s:.0f} s"
     print(
-        f"time: simulation {sim}, assemble {s['assemble_s']} + {o['assemble_s']} s, "
+        f"time: simulation {sim}, assemble {s['assemble_s']} + {o['assemble_s']} + "
+        f"{c['assemble_s']} s, "
         f"total {total:.0f} s; details in {work}"
     )
     return 0

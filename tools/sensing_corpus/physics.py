@@ -16,7 +16,7 @@ import math
 import random
 
 # What a cached trace was made with: bump it whenever a change here changes the traces.
-PHYSICS_VERSION = 1
+PHYSICS_VERSION = 2
 
 # Playing surfaces (m): 7 ft 78 x 39 in, 8 ft 88 x 44 in, 9 ft 100 x 50 in.
 TABLES = {
@@ -61,7 +61,7 @@ def _plan(seed: int) -> list[dict]:
             sizes[i % 3],
             cue_x=rng.uniform(0.25, 0.75),
             cue_y=rng.uniform(0.12, 0.24),
-            speed=rng.uniform(2.0, 9.5),
+            speed=rng.uniform(3.5, 10.5),
             aim=rng.gauss(0, 0.4),
             b=rng.uniform(-0.3, 0.3),
         )

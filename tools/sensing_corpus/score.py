@@ -228,6 +228,17 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
         "breaks_wrong_flagged": wrong_flagged,
         "breaks_flagged": flagged,
         "breaks_flagged_share": flagged / len(breaks) if breaks else 0.0,
+        "breaks_by_game": {
+            kind: {
+                "breaks": len(rows),
+                "illegal": sum(1 for b in rows if b["truth_legal"] is False),
+                "wrong_unflagged": sum(1 for b in rows if b["wrong"] and not b["flagged"]),
+                "wrong_flagged": sum(1 for b in rows if b["wrong"] and b["flagged"]),
+                "flagged": sum(1 for b in rows if b["flagged"]),
+            }
+            for kind in GAMES
+            for rows in [[b for b in breaks if b["kind"] == kind]]
+        },
         "break_rows": breaks,
         "rows": rows,
     }

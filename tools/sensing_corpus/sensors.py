@@ -120,7 +120,16 @@ def sense(trace: dict, t0_us: int, hw: dict, rng: random.Random, table: str) -> 
             if prev is not None and t - prev < RAIL_REFRACTORY_US:
                 continue  # within the refractory time of the last reported hit
             last_rail[rail] = t
-            out.append({"t": t, "kind": "rail", "rail": rail, "amp": amp, "ready": t + 1000})
+            out.append(
+                {
+                    "t": t,
+                    "kind": "rail",
+                    "rail": rail,
+                    "amp": amp,
+                    "ready": t + 1000,
+                    "ball": e["ball"],
+                }
+            )
         elif typ == "pocket":
             p = e["pocket"]
             chute = hw["chute_ms"][p] + rng.uniform(-25, 25)

@@ -30,13 +30,28 @@ def node_of(table_id: str) -> str:
     return f"{table_id}-node"
 
 
-def config_toml() -> str:
-    """The `railbird assemble --config` of the corpus: its three tables and their sizes
-    (the default cue-return delays of each size; no calibration)."""
+def config_toml(calibrated: dict | None = None) -> str:
+    """The `railbird assemble --config` of the corpus: its three tables and their sizes,
+    with the default cue-return delays of each size, or with `calibrated` ({table id:
+    {pocket: ms}}: what `railbird calibrate` writes)."""
     lines = [f'venue = "{VENUE}"', ""]
     for size, tid in TABLE_IDS.items():
-        lines += [f"[tables.{tid}]", f'nodes = ["{node_of(tid)}"]', f'table_size = "{size}"', ""]
+        lines += [f"[tables.{tid}]", f'nodes = ["{node_of(tid)}"]', f'table_size = "{size}"']
+        if calibrated and tid in calibrated:
+            ms = ", ".join(f"{p} = {v}" for p, v in calibrated[tid].items())
+            lines.append(f"cue_return_ms = {{{ms}}}")
+        lines.append("")
     return "\n".join(lines)
+
+
+def calibration(seed: int) -> dict:
+    """Each corpus table's cue-return delays as `railbird calibrate` measures them (the
+    median of drops into each pocket: the table's own delay, the per-ball spread averaged
+    out), ms."""
+    return {
+        tid: {p: round(ms) for p, ms in table_hardware(seed, size)["return_ms"].items()}
+        for size, tid in TABLE_IDS.items()
+    }
 
 
 def timelines(traces: list[dict], seed: int) -> tuple[dict, list[dict]]:
