@@ -20,7 +20,7 @@ help:
 	@echo "make typecheck-firmware - type-check the device-only firmware (MicroPython stubs)"
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput and journal-restart benchmarks with baselines (the first run builds a 1M-event journal, ~8 min)"
-	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~15 min)"
+	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~10 min: numba compile, simulation; cached: under 1 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make soak-cluster - cluster mode on 3 nats-server + 2 workers, a server and a worker killed (RAILBIRD_SOAK_MINUTES=5)"
 	@echo "make bench-scale - one host process against 50, 200, 1,000 and 2,000 simulated tables (BENCH_SCALE_TABLES=50,200; ~25 min)"
