@@ -180,8 +180,11 @@ TRACES = [
 ]
 
 
-def run_variant(strike):
+def run_variant(strike, knock=False):
     events, truths = stream.timelines(TRACES, seed=1)
+    if knock:  # a bump of the table a minute after the last stroke: no shot's
+        t = truths[-1]["strike_t"] + 60 * S
+        events["t9"].append({"t": t, "kind": "strike", "amp": 300, "ready": t + 1000, "shot": -1})
     lines = stream.assemble_input(events, seed=1, strike=strike)
     # as `railbird assemble --config` reads it
     cfg = from_dict(tomllib.loads(stream.config_toml()))
@@ -201,6 +204,12 @@ def test_hand_written_traces_through_the_assembler_with_and_without_the_strike()
     (brk,) = res["break_rows"]
     assert brk["truth_legal"] is False and brk["true_object_balls_to_rail"] == 3
     assert brk["rails_hit"] == ["F", "H", "LH", "RF"]
+
+    assert res["phantom_shots"] == 0
+
+    # the knock is assembled as a shot of its own that holds no shot's event
+    truths, res = run_variant(strike=True, knock=True)
+    assert res["assembled"] == 5 and res["phantom_shots"] == 1 and res["segmentation_n"] == 4
 
     truths, res = run_variant(strike=False)
     # the soft safety sends nothing: no shot, so it is segmented wrong

@@ -15,6 +15,8 @@ from pathlib import Path
 from . import physics, score, sensors, stream
 
 REPO = Path(__file__).resolve().parents[2]
+# The stress run's knocks on the strike sensor, per table and hour (stream.with_knocks)
+KNOCKS_PER_HOUR = 20
 
 
 def _simulate_all(plan: list[dict], jobs: int) -> list[dict]:
@@ -117,15 +119,18 @@ def main(argv=None) -> int:
     summary = corpus_summary(truth)
     results = {}
     cal = stream.calibration(args.seed)
-    for name, strike, calibrated in (
-        ("strike", True, None),
-        ("no-strike", False, None),
-        ("strike-calibrated", True, cal),
+    knocked = stream.with_knocks(events, args.seed, KNOCKS_PER_HOUR)
+    n_knocks = sum(1 for evs in knocked.values() for e in evs if e["shot"] < 0)
+    for name, evs, strike, calibrated in (
+        ("strike", events, True, None),
+        ("no-strike", events, False, None),
+        ("strike-calibrated", events, True, cal),
+        ("strike-knocks", knocked, True, None),
     ):
-        lines = stream.assemble_input(events, args.seed, strike=strike)
+        lines = stream.assemble_input(evs, args.seed, strike=strike)
         shots, took = run_assemble(lines, work, name, calibrated)
         t0 = time.monotonic()
-        res = score.score(truth, events, shots, strike=strike)
+        res = score.score(truth, evs, shots, strike=strike)
         res["assemble_s"] = round(took, 1)
         res["score_s"] = round(time.monotonic() - t0, 1)
         res["input_lines"] = len(lines)
@@ -181,6 +186,14 @@ def main(argv=None) -> int:
         f"{'with railbird calibrate (strike on):':44}pocketed set exact "
         f"{pct(c['pocketed_exact'])}, scratch {pct(c['scratch'])}"
     )
+    k = results["strike-knocks"]
+    print(
+        f"{'with knocks on the strike sensor:':44}{n_knocks} ({KNOCKS_PER_HOUR} per table-hour): "
+        f"segmentation "
+        f"{pct(k['segmentation'])}, pocketed set exact {pct(k['pocketed_exact'])}, "
+        f"{k['phantom_shots']} phantom shots, breaks wrong and unflagged "
+        f"{k['breaks_wrong_unflagged']}"
+    )
     print(f"break rulings ({s['breaks']} breaks, {s['breaks_illegal']} illegal in truth):")
     line("  wrong and unflagged", "breaks_wrong_unflagged", fmt=str, target="(target 0)")
     line("  wrong but flagged", "breaks_wrong_flagged", fmt=str)
@@ -196,7 +209,7 @@ def main(argv=None) -> int:
     sim = "cached" if sim_s is None else f"{sim_s:.0f} s"
     print(
         f"time: simulation {sim}, assemble {s['assemble_s']} + {o['assemble_s']} + "
-        f"{c['assemble_s']} s, "
+        f"{c['assemble_s']} + {k['assemble_s']} s, "
         f"total {total:.0f} s; details in {work}"
     )
     return 0

@@ -138,6 +138,8 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
         for e in evs:
             if e["kind"] == "strike" and not strike:
                 continue
+            if e["shot"] < 0:
+                continue  # a knock (stream.with_knocks): no shot's; phantom shots below
             j = find(e["t"])
             sensed.setdefault(e["shot"], []).append(j)
             if j is not None:
@@ -208,6 +210,8 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
     return {
         "shots": n,
         "assembled": len(shots),
+        # assembled shots holding no event of any shot: a knock taken for a stroke
+        "phantom_shots": len(shots) - len(holds),
         "segmentation": seg_ok / n if n else 0.0,
         "segmentation_n": seg_ok,
         "start_at_strike": start_ok / n if n else 0.0,

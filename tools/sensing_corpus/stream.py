@@ -96,6 +96,27 @@ def timelines(traces: list[dict], seed: int) -> tuple[dict, list[dict]]:
     return events, truth
 
 
+def with_knocks(events: dict, seed: int, per_hour: float) -> dict:
+    """`events` plus knocks the strike sensor takes for a stroke: a bump of the table, a
+    glass put down on the rail, a cue butt on the frame, at random times (Poisson,
+    `per_hour` per table) with amplitudes just over the threshold (210-700). They belong to
+    no shot (`shot` -1)."""
+    rng = random.Random(f"knocks-{seed}")
+    out = {}
+    for tid, evs in events.items():
+        lst = list(evs)
+        if evs and per_hour > 0:
+            t, end = min(e["t"] for e in evs), max(e["t"] for e in evs)
+            while True:
+                t += round(rng.expovariate(per_hour / 3600e6))
+                if t >= end:
+                    break
+                amp = rng.randint(210, 700)
+                lst.append({"t": t, "kind": "strike", "amp": amp, "ready": t + 1000, "shot": -1})
+        out[tid] = lst
+    return out
+
+
 def _sync_line(node: str, tid: str) -> str:
     # the exchange says host = node time exactly (offset 0, 200 µs round trip)
     t1 = SYNC_T1
