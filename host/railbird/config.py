@@ -133,7 +133,7 @@ class ClusterConfig:
     user: str = ""
     password: str = ""
     partitions: int = 16
-    lease_s: int = 3
+    lease_s: int = 5
     replicas: int = 3
     max_ack_pending: int = 256
 

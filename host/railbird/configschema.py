@@ -372,7 +372,11 @@ def _cluster() -> dict:
             "password": _str("", '`""` = env `RAILBIRD_NATS_PASSWORD`; never printed'),
             "partitions": _int(16, 1, 4096, "the tables are spread over this many partitions"),
             "lease_s": _int(
-                3, 1, 600, "a worker that stops renewing its partitions loses them after this"
+                5,
+                1,
+                600,
+                "a worker that stops renewing its partitions loses them after this; longer "
+                "than the cluster takes to elect a new leader after losing a server (a few s)",
             ),
             "replicas": _int(3, 1, 5, "the stream's and lease bucket's replicas"),
             "max_ack_pending": _int(

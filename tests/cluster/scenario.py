@@ -89,9 +89,11 @@ def run(tmp: Path, n_tables: int, play_s: float, drops: int, rails: int) -> dict
     figures: dict = {}
     with nats_cluster(tmp / "nats") as c:
         workers = {}
-        for name in ("w1", "w2"):
-            workers[name] = RailbirdRun(tmp / name, worker_config(c, name, tables, lease_s=2))
-            workers[name].start(lambda s: s.get("connected"), "worker connected", timeout=60)
+        for name in ("w1", "w2"):  # started together, as a hall's hosts boot
+            workers[name] = RailbirdRun(tmp / name, worker_config(c, name, tables))
+            workers[name].start(lambda s: True, "started")
+        for w in workers.values():
+            w.wait(lambda s: s.get("connected"), "worker connected", timeout=60)
         # both workers serve, between them, every table
         wait_for(
             lambda: (

@@ -8,6 +8,7 @@ read back with nats-py, and a cluster worker's config.
 from __future__ import annotations
 
 import asyncio
+import time
 from contextlib import contextmanager
 
 from railbird.cluster import subjects
@@ -40,7 +41,12 @@ def stream_messages(
             sub = await js.pull_subscribe(
                 "railbird.>",
                 stream=stream,
-                config=ConsumerConfig(ack_policy=AckPolicy.NONE, inactive_threshold=10),
+                config=ConsumerConfig(
+                    ack_policy=AckPolicy.NONE,
+                    inactive_threshold=10,
+                    mem_storage=True,
+                    num_replicas=1,
+                ),
             )
             out = []
             while not out or out[-1][0] < last:
@@ -51,10 +57,17 @@ def stream_messages(
         finally:
             await nc.close()
 
-    return asyncio.run(asyncio.wait_for(run(), timeout))
+    for attempt in range(3):  # a cluster that lost a server answers slowly for a while
+        try:
+            return asyncio.run(asyncio.wait_for(run(), timeout))
+        except Exception:
+            if attempt == 2:
+                raise
+            time.sleep(1)
+    raise AssertionError("unreachable")
 
 
-def worker_config(cluster, worker: str, tables: dict, extra: str = "", lease_s: int = 2) -> str:
+def worker_config(cluster, worker: str, tables: dict, extra: str = "", lease_s: int = 4) -> str:
     """A `railbird run` config for one worker; `tables`: table id -> node id."""
     urls = ", ".join(f'"{u}"' for u in cluster.nats_urls)
     lines = [

@@ -104,6 +104,7 @@ class ClusterIngest:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop = False
+        self._closed = False
         self._mid = 0
         self._msgs: dict = {}  # mid -> (msg, table key, stream seq)
         self.positions: dict = {}  # table key -> last stream seq this journal holds
@@ -200,14 +201,17 @@ class ClusterIngest:
         self._thread.start()
 
     def stop(self) -> None:
-        self._stop = True
-        if self.loop is not None and self._thread is not None:
+        """Hand every partition over (what the daemon holds journalled and acknowledged
+        first), leave, and close the connection."""
+        if self.loop is not None and self._thread is not None and self._thread.is_alive():
             fut = asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop)
             try:
-                fut.result(10)
+                fut.result(20)
             except Exception as e:  # noqa: BLE001 - stopping anyway; the leases expire
-                log.warning("cluster: shutdown incomplete: %s", e)
+                log.warning("cluster: shutdown incomplete: %r", e)
+            self._closed = True
             self._thread.join(10)
+        self._stop = True
 
     # -- the NATS side (its own thread and loop) ---------------------------------------------
     def _main(self) -> None:
@@ -252,7 +256,11 @@ class ClusterIngest:
         self.connected.set()
         self.inbox.put(("caught_up", wall_us()))
         renew = asyncio.ensure_future(self._loop(self._renew, self.cc.lease_s / 4))
+        # workers started together see each other before the first share is taken
+        await asyncio.sleep(self.cc.lease_s / 2)
         await self._loop(self._balance, self.cc.lease_s / 2)
+        while not self._closed:  # `_shutdown` hands the partitions over
+            await asyncio.sleep(0.05)
         renew.cancel()
 
     async def _loop(self, step, period: float) -> None:
@@ -420,11 +428,14 @@ class ClusterIngest:
         log.info("cluster: %s released partition %d", self.worker, p)
 
     async def _shutdown(self) -> None:
-        for p in list(self.owned):
-            await self._release(p)
-        with contextlib.suppress(Exception):  # else it expires after lease_s
-            await self.kv.delete(f"w.{self.worker}")
-        await self.nc.drain()
+        self._stop = True  # no more leases taken, no more fetching
+        try:
+            await asyncio.gather(*(self._release(p) for p in list(self.owned)))
+            with contextlib.suppress(Exception):  # else it expires after lease_s
+                await self.kv.delete(f"w.{self.worker}")
+            await asyncio.wait_for(self.nc.drain(), 5)
+        finally:
+            self._closed = True
 
     # -- taking tables over ------------------------------------------------------------------
     async def _take(self, p: int) -> None:
@@ -492,7 +503,7 @@ class ClusterIngest:
         # the backlog (published while the table had no owner) before ticks resume: until
         # a message says nothing more is pending (not until a quiet moment: the table's
         # own feeds and the node's time-sync requests are in the stream too)
-        while await self._fetch(t, psub, timeout=0.5):
+        while await self._fetch(t, psub, timeout=0.2):
             pass
         log.info(
             "cluster: %s/%s: adopted up to %d, consuming from %d in %.2f s (position %.2f, "
@@ -510,11 +521,54 @@ class ClusterIngest:
             t.task = asyncio.ensure_future(self._consume(t, psub))
 
     async def _adopt(self, t: _Table, after: int, upto: int) -> None:
-        """The table's messages in (after, upto] from the stream, as `adopted` input: read
-        one by one (the next message of the table's subjects), which creates no consumer."""
+        """The table's messages in (after, upto] from the stream, as `adopted` input: in
+        batches through an ephemeral consumer (in memory, one replica, no acks); should it
+        fail, one by one (the next message of the table's subjects, no consumer)."""
+        seq = after
+        try:
+            seq = await self._adopt_batches(t, seq, upto)
+        except Exception as e:  # noqa: BLE001 - the slow way below
+            log.warning("cluster: adopting %s/%s in batches: %r; one by one", *t.key, e)
+        await self._adopt_each(t, seq, upto)
+
+    async def _adopt_batches(self, t: _Table, seq: int, upto: int) -> int:
+        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+        cfg = ConsumerConfig(
+            ack_policy=AckPolicy.NONE,
+            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+            opt_start_seq=seq + 1,
+            inactive_threshold=10,
+            mem_storage=True,
+            num_replicas=1,
+        )
+        sub = await self._retry(
+            "adopt", self.js.pull_subscribe, t.filter, stream=subjects.STREAM, config=cfg, tries=5
+        )
+        try:
+            misses = 0
+            while seq < upto:
+                try:
+                    msgs = await sub.fetch(FETCH, timeout=1)
+                except Exception:  # a timeout: nothing more, or a slow server
+                    misses += 1
+                    if misses == 3:
+                        raise
+                    continue
+                for m in msgs:
+                    n = m.metadata.sequence.stream
+                    if n > upto:
+                        return upto
+                    await self._adopt_one(subjects.topic(m.subject), m.data, stream_us(m), n)
+                    seq = n
+            return seq
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    async def _adopt_each(self, t: _Table, seq: int, upto: int) -> None:
         from nats.js.errors import NotFoundError
 
-        seq = after
         while seq < upto:
             try:
                 m = await self._retry(
@@ -528,13 +582,15 @@ class ClusterIngest:
                 )
             except NotFoundError:
                 break  # nothing after seq: the floor was a message no longer kept
-            seq = m.seq
-            if seq > upto:
+            if m.seq > upto:
                 break
-            tpc = subjects.topic(m.subject)
-            if subjects.host_input(tpc):
-                await self._put(("adopted", raw_us(m), tpc, m.data, seq))
-                self.adopted += 1
+            seq = m.seq
+            await self._adopt_one(subjects.topic(m.subject), m.data, raw_us(m), seq)
+
+    async def _adopt_one(self, tpc: str, data: bytes, rx: int, seq: int) -> None:
+        if subjects.host_input(tpc):
+            await self._put(("adopted", rx, tpc, data, seq))
+            self.adopted += 1
 
     async def _fetch(self, t: _Table, psub, timeout: float) -> int:
         """One fetch into the inbox -> how many messages the consumer still had pending

@@ -51,7 +51,7 @@ with --check-config. The full key reference: docs/host.md "Configuration".
             out takes table_size's default), referee = false (true: a referee at the
             table decides what the sensors cannot; protocol/REFEREE.md §3b)
   [cluster]  nats = ["nats://host:4222", ...], worker = "w1" (both required), user = "",
-            password = "" (or env RAILBIRD_NATS_PASSWORD), partitions = 16, lease_s = 3,
+            password = "" (or env RAILBIRD_NATS_PASSWORD), partitions = 16, lease_s = 5,
             replicas = 3, max_ack_pending = 256: this daemon is one worker of a NATS
             JetStream cluster; [broker] is then the cluster's MQTT gateway (the display
             feeds); docs/scaling.md
