@@ -22,7 +22,7 @@ import math
 import random
 
 # Version of this model: part of the report, not of the physics cache key.
-SENSOR_VERSION = 1
+SENSOR_VERSION = 2
 
 POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 RAILS = ("H", "F", "LH", "LF", "RH", "RF")
@@ -39,6 +39,14 @@ RAIL_THRESHOLD = 200  # firmware/config.json's rail threshold (12-bit ADC)
 RAIL_REFRACTORY_US = 50_000
 RAIL_GAIN = 700.0  # ADC counts per m/s of the ball's change of velocity, at the piezo
 RAIL_ATTENUATION_M = 0.8  # amplitude falls as 1 / (1 + distance / this) along the rail
+# A hard hit is heard through the frame by the other rails' piezos, the nearest (the rails
+# that share a pocket with it) louder: the fraction of its amplitude each one gets.
+CROSSTALK_NEAR = 0.10
+CROSSTALK_FAR = 0.03
+NEAR = {
+    tuple(sorted(p))
+    for p in (("H", "LH"), ("H", "RH"), ("F", "LF"), ("F", "RF"), ("LH", "LF"), ("RH", "RF"))
+}
 STRIKE_THRESHOLD = 200
 STRIKE_REFRACTORY_US = 30_000
 CLICK_GAIN = 160.0  # ADC counts per m/s of a ball-ball contact (a cue strike is louder)
@@ -112,24 +120,24 @@ def sense(trace: dict, t0_us: int, hw: dict, rng: random.Random, table: str) -> 
             rail = e["rail"]
             px, py = _piezo_xy(rail, table)
             d = math.hypot(e["x"] - px, e["y"] - py)
-            amp = RAIL_GAIN * e["dv"] * hw["rail_gain"][rail] / (1 + d / RAIL_ATTENUATION_M)
-            amp = min(4095, round(amp * math.exp(rng.gauss(0, 0.15))))
-            if amp < RAIL_THRESHOLD:
-                continue  # a soft touch: below the channel's threshold
-            prev = last_rail.get(rail)
-            if prev is not None and t - prev < RAIL_REFRACTORY_US:
-                continue  # within the refractory time of the last reported hit
-            last_rail[rail] = t
-            out.append(
-                {
-                    "t": t,
-                    "kind": "rail",
-                    "rail": rail,
-                    "amp": amp,
-                    "ready": t + 1000,
-                    "ball": e["ball"],
-                }
-            )
+            raw = RAIL_GAIN * e["dv"] * hw["rail_gain"][rail] / (1 + d / RAIL_ATTENUATION_M)
+            raw *= math.exp(rng.gauss(0, 0.15))
+            heard = [(rail, t, raw, e["ball"])]
+            for other in RAILS:
+                if other != rail:
+                    k = CROSSTALK_NEAR if tuple(sorted((rail, other))) in NEAR else CROSSTALK_FAR
+                    echo = raw * k * math.exp(rng.gauss(0, 0.2))
+                    heard.append((other, t + rng.randint(300, 900), echo, -1))
+            for r, tr, a, ball in heard:
+                amp = min(4095, round(a))
+                if amp < RAIL_THRESHOLD:
+                    continue  # a soft touch (or a faint echo): below the channel's threshold
+                prev = last_rail.get(r)
+                if prev is not None and tr - prev < RAIL_REFRACTORY_US:
+                    continue  # within the refractory time of the last reported hit
+                last_rail[r] = tr
+                ev = {"t": tr, "kind": "rail", "rail": r, "amp": amp, "ready": tr + 1000}
+                out.append(dict(ev, ball=ball))
         elif typ == "pocket":
             p = e["pocket"]
             chute = hw["chute_ms"][p] + rng.uniform(-25, 25)
