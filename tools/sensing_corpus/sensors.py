@@ -12,8 +12,9 @@ What each sensor does (tools/sensing_corpus/README.md has the reasons and the nu
 - the cue-ball detector in the ball return: the cue ball arrives after a return delay that
   depends on the pocket (the return runs to the foot end);
 - rail piezos, one per cushion segment: the peak amplitude grows with the impact (the ball's
-  change of speed) and falls with the distance from the piezo; hits below the channel's
-  threshold (soft touches) and within its refractory time are not reported.
+  change of speed) and falls with the distance from the piezo; the other rails' piezos hear
+  a hit faintly through the frame (crosstalk); hits below the channel's threshold (soft
+  touches, most echoes) and within its refractory time are not reported.
 """
 
 from __future__ import annotations
