@@ -116,8 +116,9 @@ def test_a_released_drop_is_shown_in_play_before_the_shot_closes(broker, tmp_pat
         stream = Stream(f"{url}/events/v/club/t/t1")
         stream.first(lambda s: s["table"] == "t1", 10, "the table's snapshot")
         node.drop("FR", dur_us=30_000)
+        host.wait(lambda s: s["events"] >= 1, "the drop ingested", timeout=20)
         # provisional first: the pocket, no shot closed yet
-        t_ip, snap = stream.first(lambda s: _pockets(s.get("inplay")) == ["FR"], 10, "FR in play")
+        t_ip, snap = stream.first(lambda s: _pockets(s.get("inplay")) == ["FR"], 20, "FR in play")
         assert snap["inplay"]["provisional"] is True
         assert snap["last_shot"] is None, snap["last_shot"]
         # the terminal board (over MQTT) says so while the shot is open
