@@ -1094,10 +1094,13 @@ def report(results: list) -> list:
     bound = (QUIET_MS + SHOT_SLACK_MS) * 1000
     for r in results:
         p99 = r["feed_last"]["p99"]
-        verdict = "OK" if p99 is not None and p99 <= bound and r["kept_up"] else "NOT MET"
+        current = r["summary_tables_wrong"] == 0 and r["index_ok"]
+        met = p99 is not None and p99 <= bound and r["kept_up"] and current
         lines.append(
-            f"{r['n']:>6,} tables: last event -> shot feed p99 {_ms(p99)} ms against quiet_ms + "
-            f"{SHOT_SLACK_MS} = {QUIET_MS + SHOT_SLACK_MS} ms: {verdict}; {r['drops']:,} drops, "
+            f"{r['n']:>6,} tables: {'MET' if met else 'NOT MET'}: kept up "
+            f"{'yes' if r['kept_up'] else 'no'}, last event -> shot feed p99 {_ms(p99)} ms "
+            f"(bound quiet_ms + {SHOT_SLACK_MS} = {QUIET_MS + SHOT_SLACK_MS} ms), summary "
+            f"{'current' if current else 'not current'}; {r['drops']:,} drops, "
             f"{r['shots_fed']:,} shots fed, {r['late_events']:,} late events, "
             f"{r['referee_sent']:,} referee inputs, load generators "
             f"{r['generators_cpu'] * 100:.0f}% CPU"
@@ -1110,6 +1113,13 @@ def report(results: list) -> list:
                 f"time for a CPU); at that cost one core keeps up with about "
                 f"{r['n'] / max(_needs(r), 1e-9):,.0f} tables"
             )
+    busy = [r for r in results if r["load"] > (os.cpu_count() or 1)]
+    if busy:
+        lines.append(
+            f"NOTE: the machine was busy (load average above its {os.cpu_count()} CPUs at N = "
+            f"{', '.join(str(r['n']) for r in busy)}): the daemon waited for a CPU (`waited`), "
+            "so these figures understate what one core of its own does"
+        )
     return lines
 
 
@@ -1163,6 +1173,9 @@ def main(argv=None) -> int:
         f"{len(cpus)} CPUs: the daemon on CPU {cpus[0]}, broker and load generators on the rest;"
         f" N = {', '.join(map(str, ns))}; {args.seconds:.0f} s measured per N"
     )
+    load = os.getloadavg()[0]
+    if load > len(cpus) / 2:
+        log(f"the machine is busy already (load average {load:.1f}): figures will be pessimistic")
     results = []
     base = Path(tempfile.mkdtemp(prefix="railbird-bench-scale-"))
     try:
