@@ -156,6 +156,7 @@ ROUTES = [
     "/api/session/{venue}",
     "/api/fouls/{game}",
     "/events/v/{venue}",
+    "/events/v/{venue}/t/{table}",
     "/v/{venue}/history",
     "/v/{venue}/history/{player}",
     "/api/v/{venue}/history",
