@@ -3,7 +3,8 @@
 Pages: /v/<venue>/ (venue board), /v/<venue>/<table>/ or /v/<venue>/t/<table>/ (table
 page), /v/<venue>/t/<table>/overlay (streaming overlay), /v/<venue>/t/<table>/referee (the
 referee app); an unknown venue or table is a 404 page. JSON: /api/v/<venue>,
-/api/v/<venue>/<table>. The live stream (/events/v/<venue>) is server.py's.
+/api/v/<venue>/<table>. The live streams (/events/v/<venue>, /events/v/<venue>/t/<table>) are
+server.py's.
 """
 
 from __future__ import annotations
