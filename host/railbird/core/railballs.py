@@ -98,6 +98,8 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
     graph whose edge i -> j says one ball can make hit j after hit i (it can travel from
     rail i to rail j in the time between them), = len(hits) - maximum matching."""
     n = len(hits)
+    if n < 2:
+        return n  # no pair to match (a shot with one rail hit or none)
     speed = speed_mm_s
     ts = [h.t for h in hits]
     rs = [h.rail for h in hits]

@@ -216,9 +216,10 @@ def pair_cues(drops: list, cues: list, p: ShotParams) -> tuple:
     # return delay: that drop was the cue ball. The return time depends on the pocket, so
     # an object ball that drops after the cue ball can be the nearer one. Ties go to the
     # earlier drop (drops are in timeline order), so replays pair alike.
-    expected = dict(p.cue_return_us)
-    slowest = max(expected.values())
-    window = p.cue_window_us()
+    if cues:  # most shots have none: no need for the expected delays (per shot, per drop)
+        expected = dict(p.cue_return_us)
+        slowest = max(expected.values())
+        window = p.cue_window_us()
     for c in cues:
         best = best_err = None
         for i, e in enumerate(drops):
