@@ -1,11 +1,11 @@
 """The deterministic core of the daemon: messages in, journal records out.
 
 `Pipeline` turns raw MQTT messages (topic, payload, receive time), local referee input and
-time ticks into records (events released in timeline order, late events, shots, game states,
-referee results, node status). It does no I/O: the daemon journals the input and the records
-in one transaction and then calls the outputs; a restart replays the journalled inputs
-through a fresh Pipeline and arrives at exactly the same state (docs/architecture.md,
-"Journal rebuild").
+time ticks into records (events released in timeline order, late events, the provisional
+`inplay` view of the shot in play, shots, game states, referee results, node status). It
+does no I/O: the daemon journals the input and the records in one transaction and then
+calls the outputs; a restart replays the journalled inputs through a fresh Pipeline and
+arrives at exactly the same state (docs/architecture.md, "Journal rebuild").
 
 Per-node watermarks (docs/host.md "Per-node watermarks"): each node of a table that has
 reported has a `NodeMark`: `known`, its newest event time (or a fresh status with nothing
@@ -19,6 +19,11 @@ up (a live synced event, or a fresh status with empty queue and spill); a hold o
 `max_hold_ms` (host time of the input) expires: the node is `gone`, the table moves on, and
 its later events are late as before. All of it is a function of the journalled inputs
 (receive times, ticks, reconnects), so replays are exact.
+
+A node's own watermark (`wm` of its batches, `NodeMark.wm`: all its events before it are in)
+replaces the window for that node once its clock is synced: a one-node table is released up
+to it when the batch arrives; across nodes the window for a silent node is `cross_window`,
+sized from the clock models' measured uncertainty (docs/shots.md "Release").
 
 Memory is bounded (docs/reliability.md, item 11): per node, the clock model, dedup set and
 warnings of its BOOTS_KEPT (4) most recently active boots (a dedup set keeps at most 4,096
