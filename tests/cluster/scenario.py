@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from harness.hostproc import RailbirdRun
-from harness.nats import nats_cluster, stream_messages, worker_config
+from harness.nats import connect, nats_cluster, stream_messages, worker_config
 from railbird.cluster import subjects
 from railbird.cluster.reference import journalled, reference_run
 from railbird.config import load
@@ -25,9 +25,7 @@ from rbnode.simnode import SimNode
 
 def stream_leader(urls) -> str:
     async def run():
-        import nats
-
-        nc = await nats.connect(servers=urls, connect_timeout=2)
+        nc = await connect(urls)
         try:
             for _ in range(100):
                 try:
@@ -48,9 +46,7 @@ def drained(urls, tables) -> bool:
     """Every table's consumer has nothing left to deliver and nothing unacknowledged."""
 
     async def run():
-        import nats
-
-        nc = await nats.connect(servers=urls, connect_timeout=2)
+        nc = await connect(urls)
         try:
             js = nc.jetstream(timeout=2)
             for t in tables:

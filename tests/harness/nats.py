@@ -15,6 +15,18 @@ from railbird.cluster import subjects
 from railbird.cluster.local import LocalCluster
 
 
+async def _quiet(e):
+    """nats-py logs each failed connection attempt with a traceback (a killed server stays
+    in the list): tests say what failed themselves."""
+
+
+async def connect(urls, **kw):
+    """A nats-py connection to any of `urls` that does not log the servers it cannot reach."""
+    import nats
+
+    return await nats.connect(servers=urls, connect_timeout=2, error_cb=_quiet, **kw)
+
+
 @contextmanager
 def nats_cluster(workdir, **kw):
     c = LocalCluster(workdir, **kw).start()
@@ -31,10 +43,9 @@ def stream_messages(
     from railbird.cluster.ingest import stream_us
 
     async def run():
-        import nats
         from nats.js.api import AckPolicy, ConsumerConfig
 
-        nc = await nats.connect(servers=urls, connect_timeout=2, user=user, password=password)
+        nc = await connect(urls, user=user, password=password)
         try:
             js = nc.jetstream(timeout=5)
             last = (await js.stream_info(stream)).state.last_seq

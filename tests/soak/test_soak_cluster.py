@@ -30,7 +30,8 @@ def test_soak_cluster(tmp_path, soak_report):
             f"play: {MINUTES:g} min on 8 tables, 3 nats-server, 2 workers",
             f"stream: {fig['messages']} messages, {fig['inputs']} host inputs (ticks too)",
             f"events: {events} in the single-host run; journalled twice across the "
-            f"journals: {len(got['duplicates'])}",
+            f"journals: {len(got['duplicates'])}; quarantined (stamped beyond their "
+            f"arrival, in both runs alike): {ref['quarantined']}",
             f"shots: {shots}; tables whose shots differ from the single-host run: "
             + str(sum(got["shots"].get(t, []) != v for t, v in ref["shots"].items())),
             f"killed: {fig['nats_killed']} (the stream's leader), then worker "

@@ -168,7 +168,17 @@ class ClusterIngest:
         """Daemon thread: tick these tables, through the stream (`tick_in` comes back)."""
         payload = json.dumps({"v": 1, "by": self.worker}).encode()
         for venue, table in keys:
-            self.publish(subjects.tick_topic(venue, table), payload)
+            # a table this worker no longer serves (handed over, or known only from its
+            # journal) stays in its pipeline, stale: its owner ticks it
+            if self._serving((venue, table)):
+                self.publish(subjects.tick_topic(venue, table), payload)
+
+    def _serving(self, key) -> bool:
+        return any(
+            t.key == key and t.task is not None
+            for p in list(self.owned)  # other threads ask too: a copy, taken atomically
+            for t in self.parts.get(p, ())
+        )
 
     def heartbeat(self, retain: bool = False) -> None:
         if self.connected.is_set() and self.loop is not None:
@@ -184,11 +194,12 @@ class ClusterIngest:
             self.publish(topic, codec.encode("host", msg))
 
     def stats(self) -> dict:
-        tables = sorted(t.key[1] for p in self.owned for t in self.parts.get(p, ()))
+        owned = list(self.owned)  # the main thread asks: a copy, taken atomically
+        tables = sorted(t.key[1] for p in owned for t in self.parts.get(p, ()))
         return {
             "cluster_worker": self.worker,
             "cluster_tables": tables,
-            "cluster_partitions": sorted(self.owned),
+            "cluster_partitions": sorted(owned),
             "cluster_takeovers": self.takeovers,
             "cluster_takeovers_pending": self._paused,
             "cluster_adopted": self.adopted,
@@ -685,11 +696,7 @@ class ClusterIngest:
             _kind, venue, table, node, req = codec.decode_message(tpc, msg.data)
         except codec.ProtocolError:
             return
-        if not any(
-            t.key == (venue, table) and t.task is not None
-            for p in self.owned
-            for t in self.parts.get(p, ())
-        ):
+        if not self._serving((venue, table)):
             return  # another worker's table: it answers
         resp = {"v": 1, "id": req["id"], "t1": req["t1"], "t2": rx, "t3": wall_us()}
         await self.nc.publish(

@@ -19,9 +19,10 @@ from railbird.core.pipeline import Pipeline, shot_json
 def reference_run(cfg, messages) -> dict:
     """`messages`: [(stream seq, rx µs, topic, payload)] in stream order. -> {"events":
     {table: [(node, boot, seq, t)] in release order}, "shots": {table: [shot JSON]},
-    "states": {table: (game, state, fen) of the last state}}."""
+    "states": {table: (game, state, fen) of the last state}, "quarantined": events stamped
+    beyond their arrival, kept aside}."""
     pipe = Pipeline(cfg)
-    out: dict = {"events": {}, "shots": {}, "states": {}}
+    out: dict = {"events": {}, "shots": {}, "states": {}, "quarantined": 0}
 
     def take(records):
         for r in records:
@@ -33,6 +34,8 @@ def reference_run(cfg, messages) -> dict:
                 out["shots"].setdefault(r["table"], []).append(shot_json(r["shot"]))
             elif typ == "state":
                 out["states"][r["table"]] = (r["game"], r["state"], r["fen"])
+            elif typ == "quarantined":
+                out["quarantined"] += 1
 
     for _seq, rx, topic, payload in messages:
         if not host_input(topic):
