@@ -193,6 +193,16 @@ POCKETS = ["HL", "HR", "SL", "SR", "FL", "FR"]
 def shot_for(draw, state):
     """A physically possible shot on this table (balls that are there, each once)."""
     table = sorted(set(state["balls_on_table"]) | set(state["to_spot"]))
+    if state["breaking"] and draw(st.booleans()):
+        # a dry break as the sensors see it: whether it is legal is in doubt, so it is held
+        # for the referee or ruled provisional (REFEREE.md §3b)
+        return {
+            "type": "shot",
+            "pocketed": [],
+            "object_balls_to_rail": 0,
+            "object_balls_to_rail_range": [0, len(table)],
+            "uncertain": ["cue_ball_to_rail", "object_balls_to_rail"],
+        }
     down = draw(st.lists(st.sampled_from(table), unique=True, max_size=3)) if table else []
     if draw(st.booleans()):
         down.append(0)  # a scratch
