@@ -119,6 +119,20 @@ def test_without_receive_times_wm_still_releases():
     assert released(p.on_message(*batch([e1], wm=1_520_000), None)[2]) == [("rail", 1_500_000)]
 
 
+def test_a_forgotten_boot_takes_its_wm_along():
+    """A node that rebooted BOOTS_KEPT times since its last batch: the old boot's clock
+    model is forgotten, and its watermark with it (it would be mapped by nothing)."""
+    p = Pipeline(cfg())
+    synced(p)
+    (e0,) = S.number([S.ev(1000, "rail", rail="F", amp=900)])
+    p.on_message(*batch([e0], wm=1_020_000), OFF + 1_030_000)
+    m = table(p).marks[S.NODE]
+    assert m.wm is not None
+    for boot in range(2, 7):  # sync samples of later boots only
+        synced(p, boot=boot)
+    assert m.wm is None and m.wm_boot is None
+
+
 def test_wm_never_runs_past_the_batchs_arrival():
     """A node cannot have sent what has not happened: a wm stamped beyond the batch's
     arrival (a broken clock) is taken as the arrival, so later events are not late."""

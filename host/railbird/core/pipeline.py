@@ -137,6 +137,9 @@ class Table:
         self.timeline.forget(node, boot)
         for warned in (self.unsynced_warned, self.conflicted, self.quarantine_warned):
             warned.discard((node, boot))
+        m = self.marks.get(node)
+        if m is not None and m.wm_boot == boot:  # its clock model goes too
+            m.wm = m.wm_boot = None
 
     def shot_in_play(self) -> bool:
         """Activity on the table that is not yet a ruled shot: an open shot, or events
