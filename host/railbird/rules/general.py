@@ -163,13 +163,19 @@ class GeneralRules(MatchLayer):
         shot = doubt.settled_but(shot, [f for f, _ in ax if f not in names], said)
         ax = [a for a in ax if a[0] in names]
         choices = []
-        fair_label = None
-        for _state, members in groups:
+        fair_i = 0
+        for i, (_state, members) in enumerate(groups):
             rep = doubt.nearest(members, said)
             label, rule = self.outcome(st, replace(shot, **rep))
             choices.append({"label": label, "facts": {f: rep[f] for f in names}, "rule": rule})
             if fair in members:
-                fair_label = label
+                fair_i = i
+        labels = [c["label"] for c in choices]
+        for c in choices:  # two outcomes alike in name: their facts tell the buttons apart
+            if labels.count(c["label"]) > 1:
+                facts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c["facts"].items())
+                c["label"] = f"{c['label']} ({facts})"
+        fair_label = choices[fair_i]["label"]
         text = doubt.describe(shot, ax)
         fouled = [c["rule"] for c in choices if c["rule"] is not None]
         rule = fouled[0] if fouled else "1.10"
