@@ -15,6 +15,7 @@ commit, takes over the tables of a worker whose lease ran out, rebuilding them f
 stream), `reference` (the single-host run of a stream's messages that a cluster's result
 must equal).
 
-May import: config, daemon, core, outputs (the feeds client), broker (`free_port`); nats-py
-(the `cluster` extra). Imported by: commands (run), bench tools and tests.
+May import: core (the pipeline, for the reference run), broker (`free_port`), rbproto;
+nats-py (the `cluster` extra). The daemon does not import it: `railbird run`
+(commands/run) hands `ClusterIngest` to the daemon. Imported by: commands and tests.
 """

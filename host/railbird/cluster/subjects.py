@@ -41,14 +41,17 @@ def host_input(topic: str) -> bool:
     table's tick (`tick_topic`)."""
     p = topic.split("/")
     if len(p) == 5:
-        return p[4] in ("referee", "tick")
+        return p[4] == "referee" or (p[1] == "cluster" and p[4] == "tick")
     return len(p) >= 7 and p[4] == "node" and "/".join(p[6:]) in INPUT_LEAVES
 
 
 def tick_topic(venue: str, table: str) -> str:
     """Cluster mode: a table's time tick is an input in the stream, published by the worker
-    that owns the table ({"v": 1, "by": worker}; its time is the stream's timestamp)."""
-    return f"railbird/v1/{venue}/{table}/tick"
+    that owns the table ({"v": 1, "by": worker}; its time is the stream's timestamp). Under
+    `railbird/cluster/`, not the protocol's version root, so that no MQTT client of the
+    protocol's tree (`railbird/v1/<venue>/#`) ever sees one; still in the stream's subjects
+    and the table's consumer filter (`railbird.*.<venue>.<table>.>`)."""
+    return f"railbird/cluster/{venue}/{table}/tick"
 
 
 def table_subject(venue: str, table: str) -> str:
