@@ -61,7 +61,7 @@ def obj(draw, required, optional, extra=True):
 
 
 # event kinds no v1 codec knows (a later additive change): receivers count and skip them
-unknown_kind = st.from_regex(r"\A[a-z0-9_]{1,32}\Z", fullmatch=True).filter(
+unknown_kind = st.text("abcdefghijklmnopqrstuvwxyz0123456789_", min_size=1, max_size=32).filter(
     lambda k: k not in codec.EVENT_KINDS
 )
 
@@ -71,8 +71,10 @@ def unknown_event(draw, seq):
     """An event of a kind this codec does not know, with fields of any shape: even fields
     named like a known kind's (pocket, amp) with values that kind would refuse."""
     e = {"seq": seq, "t": draw(u64), "kind": draw(unknown_kind)}
-    for name in draw(st.lists(st.sampled_from(["pocket", "rail", "amp", "dur", "n", "x"]))):
-        e[name] = draw(json_value)
+    for name in draw(
+        st.lists(st.sampled_from(["pocket", "rail", "amp", "dur", "n", "x"]), max_size=3)
+    ):
+        e[name] = draw(json_scalar)
     return e
 
 
@@ -459,6 +461,7 @@ def test_unknown_kinds_never_change_validation_of_the_rest(msg, data):
     anywhere in a batch, neither refuse a good batch nor excuse a bad one; only seq, t and the
     kind name of the new events are checked."""
     known = msg["events"]
+    del known[codec.MAX_EVENTS - 8 :]  # room for the inserted events
     if data.draw(st.booleans()):  # maybe break one known event in a way only its kind checks
         bad = data.draw(st.sampled_from(known))
         bad["kind"] = data.draw(st.sampled_from(["drop", "rail", "jam", "lost"]))
@@ -467,7 +470,7 @@ def test_unknown_kinds_never_change_validation_of_the_rest(msg, data):
     _, err = outcome(codec.validate, "events", msg)
     # insert unknown-kind events at random places, then renumber seq to stay increasing
     events = list(known)
-    for _ in range(data.draw(st.integers(1, codec.MAX_EVENTS - len(known)))):
+    for _ in range(data.draw(st.integers(1, 8))):
         at = data.draw(st.integers(0, len(events)))
         events.insert(at, data.draw(unknown_event(0)))
     for i, e in enumerate(events):
