@@ -65,7 +65,8 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
     drop (a scratch is assumed), and `pocketed` when a beam lost edges or jammed (a ball
     may be missing), and `rail_after_contact` on a shot that opened at a strike and then
     sensed no rail and no pocket (a soft safety: a no-rail foul candidate). Play goes on as
-    sensed either way."""
+    sensed, except where such a fact decides the ruling: then the rules wait for the referee
+    or rule the fair default, provisional (REFEREE.md §3b)."""
     pocketed = []
     for p in shot["pocketed"]:
         item = {"pocket": p["pocket"]}
@@ -114,7 +115,8 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
     if shot.get("strike") and not shot["rails"] and not pocketed and not shot.get("cue_unpaired"):
         # A stroke (the strike sensor heard it) that reached no rail and pocketed nothing: a
         # no-rail foul (6.3) as sensed, unless a touch too soft for the rail sensors did
-        # reach one. Ruled as sensed; the referee confirms or corrects (REFEREE.md §3a).
+        # reach one. The foul depends on it, so the rules hold the shot for the referee or
+        # rule the fair default (no foul), provisional (REFEREE.md §3b).
         uncertain.add("rail_after_contact")
     if uncertain:
         inp["uncertain"] = sorted(uncertain)
