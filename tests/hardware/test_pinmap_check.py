@@ -136,6 +136,25 @@ def test_analog_on_adc2_s3(s3):
     assert "ADC2" in errs[0].message
 
 
+def test_strike_input_follows_the_rail_rules(s3):
+    s3["strike"][0]["amp"]["pin"] = 38  # no ADC
+    errs = only_error(s3, "not-adc", 38)
+    assert "strike0.amp" in errs[0].message
+    s3["strike"][0]["amp"]["pin"] = 8
+    s3["strike"][0]["edge"]["pin"] = 46  # a strapping pin for the comparator edge
+    errs = only_error(s3, "strapping-pin", 46)
+    assert "strike0.edge" in errs[0].message
+
+
+def test_strike_input_shape_and_a_comparator_only_input(s3):
+    del s3["strike"][0]["amp"]  # comparator only: no analog pin needed
+    assert check.errors(check.check(s3)) == []
+    assert pinmap_core.hal_pinmap(s3)["strike"] == [[9, None, None]]
+    s3["strike"].append({"ch": 1, "edge": {"pin": 8}})
+    with pytest.raises(pinmap_core.PinmapError, match="too many: strike"):
+        pinmap_core.validate(s3)
+
+
 @pytest.mark.parametrize("pin", [0, 5, 12, 15])
 def test_strapping_pin_for_a_sensor(esp32, pin):
     esp32["beams"][3]["pin"] = pin
