@@ -15,12 +15,15 @@ import asyncio
 import time
 from pathlib import Path
 
+import paho.mqtt.client as paho
+
 from harness.hostproc import RailbirdRun
 from harness.nats import connect, nats_cluster, stream_messages, worker_config
 from railbird.cluster import subjects
 from railbird.cluster.reference import journalled, reference_run
 from railbird.config import load
 from rbnode.simnode import SimNode
+from rbproto import codec
 
 
 def stream_leader(urls) -> str:
@@ -63,6 +66,22 @@ def drained(urls, tables) -> bool:
         return False
 
 
+def referee_lags(port: int, tables) -> None:
+    """The lag of every table, as a referee console sends it (MQTT QoS 1 to the gateway):
+    the rules rule nothing before it, so without it every table's state would stay put."""
+    c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="referee", protocol=paho.MQTTv311)
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    try:
+        for i, t in enumerate(sorted(tables)):
+            msg = {"v": 1, "input": {"type": "lag", "winner": i % 2}, "id": f"lag-{t}"}
+            info = c.publish(codec.topic("club", t, "referee"), codec.encode("referee", msg), qos=1)
+            info.wait_for_publish(10)
+    finally:
+        c.loop_stop()
+        c.disconnect()
+
+
 def wait_for(cond, what: str, timeout: float, poll: float = 0.1):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -100,6 +119,7 @@ def run(tmp: Path, n_tables: int, play_s: float, drops: int, rails: int) -> dict
             "the tables shared by both workers",
             60,
         )
+        referee_lags(c.mqtt_ports[0], tables)  # the referee starts each match, over MQTT
         leader = stream_leader(c.nats_urls)
         victim = next(i for i in range(c.size) if c.name(i) == leader)
         gateways = [c.mqtt_ports[i] for i in range(c.size) if i != victim]
@@ -167,4 +187,5 @@ def check(fig: dict) -> None:
     for t in sorted(ref["events"]):
         assert got["events"][t] == ref["events"][t], f"{t}: events or their order differ"
         assert got["shots"].get(t, []) == ref["shots"].get(t, []), f"{t}: shots differ"
+    assert set(ref["states"]) == set(ref["events"]), "a table's match never started"
     assert got["states"] == ref["states"], "last states differ"

@@ -14,6 +14,7 @@ import sqlite3
 
 from railbird.cluster.subjects import host_input
 from railbird.core.pipeline import Pipeline, shot_json
+from railbird.core.refauth import is_referee_topic, seal
 
 
 def reference_run(cfg, messages) -> dict:
@@ -43,8 +44,10 @@ def reference_run(cfg, messages) -> dict:
         if topic.endswith("/tick"):
             venue, table = topic.split("/")[2:4]
             take(pipe.tick(rx, [(venue, table)]))
-        else:
-            take(pipe.on_message(topic, payload, rx)[2])
+        else:  # referee input's token checked as the daemon does (railbird.core.refauth)
+            if is_referee_topic(topic):
+                payload = seal(payload, cfg.referee_token)
+            take(pipe.on_message(topic, payload, rx, sealed=True)[2])
     return out
 
 

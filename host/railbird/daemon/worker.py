@@ -454,6 +454,7 @@ class Daemon:
                 # and are neither journalled again nor shown again (the last state is, once
                 # the takeover is complete: `caught_up`)
                 rx, topic, payload = item[1:4]
+                payload = self._sealed(topic, payload)  # referee input, as live
                 venue, tbl = _venue_table(topic)
                 if topic.endswith("/tick"):
                     records = self.pipeline.tick(rx, [(venue, tbl)])
