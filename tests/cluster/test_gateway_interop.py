@@ -20,7 +20,10 @@ from railbird.cluster.natsconf import acl_users
 from rbnode import mqtt
 
 ROOT = "railbird/v1/club/t1/node/n1/"
-USERS = acl_users("club", "host-secret", {"n1": "pw1", "n2": "pw2"}, "display-secret")
+USERS = acl_users(
+    "club", "host-secret", {"n1": "pw1", "n2": "pw2"}, "display-secret", "referee-secret"
+)
+REFEREE = "railbird/v1/club/t1/referee"
 
 
 class Display:
@@ -106,15 +109,21 @@ def test_firmware_client_through_the_nats_mqtt_gateway(cluster):
             await c.publish(ROOT + "events", b"%d" % i, qos=1)
         await until(lambda: c.inflight_count() == 0)  # every QoS 1 publish got its PUBACK
         assert len(acked) == 51
-        # another node's topic and the host's feed: refused for this login
+        # another node's topic, the host's feed, referee input: refused for this login
         await c.publish("railbird/v1/club/t1/node/n2/events", b"forged", qos=1)
         await c.publish("railbird/v1/club/t1/state", b"forged", qos=1)
+        await c.publish(REFEREE, b"forged", qos=1)
         # a live config change after the subscription: not retained on delivery
         host.publish(ROOT + "config", b'{"v":1,"rev":2}', qos=1, retain=True)
         await until(lambda: len(got) == 2)
         assert got[1][1] == b'{"v":1,"rev":2}' and got[1][2] is False
+        # the referee console's input reaches the stream (a display's would not)
+        ref = Display(cluster.mqtt_ports[0], "railbird-referee", "referee-secret")
+        ref.c.publish(REFEREE, b'{"v":1}', qos=1).wait_for_publish(5)
+        ref.close()
         # a display connecting now sees the retained birth
         d = Display(cluster.mqtt_ports[2], "railbird-display", "display-secret")
+        d.c.publish(REFEREE, b"display-forged", qos=1)
         try:
             assert d.wait(lambda m: (ROOT + "birth", b'{"boot":1}', True) in m)
             c.stop()  # no DISCONNECT: a power cut; the gateway publishes the will
@@ -135,7 +144,8 @@ def test_firmware_client_through_the_nats_mqtt_gateway(cluster):
     assert events == [b"%d" % i for i in range(50)]  # each once, in order, in the stream
     topics = {topic for _s, _t, topic, _p in msgs}
     assert "railbird/v1/club/t1/node/n2/events" not in topics
-    assert all(p != b"forged" for _s, _t, _topic, p in msgs)
+    assert all(p not in (b"forged", b"display-forged") for _s, _t, _topic, p in msgs)
+    assert [p for _s, _t, topic, p in msgs if topic == REFEREE] == [b'{"v":1}']
 
 
 def stream_add(cluster):

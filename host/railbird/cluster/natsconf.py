@@ -65,11 +65,18 @@ def member_conf(
     return "\n".join(lines) + "\n"
 
 
-def acl_users(venue: str, host_password: str, nodes: dict, display_password: str) -> list:
+def acl_users(
+    venue: str,
+    host_password: str,
+    nodes: dict,
+    display_password: str,
+    referee_password: str | None = None,
+) -> list:
     """Logins equivalent to the project's mosquitto ACL (host/railbird/data/broker): the
     host's workers may do everything; a node publishes only under its own subtree of any
     table and reads its config, sync answers and update commands; a display reads the
-    venue's feeds. `nodes`: node id -> password. JetStream's and the MQTT gateway's own
+    venue's feeds; the referee console (with `referee_password`) also writes a table's
+    `referee` input. `nodes`: node id -> password. JetStream's and the MQTT gateway's own
     subjects ($JS, $MQTT, _INBOX) are the workers' business, except `$MQTT.sub.>`: the
     gateway delivers a QoS 1 subscription through a JetStream consumer whose delivery
     subject the MQTT client itself subscribes to, so without it a node never receives its
@@ -88,6 +95,17 @@ def acl_users(venue: str, host_password: str, nodes: dict, display_password: str
             },
         },
     ]
+    if referee_password is not None:
+        users.append(
+            {
+                "user": "railbird-referee",
+                "password": referee_password,
+                "permissions": {
+                    "publish": {"allow": [f"{root}.*.referee"]},
+                    "subscribe": {"allow": [root, f"{root}.>", "railbird.*.*.summary", QOS1]},
+                },
+            }
+        )
     for node, pw in sorted(nodes.items()):
         mine = f"{root}.*.node.{node}"
         users.append(
