@@ -61,6 +61,10 @@ from rbnode.updater import Updater
 FW_VERSION = "rbnode-0.1.0"
 # After a connect, events wait up to this long for the boot's first sync result (above).
 SYNC_FIRST_MS = 2000
+# The watermark looks at most this many queued ring events after a batch; with a longer
+# backlog it stays where it was (a scan of the whole ring per batch costs milliseconds on
+# the ESP32, and a node with a backlog has nothing to release early anyway).
+WM_SCAN = 64
 
 # Device settings and their defaults (firmware/config.json overrides them).
 DEV_DEFAULTS = {
@@ -240,8 +244,8 @@ class Node:
         of: now; the start of every beam run not yet emitted (blocked, or in its debounce
         gap: its drop is stamped at the start and sent when it clears); every edge a channel
         holds unread; the ring's events after the first k (not in time order: a drop
-        follows later rail hits). With the flash spill holding events, the last watermark
-        (the spill is not scanned). Never below the last one sent: an older bound stays
+        follows later rail hits). With the flash spill holding events, or more than WM_SCAN
+        ring events after the batch, the last watermark (neither is scanned). Never below the last one sent: an older bound stays
         true (every later event is stamped after the clock read it was taken at)."""
         wm = self.clock.now()  # first: a handler that runs after this stamps a later time
         for b in self._beams:
@@ -257,10 +261,14 @@ class Node:
             if p is not None and p < wm:
                 wm = p
         r = self.ring
-        for i in range(k, len(r)):
-            t = r.get(i)[1]
-            if t < wm:
-                wm = t
+        n = len(r)
+        if n - k > WM_SCAN:
+            wm = self._wm
+        else:
+            for i in range(k, n):
+                t = r.get(i)[1]
+                if t < wm:
+                    wm = t
         if self.spill is not None and len(self.spill) > spilled:
             wm = self._wm
         if wm < self._wm:

@@ -222,6 +222,33 @@ def t_wm_spill():
     print("PASS wm spill %r" % (wms,))
 
 
+def t_wm_backlog():
+    # a backlog longer than WM_SCAN after the batch holds the watermark until it drains
+    hw, n = make_node(9)
+    for i in range(110):
+        hw.schedule_rail(i % 6, 10000 + i * 10000, 500)  # 60 ms apart per rail
+    hw.schedule_drop(1, 100000, 40000)
+    run(hw, n, 1300000)
+    wms = []
+    ts = []
+    while True:
+        m = batch(n)
+        if m is None:
+            break
+        wms.append(m["wm"])
+        ts.append([e["t"] for e in m["events"]])
+    # 111 events: 79 left after the first batch (held), 47 after the second (scanned)
+    check(
+        len(wms) == 4 and wms[0] == 0 and wms[1] > 0, "held while the backlog is long %r" % (wms,)
+    )
+    for i in range(3):
+        later = [t for b in ts[i + 1 :] for t in b]
+        check(wms[i] <= min(later) and wms[i] <= wms[i + 1], "wm %r above %d" % (wms, min(later)))
+    check(wms[3] > max(ts[3]), "then rises %r" % (wms,))
+    n.stop()
+    print("PASS wm backlog %r" % (wms,))
+
+
 def t_wm_random(seed):
     hw, n = make_node(seed, sensing=dict(SENSING, batch_max=3), spill=256)
     hw.schedule_random(5000, 3000000, drops=25, rails=60, min_gap_us=60000)
@@ -266,6 +293,7 @@ t_config()
 t_node_strike_and_caps()
 t_wm_blocked_beam()
 t_wm_spill()
+t_wm_backlog()
 for seed in (11, 12, 13):
     b, e = t_wm_random(seed)
     print("PASS wm random seed %d: %d batches, %d events" % (seed, b, e))

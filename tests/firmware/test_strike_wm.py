@@ -22,6 +22,7 @@ def check_output(out: str) -> None:
     for part in ("PASS strike channel", "PASS config", "PASS node strike and caps"):
         assert part in out, out
     assert "PASS wm blocked beam" in out and "PASS wm spill" in out, out
+    assert "PASS wm backlog" in out, out
     assert out.count("PASS wm random seed") == 3, out
     assert "ALL OK" in out, out
 
