@@ -16,7 +16,7 @@ import math
 import random
 
 # What a cached trace was made with: bump it whenever a change here changes the traces.
-PHYSICS_VERSION = 2
+PHYSICS_VERSION = 3
 
 # Playing surfaces (m): 7 ft 78 x 39 in, 8 ft 88 x 44 in, 9 ft 100 x 50 in.
 TABLES = {
@@ -119,30 +119,23 @@ def _table(pt, size: str):
 def _rack(pt, table, rows: int, seed: int):
     from pooltool.layouts import BallPos, Jump, ball_cluster_blueprint, generate_layout
 
-    n = rows * (rows + 1) // 2
+    # Each position gets one ball id, shuffled here: pooltool's own choice among allowed ids
+    # iterates a set of strings, whose order changes with the interpreter's hash seed.
+    rng = random.Random(f"rack-{seed}")
     if rows == 4:  # 10-ball: the 1 on the foot spot, the 10 in the middle of the third row
-        others = {str(i) for i in range(2, 10)}
-        seq = [
-            (Jump.UPLEFT(), others),
-            (Jump.RIGHT(), others),
-            (Jump.UPRIGHT(), others),
-            (Jump.LEFT(), {"10"}),
-            (Jump.LEFT(), others),
-            (Jump.UPLEFT(), others),
-            (Jump.RIGHT(), others),
-            (Jump.RIGHT(), others),
-            (Jump.RIGHT(), others),
-        ]
-        apex = {"1"}
+        others = [str(i) for i in range(2, 10)]
+        rng.shuffle(others)
+        ids = ["1", others[0], others[1], others[2], "10", *others[3:]]
+        moves = [Jump.UPLEFT(), Jump.RIGHT(), Jump.UPRIGHT(), Jump.LEFT(), Jump.LEFT()]
+        moves += [Jump.UPLEFT()] + [Jump.RIGHT()] * 3
     else:  # 14.1: fifteen balls in any order
-        others = {str(i) for i in range(1, n + 1)}
-        apex = others
-        seq = []
-        seq += [(Jump.UPLEFT(), others), (Jump.RIGHT(), others)]
-        seq += [(Jump.UPRIGHT(), others)] + [(Jump.LEFT(), others)] * 2
-        seq += [(Jump.UPLEFT(), others)] + [(Jump.RIGHT(), others)] * 3
-        seq += [(Jump.UPRIGHT(), others)] + [(Jump.LEFT(), others)] * 4
-    bp = ball_cluster_blueprint(seed=BallPos([], (0.5, 0.75), apex), jump_sequence=seq)
+        ids = [str(i) for i in range(1, 16)]
+        rng.shuffle(ids)
+        moves = [Jump.UPLEFT(), Jump.RIGHT(), Jump.UPRIGHT(), Jump.LEFT(), Jump.LEFT()]
+        moves += [Jump.UPLEFT()] + [Jump.RIGHT()] * 3
+        moves += [Jump.UPRIGHT()] + [Jump.LEFT()] * 4
+    seq = [(m, {i}) for m, i in zip(moves, ids[1:], strict=True)]
+    bp = ball_cluster_blueprint(seed=BallPos([], (0.5, 0.75), {ids[0]}), jump_sequence=seq)
     bp += [BallPos([], (0.5, 0.2), {"cue"})]
     return generate_layout(bp, table, seed=seed, spacing_factor=1e-3)
 
