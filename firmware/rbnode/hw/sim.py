@@ -397,10 +397,17 @@ class SimHardware(hal.Hardware):
         self._n += 1
         item = [at_us, self._n, pin, level, amp]
         e = self._edges
-        i = len(e)
-        while i > 0 and (e[i - 1][0] > at_us):
-            i -= 1
-        e.insert(i, item)
+        # binary search for the first edge after at_us (an equal time keeps scheduling
+        # order): a linear scan made scheduling thousands of random edges quadratic
+        lo = 0
+        hi = len(e)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if e[mid][0] > at_us:
+                hi = mid
+            else:
+                lo = mid + 1
+        e.insert(lo, item)
 
     def schedule_drop(self, ch, at_us, dur_us, kind="beam"):
         b = self.BEAM_BLOCKED
