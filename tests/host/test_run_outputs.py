@@ -85,8 +85,10 @@ class Sink:
         assert subscribed.wait(5)
 
     def _on(self, c, u, m):
+        # An empty payload clears a retained topic (the host clears `inplay` when a shot
+        # closes): recorded as None, as a display would forget the message.
         with self.lock:
-            self.msgs.setdefault(m.topic, []).append(json.loads(m.payload))
+            self.msgs.setdefault(m.topic, []).append(json.loads(m.payload) if m.payload else None)
 
     def all(self, topic):
         with self.lock:
