@@ -100,10 +100,23 @@ def owned(w: RailbirdRun) -> set:
 
 
 def run(tmp: Path, n_tables: int, play_s: float, drops: int, rails: int) -> dict:
+    """The scenario; whatever fails, no worker or node outlives it."""
+    workers: dict = {}
+    nodes: list = []
+    try:
+        return _run(tmp, n_tables, play_s, drops, rails, workers, nodes)
+    finally:
+        for sn in nodes:
+            sn.stop()
+        for w in workers.values():
+            if w.alive:
+                w.kill()
+
+
+def _run(tmp, n_tables, play_s, drops, rails, workers: dict, nodes: list) -> dict:
     tables = {f"t{i}": f"t{i}-node" for i in range(1, n_tables + 1)}
     figures: dict = {}
     with nats_cluster(tmp / "nats") as c:
-        workers = {}
         for name in ("w1", "w2"):  # started together, as a hall's hosts boot
             workers[name] = RailbirdRun(tmp / name, worker_config(c, name, tables))
             workers[name].start(lambda s: True, "started")
@@ -123,7 +136,6 @@ def run(tmp: Path, n_tables: int, play_s: float, drops: int, rails: int) -> dict
         leader = stream_leader(c.nats_urls)
         victim = next(i for i in range(c.size) if c.name(i) == leader)
         gateways = [c.mqtt_ports[i] for i in range(c.size) if i != victim]
-        nodes = []
         for i, (t, n) in enumerate(sorted(tables.items())):
             sn = SimNode("127.0.0.1", gateways[i % 2], "club", t, n, "pw", str(tmp / n), seed=i + 1)
             sn.start()
