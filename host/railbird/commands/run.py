@@ -71,7 +71,10 @@ outputs (docs/host.md "Outputs", docs/displays.md):
                                         section exists
                    host = "0.0.0.0", port = 8080 (0 = any free port; logged and in
                    --stats-file), title = "Railbird", max_connections = 512 (never
-                   more than half the fd limit), idle_timeout_s = 10
+                   more than half the fd limit), idle_timeout_s = 10,
+                   stream_queue = 256 (events a live stream may fall behind before it
+                   is ended; the browser reconnects from a snapshot), stream_stall_s = 10
+                   (a stream whose client takes nothing this long is ended)
                    The referee panel's PIN is referee_token (above): 6 to 12 digits,
                    not one digit repeated nor a run. Without a token the
                    panel is disabled (a warning is logged; referee POSTs get 403) and the
