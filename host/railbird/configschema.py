@@ -218,6 +218,8 @@ def _shots() -> dict:
         "rail_merge": "hits on one rail closer than this are one ball",
         "strike_gap": "a strike this long after the open shot's last activity is the next "
         "stroke: it closes that shot at once",
+        "strike_quiet": "rest that ends a shot that opened at a strike (the next strike "
+        "closes it at once)",
     }
     props = {}
     for f in fields(ShotParams):

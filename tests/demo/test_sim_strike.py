@@ -41,6 +41,7 @@ client_id = "railbird-host-strike"
 [shots]
 quiet_ms = {quiet}
 lip_rest_ms = {quiet}
+strike_quiet_ms = {quiet}
 [outputs.feeds]
 enabled = true
 [tables.t1]
@@ -72,7 +73,9 @@ def test_sim_with_a_strike_sensor_agrees_with_the_host(broker, tmp_path):
         quiet_us=QUIET_MS * 1000,
         window_us=150_000,
         strike_sensor=True,
-        shot_params=physics.shot_params(quiet_us=QUIET_MS * 1000, lip_rest_us=QUIET_MS * 1000),
+        shot_params=physics.shot_params(
+            quiet_us=QUIET_MS * 1000, lip_rest_us=QUIET_MS * 1000, strike_quiet_us=QUIET_MS * 1000
+        ),
         pace=0.0,
     )
     try:

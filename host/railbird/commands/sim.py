@@ -115,6 +115,12 @@ def register(sub) -> None:
         default=5000,
         help="the host's [shots] quiet_ms (pacing without a state feed)",
     )
+    n.add_argument(
+        "--strike-quiet-ms",
+        type=int,
+        default=8000,
+        help="the host's [shots] strike_quiet_ms (with --strike: a shot opens at a strike)",
+    )
     n.add_argument("--window-ms", type=int, default=500, help="the host's reorder_window_ms")
     n.add_argument(
         "--strike",
@@ -201,7 +207,7 @@ def _play(args, scenario, match, source, tfile) -> int:
             tfile.write(line + "\n")
             tfile.flush()
 
-    params = shot_params(quiet_us=args.quiet_ms * 1000)
+    params = shot_params(quiet_us=args.quiet_ms * 1000, strike_quiet_us=args.strike_quiet_ms * 1000)
     turns = args.turns
     if args.dry_run:
         if turns is None and scenario is None:
@@ -227,7 +233,8 @@ def _play(args, scenario, match, source, tfile) -> int:
         referee_user=args.referee_user,
         referee_password=args.referee_password,
         referee_token=args.referee_token,
-        quiet_us=args.quiet_ms * 1000,
+        # a shot that opens at a strike closes after strike_quiet_ms (docs/shots.md)
+        quiet_us=(args.strike_quiet_ms if args.strike else args.quiet_ms) * 1000,
         window_us=args.window_ms * 1000,
         strike_sensor=args.strike,
         shot_params=params,

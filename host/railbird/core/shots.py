@@ -69,6 +69,11 @@ class ShotParams:
     # a strike this long after the open shot's last activity is the next stroke: it closes
     # the shot at once (docs/shots.md "Strike"); shorter gaps are clicks of the same shot
     strike_gap_us: int = 2_500_000
+    # rest that ends a shot that opened at a strike (docs/shots.md "Strike"): the next
+    # stroke's strike closes such a shot at once, so the longer wait delays no ruling in
+    # play, and a ball that rolls on silently past quiet_us still drops into its own shot
+    # (the sensing corpus had one rolling 5.2 s after its last sensed event)
+    strike_quiet_us: int = 8_000_000
     # per table (railbird.config.TableConfig.shot_params), not a [shots] key
     cue_return_us: tuple = cue_return_us()
     table_mm: tuple = TABLE_MM[DEFAULT_TABLE_SIZE]  # playing surface (length, width), per table
@@ -134,7 +139,7 @@ class ShotAssembler:
         out = []
         cur = self.cur
         if cur is not None and (
-            ev.t >= cur.last + self.p.quiet_us
+            ev.t >= cur.last + self.quiet_us(cur)
             or (ev.kind == "strike" and ev.t - cur.last >= self.p.strike_gap_us)
         ):
             out.append(self._close())
@@ -173,13 +178,17 @@ class ShotAssembler:
                 return None
         return {"shot": self.n, "start": cur.start, "pocketed": pocketed, "provisional": True}
 
+    def quiet_us(self, cur) -> int:
+        """The rest that closes the open shot `cur`: longer when it opened at a strike."""
+        return self.p.strike_quiet_us if cur.events[0].kind == "strike" else self.p.quiet_us
+
     def warn(self, text: str) -> None:
         """A warning from outside the sensors (late event, unsynced node)."""
         add_warning(self.cur.warnings if self.cur is not None else self.pending_warnings, text)
 
     def advance(self, now: int) -> list[dict]:
         """Table time has reached `now` with no further events before it."""
-        if self.cur is not None and now >= self.cur.last + self.p.quiet_us:
+        if self.cur is not None and now >= self.cur.last + self.quiet_us(self.cur):
             return [self._close()]
         return []
 

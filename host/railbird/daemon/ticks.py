@@ -45,7 +45,7 @@ def deadline(pipeline, key, now: int) -> int | None:
             due.append(heap[0][0] + window)
         cur = t.assembler.cur
         if cur is not None:
-            close = cur.last + t.assembler.p.quiet_us
+            close = cur.last + t.assembler.quiet_us(cur)
             if cap is None or cap >= close:
                 due.append(close + window)
     in_play = due or t.timeline.pending or t.assembler.open
