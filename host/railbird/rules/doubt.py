@@ -111,6 +111,16 @@ def nearest(members: list[dict], target: dict) -> dict:
     return min(members, key=dist)
 
 
+def tell_apart(choices: list) -> None:
+    """Two outcomes alike in name: their facts are appended, so no two buttons share a
+    label (in place)."""
+    labels = [c["label"] for c in choices]
+    for c in choices:
+        if labels.count(c["label"]) > 1:
+            facts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c["facts"].items())
+            c["label"] = f"{c['label']} ({facts})"
+
+
 def describe(shot: Shot, ax: list) -> str:
     parts = []
     for fact, values in ax:

@@ -7,9 +7,10 @@ Example: `g=10-ball p=Ann/Bob goal=3 order=alternate opt=- aw=- rack=1 brk=0 at=
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from urllib.parse import quote, unquote
 
+from . import fendoubt
 from .errors import FenError
 from .match import BREAK_ORDERS
 from .options import OPTIONS
@@ -170,20 +171,25 @@ _FIELDS = (
     ("unconfirmed", "unc", (_enc_facts, _dec_facts)),
     ("ended", "end", _enum(ENDED)),
     ("option_rule", "optrule", _opt(_enc_str, _dec_str)),
-    ("check", "check", _opt(_enc_str, _dec_str)),
-    ("provisional", "prov", _opt(_enc_str, _dec_str)),
+    # REFEREE.md §3b, in the compact form of fendoubt (the JSON rebuilt from the game)
+    ("check", "check", None),
+    ("provisional", "prov", None),
 )
 # Trailing fields left out of the line when empty, so that lines written before they
 # existed stay canonical (`unc`: unconfirmed facts of the last shot; `end`: a match
 # conceded or abandoned; `optrule`: the rule that offered a pending shoot-or-pass; `check`
 # and `prov`: a shot held for the referee's check and a provisional ruling, REFEREE.md §3b,
-# as percent-encoded JSON).
+# in fendoubt's compact form).
 _OPTIONAL_TAIL = 5
 assert [f[0] for f in _FIELDS] == [f.name for f in fields(State)]
 
 
+def _enc(state: State, name: str, codec) -> str:
+    return fendoubt.encode(state, name) if codec is None else codec[0](getattr(state, name))
+
+
 def to_fen(state: State) -> str:
-    tokens = [f"{key}={enc(getattr(state, name))}" for name, key, (enc, _) in _FIELDS]
+    tokens = [f"{key}={_enc(state, name, codec)}" for name, key, codec in _FIELDS]
     while len(tokens) > len(_FIELDS) - _OPTIONAL_TAIL and tokens[-1].endswith("=-"):
         tokens.pop()
     return " ".join(tokens)
@@ -196,17 +202,23 @@ def from_fen(text: str) -> State:
     if not len(_FIELDS) - _OPTIONAL_TAIL <= len(tokens) <= len(_FIELDS):
         raise FenError(f"expected {len(_FIELDS)} fields, got {len(tokens)}")
     values = {}
+    doubtful = {}
     # strict=False: the optional tail of _FIELDS may be missing from an older line
-    for token, (name, key, (_, dec)) in zip(tokens, _FIELDS, strict=False):
+    for token, (name, key, codec) in zip(tokens, _FIELDS, strict=False):
         k, sep, v = token.partition("=")
         if k != key or not sep:
             raise FenError(f"expected field {key}=, got {token!r}")
-        values[name] = dec(v)
+        if codec is None:
+            doubtful[name] = v  # decoded with the game and options known
+        else:
+            values[name] = codec[1](v)
     from .engine import GAMES
 
     if values["game"] not in GAMES:
         raise FenError(f"unknown game {values['game']!r}")
     state = State(**values)
+    if doubtful:
+        state = replace(state, **{n: fendoubt.decode(state, n, v) for n, v in doubtful.items()})
     if to_fen(state) != text:
         raise FenError("not a canonical state line")
     return state

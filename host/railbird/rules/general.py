@@ -170,11 +170,7 @@ class GeneralRules(MatchLayer):
             choices.append({"label": label, "facts": {f: rep[f] for f in names}, "rule": rule})
             if fair in members:
                 fair_i = i
-        labels = [c["label"] for c in choices]
-        for c in choices:  # two outcomes alike in name: their facts tell the buttons apart
-            if labels.count(c["label"]) > 1:
-                facts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c["facts"].items())
-                c["label"] = f"{c['label']} ({facts})"
+        doubt.tell_apart(choices)
         fair_label = choices[fair_i]["label"]
         text = doubt.describe(shot, ax)
         fouled = [c["rule"] for c in choices if c["rule"] is not None]

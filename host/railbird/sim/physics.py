@@ -78,7 +78,8 @@ class ShotPlan:
     What the sensors cannot see, which the referee enters (`referee_facts`):
     `first_contact` (the ball hit first, when it is not the presumed one: 10-ball "wrong
     ball first"), `rail_after_contact` (False: no ball reached a rail after contact, though
-    the cue ball hit one before it) and `fouls` (declared rule numbers)."""
+    the cue ball hit one before it) and `fouls` (declared rule numbers); on a weak or safe
+    break, how many object balls (and whether the cue ball) reached a rail."""
 
     kind: str
     pots: list = field(default_factory=list)
@@ -125,6 +126,14 @@ def referee_facts(plan: ShotPlan) -> dict:
         facts["rail_after_contact"] = plan.rail_after_contact
     if plan.fouls:
         facts["fouls"] = list(plan.fouls)
+    # The balls that reached a rail on a soft break: the rail sensors give a range, and a
+    # ruling that depends on where in it the truth lies is held or provisional (REFEREE.md
+    # §3b); the referee saw how many, and says so as he would at a real table.
+    if plan.kind == "weak_break":
+        facts["object_balls_to_rail"] = 1
+    elif plan.kind == "safe_break":
+        facts["object_balls_to_rail"] = 2
+        facts["cue_ball_to_rail"] = True
     return facts
 
 

@@ -103,6 +103,9 @@ class Player:
                 "ball_behind_head_string": cue_in and rng.random() < 0.5,
             }
             return Turn([inp], None, 3.0, "re-rack of 14")
+        if aw == "referee_check":
+            # REFEREE.md §3b: a shot held for the referee's check; he saw it as sensed
+            return Turn([{"type": "confirm"}], None, 1.0, "the referee checks the held shot")
         if aw:
             # An option this player does not know (8-ball...): the first choice offered.
             return Turn([{"type": "option", "choice": "accept"}], None, 1.0, aw)
