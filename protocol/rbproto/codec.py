@@ -19,6 +19,9 @@ import json
 VERSION = 1
 ROOT = "railbird/v1"
 MAX_PAYLOAD = 16384
+# The longest `fen` (state, referee_result): a sender with a longer line leaves it out
+# (the field is optional) rather than send a cut one, which no rules engine could read.
+FEN_MAX = 512
 MAX_EVENTS = 64
 U64_MAX = 18446744073709551615
 I64_MIN = -9223372036854775808
@@ -285,7 +288,7 @@ _SPECS = {
         ("table", "g", 1, None),
         ("game", "e", 1, GAMES),
         ("state", "o", 1, None),
-        ("fen", "s", 0, (1, 512)),
+        ("fen", "s", 0, (1, FEN_MAX)),
         ("t", "i", 0, None),
     ),
     "inplay": (
@@ -326,7 +329,7 @@ _SPECS = {
         ("error", "s", 0, (1, 200)),
         ("facts", "l", 0, (16, (1, 32))),
         ("rulings", "L", 0, (0, 32, _RULING)),
-        ("fen", "s", 0, (1, 512)),
+        ("fen", "s", 0, (1, FEN_MAX)),
     ),
     "host": (
         ("venue", "g", 1, None),

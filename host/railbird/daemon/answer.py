@@ -54,8 +54,9 @@ def referee_answer(topic: str, payload, status: str, reason, records: list):
                 {"text": _cut(a.get("text"), RULING_MAX), "rule": a.get("rule") or None}
                 for a in r["announcements"][:RULINGS_MAX]
             ]
-            if r.get("fen"):
-                msg["fen"] = r["fen"][:512]
+            # a line past the protocol's limit is left out, never cut (a cut one is no state)
+            if r.get("fen") and len(r["fen"]) <= codec.FEN_MAX:
+                msg["fen"] = r["fen"]
     if status not in ("ok", "pending"):
         msg["error"] = _cut(reason or status, ERROR_MAX)
     try:

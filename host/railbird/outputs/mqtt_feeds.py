@@ -163,6 +163,7 @@ class MqttFeedsOutput(Output):
         self._own = client is None
         self._announced: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+        self._long_fen: set = set()  # (venue, table) whose too-long state line was logged
         self.stats = {"published": 0, "rejected": 0, "errors": 0, "discovery": 0}
         self.summaries = SummaryFeed(self.venues)
         self._stopping = threading.Event()
@@ -302,12 +303,29 @@ class MqttFeedsOutput(Output):
     def _clear_inplay(self, venue, table) -> None:
         self._publish(codec.topic(venue, table, "inplay"), b"", retain=True)
 
+    def _put_fen(self, msg: dict, venue, table, fen) -> None:
+        """The state line, unless it is longer than the protocol allows: then it is left
+        out (the field is optional) and logged once per table. A cut line is no state: a
+        display or simulator that read one back got a state that no longer parses."""
+        if not fen:
+            return
+        if len(fen) <= codec.FEN_MAX:
+            msg["fen"] = fen
+        elif (venue, table) not in self._long_fen:
+            self._long_fen.add((venue, table))
+            log.warning(
+                "%s/%s: state line of %d characters, past the protocol's %d: sent without it",
+                venue,
+                table,
+                len(fen),
+                codec.FEN_MAX,
+            )
+
     def on_state(self, venue, table, game, state, fen, announcements) -> None:
         self.venues.on_state(venue, table, game, state, fen, announcements)
         self._seen(venue, table)
         msg = {"v": 1, "table": table, "game": game, "state": state}
-        if fen:
-            msg["fen"] = fen[:512]
+        self._put_fen(msg, venue, table, fen)
         self._send(venue, table, "state", msg, retain=True)
         for a in announcements or ():
             am = {
@@ -334,7 +352,6 @@ class MqttFeedsOutput(Output):
         self._clear_inplay(venue, table)  # one left from before the restart is not in play
         if t.state is not None:
             msg = {"v": 1, "table": table, "game": t.game, "state": t.state}
-            if t.fen:
-                msg["fen"] = t.fen[:512]
+            self._put_fen(msg, venue, table, t.fen)
             self._send(venue, table, "state", msg, retain=True)
         self.summaries.changed(venue, table)

@@ -1,0 +1,86 @@
+"""The state line (`fen`) the host publishes with a table's state and in a referee console's
+answer: the whole line when it fits the protocol's limit (a provisional break's included,
+rules/fendoubt.py), left out when it does not (players with very long names), never cut:
+a cut line is no state, and a simulator that adopted one failed on it (protocol/SPEC.md
+`state`). Against a real private mosquitto."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from railbird.broker import PrivateBroker
+from railbird.daemon.answer import referee_answer
+from railbird.outputs.mqtt_feeds import MqttFeedsOutput
+from railbird.rules import Referee, from_fen
+from rbproto import codec
+from tests.displays.conftest import wait_for
+from tests.displays.test_feeds_ha import Sink
+
+SOFT_BREAK = {
+    "type": "shot",
+    "pocketed": [],
+    "object_balls_to_rail": 5,
+    "object_balls_to_rail_range": [2, 9],
+    "uncertain": ["object_balls_to_rail"],
+}
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = PrivateBroker(tmp_path / "broker")
+    b.start()
+    yield b
+    b.stop()
+
+
+def played(players):
+    ref = Referee({"type": "match", "game": "10-ball", "players": players, "race_to": 3})
+    ref.feed({"type": "lag", "winner": players[0]})
+    return ref, ref.feed(SOFT_BREAK)
+
+
+def test_a_provisional_break_goes_out_whole_and_a_line_too_long_is_left_out(broker):
+    sink = Sink(broker.port, topics=("railbird/v1/#",))
+    out = MqttFeedsOutput("127.0.0.1", broker.port, "railbird-host", "host-secret", discovery=False)
+    out.start()
+    topic = "railbird/v1/club/t1/state"
+    try:
+        ref, st = played(["Ann", "Bob"])
+        assert st["provisional"] and len(st["fen"]) <= codec.FEN_MAX
+        out.on_state("club", "t1", "10-ball", st, st["fen"], ref.announcements)
+        assert wait_for(lambda: sink.last(topic) is not None)
+        got = sink.last(topic)
+        assert got["fen"] == st["fen"]
+        assert from_fen(got["fen"]) == ref.state  # what the simulator adopts
+
+        long_names = ["A" * 300, "B" * 300]  # the rules do not bound a name
+        ref, st = played(long_names)
+        assert len(st["fen"]) > codec.FEN_MAX
+        out.on_state("club", "t1", "10-ball", st, st["fen"], ref.announcements)
+        assert wait_for(lambda: sink.last(topic)["state"]["players"] == long_names)
+        got = sink.last(topic)
+        assert "fen" not in got and got["state"]["provisional"] == st["provisional"]
+        assert out.stats["rejected"] == 0
+    finally:
+        out.stop()
+        sink.close()
+
+
+def test_the_referee_console_answer_carries_the_line_or_none():
+    for players, whole in ((["Ann", "Bob"], True), (["A" * 300, "B" * 300], False)):
+        ref, st = played(players)
+        records = [
+            {"type": "referee", "input": SOFT_BREAK},
+            {"type": "state", "announcements": ref.announcements, "fen": st["fen"]},
+        ]
+        topic, payload = referee_answer(
+            "railbird/v1/club/t1/referee", b'{"id": "x1"}', "ok", None, records
+        )
+        msg = json.loads(payload)
+        assert topic == "railbird/v1/club/t1/referee/result"
+        codec.decode("referee_result", payload)
+        assert ("fen" in msg) == whole
+        if whole:
+            assert msg["fen"] == st["fen"]
