@@ -178,3 +178,32 @@ def test_the_codec_limit_is_what_this_file_holds_lines_to():
     codec.encode("state", msg)
     with pytest.raises(codec.ProtocolError):
         codec.encode("state", dict(msg, fen="x" * (LIMIT + 1)))
+
+
+@pytest.mark.parametrize("game", ["10-ball", "14.1", "9-ball", "8-ball"])
+@pytest.mark.parametrize("referee", [True, False])
+def test_a_no_rail_doubt_after_the_break_fits_with_thai_names_and_a_declared_foul(game, referee):
+    # the 6.3 doubt (a strike, then nothing sensed) on a later shot, fouls named the Thai way
+    r = match(game, referee=referee, options=["thai_foul_names"], lag="Ann")
+    if game == "14.1":
+        feed(r, {"type": "call", "ball": 1, "pocket": "FL"})
+    feed(r, {"type": "shot", "pocketed": [{"ball": 1, "pocket": "FL"}]})
+    for fouls in ([], ["general 21"]):
+        if game == "14.1":
+            feed(r, {"type": "call", "ball": 2, "pocket": "FR"})
+        out = feed(
+            r,
+            {
+                "type": "shot",
+                "pocketed": [],
+                "rail_after_contact": False,
+                "fouls": fouls,
+                "uncertain": ["rail_after_contact"],
+            },
+        )
+        if not fouls:  # with a declared foul it is a foul either way: maybe no doubt
+            assert (out["awaiting"] == "referee_check") == referee
+            assert bool(out["provisional"]) != referee
+        assert_line(r)
+        if referee and out["awaiting"] == "referee_check":
+            feed(r, {"type": "confirm", "rail_after_contact": True})
