@@ -441,6 +441,27 @@ def test_a_restart_starts_from_the_newest_snapshot_and_ends_as_a_full_replay(tmp
     assert "snapshot(s) identical" in _replay_cli(path).stderr
 
 
+def test_a_venue_of_more_tables_takes_its_snapshots_less_often(tmp_path, monkeypatch):
+    """A snapshot holds every table and blocks the worker while it is made: the inputs
+    between two grow with the tables (one step per TABLES_PER_STEP), so its share of the
+    worker stays about constant at any venue size (docs/performance.md "Scale")."""
+    monkeypatch.setattr(snapshots, "EVERY_INPUTS", 7)
+    monkeypatch.setattr(snapshots, "TABLES_PER_STEP", 1)  # this venue's 2 tables: 2 steps
+    path = tmp_path / "journal.sqlite"
+    d = Daemon(config(path), connect=False).start()
+    try:
+        assert len(d.pipeline.tables) == 2
+        _play(d, 60, seed=1)
+        time.sleep(0.6)
+    finally:
+        d.stop()
+    db = sqlite3.connect(path)
+    kept = [i for (i,) in db.execute("SELECT input_id FROM snapshots ORDER BY input_id")]
+    db.close()
+    assert len(kept) == snapshots.KEEP_LATEST
+    assert kept[1] - kept[0] >= 14, kept  # 7 inputs x 2 tables, not 7
+
+
 def test_replay_check_finds_a_snapshot_that_differs_from_the_replay(tmp_path, monkeypatch):
     monkeypatch.setattr(snapshots, "EVERY_INPUTS", 5)
     path = tmp_path / "journal.sqlite"
