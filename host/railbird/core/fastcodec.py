@@ -26,19 +26,10 @@ MAX_PAYLOAD = codec.MAX_PAYLOAD
 MAX_EVENTS = codec.MAX_EVENTS
 POCKETS = frozenset(codec.POCKETS)
 RAILS = frozenset(codec.RAILS)
-# the optional fields every known event kind may carry (codec._EVENT_KNOWN)
-KNOWN_FIELDS = ("pocket", "rail", "amp", "dur", "n")
-# kinds whose fields are checked here: the shared codec's known kinds (a kind it does not
-# know, or one added to it later and not yet here, takes the shared codec's path)
-NEEDS = {
-    "drop": ("pocket",),
-    "cue": (),
-    "rail": ("rail", "amp"),
-    "jam": ("pocket", "dur"),
-    "lost": ("n",),
-    "strike": (),
-}
-NEEDS = {k: v for k, v in NEEDS.items() if k in codec.EVENT_KINDS}
+# the optional fields every known event kind may carry, and the fields each known kind
+# requires: the shared codec's own tables, so a kind added there is checked the same here
+KNOWN_FIELDS = tuple(spec[0] for spec in codec._EVENT_KNOWN)
+NEEDS = dict(codec._EVENT_NEEDS)
 TOPICS_KEPT = 4096  # parsed topics cached (a venue's node topics; cleared when full)
 # the batch fields the shared codec knows (a `wm` before it knew one is its to judge)
 BATCH_FIELDS = frozenset(f[0] for f in codec._SPECS["events"])

@@ -41,7 +41,7 @@ from urllib.parse import quote, unquote
 from . import doubt
 from .errors import FenError
 from .fouls import GENERAL_FOULS, declarable, declared_foul
-from .inputs import Shot
+from .inputs import INPUT_FIELDS, Shot
 from .state import POCKETS, State
 
 _FACT = {
@@ -175,19 +175,7 @@ def _enc_shot(d: dict) -> str:
         items.append("R" + quote(d["replay"], safe=_SAFE))
     if "uncertain" in d:
         items.append("u" + _facts(d["uncertain"]))
-    known = {
-        "type",
-        "pocketed",
-        "first_contact",
-        "rail_after_contact",
-        "object_balls_to_rail",
-        "object_balls_to_rail_range",
-        "cue_ball_to_rail",
-        "off_table",
-        "fouls",
-        "replay",
-        "uncertain",
-    }
+    known = INPUT_FIELDS["shot"] | {"type"}
     if set(d) - known:
         raise _Raw
     return ";".join(items)
