@@ -8,13 +8,13 @@ vanishes. A node's login cannot write another node's topics nor read the feeds."
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 
 import paho.mqtt.client as paho
 import pytest
 
+from harness.mqttsub import Collector, client
 from harness.nats import nats_cluster, stream_messages
+from harness.waiting import until
 from railbird.cluster import subjects
 from railbird.cluster.natsconf import acl_users
 from rbnode import mqtt
@@ -26,45 +26,9 @@ USERS = acl_users(
 REFEREE = "railbird/v1/club/t1/referee"
 
 
-class Display:
-    """A paho MQTT 3.1.1 client (the gateway refuses 5) collecting (topic, payload, retain)."""
-
-    def __init__(self, port, user, password, topic="railbird/v1/club/#"):
-        self.msgs: list = []
-        self.lock = threading.Lock()
-        self.c = paho.Client(
-            paho.CallbackAPIVersion.VERSION2, client_id=f"d-{id(self)}", protocol=paho.MQTTv311
-        )
-        self.c.username_pw_set(user, password)
-        self.c.on_message = self._on
-        self.c.on_connect = lambda c, u, f, rc, p=None: c.subscribe(topic, 1)
-        self.c.connect("127.0.0.1", port)
-        self.c.loop_start()
-
-    def _on(self, c, u, m):
-        with self.lock:
-            self.msgs.append((m.topic, bytes(m.payload), m.retain))
-
-    def wait(self, pred, timeout=10.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                if pred(list(self.msgs)):
-                    return True
-            time.sleep(0.02)
-        return False
-
-    def close(self):
-        self.c.loop_stop()
-        self.c.disconnect()
-
-
-async def until(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.01)
+def gateway_client(port, user, password, client_id):
+    """A paho client speaking MQTT 3.1.1: the gateway refuses 5."""
+    return client(port, user, password, client_id, protocol=paho.MQTTv311)
 
 
 @pytest.fixture
@@ -75,10 +39,7 @@ def cluster(tmp_path):
 
 def test_firmware_client_through_the_nats_mqtt_gateway(cluster):
     port = cluster.mqtt_ports[1]
-    host = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="cfg", protocol=paho.MQTTv311)
-    host.username_pw_set("railbird-host", "host-secret")
-    host.connect("127.0.0.1", port)
-    host.loop_start()
+    host = gateway_client(port, "railbird-host", "host-secret", "cfg")
     stream_add(cluster)
     # the retained config, published before the node connects (by the host's login)
     host.publish(ROOT + "config", b'{"v":1}', qos=1, retain=True).wait_for_publish(5)
@@ -118,11 +79,19 @@ def test_firmware_client_through_the_nats_mqtt_gateway(cluster):
         await until(lambda: len(got) == 2)
         assert got[1][1] == b'{"v":1,"rev":2}' and got[1][2] is False
         # the referee console's input reaches the stream (a display's would not)
-        ref = Display(cluster.mqtt_ports[0], "railbird-referee", "referee-secret")
-        ref.c.publish(REFEREE, b'{"v":1}', qos=1).wait_for_publish(5)
-        ref.close()
+        ref = gateway_client(cluster.mqtt_ports[0], "railbird-referee", "referee-secret", "ref")
+        ref.publish(REFEREE, b'{"v":1}', qos=1).wait_for_publish(5)
+        ref.loop_stop()
+        ref.disconnect()
         # a display connecting now sees the retained birth
-        d = Display(cluster.mqtt_ports[2], "railbird-display", "display-secret")
+        d = Collector(
+            cluster.mqtt_ports[2],
+            "display",
+            "railbird/v1/club/#",
+            user="railbird-display",
+            password="display-secret",
+            timeout=10,
+        )
         d.c.publish(REFEREE, b"display-forged", qos=1)
         try:
             assert d.wait(lambda m: (ROOT + "birth", b'{"boot":1}', True) in m)

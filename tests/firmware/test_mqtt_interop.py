@@ -1,46 +1,22 @@
 """Our MQTT client against the private mosquitto (auth + ACL + persistence)."""
 
 import asyncio
-import threading
-import time
 
 import paho.mqtt.client as paho
 import pytest
 
-from harness.mqttsub import subscriber
+from harness.mqttsub import Collector
+from harness.waiting import until
 from rbnode import mqtt
 
 pytestmark = pytest.mark.broker
 ROOT = "railbird/v1/v1/t1/node/n1/"
 
 
-class Sub:
-    """A paho subscriber logged in as the host, collecting (topic, payload, retain)."""
-
-    def __init__(self, broker, topic="railbird/v1/#", client_id=None):
-        self.msgs = []
-        self.lock = threading.Lock()
-        # persistent session: messages published while it is away are queued for it
-        self.c = subscriber(
-            broker.port, self._on, client_id or f"sub-{id(self)}", topic, persistent=True
-        )
-
-    def _on(self, c, u, m):
-        with self.lock:
-            self.msgs.append((m.topic, bytes(m.payload), m.retain))
-
-    def wait(self, pred, timeout=10):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                if pred(list(self.msgs)):
-                    return True
-            time.sleep(0.02)
-        return False
-
-    def close(self):
-        self.c.loop_stop()
-        self.c.disconnect()
+def host_sub(broker):
+    """Everything the host's login receives; a persistent session: messages published
+    while it is away are queued for it."""
+    return Collector(broker.port, "interop-sub", persistent=True)
 
 
 def client(broker, **kw):
@@ -58,14 +34,6 @@ def client(broker, **kw):
     return mqtt.MQTTClient(**args)
 
 
-async def until(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.01)
-
-
 def test_bad_password_refused(broker):
     broker.add_user("n1", "pw1")
 
@@ -80,7 +48,7 @@ def test_bad_password_refused(broker):
 
 def test_publish_qos1_subscribe_and_will(broker):
     broker.add_user("n1", "pw1")
-    sub = Sub(broker)
+    sub = host_sub(broker)
     got = []
     try:
         # a retained config for the node, published before it connects
@@ -146,7 +114,7 @@ def test_keepalive_pings(broker):
 
 def test_reconnect_and_resend_after_broker_restart(broker):
     broker.add_user("n1", "pw1")
-    sub = Sub(broker)
+    sub = host_sub(broker)
     try:
 
         async def main():

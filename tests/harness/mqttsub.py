@@ -1,10 +1,26 @@
-"""A paho subscriber for tests, connected and subscribed (SUBACK received) on return."""
+"""paho clients for tests against a broker on 127.0.0.1: one logged in and connecting
+(`client`, to publish), one connected and subscribed (SUBACK received) on return
+(`subscriber`), and `Collector`, a subscriber that keeps what it receives."""
 
 from __future__ import annotations
 
 import threading
 
 import paho.mqtt.client as paho
+
+from harness.waiting import poll
+
+
+def client(
+    port: int, user: str, password: str, client_id: str = "", protocol=paho.MQTTv5
+) -> paho.Client:
+    """A client logged in as `user`, its network loop running; it may still be connecting
+    on return (a publish waits in its queue until it is connected)."""
+    c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=protocol)
+    c.username_pw_set(user, password)
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    return c
 
 
 def subscriber(
@@ -34,3 +50,30 @@ def subscriber(
         c.loop_stop()
         raise TimeoutError(f"no SUBACK for {topic} within {timeout} s")
     return c
+
+
+class Collector:
+    """A `subscriber` (same arguments but `on_message`) keeping every message it receives
+    as (topic, payload, retain) in `msgs`."""
+
+    def __init__(self, port: int, client_id: str, topic: str = "railbird/v1/#", **kw):
+        self.msgs: list = []
+        self.lock = threading.Lock()
+        self.c = subscriber(port, self._on, client_id, topic, **kw)
+
+    def _on(self, c, u, m):
+        with self.lock:
+            self.msgs.append((m.topic, bytes(m.payload), m.retain))
+
+    def wait(self, pred, timeout: float = 10.0) -> bool:
+        """Whether `pred(messages so far)` came true within `timeout` s."""
+
+        def holds():
+            with self.lock:
+                return pred(list(self.msgs))
+
+        return bool(poll(holds, timeout))
+
+    def close(self):
+        self.c.loop_stop()
+        self.c.disconnect()

@@ -3,9 +3,10 @@ referee input from MQTT and from the same process."""
 
 import time
 
-import paho.mqtt.client as mqtt
 import pytest
 
+from harness.mqttsub import client
+from harness.waiting import wait_for
 from railbird.config import ConfigError, from_dict
 from railbird.daemon.worker import Daemon
 from railbird.outputs.base import Output
@@ -39,21 +40,6 @@ class Broken(Output):
         raise RuntimeError("scoreboard on fire")
 
     on_state = on_node = on_shot
-
-
-def client(port, user, pw):
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    c.username_pw_set(user, pw)
-    c.connect("127.0.0.1", port)
-    c.loop_start()
-    return c
-
-
-def wait(cond, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
@@ -125,7 +111,10 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
             codec.encode("referee", {"v": 1, "input": lag, "id": "r2", "token": "735194"}),
             qos=1,
         )
-        wait(lambda: d.pipeline.counters["shots"] >= 1 and d.pipeline.counters["referee"] >= 1)
+        wait_for(
+            lambda: d.pipeline.counters["shots"] >= 1 and d.pipeline.counters["referee"] >= 1,
+            "a shot and a referee input",
+        )
         for c in (node, other, ref):
             c.disconnect()
             c.loop_stop()

@@ -7,10 +7,9 @@ without the node's watermark nothing could be released before table time passed 
 20 s, and the test gives up after 10 s.
 """
 
-import time
-
 import pytest
 
+from harness.waiting import poll
 from railbird.config import from_dict
 from railbird.daemon.worker import Daemon
 from rbnode.simnode import SimNode
@@ -18,15 +17,6 @@ from rbnode.simnode import SimNode
 pytestmark = pytest.mark.broker
 NODE, PW = "t1-node", "node-pw"
 KEY = ("club", "t1")
-
-
-def wait(cond, timeout):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_a_drop_is_released_by_the_nodes_watermark_not_the_window(broker, tmp_path):
@@ -47,10 +37,10 @@ def test_a_drop_is_released_by_the_nodes_watermark_not_the_window(broker, tmp_pa
         sn.start()
         sn.wait_connected(10)
         # the host answers the node's time sync; the wm of an unsynced node releases nothing
-        assert wait(lambda: d.pipeline.clocks.get(NODE, sn.boot).synced, 10)
+        assert poll(lambda: d.pipeline.clocks.get(NODE, sn.boot).synced, 10)
         sn.drop("SL", 40_000)
         table = d.pipeline.tables[KEY]
-        assert wait(lambda: table.timeline.counts["released"] >= 1, 10), d.stats()
+        assert poll(lambda: table.timeline.counts["released"] >= 1, 10), d.stats()
         assert table.marks[NODE].wm is not None
         assert d.stats()["late"] == 0
     finally:

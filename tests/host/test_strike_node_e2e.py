@@ -9,6 +9,7 @@ import time
 import pytest
 
 from harness.mqttsub import subscriber
+from harness.waiting import wait_for
 from railbird.config import from_dict
 from railbird.daemon.worker import Daemon
 from rbnode.simnode import SimNode, default_device_config
@@ -16,13 +17,6 @@ from rbproto import codec
 
 pytestmark = pytest.mark.broker
 NODE, PW = "t1-node", "node-pw"
-
-
-def wait(cond, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
 def test_strike_events_reach_the_journal_and_the_birth_announces_them(broker, tmp_path):
@@ -54,12 +48,12 @@ def test_strike_events_reach_the_journal_and_the_birth_announces_them(broker, tm
         assert d.ingest.connected.wait(10)
         sn.start()
         sn.wait_connected(10)
-        wait(lambda: d.pipeline.clocks.get(NODE, sn.boot).synced)
+        wait_for(lambda: d.pipeline.clocks.get(NODE, sn.boot).synced, "the node synced")
         sn.strike(2600)
         sn.strike(2000, at_us=sn.now_us + 10_000)  # 9 ms after the first: its ringing
         sn.rail("LF", 900, at_us=sn.now_us + 400_000)
         sn.strike(150, at_us=sn.now_us + 700_000)  # under the threshold: bar noise
-        wait(lambda: d.stats()["events"] >= 2)
+        wait_for(lambda: d.stats()["events"] >= 2, "two events")
         sn.wait_idle(10)
         time.sleep(0.3)
         c = sn.counters()

@@ -6,9 +6,10 @@ around it are journalled and assembled; nothing is refused."""
 import json
 import time
 
-import paho.mqtt.client as mqtt
 import pytest
 
+from harness.mqttsub import client
+from harness.waiting import wait_for
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
 from railbird.daemon.journal import Journal
@@ -62,21 +63,6 @@ def test_pipeline_counts_and_skips_an_unknown_kind_keeping_the_batch():
     assert s["late"] == 0 and s["rejected"] == 0
 
 
-def client(port, user, pw):
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    c.username_pw_set(user, pw)
-    c.connect("127.0.0.1", port)
-    c.loop_start()
-    return c
-
-
-def wait(cond, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
 @pytest.mark.broker
 def test_daemon_journals_and_assembles_around_an_unknown_kind(broker, tmp_path):
     broker.add_user(S.NODE, "pw")
@@ -98,7 +84,7 @@ def test_daemon_journals_and_assembles_around_an_unknown_kind(broker, tmp_path):
         # the shot just played: drop, laser, drop in one batch; then a laser alone
         node.publish(TOPIC, batch(drops(now - 400_000)), qos=1).wait_for_publish(5)
         node.publish(TOPIC, batch([laser(3, now - 250_000)]), qos=1).wait_for_publish(5)
-        wait(lambda: d.pipeline.counters["shots"] >= 1)
+        wait_for(lambda: d.pipeline.counters["shots"] >= 1, "the shot")
         node.disconnect()
         node.loop_stop()
         s = d.stats()
