@@ -1,10 +1,11 @@
 """`fewest_balls` (railbird.core.railballs) finds its maximum matching from a greedy one
 (issue 16, item 5: it was a large part of a shot's cost): the same count as Kuhn's
-algorithm from the empty matching, the reference below, on any hits."""
+algorithm from the empty matching, the reference below, on any hits. `distinct_hits` skips
+its pairwise search when no two hits are close: the same hits as that search, on any hits."""
 
 from hypothesis import given, settings, strategies as st
 
-from railbird.core.railballs import fewest_balls, rail_distances
+from railbird.core.railballs import RAIL_ECHO_US, distinct_hits, fewest_balls, rail_distances
 from railbird.core.shots import ShotParams
 from railbird.core.timeline import Event
 
@@ -60,3 +61,33 @@ def test_one_ball_and_many_balls():
     two = [Event(0, "n", 1, 0, "rail", rail="H"), Event(1_000, "n", 1, 1, "rail", rail="F")]
     assert fewest_balls(two, dist, p.ball_speed_max_mm_s) == 2
     assert fewest_balls([], dist, p.ball_speed_max_mm_s) == 0
+
+
+def echo_reference(rails, echo_us) -> list:
+    """Every hit against every other: left out when another rail's hit within `echo_us` is
+    louder, or as loud and earlier in the list."""
+    out = []
+    for i, e in enumerate(rails):
+        if not any(
+            j != i
+            and o.rail != e.rail
+            and abs(o.t - e.t) <= echo_us
+            and ((o.amp or 0) > (e.amp or 0) or ((o.amp or 0) == (e.amp or 0) and j < i))
+            for j, o in enumerate(rails)
+        ):
+            out.append(e)
+    return out
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 60), RAIL, st.one_of(st.none(), st.integers(0, 3))), max_size=12
+    ),
+    st.booleans(),
+)
+def test_distinct_hits_as_the_pairwise_search(spec, in_order):
+    # times in ms steps of 2: hits within the 5 ms echo window and hits apart both come up
+    spec = sorted(spec, key=lambda x: x[0]) if in_order else spec
+    hits = [Event(t * 2000, "n", 1, i, "rail", rail=r, amp=a) for i, (t, r, a) in enumerate(spec)]
+    assert distinct_hits(hits, RAIL_ECHO_US) == echo_reference(hits, RAIL_ECHO_US)
