@@ -17,6 +17,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.waiting import wait_for
 from railbird.broker import PrivateBroker, make_ca
 from railbird.config import ConfigError, from_dict
 from rbnode import mqtt as rbmqtt
@@ -59,16 +60,6 @@ def tls_broker(tmp_path):
         yield b
     finally:
         b.stop()
-
-
-def wait_for(cond, what, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise TimeoutError(what)
 
 
 def tail_cmd(port, *extra):
@@ -166,7 +157,7 @@ def test_node_daemon_and_tail_over_tls(tls_broker, tmp_path):
                 stderr=e,
                 env=env(),
             )
-        wait_for(lambda: "# tailing" in tail_err.read_text(), "tail subscribed over TLS")
+        wait_for(lambda: "# tailing" in tail_err.read_text(), "tail subscribed over TLS", 20)
 
         # the node's TLS comes from its device config keys, as on the board
         sn = SimNode(
@@ -199,7 +190,7 @@ def test_node_daemon_and_tail_over_tls(tls_broker, tmp_path):
             t = tail_out.read_text()
             return "drop HL" in t and "rail LH" in t and "drop FR" in t and t
 
-        out = wait_for(printed, "tail printed the events")
+        out = wait_for(printed, "tail printed the events", 20)
         assert "club/t1/t1-node events" in out and "club/t1/t1-node birth" in out
         assert "REJECTED" not in out
         counters = sn.counters()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import tty
 from pathlib import Path
 
@@ -15,16 +14,6 @@ REPO = Path(__file__).resolve().parents[2]
 FW = REPO / "firmware" / "scoreboard"
 if str(FW) not in sys.path:
     sys.path.insert(0, str(FW))
-
-
-def wait_for(pred, timeout=5.0, interval=0.01):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(interval)
-    return pred()
 
 
 class PtyCable:

@@ -8,10 +8,11 @@ import sys
 
 import pytest
 
+from harness.waiting import poll
 from railbird.config import from_dict
 from railbird.daemon.worker import Daemon
 from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
-from tests.displays.conftest import REPO, expected_rows, wait_for
+from tests.displays.conftest import REPO, expected_rows
 
 sys.path.insert(0, str(REPO / "firmware"))
 
@@ -20,7 +21,7 @@ pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 def shows(cable, *texts, timeout=15.0):
     want = expected_rows(*texts)
-    ok = wait_for(lambda: cable.board is not None and cable.board.segments() == want, timeout)
+    ok = poll(lambda: cable.board is not None and cable.board.segments() == want, timeout)
     assert ok, f"board shows {cable.board.text() if cable.board else None}, want {list(texts)}"
 
 
@@ -58,7 +59,7 @@ def test_node_to_board_with_unplug(broker, cable, tmp_path):
 
         # a pot on the break, seen by the FL beam only
         sn.drop("FL")
-        assert wait_for(lambda: d.stats()["shots"] >= 1, 15), d.stats()
+        assert poll(lambda: d.stats()["shots"] >= 1, 15), d.stats()
         shows(cable, "  0.    0", "RACE   2", "BRK    A", "INN    1")
 
         # a scratch: the cue ball drops in SR and is seen in the ball return -> foul
@@ -68,13 +69,13 @@ def test_node_to_board_with_unplug(broker, cable, tmp_path):
 
         # the USB cable is pulled; the rack is won meanwhile (referee calls, Bob pots the 10)
         cable.unplug()
-        assert wait_for(lambda: not board_out.link.connected, 5)
+        assert poll(lambda: not board_out.link.connected, 5)
         assert d.referee_input("club", "t1", {"type": "call", "ball": 10, "pocket": "HL"})["ok"]
         assert d.referee_input(
             "club", "t1", {"type": "shot", "pocketed": [{"ball": 10, "pocket": "HL"}]}
         )["ok"]
         # the host noticed the port is gone and keeps failing to reopen it
-        assert wait_for(lambda: board_out.link.stats["open_failures"] >= 1, 5)
+        assert poll(lambda: board_out.link.stats["open_failures"] >= 1, 5)
         cable.plug()  # the board was USB powered: it boots blank and says HELLO
         shows(cable, "  0    1.", "RACE   2", "RACK B", "")
         assert board_out.stats["errors"] == 0 and d.output_errors == 0

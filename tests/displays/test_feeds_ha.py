@@ -12,12 +12,12 @@ import jsonschema
 import paho.mqtt.client as mqtt
 import pytest
 
+from harness.waiting import poll
 from railbird.broker import PrivateBroker
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput, ha_discovery
 from railbird.outputs.tables import Venues
 from railbird.rules import Referee
 from rbproto import codec
-from tests.displays.conftest import wait_for
 
 SCHEMA = json.loads(Path(__file__).with_name("ha_discovery_schema.json").read_text())
 DISCOVERY_TOPIC = re.compile(r"^homeassistant/(sensor|binary_sensor)/[a-zA-Z0-9_-]+/config$")
@@ -153,7 +153,7 @@ def test_feeds_and_discovery_over_real_broker(habroker):
         out.on_state("club", "t1", "10-ball", st, st["fen"], anns)
 
         base = "railbird/v1/club/t1/"
-        assert wait_for(
+        assert poll(
             lambda: (
                 sink.last(base + "state")
                 and sink.last(base + "state")["state"]["at_table"] == "Bob"
@@ -161,23 +161,23 @@ def test_feeds_and_discovery_over_real_broker(habroker):
         )
         state_msg = sink.last(base + "state")
         codec.validate("state", state_msg)
-        assert wait_for(lambda: sink.last(base + "shot"))
+        assert poll(lambda: sink.last(base + "shot"))
         codec.validate("shot", sink.last(base + "shot"))
-        assert wait_for(
+        assert poll(
             lambda: any(
                 json.loads(p).get("level") == "foul"
                 for p, _ in sink.msgs.get(base + "announce", [])
             )
         )
         # the table's summary on its own topic, the venue index with its entry and totals
-        summary = wait_for(lambda: sink.last(base + "summary"))
+        summary = poll(lambda: sink.last(base + "summary"))
         codec.decode_message(base + "summary", json.dumps(summary))
         assert summary["online"] is True and summary["pocketed_today"] == 2
         pockets = summary["pockets"]
         assert pockets["by_pocket"]["FL"] == 1 and pockets["by_pocket"]["SR"] == 1
         assert pockets["by_hour"] == {"21": 2}
         assert pockets["by_game"][0]["balls"] == 2
-        index = wait_for(lambda: sink.last("railbird/v1/club/summary"))
+        index = poll(lambda: sink.last("railbird/v1/club/summary"))
         codec.validate("summary", index)
         assert index["tables"]["t1"] == {
             "game": "10-ball",
@@ -219,7 +219,7 @@ def test_feeds_and_discovery_over_real_broker(habroker):
         # retained: a display that connects later gets state, summary and discovery at once
         late = Sink(habroker.port)
         try:
-            assert wait_for(
+            assert poll(
                 lambda: (
                     late.last(base + "state")
                     and late.last("railbird/v1/club/summary")
@@ -237,7 +237,7 @@ def test_feeds_and_discovery_over_real_broker(habroker):
         ha.connect("127.0.0.1", habroker.port)
         ha.loop_start()
         ha.publish("homeassistant/status", b"online", qos=1).wait_for_publish(5)
-        assert wait_for(lambda: out.stats["discovery"] >= n + 4)
+        assert poll(lambda: out.stats["discovery"] >= n + 4)
         ha.loop_stop()
         ha.disconnect()
         assert out.stats["rejected"] == 0

@@ -6,17 +6,18 @@ import os
 
 import serial
 
+from harness.waiting import poll
 from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
 from railbird.scoreboard.link import ScoreboardLink
 from rbproto import sbframe
-from tests.displays.conftest import expected_rows, wait_for
+from tests.displays.conftest import expected_rows
 
 FAST = {"ack_timeout": 0.15, "reopen_interval": 0.1, "ping_interval": 0.5}
 
 
 def shows(cable, *texts, timeout=5.0):
     want = expected_rows(*texts)
-    ok = wait_for(lambda: cable.board is not None and cable.board.segments() == want, timeout)
+    ok = poll(lambda: cable.board is not None and cable.board.segments() == want, timeout)
     assert ok, f"board shows {cable.board.text() if cable.board else None}, want {list(texts)}"
 
 
@@ -46,7 +47,7 @@ def test_unplug_replug_and_reboot_lose_nothing(cable):
         shows(cable, "  0.    0", "RACE   5", "BRK    A")
         # pulled out: the port vanishes; the daemon keeps scoring meanwhile
         cable.unplug()
-        assert wait_for(lambda: not out.link.connected, 5)
+        assert poll(lambda: not out.link.connected, 5)
         state = dict(state, scores=[1, 0])
         out.on_state("bar", "t1", "10-ball", state, "", [])
         state = dict(state, at_table=1, fouls=[0, 0], scores=[1, 0])
@@ -59,7 +60,7 @@ def test_unplug_replug_and_reboot_lose_nothing(cable):
             [{"text": "Foul: scratch - ball in hand", "rule": "6.3", "level": "foul"}],
         )
         # it keeps trying to reopen the vanished port, and fails
-        assert wait_for(lambda: out.link.stats["open_failures"] >= 2, 5), out.link.stats
+        assert poll(lambda: out.link.stats["open_failures"] >= 2, 5), out.link.stats
         # plugged back in: the board was powered from USB, so it comes up blank
         cable.plug()
         shows(cable, "  1    0.", "RACE   5", "FOUL", "IN HAND")
@@ -84,16 +85,16 @@ def test_garbage_both_ways_is_counted_never_fatal(cable):
             other.write(b"noise\xfe\x01$01S:a=99*FFFF\n")
             # the board has read it (garbage counted, the bad CRC NAKed) before this
             # second handle closes
-            assert wait_for(
+            assert poll(
                 lambda: (
                     cable.board.board.parser.garbage > 0 and cable.board.board.counters["naks"] >= 1
                 ),
                 5,
             )
         os.write(cable.master, b"\x00\xff garbage $12K:*0000\n$zz\n")
-        assert wait_for(
-            lambda: link.stats["garbage_bytes"] > 0 and link.stats["bad_frames"] > 0, 5
-        ), link.stats
+        assert poll(lambda: link.stats["garbage_bytes"] > 0 and link.stats["bad_frames"] > 0, 5), (
+            link.stats
+        )
         link.set_screen({"g": "141", "a": 11, "b": 3, "run": 5})
         shows(cable, "  11   3", "RUN    5", "", "")
         assert link.stats["garbage_bytes"] > 0 and link.stats["bad_frames"] > 0

@@ -10,13 +10,14 @@ import json
 
 import pytest
 
-from railbird.broker import PrivateBroker
+from harness.waiting import poll
 from railbird.daemon.answer import referee_answer
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput
 from railbird.rules import Referee, from_fen
 from rbproto import codec
-from tests.displays.conftest import wait_for
 from tests.displays.test_feeds_ha import Sink
+
+pytestmark = pytest.mark.broker
 
 SOFT_BREAK = {
     "type": "shot",
@@ -25,14 +26,6 @@ SOFT_BREAK = {
     "object_balls_to_rail_range": [2, 9],
     "uncertain": ["object_balls_to_rail"],
 }
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = PrivateBroker(tmp_path / "broker")
-    b.start()
-    yield b
-    b.stop()
 
 
 def played(players):
@@ -50,7 +43,7 @@ def test_a_provisional_break_goes_out_whole_and_a_line_too_long_is_left_out(brok
         ref, st = played(["Ann", "Bob"])
         assert st["provisional"] and len(st["fen"]) <= codec.FEN_MAX
         out.on_state("club", "t1", "10-ball", st, st["fen"], ref.announcements)
-        assert wait_for(lambda: sink.last(topic) is not None)
+        assert poll(lambda: sink.last(topic) is not None)
         got = sink.last(topic)
         assert got["fen"] == st["fen"]
         assert from_fen(got["fen"]) == ref.state  # what the simulator adopts
@@ -59,7 +52,7 @@ def test_a_provisional_break_goes_out_whole_and_a_line_too_long_is_left_out(brok
         ref, st = played(long_names)
         assert len(st["fen"]) > codec.FEN_MAX
         out.on_state("club", "t1", "10-ball", st, st["fen"], ref.announcements)
-        assert wait_for(lambda: sink.last(topic)["state"]["players"] == long_names)
+        assert poll(lambda: sink.last(topic)["state"]["players"] == long_names)
         got = sink.last(topic)
         assert "fen" not in got and got["state"]["provisional"] == st["provisional"]
         assert out.stats["rejected"] == 0

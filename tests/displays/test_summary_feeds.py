@@ -15,11 +15,11 @@ from types import SimpleNamespace
 import paho.mqtt.client as mqtt
 import pytest
 
+from harness.waiting import poll
 from railbird.outputs import summaries
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput
 from railbird.outputs.tables import Venues
 from rbproto import codec
-from tests.displays.conftest import wait_for
 
 EVENING = time.mktime((2025, 6, 6, 21, 15, 0, 0, 0, -1))
 HALL = summaries.INDEX_TABLES + 5  # a venue too big for its index to list the tables
@@ -237,7 +237,7 @@ def test_per_table_topics_and_the_index_are_retained_and_correct(broker):
         out.on_shot("club", "t1", shot(2, 5))  # the latest change must be what stays
         # the states, the shots (one more), at least a summary per table and 2 indexes
         n = 3 + HALL
-        assert wait_for(lambda: out.stats["published"] >= n + (n + 1) + n + 2, timeout=10)
+        assert poll(lambda: out.stats["published"] >= n + (n + 1) + n + 2, timeout=10)
         time.sleep(2 * summaries.TABLE_PERIOD_S + summaries.INDEX_PERIOD_S)
 
         got, retained = {}, {}
@@ -255,7 +255,7 @@ def test_per_table_topics_and_the_index_are_retained_and_correct(broker):
         c.connect("127.0.0.1", broker.port)
         c.loop_start()
         try:
-            assert wait_for(lambda: len(got) == 2 + n, timeout=10), sorted(got)
+            assert poll(lambda: len(got) == 2 + n, timeout=10), sorted(got)
         finally:
             c.loop_stop()
             c.disconnect()

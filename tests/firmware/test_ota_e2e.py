@@ -20,13 +20,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.hostproc import RailbirdRun
 from harness.mqttsub import subscriber
+from harness.waiting import wait_for
 from railbird.fleet import firmware
 from railbird.fleet.rollout import Rollout
 from railbird.fleet.server import FirmwareServer
@@ -97,7 +97,7 @@ class Venue:
             self.nodes[t] = sn
         for sn in self.nodes.values():
             sn.wait_connected()
-            wait_for(lambda sn=sn: sn.status()["sync"] is not None, "first sync")
+            wait_for(lambda sn=sn: sn.status()["sync"] is not None, "first sync", 30)
 
     def cli(self, *args, timeout=120):
         cmd = [sys.executable, "-m", "railbird", "nodes", *args]
@@ -109,15 +109,6 @@ class Venue:
         for sn in self.nodes.values():
             sn.stop()
         self.host.stop()
-
-
-def wait_for(cond, what, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -250,7 +241,7 @@ def test_corrupted_file_is_refused_before_install(venue, fw_set, tmp_path):
                 server.url("127.0.0.1"),
                 say=lambda s: None,
             )
-            wait_for(lambda: fleet.get("t1", "n1") is not None, "the node's status")
+            wait_for(lambda: fleet.get("t1", "n1") is not None, "the node's status", 30)
             (res,) = ro.run({"t1": ["n1"]})
     finally:
         c.loop_stop()
@@ -280,7 +271,7 @@ def test_never_healthy_set_is_rolled_back(venue, fw_set):
     assert n2.reboots == 0
     run = ota.running(FileStorage(n1.state_dir))
     assert run["slot"] == "" and run["last"]["state"] == "rolled_back"
-    wait_for(lambda: n1.status()["update"]["state"] == "rolled_back", "rolled back status")
+    wait_for(lambda: n1.status()["update"]["state"] == "rolled_back", "rolled back status", 30)
 
 
 def test_crashing_set_is_rolled_back_after_its_trial_boots(venue, fw_set):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,6 +17,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.waiting import wait_for
 from rbnode.simnode import SimNode
 
 pytestmark = [pytest.mark.broker]
@@ -103,13 +103,6 @@ class Sink:
         self.c.disconnect()
 
 
-def wait(cond, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out: {what}"
-        time.sleep(0.05)
-
-
 def get(url):
     with urllib.request.urlopen(url, timeout=5) as r:
         return r.status, r.headers.get("Content-Type"), r.read()
@@ -182,11 +175,11 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         # index, HA discovery
         state_t, summary_t = "railbird/v1/club/t1/state", "railbird/v1/club/t1/summary"
         index_t = "railbird/v1/club/summary"
-        wait(
+        wait_for(
             lambda: sink.all(summary_t) and sink.all(summary_t)[-1]["pocketed_today"] == 3,
             "summary with 3 balls",
         )
-        wait(
+        wait_for(
             lambda: (
                 sink.all(index_t)
                 and sink.all(index_t)[-1]["tables"]["t1"]["pocketed_today"] == 3
@@ -215,16 +208,16 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
 
         # the host's heartbeat (SPEC.md `host`): online while it runs
         host_t = "railbird/v1/club/host"
-        wait(lambda: len(sink.all(host_t)) >= 2, "two host heartbeats")
+        wait_for(lambda: len(sink.all(host_t)) >= 2, "two host heartbeats")
         assert {m["state"] for m in sink.all(host_t)} == {"online"}
 
         # SIGTERM and restart: same counts and state, no stale announcements; a clean
         # stop says `offline` itself (a DISCONNECT discards the last will)
         host.stop()
-        wait(lambda: sink.all(host_t)[-1]["state"] == "offline", "offline on a clean stop")
+        wait_for(lambda: sink.all(host_t)[-1]["state"] == "offline", "offline on a clean stop")
         host.start()
-        wait(lambda: sink.all(host_t)[-1]["state"] == "online", "online again")
-        wait(lambda: len(sink.all(summary_t)) > n_summary, "summary after the restart")
+        wait_for(lambda: sink.all(host_t)[-1]["state"] == "online", "online again")
+        wait_for(lambda: len(sink.all(summary_t)) > n_summary, "summary after the restart")
         assert sink.all(summary_t)[-1]["pockets"] == pockets
         assert sink.all(state_t)[-1]["state"] == st
         snap2 = json.loads(get(f"{host.web}/api/v/club/t1")[2])
@@ -239,8 +232,8 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         )
         assert code == 200 and res["state"]["unconfirmed"] == [], res
         assert res["state"]["scores"] == st["scores"]
-        wait(lambda: sink.all(state_t)[-1]["state"]["unconfirmed"] == [], "confirmed state")
-        wait(
+        wait_for(lambda: sink.all(state_t)[-1]["state"]["unconfirmed"] == [], "confirmed state")
+        wait_for(
             lambda: len(sink.all("railbird/v1/club/t1/announce")) > n_ann,
             "the confirm's ruling announced",
         )
