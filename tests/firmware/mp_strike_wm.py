@@ -150,6 +150,18 @@ def batch(n):
     return json.loads(b[0])
 
 
+def drain(n):
+    # every batch the node has ready, in publish order: ([wm], [[event t]])
+    wms = []
+    ts = []
+    while True:
+        m = batch(n)
+        if m is None:
+            return wms, ts
+        wms.append(m["wm"])
+        ts.append([e["t"] for e in m["events"]])
+
+
 def t_node_strike_and_caps():
     hw, n = make_node(5)
     caps = n.birth_msg()["caps"]
@@ -204,14 +216,7 @@ def t_wm_spill():
     n._spill_some(10)  # offline: the ring went to flash
     hw.schedule_rail(5, 90000, 700)
     run(hw, n, 20000)
-    sent = []
-    wms = []
-    while True:
-        m = batch(n)
-        if m is None:
-            break
-        sent.append([e["t"] for e in m["events"]])
-        wms.append(m["wm"])
+    wms, sent = drain(n)
     check([len(b) for b in sent] == [2, 2, 1, 1], "batches %r" % (sent,))
     for i in range(len(sent)):
         later = [t for b in sent[i + 1 :] for t in b]
@@ -229,14 +234,7 @@ def t_wm_backlog():
         hw.schedule_rail(i % 6, 10000 + i * 10000, 500)  # 60 ms apart per rail
     hw.schedule_drop(1, 100000, 40000)
     run(hw, n, 1300000)
-    wms = []
-    ts = []
-    while True:
-        m = batch(n)
-        if m is None:
-            break
-        wms.append(m["wm"])
-        ts.append([e["t"] for e in m["events"]])
+    wms, ts = drain(n)
     # 111 events: 79 left after the first batch (held), 47 after the second (scanned)
     check(
         len(wms) == 4 and wms[0] == 0 and wms[1] > 0, "held while the backlog is long %r" % (wms,)
