@@ -115,10 +115,24 @@ def test_scorer_counts_merges_wrong_pairings_and_break_rulings():
     assert res["segmentation_n"] == 3 and res["invisible"] == 0
 
 
+# The records of a physics trace (tools/sensing_corpus/physics.py, `simulate`): the stroke, a
+# ball-ball contact, a cushion impact, a ball pocketed.
+def stroke(t, speed):
+    return {"t": t, "type": "strike", "speed": speed}
+
+
+def contact(t, a, b, dv):
+    return {"t": t, "type": "ball", "balls": [a, b], "dv": dv}
+
+
 def cushion(t, ball, rail, dv=2.5):
     # right at the rail's piezo: far above any threshold
     x, y = {"H": (0.635, 0.0), "F": (0.635, 2.54), "LH": (0.0, 0.635), "RF": (1.27, 1.905)}[rail]
     return {"t": t, "type": "cushion", "ball": ball, "rail": rail, "dv": dv, "x": x, "y": y}
+
+
+def pocket(t, ball, name):
+    return {"t": t, "type": "pocket", "ball": ball, "pocket": name}
 
 
 def trace(i, kind, events, duration):
@@ -132,10 +146,10 @@ TRACES = [
         0,
         "pot",
         [
-            {"t": 0.0, "type": "strike", "speed": 2.0},
-            {"t": 0.4, "type": "ball", "balls": [0, 1], "dv": 1.8},
+            stroke(0.0, 2.0),
+            contact(0.4, 0, 1, 1.8),
             cushion(0.9, 0, "LH"),
-            {"t": 1.2, "type": "pocket", "ball": 1, "pocket": "FL"},
+            pocket(1.2, 1, "FL"),
         ],
         3.0,
     ),
@@ -145,11 +159,11 @@ TRACES = [
         1,
         "scratch",
         [
-            {"t": 0.0, "type": "strike", "speed": 3.0},
-            {"t": 0.3, "type": "ball", "balls": [0, 1], "dv": 2.0},
+            stroke(0.0, 3.0),
+            contact(0.3, 0, 1, 2.0),
             cushion(0.6, 1, "RF"),
-            {"t": 1.0, "type": "pocket", "ball": 0, "pocket": "HL"},
-            {"t": 1.5, "type": "pocket", "ball": 1, "pocket": "FR"},
+            pocket(1.0, 0, "HL"),
+            pocket(1.5, 1, "FR"),
         ],
         2.0,
     ),
@@ -158,8 +172,8 @@ TRACES = [
         2,
         "safety",
         [
-            {"t": 0.0, "type": "strike", "speed": 0.3},
-            {"t": 1.1, "type": "ball", "balls": [0, 1], "dv": 0.2},
+            stroke(0.0, 0.3),
+            contact(1.1, 0, 1, 0.2),
         ],
         2.5,
     ),
@@ -168,8 +182,8 @@ TRACES = [
         3,
         "break10",
         [
-            {"t": 0.0, "type": "strike", "speed": 6.0},
-            {"t": 0.2, "type": "ball", "balls": [0, 1], "dv": 5.0},
+            stroke(0.0, 6.0),
+            contact(0.2, 0, 1, 5.0),
             cushion(0.7, 2, "F"),
             cushion(0.9, 3, "RF"),
             cushion(1.1, 4, "LH"),
