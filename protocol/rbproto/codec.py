@@ -391,6 +391,19 @@ def _str(val, arg, path):
         raise ProtocolError("bad value", "%s: length %d not in %d..%d" % (path, n, arg[0], arg[1]))
 
 
+def _word(val, path, chars, lo, hi, what):
+    # a string of lo..hi characters, each one of `chars`
+    if type(val) is not str:
+        raise _bad_type(path, "string")
+    ok = lo <= len(val) <= hi
+    for c in val:
+        if c not in chars:
+            ok = False
+            break
+    if not ok:
+        raise ProtocolError("bad value", path + ": " + _short(val) + " is not " + what)
+
+
 def _value(val, t, arg, path):
     if t == "u":
         _int(val, arg, path, "uint", 0, U64_MAX)
@@ -404,16 +417,7 @@ def _value(val, t, arg, path):
     elif t == "i":
         _int(val, arg, path, "int", I64_MIN, I64_MAX)
     elif t == "k":
-        if type(val) is not str:
-            raise _bad_type(path, "string")
-        ok = 0 < len(val) <= 32
-        for c in val:
-            if c not in _KIND:
-                ok = False
-        if not ok:
-            raise ProtocolError(
-                "bad value", path + ": " + _short(val) + " is not a kind name (1..32 of a-z 0-9 _)"
-            )
+        _word(val, path, _KIND, 1, 32, "a kind name (1..32 of a-z 0-9 _)")
     elif t == "g":
         if type(val) is not str:
             raise _bad_type(path, "slug")
@@ -448,16 +452,7 @@ def _value(val, t, arg, path):
         if val is not True and val is not False:
             raise _bad_type(path, "bool")
     elif t == "h":
-        if type(val) is not str:
-            raise _bad_type(path, "string")
-        ok = len(val) == 8
-        for c in val:
-            if c not in _HEX:
-                ok = False
-        if not ok:
-            raise ProtocolError(
-                "bad value", path + ": " + _short(val) + " is not 8 lowercase hex digits"
-            )
+        _word(val, path, _HEX, 8, 8, "8 lowercase hex digits")
     elif t == "l" or t == "n":
         if not isinstance(val, (list, tuple)):
             raise _bad_type(path, "list")
