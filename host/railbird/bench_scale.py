@@ -413,6 +413,7 @@ class Observer:
     def start(self):
         import paho.mqtt.client as mqtt
 
+        self.rnd = random.Random(5)  # before the first message can come: it is used there
         self.ref = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="scale-referee")
         self.ref.username_pw_set("railbird-referee", "referee-secret")
         self.ref.max_queued_messages_set(0)
@@ -424,7 +425,6 @@ class Observer:
         self.sub.on_connect = lambda c, *a: c.subscribe(f"railbird/v1/{VENUE}/#", qos=1)
         self.sub.connect("127.0.0.1", self.port)
         self.sub.loop_start()
-        self.rnd = random.Random(5)
         threading.Thread(target=self._web, daemon=True).start()
         return self
 
