@@ -53,21 +53,22 @@ def reference_run(cfg, messages) -> dict:
 
 def journalled(paths) -> dict:
     """The same facts from the journals of every worker (live input only: `adopted` input
-    produced no records there). Events per table in the order each journal released them,
-    the journals in the order they first held the table; `duplicates`: (node, boot, seq)
+    produced no records there). Events per table in the order of the stream input that
+    released them (the journal's `inputs.rx` is that input's stream timestamp), each
+    journal's own release order within one input: a table can pass between workers more
+    than once (a lease lost while a server is down comes back later), so its journals
+    interleave; `duplicates`: (node, boot, seq)
     journalled more than once across all journals; shots of every journal (a shot number
     twice would show as a shot too many); `states` the newest by wall time."""
-    events: dict = {}
+    keyed: dict = {}
     shots: dict = {}
     states: dict = {}
     seen: dict = {}
-    first: dict = {}
-    per: list = []
-    for path in paths:
+    for j, path in enumerate(paths):
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             ev = db.execute(
-                "SELECT e.tbl, e.node, e.boot, e.seq, e.t, i.wall FROM events e "
+                "SELECT e.tbl, e.node, e.boot, e.seq, e.t, i.rx, e.rowid FROM events e "
                 "JOIN inputs i ON i.id = e.input_id ORDER BY e.rowid"
             ).fetchall()
             sh = db.execute("SELECT tbl, n, shot FROM shots ORDER BY tbl, n").fetchall()
@@ -77,23 +78,16 @@ def journalled(paths) -> dict:
             ).fetchall()
         finally:
             db.close()
-        mine: dict = {}
-        for tbl, node, boot, seq, t, wall in ev:
-            mine.setdefault(tbl, []).append((node, boot, seq, t))
-            first[(path, tbl)] = min(first.get((path, tbl), wall), wall)
+        for tbl, node, boot, seq, t, rx, rowid in ev:
+            keyed.setdefault(tbl, []).append(((rx, j, rowid), (node, boot, seq, t)))
             seen[(node, boot, seq)] = seen.get((node, boot, seq), 0) + 1
-        per.append((path, mine))
         for tbl, n, shot in sh:
             shots.setdefault(tbl, []).append((n, shot))
         for tbl, game, state, fen, wall in st:
             if tbl not in states or wall >= states[tbl][0]:
                 states[tbl] = (wall, (game, json.loads(state), fen))
-    tables = {t for _p, mine in per for t in mine}
-    for tbl in sorted(tables):
-        parts = sorted((first[(p, tbl)], mine[tbl]) for p, mine in per if tbl in mine)
-        events[tbl] = [e for _w, evs in parts for e in evs]
     return {
-        "events": events,
+        "events": {t: [e for _k, e in sorted(v)] for t, v in keyed.items()},
         "shots": {t: [s for _n, s in sorted(v)] for t, v in shots.items()},
         "states": {t: v[1] for t, v in states.items()},
         "duplicates": sorted(k for k, n in seen.items() if n > 1),
