@@ -19,6 +19,7 @@ import paho.mqtt.client as paho
 
 from harness.hostproc import RailbirdRun
 from harness.nats import connect, nats_cluster, stream_messages, worker_config
+from harness.waiting import wait_for
 from railbird.cluster import subjects
 from railbird.cluster.reference import journalled, reference_run
 from railbird.config import load
@@ -82,16 +83,6 @@ def referee_lags(port: int, tables) -> None:
         c.disconnect()
 
 
-def wait_for(cond, what: str, timeout: float, poll: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(poll)
-    raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
-
-
 def owned(w: RailbirdRun) -> set:
     s = w.stats()
     if s.get("cluster_takeovers_pending"):
@@ -106,11 +97,15 @@ def run(tmp: Path, n_tables: int, play_s: float, drops: int, rails: int) -> dict
     try:
         return _run(tmp, n_tables, play_s, drops, rails, workers, nodes)
     finally:
-        for sn in nodes:
-            sn.stop()
-        for w in workers.values():
-            if w.alive:
-                w.kill()
+        _stop(workers, nodes)
+
+
+def _stop(workers: dict, nodes: list) -> None:
+    for sn in nodes:
+        sn.stop()
+    for w in workers.values():
+        if w.alive:
+            w.kill()
 
 
 def _run(tmp, n_tables, play_s, drops, rails, workers: dict, nodes: list) -> dict:
@@ -178,11 +173,7 @@ def _run(tmp, n_tables, play_s, drops, rails, workers: dict, nodes: list) -> dic
             messages = stream_messages(c.nats_urls)
             survivor.stop()
         finally:
-            for sn in nodes:
-                sn.stop()
-            for w in workers.values():
-                if w.alive:
-                    w.kill()
+            _stop(workers, nodes)
     cfg = load(workers["w1"].conf)
     figures["reference"] = reference_run(cfg, messages)
     figures["journals"] = journalled([w.journal for w in workers.values()])
