@@ -367,6 +367,29 @@ def bench_restart(n_events: int, cache: str, workdir: str, baseline: bool = True
     return out
 
 
+def add_restart_options(ap, events_env: str | None = None) -> None:
+    """The restart benchmark's `--restart-events` and `--cache`, for every benchmark that
+    runs it (`make bench`, `make bench-scale`); `events_env`: an environment variable that
+    sets the default of `--restart-events`."""
+    events = 1_000_000
+    env = ""
+    if events_env:
+        events = int(os.environ.get(events_env, events))
+        env = f"; env {events_env}"
+    ap.add_argument(
+        "--restart-events",
+        type=int,
+        default=events,
+        help=f"node events in the restart benchmark's journal (default %(default)s{env}; "
+        "0: skip it)",
+    )
+    ap.add_argument(
+        "--cache",
+        default=os.path.join(tempfile.gettempdir(), "railbird-bench"),
+        help="where the restart benchmark keeps its journal between runs (default %(default)s)",
+    )
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m railbird.bench", description=__doc__.split("\n\n")[0]
@@ -403,21 +426,11 @@ def main(argv=None) -> int:
         default=200,
         help="drops for the in-play latency (node -> web stream; default %(default)s; 0: skip)",
     )
-    ap.add_argument(
-        "--restart-events",
-        type=int,
-        default=1_000_000,
-        help="node events in the restart benchmark's journal (default %(default)s; 0: skip it)",
-    )
+    add_restart_options(ap)
     ap.add_argument(
         "--skip-full-replay",
         action="store_true",
         help="restart benchmark without its baseline (replaying every input takes minutes)",
-    )
-    ap.add_argument(
-        "--cache",
-        default=os.path.join(tempfile.gettempdir(), "railbird-bench"),
-        help="where the restart benchmark keeps its journal between runs (default %(default)s)",
     )
     args = ap.parse_args(argv)
 

@@ -1124,6 +1124,8 @@ def report(results: list) -> list:
 
 
 def main(argv=None) -> int:
+    from railbird import bench  # its restart benchmark, options and all
+
     ap = argparse.ArgumentParser(
         prog="python -m railbird.bench_scale", description=__doc__.split("\n\n")[0]
     )
@@ -1144,17 +1146,7 @@ def main(argv=None) -> int:
         default=30.0,
         help="seconds of play before the window (default %(default)s)",
     )
-    ap.add_argument(
-        "--restart-events",
-        type=int,
-        default=int(os.environ.get("BENCH_SCALE_RESTART_EVENTS", "1000000")),
-        help="journal size of the restart benchmark (default %(default)s; 0: skip)",
-    )
-    ap.add_argument(
-        "--cache",
-        default=os.path.join(tempfile.gettempdir(), "railbird-bench"),
-        help="where the restart benchmark's journal is cached (default %(default)s)",
-    )
+    bench.add_restart_options(ap, events_env="BENCH_SCALE_RESTART_EVENTS")
     ap.add_argument("--keep", action="store_true", help="keep each N's working directory")
     ap.add_argument(
         "--profile",
@@ -1195,8 +1187,6 @@ def main(argv=None) -> int:
     print("\n".join(report(results)))
     restart = None
     if args.restart_events:
-        from railbird import bench
-
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
             restart = bench.bench_restart(args.restart_events, args.cache, wd, baseline=False)
         rs = restart["restart"]
