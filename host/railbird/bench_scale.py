@@ -1046,29 +1046,67 @@ def _needs(r: dict) -> float:
     return r["cpu_per_event_ms"] / 1e3 * r["event_rate"] * r["n"]
 
 
+def _table(columns: list, rows: list) -> list:
+    """A header, a rule and the rows: `columns` (title, width), each row's cells formatted
+    already and right-aligned to their column's width (0: as they are)."""
+
+    def line(cells):
+        return " | ".join(f"{c:>{w}}" for c, (_, w) in zip(cells, columns, strict=True))
+
+    hdr = line([title for title, _ in columns])
+    return [hdr, "-" * len(hdr)] + [line(cells) for cells in rows]
+
+
+def _load_row(r: dict) -> list:
+    """A row of the load table (`_LOAD_COLUMNS`)."""
+    ok = "yes" if r["kept_up"] else "NO"
+    if r["summary_tables_wrong"] == 0 and r["index_ok"]:
+        summ = "current"
+    else:
+        index = "ok" if r["index_ok"] else "wrong"
+        summ = f"STALE ({r['summary_tables_wrong']} tables wrong, index {index})"
+    return [
+        f"{r['n']:,}",
+        f"{r['daemon_cpu'] * 100:.1f}%",
+        f"{r['daemon_cpu'] * 100 / r['n']:.3f}%",
+        f"{r['cpu_per_event_ms']:.2f}",
+        f"{_needs(r) * 100:.0f}%",
+        f"{r['daemon_waited'] * 100:.0f}%",
+        f"{r['rss_mb']:.0f} ({r['peak_rss_mb']:.0f})",
+        f"{r['broker_cpu'] * 100:.1f}%",
+        f"{r['event_rate']:.2f}",
+        f"{ok} ({r['backlog_end']} / {r['backlog_max']})",
+        summ,
+    ]
+
+
+_LOAD_COLUMNS = [
+    ("tables", 6),
+    ("daemon CPU", 10),
+    ("per table", 9),
+    ("ms CPU/event", 12),
+    ("needs", 6),
+    ("waited", 6),
+    ("RSS (peak) MiB", 14),
+    ("broker", 6),
+    ("ev/s/tbl", 8),
+    ("kept up (backlog end/max)", 25),
+    ("summary", 0),
+]
+# the latency table's columns after `tables`: (title, width, the figure's key)
+_LATENCIES = [
+    ("broker pub->sub", 20, "pubsub"),
+    ("-> journal", 20, "journal"),
+    ("-> timeline", 20, "released"),
+    ("-> shot feed", 20, "feed"),
+    ("last event -> shot", 20, "feed_last"),
+    ("-> web stream", 20, "web"),
+    ("shot -> summary", 18, "summary_lag"),
+]
+
+
 def report(results: list) -> list:
-    lines = []
-    hdr = (
-        f"{'tables':>6} | {'daemon CPU':>10} | {'per table':>9} | {'ms CPU/event':>12} |"
-        f" {'needs':>6} | {'waited':>6} | {'RSS (peak) MiB':>14} | {'broker':>6} |"
-        f" {'ev/s/tbl':>8} | {'kept up (backlog end/max)':>25} | summary"
-    )
-    lines += [hdr, "-" * len(hdr)]
-    for r in results:
-        ok = "yes" if r["kept_up"] else "NO"
-        kept = f"{ok} ({r['backlog_end']} / {r['backlog_max']})"
-        summ = "current" if r["summary_tables_wrong"] == 0 and r["index_ok"] else (
-            f"STALE ({r['summary_tables_wrong']} tables wrong, index "
-            f"{'ok' if r['index_ok'] else 'wrong'})"
-        )  # fmt: skip
-        rss = f"{r['rss_mb']:.0f} ({r['peak_rss_mb']:.0f})"
-        lines.append(
-            f"{r['n']:>6,} | {r['daemon_cpu'] * 100:>9.1f}% |"
-            f" {r['daemon_cpu'] * 100 / r['n']:>8.3f}% | {r['cpu_per_event_ms']:>12.2f} |"
-            f" {_needs(r) * 100:>5.0f}% | {r['daemon_waited'] * 100:>5.0f}% | {rss:>14} |"
-            f" {r['broker_cpu'] * 100:>5.1f}% | {r['event_rate']:>8.2f} |"
-            f" {kept:>25} | {summ}"
-        )
+    lines = _table(_LOAD_COLUMNS, [_load_row(r) for r in results])
     loads = ", ".join(f"{r['load']:.1f}" for r in results)
     lines.append(
         f"(daemon CPU: what it used of its one core; needs: its CPU per event times the events "
@@ -1078,18 +1116,10 @@ def report(results: list) -> list:
     )
     lines.append("")
     lines.append("latency from a drop's publication, ms: p50 / p99 / max")
-    hdr = (
-        f"{'tables':>6} | {'broker pub->sub':>20} | {'-> journal':>20} | {'-> timeline':>20} |"
-        f" {'-> shot feed':>20} | {'last event -> shot':>20} | {'-> web stream':>20} |"
-        f" {'shot -> summary':>18}"
+    lines += _table(
+        [("tables", 6)] + [(title, width) for title, width, _ in _LATENCIES],
+        [[f"{r['n']:,}"] + [_lat(r[key]) for _, _, key in _LATENCIES] for r in results],
     )
-    lines += [hdr, "-" * len(hdr)]
-    for r in results:
-        lines.append(
-            f"{r['n']:>6,} | {_lat(r['pubsub']):>20} | {_lat(r['journal']):>20} |"
-            f" {_lat(r['released']):>20} | {_lat(r['feed']):>20} | {_lat(r['feed_last']):>20} |"
-            f" {_lat(r['web']):>20} | {_lat(r['summary_lag']):>18}"
-        )
     lines.append("")
     bound = (QUIET_MS + SHOT_SLACK_MS) * 1000
     for r in results:
