@@ -233,3 +233,45 @@ def test_any_range_is_decided_for_every_value_or_flagged(game, referee, data):
     else:
         assert flagged(r, out), out
         assert (out["awaiting"] == "referee_check") == referee
+
+
+# -- ruling a range for the counts that can differ only (doubt.ALIKE_FROM) ----------------
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    game=st.sampled_from(["10-ball", "14.1", "9-ball", "8-ball"]),
+    referee=st.booleans(),
+    data=st.data(),
+)
+def test_a_range_ruled_for_its_distinct_counts_rules_as_every_count(game, referee, data):
+    """The whole answer (state, rulings, the referee's choices and their facts, the
+    provisional entry) is the same as ruling every count of the range."""
+    from railbird.rules import doubt
+
+    balls = 15 if game in ("14.1", "8-ball") else (10 if game == "10-ball" else 9)
+    pots = data.draw(st.lists(st.integers(1, balls), unique=True, max_size=2))
+    off = data.draw(st.lists(st.integers(1, balls), unique=True, max_size=2))
+    off = [b for b in off if b not in pots]
+    room = balls - len(pots) - len(off)
+    lo = data.draw(st.integers(0, room))
+    hi = data.draw(st.integers(lo, room))
+    est = data.draw(st.integers(lo, hi))
+    facts = {}
+    cue = data.draw(st.sampled_from([None, True, False]))
+    if cue is not None:
+        facts["cue_ball_to_rail"] = cue
+    doubtful = data.draw(st.sets(st.sampled_from(["cue_ball_to_rail", "rail_after_contact"])))
+    pocketed = [f"{b}FL" if i == 0 else f"{b}FR" for i, b in enumerate(pots)]
+    sensed = ranged(lo, hi, est, *pocketed, off_table=off, **facts)
+    sensed["uncertain"] = sorted({"object_balls_to_rail", *doubtful})
+
+    def answer():
+        r = match(game, referee=referee)
+        return json.dumps(feed(r, sensed), sort_keys=True)
+
+    cut = answer()
+    saved, doubt.ALIKE_FROM = doubt.ALIKE_FROM, None  # every count of the range
+    try:
+        every = answer()
+    finally:
+        doubt.ALIKE_FROM = saved
+    assert cut == every

@@ -43,6 +43,30 @@ def axes(shot: Shot) -> list[tuple[str, tuple]]:
     return out
 
 
+# The rules tell counts of object balls to a rail apart only below this: a break's
+# requirement is at most four balls (10-ball and 8-ball four, 14.1 two), pocketed and
+# off-table balls counted on top (8.4), and none against some (a stroke). Every count from
+# here up rules like this one, so a range is ruled for its counts up to here, its ends and
+# the estimate: a 10-ball break estimated at 3-15 balls is ruled for 6 counts, not 13
+# (tests/rules/test_uncertain_rulings.py holds the two to the same outcome). None: all.
+ALIKE_FROM = 5
+
+
+def ruled(ax: list, said: dict) -> list:
+    """`ax` with the range cut to the counts that can rule differently (`ALIKE_FROM`), its
+    ends and the sensed one, in increasing order: the same groups, the same representative
+    of each (`nearest`), the same fair value as ruling every count."""
+    if ALIKE_FROM is None:
+        return ax
+    out = []
+    for fact, values in ax:
+        if fact == RANGE:
+            keep = {values[0], values[-1], said.get(RANGE)}
+            values = tuple(v for v in values if v <= ALIKE_FROM or v in keep)
+        out.append((fact, values))
+    return out
+
+
 def sensed(shot: Shot, ax: list) -> dict:
     """The sensed value of each doubtful fact; one not sensed at all: the range's low end
     for a count, the fair value for a yes/no."""

@@ -145,8 +145,10 @@ class GeneralRules(MatchLayer):
                 shot = doubt.settled(shot, ())
             return self.rule_shot(st, shot, R)
         names = [f for f, _ in ax]
+        said = doubt.sensed(shot, ax)
         groups: list = []  # [state, [facts, ...]] of the combinations that rule alike
-        for combo in itertools.product(*(values for _, values in ax)):
+        ruled = doubt.ruled(ax, said)  # the counts that can rule differently
+        for combo in itertools.product(*(values for _, values in ruled)):
             facts = dict(zip(names, combo, strict=True))
             out = self.rule_shot(st, replace(shot, **facts), [])
             for g in groups:
@@ -155,11 +157,10 @@ class GeneralRules(MatchLayer):
                     break
             else:
                 groups.append([out, [facts]])
-        said = doubt.sensed(shot, ax)
         if len(groups) == 1:
             return self.rule_shot(st, doubt.settled(replace(shot, **said), names), R)
         fair = {f: values[-1] for f, values in ax}
-        names = doubt.deciding(ax, groups)  # the others change nothing: not asked about
+        names = doubt.deciding(ruled, groups)  # the others change nothing: not asked about
         shot = doubt.settled_but(shot, [f for f, _ in ax if f not in names], said)
         ax = [a for a in ax if a[0] in names]
         choices = []
