@@ -94,8 +94,7 @@ def test_a_released_drop_is_shown_in_play_before_the_shot_closes(broker, tmp_pat
     host = RailbirdRun(
         tmp_path / "host", CONFIG.format(port=broker.port, node=NODE, quiet=QUIET_MS)
     )
-    host.start(lambda s: s.get("connected") and s["outputs"]["web"]["url"], "host and web up")
-    url = host.stats()["outputs"]["web"]["url"]
+    url = host.start_with_web()
     node = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node")
     inplay_msgs: list[tuple[float, bytes]] = []
     sub = subscriber(

@@ -182,8 +182,7 @@ def phone(tmp_path):
 def test_two_matches_refereed_from_the_phone_app_only(broker, phone, tmp_path):
     broker.add_user(NODE, NODE_PW)
     host = RailbirdRun(tmp_path / "host", CONFIG.format(port=broker.port, pin=PIN, node=NODE))
-    host.start(lambda s: s.get("connected") and s["outputs"]["web"]["url"], "host and web up")
-    url = host.stats()["outputs"]["web"]["url"]
+    url = host.start_with_web()
     sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, NODE_PW, tmp_path / "node", seed=5)
     sn.start()
     try:

@@ -87,8 +87,7 @@ def _last_version(stream: bytes):
 def test_a_stream_that_stops_reading_ends_and_a_reading_one_gets_everything(broker, tmp_path):
     broker.add_user(NODE, PW)
     host = RailbirdRun(tmp_path / "host", CONFIG.format(port=broker.port, node=NODE, stall=STALL_S))
-    host.start(lambda s: s.get("connected") and s["outputs"]["web"]["url"], "host and web up")
-    url = host.stats()["outputs"]["web"]["url"]
+    url = host.start_with_web()
     port = int(url.rsplit(":", 1)[1])
     stalled = socket.socket()
     stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)

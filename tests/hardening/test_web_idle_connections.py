@@ -97,8 +97,7 @@ def test_idle_connections_cannot_starve_the_daemon(broker, tmp_path):
         tmp_path / "host", CONFIG.format(port=broker.port, node=NODE, idle=IDLE_TIMEOUT_S)
     )
     host.popen_kw = {"preexec_fn": _low_fd_limit}
-    host.start(lambda s: s.get("connected") and s["outputs"]["web"]["url"], "host and web up")
-    url = host.stats()["outputs"]["web"]["url"]
+    url = host.start_with_web()
     port = int(url.rsplit(":", 1)[1])
     # bound to the configured address only: another loopback address is not served
     with pytest.raises(ConnectionRefusedError):
@@ -168,8 +167,7 @@ def test_a_slow_request_is_closed_after_the_idle_timeout(broker, tmp_path):
     host = RailbirdRun(
         tmp_path / "host", CONFIG.format(port=broker.port, node=NODE, idle=IDLE_TIMEOUT_S)
     )
-    host.start(lambda s: s.get("connected") and s["outputs"]["web"]["url"], "host and web up")
-    port = int(host.stats()["outputs"]["web"]["url"].rsplit(":", 1)[1])
+    port = int(host.start_with_web().rsplit(":", 1)[1])
     s = socket.create_connection(("127.0.0.1", port), timeout=2)
     try:
         t0 = time.monotonic()

@@ -48,6 +48,18 @@ class RailbirdRun:
         self.wait(ready, what, timeout)
         return self
 
+    def start_with_web(self, timeout: float = 20) -> str:
+        """`start`, until the host is connected and its web scoreboard listens: its URL."""
+        self.start(
+            lambda s: s.get("connected") and s["outputs"]["web"]["url"], "host and web up", timeout
+        )
+        return self.web_url
+
+    @property
+    def web_url(self) -> str:
+        """Where the web scoreboard listens (http://host:port), from the stats file."""
+        return self.stats()["outputs"]["web"]["url"]
+
     def stats(self) -> dict:
         try:
             return json.loads(self.stats_file.read_text())

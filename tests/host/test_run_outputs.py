@@ -53,15 +53,6 @@ class Host(RailbirdRun):
     def __init__(self, workdir: Path, port: int):
         super().__init__(workdir, CONFIG.format(port=port, node=NODE, pin=PIN))
 
-    def start(self):
-        return super().start(
-            lambda s: s.get("connected") and s["outputs"]["web"]["url"], "connected"
-        )
-
-    @property
-    def web(self):
-        return self.stats()["outputs"]["web"]["url"]
-
     def wait(self, cond, what, timeout=10):
         return super().wait(cond, what, timeout)
 
@@ -135,13 +126,14 @@ def first_sse_event(url):
 def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
     broker.add_user(NODE, PW)
     sink = Sink(broker.port)
-    host = Host(tmp_path / "host", broker.port).start()
+    host = Host(tmp_path / "host", broker.port)
+    host.start_with_web()
     sn = SimNode("127.0.0.1", broker.port, "club", "t1", NODE, PW, tmp_path / "node", seed=3)
     sn.start()
     try:
         sn.wait_connected()
         host.wait(lambda s: s["sync_samples"] >= 1, "time sync")
-        ref = f"{host.web}/api/v/club/t1/referee"
+        ref = f"{host.web_url}/api/v/club/t1/referee"
         # the referee panel: refused without the PIN, applied (journalled) with it
         code, res = post(ref, {"input": {"type": "lag", "winner": 0}})
         assert code == 403 and not res["ok"]
@@ -198,12 +190,12 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         assert any("foul" in a.lower() for a in anns)
 
         # web: the page, the JSON snapshot and the live event stream
-        code, ctype, body = get(f"{host.web}/v/club/t1/")
+        code, ctype, body = get(f"{host.web_url}/v/club/t1/")
         assert code == 200 and ctype.startswith("text/html") and b'id="score-a"' in body
-        snap = json.loads(get(f"{host.web}/api/v/club/t1")[2])
+        snap = json.loads(get(f"{host.web_url}/api/v/club/t1")[2])
         assert snap["pockets"] == pockets and snap["state"] == st
         assert any("foul" in a["text"].lower() for a in snap["announcements"])
-        assert first_sse_event(f"{host.web}/events/v/club")["pockets"] == pockets
+        assert first_sse_event(f"{host.web_url}/events/v/club")["pockets"] == pockets
         n_summary, n_ann = len(sink.all(summary_t)), len(anns)
 
         # the host's heartbeat (SPEC.md `host`): online while it runs
@@ -215,12 +207,12 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
         # stop says `offline` itself (a DISCONNECT discards the last will)
         host.stop()
         wait_for(lambda: sink.all(host_t)[-1]["state"] == "offline", "offline on a clean stop")
-        host.start()
+        host.start_with_web()
         wait_for(lambda: sink.all(host_t)[-1]["state"] == "online", "online again")
         wait_for(lambda: len(sink.all(summary_t)) > n_summary, "summary after the restart")
         assert sink.all(summary_t)[-1]["pockets"] == pockets
         assert sink.all(state_t)[-1]["state"] == st
-        snap2 = json.loads(get(f"{host.web}/api/v/club/t1")[2])
+        snap2 = json.loads(get(f"{host.web_url}/api/v/club/t1")[2])
         assert snap2["pockets"] == pockets and snap2["state"] == st
         assert snap2["announcements"] == []
         assert snap2["last_shot"] == snap["last_shot"]
@@ -228,7 +220,7 @@ def test_run_outputs_feeds_web_referee_and_restart(broker, tmp_path):
 
         # the panel's confirm uses the `confirm` input: the uncertain facts stand
         code, res = post(
-            f"{host.web}/api/v/club/t1/referee", {"pin": PIN, "inputs": [{"type": "confirm"}]}
+            f"{host.web_url}/api/v/club/t1/referee", {"pin": PIN, "inputs": [{"type": "confirm"}]}
         )
         assert code == 200 and res["state"]["unconfirmed"] == [], res
         assert res["state"]["scores"] == st["scores"]
