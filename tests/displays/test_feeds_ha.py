@@ -12,6 +12,7 @@ import jsonschema
 import paho.mqtt.client as mqtt
 import pytest
 
+from harness.mqttsub import client
 from harness.waiting import poll
 from railbird.broker import PrivateBroker
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput, ha_discovery
@@ -232,10 +233,7 @@ def test_feeds_and_discovery_over_real_broker(habroker):
 
         # Home Assistant restarts and says so: discovery is sent again
         n = out.stats["discovery"]
-        ha = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-        ha.username_pw_set("railbird-host", "host-secret")  # stands in for HA's own user
-        ha.connect("127.0.0.1", habroker.port)
-        ha.loop_start()
+        ha = client(habroker.port, "railbird-host", "host-secret")  # stands in for HA's own user
         ha.publish("homeassistant/status", b"online", qos=1).wait_for_publish(5)
         assert poll(lambda: out.stats["discovery"] >= n + 4)
         ha.loop_stop()

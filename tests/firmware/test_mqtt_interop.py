@@ -5,6 +5,7 @@ import asyncio
 import paho.mqtt.client as paho
 import pytest
 
+from harness import mqttsub
 from harness.mqttsub import Collector
 from harness.waiting import until
 from rbnode import mqtt
@@ -52,10 +53,7 @@ def test_publish_qos1_subscribe_and_will(broker):
     got = []
     try:
         # a retained config for the node, published before it connects
-        pub = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="cfg")
-        pub.username_pw_set("railbird-host", "host-secret")
-        pub.connect("127.0.0.1", broker.port)
-        pub.loop_start()
+        pub = mqttsub.client(broker.port, "railbird-host", "host-secret", "cfg", paho.MQTTv311)
         pub.publish(ROOT + "config", b'{"v":1}', qos=1, retain=True).wait_for_publish(5)
 
         async def main():

@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import json
 
-import paho.mqtt.client as paho
-
+from harness.mqttsub import client
 from rbproto import codec
 
 
 class NodePub:
     def __init__(self, port: int, node: str, password: str, venue="club", table="t1"):
         self.node, self.venue, self.table = node, venue, table
-        self.c = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
-        self.c.username_pw_set(node, password)
-        self.c.connect("127.0.0.1", port)
-        self.c.loop_start()
+        self.c = client(port, node, password)
 
     def raw(self, kind: str, body: dict, timeout: float = 5) -> None:
         """Publish `body` without the codec's checks (numbers it would refuse go out too)."""

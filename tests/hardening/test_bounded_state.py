@@ -17,10 +17,10 @@ import socket
 import time
 import tracemalloc
 
-import paho.mqtt.client as paho
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.mqttsub import client
 from railbird.config import from_dict
 from railbird.core import pipeline as P
 from railbird.core.shots import WARNINGS_MAX, ShotAssembler
@@ -115,11 +115,7 @@ def test_10k_rejected_messages_give_rate_limited_log_lines(broker, tmp_path):
     broker.add_user(NODE, PW)
     host = RailbirdRun(tmp_path / "host", CONFIG.format(port=broker.port, node=NODE))
     host.start()
-    c = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
-    c.username_pw_set(NODE, PW)
-    c.max_queued_messages_set(0)
-    c.connect("127.0.0.1", broker.port)
-    c.loop_start()
+    c = client(broker.port, NODE, PW)
     topic = codec.topic("club", "t1", "events", NODE)
     t0 = time.monotonic()
     try:

@@ -18,10 +18,10 @@ import subprocess
 import sys
 import time
 
-import paho.mqtt.client as paho
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.mqttsub import client
 from railbird.core.clockmodel import BootClock
 from rbproto import codec
 
@@ -102,10 +102,7 @@ class Node:
 
 def _referee_confirm(port: int) -> None:
     """A referee `confirm` with a shot fact, as a console sends it."""
-    c = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
-    c.username_pw_set("railbird-referee", "referee-secret")
-    c.connect("127.0.0.1", port)
-    c.loop_start()
+    c = client(port, "railbird-referee", "referee-secret")
     try:
         body = {"v": 1, "id": "r-1", "input": {"type": "confirm", "first_contact": 1}}
         c.publish(codec.topic("club", "t1", "referee"), json.dumps(body), qos=1).wait_for_publish(5)

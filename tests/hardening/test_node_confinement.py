@@ -14,11 +14,10 @@ import sqlite3
 import threading
 import time
 
-import paho.mqtt.client as paho
 import pytest
 
 from harness.hostproc import RailbirdRun
-from harness.mqttsub import subscriber
+from harness.mqttsub import client, subscriber
 from railbird.broker import PrivateBroker, confined_acl
 from rbproto import codec
 
@@ -123,10 +122,7 @@ def published_through(broker, tables=("t1", "t2", "t3")) -> list:
             got.append(msg.topic.split("/")[3])
 
     watch = subscriber(broker.port, on_message, "watch", topic="railbird/+/club/+/node/+/events")
-    node = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
-    node.username_pw_set(NODE, PW)
-    node.connect("127.0.0.1", broker.port)
-    node.loop_start()
+    node = client(broker.port, NODE, PW)
     try:
         body = {"v": 1, "node": NODE, "boot": 1, "events": [{"seq": 0, "t": 1, "kind": "cue"}]}
         # its own table first: mosquitto may close the connection at a refused publish

@@ -15,11 +15,10 @@ import sqlite3
 import threading
 import time
 
-import paho.mqtt.client as paho
 import pytest
 
 from harness.hostproc import RailbirdRun
-from harness.mqttsub import subscriber
+from harness.mqttsub import client, subscriber
 from rbproto import codec
 
 from .nodepub import NodePub, shot_events
@@ -55,10 +54,7 @@ nodes = ["{node}"]
 
 def publish_retained(port, user, password, messages) -> None:
     """(topic, payload) pairs, QoS 1 and retained, each acknowledged by the broker."""
-    c = paho.Client(paho.CallbackAPIVersion.VERSION2, protocol=paho.MQTTv5)
-    c.username_pw_set(user, password)
-    c.connect("127.0.0.1", port)
-    c.loop_start()
+    c = client(port, user, password)
     try:
         for topic, payload in messages:
             c.publish(topic, payload, qos=1, retain=True).wait_for_publish(5)

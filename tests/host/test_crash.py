@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.mqttsub import client
 from rbnode.simnode import SimNode
 from rbproto import codec
 
@@ -89,10 +89,7 @@ class Host(RailbirdRun):
 
 
 def referee(port, input_, rid):
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    c.username_pw_set("railbird-referee", "referee-secret")
-    c.connect("127.0.0.1", port)
-    c.loop_start()
+    c = client(port, "railbird-referee", "referee-secret")
     info = c.publish(
         codec.topic("club", "t1", "referee"),
         codec.encode("referee", {"v": 1, "input": input_, "id": rid, "by": "test"}),

@@ -13,9 +13,9 @@ import threading
 import time
 from collections import Counter
 
-import paho.mqtt.client as mqtt
 import pytest
 
+from harness.mqttsub import client
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline, shot_json
 from railbird.daemon.ingest import now_us
@@ -233,15 +233,6 @@ def replays_exactly(cfg, live: Pipeline) -> None:
         assert not shots - Counter(assemble(export_inputs(j), cfg))
     finally:
         j.close()
-
-
-def client(port, user, pw):
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    c.username_pw_set(user, pw)
-    c.max_queued_messages_set(0)
-    c.connect("127.0.0.1", port)
-    c.loop_start()
-    return c
 
 
 @pytest.mark.broker

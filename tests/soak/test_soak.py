@@ -29,6 +29,7 @@ import time
 import paho.mqtt.client as mqtt
 import pytest
 
+from harness.mqttsub import client
 from rbproto import codec
 
 from . import soak
@@ -43,10 +44,7 @@ JOURNAL_DISK = "4g"  # tmpfs for the journal: a cap, not memory taken
 
 
 def referee_lag(port):
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    c.username_pw_set("railbird-referee", "referee-secret")
-    c.connect("127.0.0.1", port)
-    c.loop_start()
+    c = client(port, "railbird-referee", "referee-secret")
     for t in TABLES:
         info = c.publish(
             codec.topic(VENUE, t, "referee"),
