@@ -9,10 +9,9 @@ import time
 from pathlib import Path
 
 import jsonschema
-import paho.mqtt.client as mqtt
 import pytest
 
-from harness.mqttsub import client
+from harness.mqttsub import client, subscriber
 from harness.waiting import poll
 from railbird.broker import PrivateBroker
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput, ha_discovery
@@ -49,16 +48,8 @@ class Sink:
     def __init__(self, port, topics=("railbird/v1/#", "homeassistant/#")):
         self.msgs: dict[str, list] = {}
         self.lock = threading.Lock()
-        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-        self.c.username_pw_set("railbird-display", "display-secret")
-        self.c.on_message = self._on
-        self.c.on_connect = lambda c, u, f, rc, p=None: c.subscribe([(t, 1) for t in topics])
-        subscribed = threading.Event()
-        self.c.on_subscribe = lambda *a: subscribed.set()
-        self.c.connect("127.0.0.1", port)
-        self.c.loop_start()
-        # non-retained feeds (shot, announce) are only seen once the subscription is in place
-        assert subscribed.wait(5), "display client never subscribed"
+        # subscribed on return: non-retained feeds (shot, announce) are only seen after that
+        self.c = subscriber(port, self._on, "ha-sink", topics, "railbird-display", "display-secret")
 
     def _on(self, c, u, m):
         with self.lock:

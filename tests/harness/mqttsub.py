@@ -27,14 +27,16 @@ def subscriber(
     port: int,
     on_message,
     client_id: str,
-    topic: str = "railbird/v1/#",
+    topic: str | tuple = "railbird/v1/#",
     user: str = "railbird-host",
     password: str = "host-secret",
     persistent: bool = False,
     timeout: float = 5,
 ) -> paho.Client:
-    """`persistent`: a session that outlives the connection (clean_session False), so the
-    broker queues QoS 1 messages while it is away and it resubscribes on every reconnect."""
+    """`topic`: a filter or a tuple of them, subscribed at QoS 1. `persistent`: a session
+    that outlives the connection (clean_session False), so the broker queues QoS 1 messages
+    while it is away and it resubscribes on every reconnect."""
+    topics = [(topic, 1)] if isinstance(topic, str) else [(t, 1) for t in topic]
     c = paho.Client(
         paho.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=not persistent
     )
@@ -43,7 +45,7 @@ def subscriber(
     c.on_message = on_message
     ready = threading.Event()
     c.on_subscribe = lambda *a: ready.set()
-    c.on_connect = lambda cl, u, f, rc, p: cl.subscribe(topic, 1)
+    c.on_connect = lambda cl, u, f, rc, p: cl.subscribe(topics)
     c.connect("127.0.0.1", port)
     c.loop_start()
     if not ready.wait(timeout):

@@ -13,10 +13,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.mqttsub import subscriber
 from harness.waiting import wait_for
 from rbnode.simnode import SimNode
 
@@ -63,17 +63,14 @@ class Sink:
     def __init__(self, port):
         self.msgs: dict[str, list] = {}
         self.lock = threading.Lock()
-        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-        self.c.username_pw_set("railbird-display", "display-secret")
-        self.c.on_message = self._on
-        subscribed = threading.Event()
-        self.c.on_subscribe = lambda *a: subscribed.set()
-        self.c.on_connect = lambda c, *a: c.subscribe(
-            [("railbird/v1/#", 1), ("homeassistant/#", 1)]
+        self.c = subscriber(
+            port,
+            self._on,
+            "outputs-sink",
+            ("railbird/v1/#", "homeassistant/#"),
+            "railbird-display",
+            "display-secret",
         )
-        self.c.connect("127.0.0.1", port)
-        self.c.loop_start()
-        assert subscribed.wait(5)
 
     def _on(self, c, u, m):
         # An empty payload clears a retained topic (the host clears `inplay` when a shot
