@@ -2,6 +2,13 @@
 
 from railbird.rules import Referee
 
+GAMES = ("10-ball", "14.1", "9-ball", "8-ball")
+
+
+def rack_size(game: str) -> int:
+    """The object balls of a full rack of `game`."""
+    return 15 if game in ("14.1", "8-ball") else (10 if game == "10-ball" else 9)
+
 
 def match(game="10-ball", *, lag="Ann", breaker=None, options=None, **fields):
     m = {"type": "match", "game": game, "players": ["Ann", "Bob"]}

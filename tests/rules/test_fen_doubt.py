@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from railbird.rules import FenError, from_fen, to_fen
 from railbird.rules.jsonview import state_to_json
 from rbproto import codec
-from rulehelp import feed, match
+from rulehelp import GAMES, feed, match, rack_size
 
 LIMIT = 512  # protocol/rbproto/codec.py: state.fen, referee_result.fen
 POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
@@ -125,12 +125,12 @@ def test_old_percent_encoded_json_lines_still_read_and_a_cut_one_is_refused():
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    game=st.sampled_from(["10-ball", "14.1", "9-ball", "8-ball"]),
+    game=st.sampled_from(GAMES),
     referee=st.booleans(),
     data=st.data(),
 )
 def test_any_held_or_provisional_break_fits_and_round_trips(game, referee, data):
-    balls = 15 if game in ("14.1", "8-ball") else (10 if game == "10-ball" else 9)
+    balls = rack_size(game)
     r = match(game, referee=referee, players=["Player 1", "Player 2"], lag="Player 1")
     if game == "14.1" and data.draw(st.booleans()):
         feed(r, {"type": "call", "ball": data.draw(st.integers(1, 15)), "pocket": "FL"})
@@ -180,7 +180,7 @@ def test_the_codec_limit_is_what_this_file_holds_lines_to():
         codec.encode("state", dict(msg, fen="x" * (LIMIT + 1)))
 
 
-@pytest.mark.parametrize("game", ["10-ball", "14.1", "9-ball", "8-ball"])
+@pytest.mark.parametrize("game", GAMES)
 @pytest.mark.parametrize("referee", [True, False])
 def test_a_no_rail_doubt_after_the_break_fits_with_thai_names_and_a_declared_foul(game, referee):
     # the 6.3 doubt (a strike, then nothing sensed) on a later shot, fouls named the Thai way

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from railbird.rules import BadInput, from_fen, to_fen
 from railbird.rules.valid import valid_inputs
-from rulehelp import feed, match, rules_of, shot
+from rulehelp import GAMES, feed, match, rack_size, rules_of, shot
 
 CONFIRM = {"type": "confirm"}
 UNDO = {"type": "undo"}
@@ -202,12 +202,12 @@ def test_referee_is_a_match_field_and_an_option():
 # -- the invariant: decided alike for every value in the range, or flagged -------------------
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    game=st.sampled_from(["10-ball", "14.1", "9-ball", "8-ball"]),
+    game=st.sampled_from(GAMES),
     referee=st.booleans(),
     data=st.data(),
 )
 def test_any_range_is_decided_for_every_value_or_flagged(game, referee, data):
-    balls = 15 if game in ("14.1", "8-ball") else (10 if game == "10-ball" else 9)
+    balls = rack_size(game)
     pots = data.draw(st.lists(st.integers(1, balls), unique=True, max_size=2))
     room = balls - len(pots)
     lo = data.draw(st.integers(0, room))
@@ -238,7 +238,7 @@ def test_any_range_is_decided_for_every_value_or_flagged(game, referee, data):
 # -- ruling a range for the counts that can differ only (doubt.ALIKE_FROM) ----------------
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    game=st.sampled_from(["10-ball", "14.1", "9-ball", "8-ball"]),
+    game=st.sampled_from(GAMES),
     referee=st.booleans(),
     data=st.data(),
 )
@@ -247,7 +247,7 @@ def test_a_range_ruled_for_its_distinct_counts_rules_as_every_count(game, refere
     provisional entry) is the same as ruling every count of the range."""
     from railbird.rules import doubt
 
-    balls = 15 if game in ("14.1", "8-ball") else (10 if game == "10-ball" else 9)
+    balls = rack_size(game)
     pots = data.draw(st.lists(st.integers(1, balls), unique=True, max_size=2))
     off = data.draw(st.lists(st.integers(1, balls), unique=True, max_size=2))
     off = [b for b in off if b not in pots]
