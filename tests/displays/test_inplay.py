@@ -19,6 +19,7 @@ import pytest
 
 from harness.hostproc import RailbirdRun
 from harness.mqttsub import subscriber
+from harness.waiting import poll
 from railbird.hostwatch import HostWatch
 from railbird.termboard import TermBoard
 from rbnode.simnode import SimNode
@@ -121,9 +122,7 @@ def test_a_released_drop_is_shown_in_play_before_the_shot_closes(broker, tmp_pat
         assert snap["inplay"]["provisional"] is True
         assert snap["last_shot"] is None, snap["last_shot"]
         # the terminal board (over MQTT) says so while the shot is open
-        deadline = time.monotonic() + 5
-        while _pockets(watch.inplay().get("t1")) != ["FR"] and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll(lambda: _pockets(watch.inplay().get("t1")) == ["FR"], 5)
         board.sync(watch)
         text = board.render(color=False)
         assert "IN PLAY (provisional): FR" in text and "+1 pt" in text, text
@@ -134,15 +133,11 @@ def test_a_released_drop_is_shown_in_play_before_the_shot_closes(broker, tmp_pat
         assert snap["inplay"] is None
         assert t_ip < t_shot
         # MQTT: retained provisional message, then cleared
-        deadline = time.monotonic() + 5
-        while not (inplay_msgs and inplay_msgs[-1][1] == b"") and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll(lambda: inplay_msgs and inplay_msgs[-1][1] == b"", 5)
         shown = [json.loads(p) for _, p in inplay_msgs if p]
         assert any(_pockets(m) == ["FR"] and m["provisional"] for m in shown), inplay_msgs
         assert inplay_msgs[-1][1] == b"", inplay_msgs  # cleared when the shot closed
-        deadline = time.monotonic() + 5
-        while watch.inplay().get("t1") is not None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll(lambda: watch.inplay().get("t1") is None, 5)
         board.sync(watch)
         assert "IN PLAY" not in board.render(color=False)
     finally:

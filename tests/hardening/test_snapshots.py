@@ -28,6 +28,7 @@ import zlib
 
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
+from harness.waiting import poll
 from railbird.config import from_dict
 from railbird.core import snapshot as snap
 from railbird.core.pipeline import Pipeline
@@ -335,10 +336,7 @@ def _mqtt(d: Daemon, op, rx):
     before = d.stats()["received"]
     for topic, payload in seen:
         d.inbox.put(("mqtt", rx, topic, payload, None, 1))
-    deadline = time.monotonic() + 10
-    while d.stats()["received"] < before + len(seen):
-        assert time.monotonic() < deadline, d.stats()
-        time.sleep(0.005)
+    assert poll(lambda: d.stats()["received"] >= before + len(seen), 10, 0.005), d.stats()
 
 
 class Recorder:
