@@ -44,6 +44,7 @@ import json
 import logging
 import queue
 import sqlite3
+import sys
 import threading
 import time
 from concurrent.futures import Future
@@ -65,6 +66,13 @@ log = logging.getLogger("railbird.daemon")
 
 INBOX_MAX = 10_000
 BATCH_MAX = 500
+# The network threads (the broker ingest, the feeds' client, the web loop) wait for the GIL
+# whenever the worker computes; at CPython's default 5 ms switch interval each of their
+# reads costs up to one interval under load, so at 1,000 tables the nodes' messages queued
+# behind a busy worker for most of a second (docs/performance.md "Scale"). At 1 ms they
+# take turns five times as often: `make bench`'s one-event batches with the feeds on went
+# from 2,136-2,221 to 3,125-3,346 events/s, 474-491 to 268-339 µs of CPU per message.
+SWITCH_INTERVAL_S = 0.001
 TICK_S = 0.05
 CATCHUP_IDLE_S = 0.1
 TICK_AGAIN_US = 1_000_000  # cluster mode: a tick asked for and not back yet is asked again
@@ -172,6 +180,8 @@ class Daemon:
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> Daemon:
         t0 = time.monotonic()
+        if sys.getswitchinterval() > SWITCH_INTERVAL_S:
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         initial = self._initial_states()
         try:
             self.pipeline, rb = resume(self.cfg, self.journal, since_wall=time.time() - RESTORE_S)
