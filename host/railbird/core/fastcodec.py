@@ -96,10 +96,30 @@ def _events(payload: bytes, node: str):
         if seq <= last or seq > U64_MAX or t < 0 or t > U64_MAX:
             return None
         last = seq
+        # the two kinds nearly every batch is made of, with their usual fields, checked
+        # inline (what `_ok` checks); any other shape takes the general checks below
+        n = len(e)
+        if kind == "rail" and n == 5:
+            val = e.get("rail")
+            if type(val) is not str or val not in RAILS:
+                return None
+            val = e.get("amp")
+            if type(val) is not int or val < 0 or val > 4095:
+                return None
+            continue
+        if kind == "drop" and (n == 4 or (n == 5 and "dur" in e)):
+            val = e.get("pocket")
+            if type(val) is not str or val not in POCKETS:
+                return None
+            if n == 5:
+                val = e["dur"]
+                if type(val) is not int or val < 0 or val > U64_MAX:
+                    return None
+            continue
         needs = NEEDS.get(kind)
         if needs is None:
             return None
-        if len(e) == 3 + len(needs):
+        if n == 3 + len(needs):
             # exactly the fields the kind needs (a missing one leaves a key we do not know,
             # which the checks below catch: it is then not one of them)
             for name in needs:

@@ -43,13 +43,14 @@ from railbird.core import fastcodec
 from railbird.core.clockmodel import ClockModels
 from railbird.core.game import Game, referee_facts, shot_input, with_referee_facts
 from railbird.core.refauth import authorized
-from railbird.core.shots import ShotAssembler
+from railbird.core.shots import INPLAY_KINDS, ShotAssembler
 from railbird.core.timeline import Event, Timeline
 from rbproto import codec
 
 log = logging.getLogger("railbird.pipeline")
 
 NODE_KINDS_IN = ("events", "sync_result", "birth", "status")
+EVENT_KINDS = frozenset(codec.EVENT_KINDS)
 REFEREE_IDS_KEPT = 4096
 SHOTS_KEPT = 1000  # a table's last shots, kept for inspection (`Table.shots`)
 # Boots of one node whose state (clock model, dedup set, warnings given) is kept: the most
@@ -475,31 +476,52 @@ class Pipeline:
         fresh = conflicts = quarantined = unknown = 0
         m = t.mark(node)
         newest = None
+        # every event passes this loop: names bound once (issue 16, item 5)
+        counters = self.counters
+        # counted once after the loop, unless "events" is not a counter yet (its place among
+        # the counters, which snapshots keep in order, is then the first fresh event's)
+        defer = "events" in counters
+        push = t.timeline.push
+        to_table = clock.to_table
+        latest = clock.latest
+        synced = clock.synced
         for e in evs:
-            if e["kind"] not in codec.EVENT_KINDS:  # counted and skipped; the rest is kept
+            kind = e["kind"]
+            if kind not in EVENT_KINDS:  # counted and skipped; the rest is kept
                 unknown += 1
                 continue
+            t_node = e["t"]
+            et = to_table(t_node, rx)
             ev = Event(
-                clock.to_table(e["t"], rx),
+                et,
                 node,
                 boot,
                 e["seq"],
-                e["kind"],
+                kind,
                 e.get("pocket"),
                 e.get("rail"),
                 e.get("amp"),
                 e.get("dur"),
                 e.get("n"),
-                e["t"],
-                clock.synced,
+                t_node,
+                synced,
             )
-            limit = clock.latest(e["t"], rx)
-            odd = limit is not None and ev.t > limit  # a broken stamp, not an event time
-            if not odd and (newest is None or ev.t > newest):
-                newest = ev.t
-            st = t.timeline.push(ev, quarantine=odd)
+            if rx is None:  # no arrival time, no bound (clockmodel `latest`)
+                limit = None
+                odd = False
+            else:
+                limit = latest(t_node, rx)
+                odd = limit is not None and et > limit  # a broken stamp, not an event time
+            if not odd and (newest is None or et > newest):
+                newest = et
+            st = push(ev, odd)
+            if st == "ok":
+                fresh += 1
+                if not defer:
+                    counters["events"] += 1
+                continue
             if st == "duplicate":
-                self.counters["duplicate"] += 1
+                counters["duplicate"] += 1
                 continue
             if st == "conflict":
                 conflicts += 1
@@ -510,16 +532,19 @@ class Pipeline:
                 self._quarantine(t, ev, rx, limit, records)
                 continue
             fresh += 1
-            self.counters["events"] += 1
+            if not defer:
+                counters["events"] += 1
             if st == "late":
-                self.counters["late"] += 1
+                counters["late"] += 1
                 records.append({"type": "late", "venue": t.venue, "table": t.table, "event": ev})
                 t.assembler.warn(
                     f"late: {ev.kind} event {node}/{boot}/{ev.seq} arrived after "
                     "the reorder window; journalled, not in the shot facts"
                 )
             elif st == "reordered":
-                self.counters["reordered"] += 1
+                counters["reordered"] += 1
+        if defer and fresh:
+            counters["events"] += fresh
         # a node sends its events in order: all of them up to its newest are in
         if newest is not None and (m.known is None or newest > m.known):
             m.known = newest
@@ -611,20 +636,25 @@ class Pipeline:
             )
 
     def _advance(self, t: Table, released: list, now, records: list) -> None:
-        for ev in released:
-            t.pos += 1
-            records.append(
-                {"type": "event", "venue": t.venue, "table": t.table, "event": ev, "pos": t.pos}
-            )
-            for shot in t.assembler.feed(ev):
-                self._shot(t, shot, records)
-            inplay = t.assembler.inplay(ev)
-            if inplay is not None:
-                # provisional: the pocketed balls of the shot in play, at once (the ruling
-                # follows with the shot record when the shot closes)
-                records.append(
-                    {"type": "inplay", "venue": t.venue, "table": t.table, "inplay": inplay}
-                )
+        if released:
+            venue, table, pos = t.venue, t.table, t.pos
+            feed, inplay_of = t.assembler.feed, t.assembler.inplay
+            append = records.append
+            for ev in released:
+                pos += 1
+                append({"type": "event", "venue": venue, "table": table, "event": ev, "pos": pos})
+                closed = feed(ev)
+                if closed:
+                    t.pos = pos
+                    for shot in closed:
+                        self._shot(t, shot, records)
+                if ev.kind in INPLAY_KINDS:  # no other kind changes the in-play view
+                    inplay = inplay_of(ev)
+                    if inplay is not None:
+                        # provisional: the pocketed balls of the shot in play, at once (the
+                        # ruling follows with the shot record when the shot closes)
+                        append({"type": "inplay", "venue": venue, "table": table, "inplay": inplay})
+            t.pos = pos
         if now is not None:
             for shot in t.assembler.advance(now):
                 self._shot(t, shot, records)

@@ -18,7 +18,6 @@ have reached a rail. Pure: no I/O.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 
 BALL_RADIUS_MM = 28.575  # 2 1/4 in ball (WPA)
@@ -26,6 +25,7 @@ BALL_RADIUS_MM = 28.575  # 2 1/4 in ball (WPA)
 # 100 x 50 in, 88 x 44 in, 78 x 39 in).
 TABLE_MM = {"7ft": (1981, 991), "8ft": (2235, 1118), "9ft": (2540, 1270)}
 RAILS = ("H", "F", "LH", "LF", "RH", "RF")
+RAIL_SET = frozenset(RAILS)
 HITS_MAX = 64  # hits considered (the earliest); a subset only weakens the bound
 # A hit on another rail this close to a louder one may be that impact heard through the
 # frame (two balls on two rails within 5 ms is rare enough that leaving one out costs little)
@@ -80,8 +80,12 @@ def distinct_hits(rails: list, echo_us: int) -> list:
     """The hits that cannot be an echo of another: a hit on another rail within `echo_us`
     of a louder one (or as loud and earlier) may be the same impact heard through the frame,
     so it is left out. Leaving hits out only weakens the bound."""
-    ts = [e.t for e in rails]
-    if all(b - a > echo_us for a, b in itertools.pairwise(ts)):
+    prev = None
+    for e in rails:
+        if prev is not None and e.t - prev <= echo_us:
+            break
+        prev = e.t
+    else:
         # in time order (a shot's rail events are) and no two hits within echo_us: none is
         # an echo, and the pairwise search below would find none (the usual shot)
         return list(rails)
@@ -109,7 +113,10 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
     speed = speed_mm_s
     ts = [h.t for h in hits]
     rs = [h.rail for h in hits]
-    if all((ts[i + 1] - ts[i]) * speed >= dist[rs[i], rs[i + 1]] * 1_000_000 for i in range(n - 1)):
+    for i in range(n - 1):
+        if (ts[i + 1] - ts[i]) * speed < dist[rs[i], rs[i + 1]] * 1_000_000:
+            break
+    else:
         # one ball can have made every hit after the one before: a path through all of them
         # (a matching of n - 1, the most there is: the first hit follows none)
         return 1
@@ -157,14 +164,16 @@ def object_balls_to_rail(rails: list, start: int, object_drops: int, bound: int,
     (hits on one rail within `rail_merge_us` are one), put inside the range."""
     clusters = 0
     last_hit: dict = {}
+    window, merge = p.break_window_us, p.rail_merge_us
     for e in rails:
-        if e.t - start > p.break_window_us:
+        t = e.t
+        if t - start > window:
             break
         prev = last_hit.get(e.rail)
-        if prev is None or e.t - prev > p.rail_merge_us:
+        if prev is None or t - prev > merge:
             clusters += 1
-        last_hit[e.rail] = e.t
-    hits = distinct_hits([e for e in rails if e.rail in RAILS][:HITS_MAX], RAIL_ECHO_US)
+        last_hit[e.rail] = t
+    hits = distinct_hits([e for e in rails if e.rail in RAIL_SET][:HITS_MAX], RAIL_ECHO_US)
     balls = fewest_balls(hits, rail_distances(tuple(p.table_mm)), p.ball_speed_max_mm_s)
     hi = max(0, min(bound, p.max_object_balls))
     # the cue ball may have made some of the hits, and so may each object ball that dropped

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 from railbird.core.railballs import TABLE_MM, object_balls_to_rail
 
-ACTIVITY = ("strike", "drop", "cue", "rail")
+ACTIVITY = frozenset(("strike", "drop", "cue", "rail"))
 # Warnings kept per shot (and while the table is at rest); past that one line counts the
 # rest: a jammed beam or a flood of late events cannot grow a shot, or the table at rest,
 # without bound.
@@ -23,6 +23,9 @@ MORE = "more warnings not listed: "
 # In-play records of a shot stop past this many drops (16 balls is a full table): a beam
 # gone wild must not cost a pairing of every drop on each of its events.
 INPLAY_DROPS_MAX = 32
+# the kinds whose event can change the in-play view (`ShotAssembler.inplay`): for any other
+# it is None, and the pipeline does not ask
+INPLAY_KINDS = frozenset(("strike", "drop", "cue"))
 
 
 def add_warning(warnings: list, text: str) -> None:
@@ -138,22 +141,24 @@ class ShotAssembler:
     def feed(self, ev) -> list[dict]:
         out = []
         cur = self.cur
-        if cur is not None and (
-            ev.t >= cur.last + self.quiet_us(cur)
-            or (ev.kind == "strike" and ev.t - cur.last >= self.p.strike_gap_us)
-        ):
-            out.append(self._close())
-        if ev.kind in ACTIVITY:
-            if self.cur is None:
-                rest = None if self.last_activity is None else ev.t - self.last_activity
+        t, kind = ev.t, ev.kind
+        if cur is not None:
+            p = self.p
+            quiet = p.strike_quiet_us if cur.events[0].kind == "strike" else p.quiet_us
+            if t >= cur.last + quiet or (kind == "strike" and t - cur.last >= p.strike_gap_us):
+                out.append(self._close())
+                cur = None
+        if kind in ACTIVITY:
+            if cur is None:
+                rest = None if self.last_activity is None else t - self.last_activity
                 self.cur = _Open(ev, rest, self.pending_warnings)
                 self.pending_warnings = []
             else:
-                self.cur.add(ev)
-            self.last_activity = ev.t
+                cur.add(ev)
+            self.last_activity = t
         else:
             w = _warning_for(ev)
-            add_warning(self.cur.warnings if self.cur is not None else self.pending_warnings, w)
+            add_warning(cur.warnings if cur is not None else self.pending_warnings, w)
         return out
 
     def inplay(self, ev) -> dict | None:
@@ -264,9 +269,18 @@ def provisional_pocketed(drops: list, cues: list, p: ShotParams) -> list:
 
 def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: ShotParams) -> dict:
     """The facts of one shot from its activity events (in timeline order)."""
-    drops = [e for e in events if e.kind == "drop"]
-    cues = [e for e in events if e.kind == "cue"]
-    rails = [e for e in events if e.kind == "rail"]
+    drops, cues, rails = [], [], []
+    strikes = 0
+    for e in events:
+        kind = e.kind
+        if kind == "rail":
+            rails.append(e)
+        elif kind == "drop":
+            drops.append(e)
+        elif kind == "cue":
+            cues.append(e)
+        elif kind == "strike":
+            strikes += 1
     warnings = list(warnings)
 
     pocketed, unpaired = pair_cues(drops, cues, p)
@@ -298,7 +312,7 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
     strike = None
     if opening is not None:
         strike = {"t": opening.t, "amp": opening.amp, "source": "sensed"}
-    clicks = sum(1 for e in events if e.kind == "strike") - (opening is not None)
+    clicks = strikes - (opening is not None)
 
     rail_facts = [{"rail": e.rail, "t": e.t, "amp": e.amp, "source": "sensed"} for e in rails]
     distinct = len({e.rail for e in rails})

@@ -180,36 +180,49 @@ class Timeline:
     def push(self, ev: Event, quarantine: bool = False) -> str:
         """Offer one event: returns 'ok', 'reordered', 'duplicate', 'conflict', 'late' or
         (with `quarantine`, for a new event) 'quarantined'."""
-        k = (ev.node, ev.boot)
-        seen = self._seen.get(k)
+        # every event of the table passes here: the usual case (the next seq of its boot,
+        # later than every event before) is written out with few lookups (issue 16, item 5)
+        seq = ev.seq
+        seen = self._seen.get((ev.node, ev.boot))
         if seen is None:
-            seen = self._seen[k] = SeqSet()
-        content = ev.content()
-        if not seen.add(ev.seq):
-            known = seen.content(ev.seq)
-            if known is None or known == content or (ev.seq, content) in seen.clashes:
+            seen = self._seen[ev.node, ev.boot] = SeqSet()
+        content = (ev.t_node, ev.kind, ev.pocket, ev.rail, ev.amp, ev.dur, ev.n)  # ev.content()
+        if seq == seen.floor and not seen.above:
+            seen.floor = seq + 1  # SeqSet.add of the next seq in order
+        elif not seen.add(seq):
+            known = seen.content(seq)
+            if known is None or known == content or (seq, content) in seen.clashes:
                 self.counts["duplicate"] += 1
                 return "duplicate"
             if len(seen.clashes) < PRINTS_KEPT:
-                seen.clashes.add((ev.seq, content))
+                seen.clashes.add((seq, content))
             self.counts["conflict"] += 1
             return "conflict"
-        seen.keep(ev.seq, content)
+        if seq < FIRST_KEPT:  # SeqSet.keep, written out
+            seen.first[seq] = content
+        else:
+            recent = seen.recent
+            recent[seq] = content
+            if len(recent) > PRINTS_KEPT:
+                del recent[next(iter(recent))]
+        counts = self.counts
         if quarantine:
-            self.counts["quarantined"] += 1
+            counts["quarantined"] += 1
             return "quarantined"
-        self.counts["events"] += 1
-        if self.released_t is not None and ev.key < self.released_t:
-            self.counts["late"] += 1
+        counts["events"] += 1
+        t = ev.t
+        rel = self.released_t
+        if rel is not None and t <= rel[0] and (t, ev.node, ev.boot, seq) < rel:
+            counts["late"] += 1
             return "late"
         status = "ok"
-        if self.max_seen is not None and ev.t < self.max_seen:
-            self.counts["reordered"] += 1
+        if self.max_seen is not None and t < self.max_seen:
+            counts["reordered"] += 1
             status = "reordered"
         else:
-            self.max_seen = ev.t
+            self.max_seen = t
         # keys are unique after dedup, so the Event itself is never compared
-        heapq.heappush(self._heap, (ev.t, ev.node, ev.boot, ev.seq, ev))
+        heapq.heappush(self._heap, (t, ev.node, ev.boot, seq, ev))
         return status
 
     def forget(self, node: str, boot: int) -> None:
