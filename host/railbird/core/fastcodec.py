@@ -40,6 +40,7 @@ def _no_constant(name):
 
 
 _decoder = json.JSONDecoder(parse_constant=_no_constant)  # what codec.decode's json.loads makes
+_raw_decode = _decoder.raw_decode
 _topics: dict = {}
 
 
@@ -65,8 +66,13 @@ def _events(payload: bytes, node: str):
     if n == 0 or n > MAX_PAYLOAD:
         return None
     try:
-        msg = _decoder.decode(payload.decode("utf-8"))
+        text = payload.decode("utf-8")
+        # what `_decoder.decode` does, less its two whitespace scans: a payload with
+        # whitespace around its object is left to the codec
+        msg, end = _raw_decode(text)
     except (ValueError, RecursionError):  # bad UTF-8 or JSON: the codec words it
+        return None
+    if end != len(text):
         return None
     if type(msg) is not dict:
         return None

@@ -276,6 +276,8 @@ class Pipeline:
         """(node, boot) is active: it becomes the node's most recent boot; the least
         recently active beyond BOOTS_KEPT is forgotten everywhere."""
         boots = self.boots.get(node)
+        if boots and next(reversed(boots)) == boot:
+            return  # already the most recent (the usual case)
         if boots is None:
             boots = self.boots[node] = {}
         elif boot in boots:
@@ -411,10 +413,9 @@ class Pipeline:
         held node (None: a held node with no known time holds everything). Expires old
         holds."""
         cand = None if base is None else self._point(t, base)
-        for node in sorted(t.marks):
+        held = [node for node, m in t.marks.items() if m.holding]
+        for node in sorted(held) if len(held) > 1 else held:
             m = t.marks[node]
-            if not m.holding:
-                continue
             if now is not None and now - m.since >= self.cfg.max_hold_us:
                 m.gone = True
                 self.counters["holds_expired"] += 1
@@ -464,8 +465,10 @@ class Pipeline:
         clock = self.clocks.get(node, boot)
         evs = msg["events"]
         if not clock.synced:
-            # the batch's newest event gives its tightest bound (see clockmodel.py)
-            clock.observe_arrival(max(e["t"] for e in evs), rx)
+            # the batch's newest event gives its tightest bound (see clockmodel.py); with no
+            # arrival time there is no bound
+            if rx is not None:
+                clock.observe_arrival(max(e["t"] for e in evs), rx)
             if (node, boot) not in t.unsynced_warned:
                 t.unsynced_warned.add((node, boot))
                 t.assembler.warn(

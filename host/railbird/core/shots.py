@@ -250,7 +250,8 @@ def pair_cues(drops: list, cues: list, p: ShotParams) -> tuple:
         else:
             pocketed[best]["ball"] = 0
             pocketed[best]["source"] = "inferred"
-    pocketed.sort(key=lambda x: (x["t"], x["pocket"]))
+    if len(pocketed) > 1:
+        pocketed.sort(key=lambda x: (x["t"], x["pocket"]))
     return pocketed, unpaired
 
 
@@ -318,7 +319,7 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
     distinct = len({e.rail for e in rails})
 
     # Object balls to a rail: an estimate and the range the rail hits support (railballs).
-    object_drops = sum(1 for x in pocketed if x["ball"] != 0)
+    object_drops = len(pocketed) - (len(cues) - len(unpaired))  # each paired cue is a drop
     obr = object_balls_to_rail(
         rails, events[0].t, object_drops, p.max_object_balls - object_drops, p
     )
