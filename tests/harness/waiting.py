@@ -11,7 +11,7 @@ import asyncio
 import time
 
 
-def poll(cond, timeout: float = 5.0, interval: float = 0.02):
+def poll(cond, timeout: float = 10.0, interval: float = 0.02):
     """The first true value of `cond()` within `timeout` s; after that, its last value (a
     false one), for the caller to assert with a message of its own."""
     deadline = time.monotonic() + timeout

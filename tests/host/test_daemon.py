@@ -111,8 +111,13 @@ def test_daemon_end_to_end_with_bad_input(broker, tmp_path):
             codec.encode("referee", {"v": 1, "input": lag, "id": "r2", "token": "735194"}),
             qos=1,
         )
-        wait_for(
-            lambda: d.pipeline.counters["shots"] >= 1 and d.pipeline.counters["referee"] >= 1,
+        wait_for(  # and handed to the outputs, which happens after the batch's commit
+            lambda: (
+                d.pipeline.counters["shots"] >= 1
+                and d.pipeline.counters["referee"] >= 1
+                and rec.shots
+                and any("wins the lag" in a["text"] for _, anns in rec.states for a in anns)
+            ),
             "a shot and a referee input",
         )
         for c in (node, other, ref):
