@@ -20,6 +20,7 @@ before the base deleted, the base is where a replay from the beginning starts.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import time
@@ -51,8 +52,17 @@ def base(journal: Journal) -> int:
 
 
 def _blob(pipeline: Pipeline) -> bytes:
-    # each table's last shots are in the journal's `shots` table already (`_shots`)
-    return zlib.compress(snap.encode(snap.dump(pipeline, shots=False)), 1)
+    # A collection in the middle of the dump walks every object the venue holds: at 1,000
+    # tables 0.39 of the dump's 0.49 s, the worker stopped. The dump's objects are freed as
+    # soon as it is encoded, so none is needed until then.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        # each table's last shots are in the journal's `shots` table already (`_shots`)
+        return zlib.compress(snap.encode(snap.dump(pipeline, shots=False)), 1)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read(blob: bytes) -> dict:
