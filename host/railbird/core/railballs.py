@@ -120,28 +120,35 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
         # one ball can have made every hit after the one before: a path through all of them
         # (a matching of n - 1, the most there is: the first hit follows none)
         return 1
-    succ = []
-    for i in range(n):
-        ti, ri = ts[i], rs[i]
-        # µs * mm/s >= mm * 1e6: integer-safe form of dt >= d / v
-        succ.append(
-            [j for j in range(i + 1, n) if (ts[j] - ti) * speed >= dist[ri, rs[j]] * 1_000_000]
-        )
+    # µs * mm/s >= mm * 1e6: integer-safe form of dt >= d / v
+    succ: list = [None] * n  # i -> the hits one ball can make after hit i, as needed
+
+    def successors(i) -> list:
+        s = succ[i]
+        if s is None:
+            ti, ri = ts[i], rs[i]
+            s = succ[i] = [
+                j for j in range(i + 1, n) if (ts[j] - ti) * speed >= dist[ri, rs[j]] * 1_000_000
+            ]
+        return s
+
     match_of = [-1] * n  # j -> i matched into it
-    # A greedy matching first (most hits follow one another by one ball), then augmenting
+    # A greedy matching first (most hits follow one another by one ball: each takes the
+    # first free hit it reaches, found without listing all it reaches), then augmenting
     # paths from the hits it left unmatched: a maximum matching as from the empty one
     # (Kuhn), with few searches.
     free = []
     for i in range(n):
-        for j in succ[i]:
-            if match_of[j] < 0:
+        ti, ri = ts[i], rs[i]
+        for j in range(i + 1, n):
+            if match_of[j] < 0 and (ts[j] - ti) * speed >= dist[ri, rs[j]] * 1_000_000:
                 match_of[j] = i
                 break
         else:
             free.append(i)
 
     def augment(i, seen) -> bool:
-        for j in succ[i]:
+        for j in successors(i):
             if j in seen:
                 continue
             seen.add(j)
@@ -162,19 +169,44 @@ def object_balls_to_rail(rails: list, start: int, object_drops: int, bound: int,
     made some of the hits); `bound`: the object balls that can have reached a rail and
     stayed on the table. The estimate is the hit clusters of the first `break_window_us`
     (hits on one rail within `rail_merge_us` are one), put inside the range."""
+    window, merge = p.break_window_us, p.rail_merge_us
+    dist = rail_distances(tuple(p.table_mm))
+    speed = p.ball_speed_max_mm_s
+    # One pass (issue 16, item 5: this ran for every shot): the clusters; the hits (the
+    # first HITS_MAX on known rails); whether two of them come within RAIL_ECHO_US (then
+    # `distinct_hits` has echoes to weigh), and whether one ball can have made each after the
+    # one before (then it made them all: `fewest_balls` is 1, see there).
     clusters = 0
     last_hit: dict = {}
-    window, merge = p.break_window_us, p.rail_merge_us
+    counting = True
+    hits = []
+    spread = chain = True
+    prev = None
     for e in rails:
-        t = e.t
-        if t - start > window:
-            break
-        prev = last_hit.get(e.rail)
-        if prev is None or t - prev > merge:
-            clusters += 1
-        last_hit[e.rail] = t
-    hits = distinct_hits([e for e in rails if e.rail in RAIL_SET][:HITS_MAX], RAIL_ECHO_US)
-    balls = fewest_balls(hits, rail_distances(tuple(p.table_mm)), p.ball_speed_max_mm_s)
+        t, rail = e.t, e.rail
+        if counting:
+            if t - start > window:
+                counting = False
+            else:
+                before = last_hit.get(rail)
+                if before is None or t - before > merge:
+                    clusters += 1
+                last_hit[rail] = t
+        if rail in RAIL_SET and len(hits) < HITS_MAX:
+            if prev is not None:
+                dt = t - prev.t
+                if dt <= RAIL_ECHO_US:
+                    spread = False
+                elif chain and dt * speed < dist[prev.rail, rail] * 1_000_000:
+                    chain = False
+            hits.append(e)
+            prev = e
+    if not spread:
+        balls = fewest_balls(distinct_hits(hits, RAIL_ECHO_US), dist, speed)
+    elif chain:
+        balls = min(len(hits), 1)
+    else:
+        balls = fewest_balls(hits, dist, speed)
     hi = max(0, min(bound, p.max_object_balls))
     # the cue ball may have made some of the hits, and so may each object ball that dropped
     lo = min(hi, max(0, balls - 1 - object_drops))
