@@ -39,7 +39,7 @@ import functools
 import hashlib
 import json
 import operator
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from dataclasses import asdict
 
 from railbird.core.clockmodel import BootClock
@@ -362,7 +362,7 @@ def _load_seqset(d: dict) -> SeqSet:
     s.floor = d["floor"]
     s.above = set(d["above"])
     s.first = {k: tuple(v) for k, v in d["first"]}
-    s.recent = {k: tuple(v) for k, v in d["recent"]}
+    s.recent = OrderedDict((k, tuple(v)) for k, v in d["recent"])
     s.clashes = {(k, tuple(v)) for k, v in d["clashes"]}
     return s
 

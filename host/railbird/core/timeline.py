@@ -27,6 +27,7 @@ watermark passes it yields the same released sequence (property-tested).
 from __future__ import annotations
 
 import heapq
+from collections import OrderedDict
 
 DEFAULT_WINDOW_US = 500_000
 SEEN_SET_MAX = 4096
@@ -123,7 +124,9 @@ class SeqSet:
         self.floor = 0
         self.above = set()
         self.first: dict = {}  # seq < FIRST_KEPT -> content
-        self.recent: dict = {}  # the last PRINTS_KEPT other seqs -> content, oldest first
+        # the last PRINTS_KEPT other seqs -> content, oldest first; ordered to drop the
+        # oldest in constant time (a dict's first key is found past the ones deleted before)
+        self.recent: OrderedDict = OrderedDict()
         self.clashes: set = set()  # (seq, content) of conflicts seen: a re-sent one is a dup
 
     def content(self, seq: int):
@@ -136,7 +139,7 @@ class SeqSet:
         recent = self.recent
         recent[seq] = content
         if len(recent) > PRINTS_KEPT:
-            del recent[next(iter(recent))]
+            recent.popitem(last=False)
 
     def add(self, seq: int) -> bool:
         """True if new."""
@@ -204,7 +207,7 @@ class Timeline:
             recent = seen.recent
             recent[seq] = content
             if len(recent) > PRINTS_KEPT:
-                del recent[next(iter(recent))]
+                recent.popitem(last=False)
         counts = self.counts
         if quarantine:
             counts["quarantined"] += 1
