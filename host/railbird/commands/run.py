@@ -206,9 +206,13 @@ def run(args) -> int:
                 cfg.venue,
                 "on" if getattr(out, "pins", None) else "off: no referee_token",
             )
+    from railbird.daemon.gcpolicy import GcPolicy
+
+    gc_policy = GcPolicy()
     try:
         t0 = time.monotonic()
         while not stop.wait(0.2):
+            gc_policy.step()
             if args.stats_file:
                 _write_stats(args.stats_file, _stats(daemon, outputs))
             if args.seconds and time.monotonic() - t0 >= args.seconds:
