@@ -2,6 +2,8 @@
 
 import random
 
+from hypothesis import given, settings, strategies as st
+
 from railbird.core.clockmodel import BootClock
 
 
@@ -55,3 +57,21 @@ def test_fallback_from_arrival_until_synced():
     assert c.to_table(1000) == 7_500
     c.add_sample(*exchange(5000, 3000, 0.0, 100, 100))
     assert c.synced and c.to_table(1000) == 4000
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.tuples(st.integers(0, 10**9), st.integers(-(10**8), 10**8)), max_size=4),
+    st.lists(st.tuples(st.integers(0, 10**8), st.integers(-(10**7), 10**8)), max_size=3),
+    st.lists(st.integers(0, 2 * 10**9), max_size=9),
+    st.one_of(st.none(), st.integers(0, 2 * 10**9)),
+)
+def test_to_table_many_maps_as_to_table(syncs, arrivals, ts, rx):
+    # synced (drift fitted or not) and unsynced models, provisional offsets of any sign,
+    # with and without an arrival time to cap them
+    c = BootClock(min_span_us=10_000_000)
+    for t_node, bound in arrivals:
+        c.observe_arrival(t_node, t_node + bound)
+    for i, (t1, offset) in enumerate(syncs):
+        c.add_sample(*exchange(t1, offset + 10**9, 100e-6 * (i % 3), 300 + i, 250))
+    assert c.to_table_many(ts, rx) == [c.to_table(t, rx) for t in ts]

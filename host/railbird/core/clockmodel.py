@@ -137,6 +137,20 @@ class BootClock:
             t = rx
         return t if t > 0 else 0
 
+    def to_table_many(self, ts: list, rx: int | None = None) -> list:
+        """`[to_table(t, rx) for t in ts]` (the times of one message), the model read once."""
+        if self.synced:
+            offset, drift, t_ref = self.offset, self.drift, self.t_ref
+            return [t + round(offset + drift * (t - t_ref)) for t in ts]
+        provisional = self._provisional()
+        out = []
+        for t in ts:
+            t += provisional
+            if rx is not None and t > rx:
+                t = rx
+            out.append(t if t > 0 else 0)
+        return out
+
     def latest(self, t_node: int, rx: int | None) -> int | None:
         """The latest plausible table time of something stamped `t_node` that arrived at
         `rx` (None: no arrival time, no bound). Unsynced mappings are capped at `rx`."""

@@ -485,16 +485,14 @@ class Pipeline:
         # the counters, which snapshots keep in order, is then the first fresh event's)
         defer = "events" in counters
         push = t.timeline.push
-        to_table = clock.to_table
         latest = clock.latest
         synced = clock.synced
-        for e in evs:
+        for e, et in zip(evs, clock.to_table_many([e["t"] for e in evs], rx), strict=True):
             kind = e["kind"]
             if kind not in EVENT_KINDS:  # counted and skipped; the rest is kept
                 unknown += 1
                 continue
             t_node = e["t"]
-            et = to_table(t_node, rx)
             ev = Event(
                 et,
                 node,
