@@ -66,7 +66,7 @@ def test_fallback_from_arrival_until_synced():
     st.lists(st.integers(0, 2 * 10**9), max_size=9),
     st.one_of(st.none(), st.integers(0, 2 * 10**9)),
 )
-def test_to_table_many_maps_as_to_table(syncs, arrivals, ts, rx):
+def test_many_times_map_and_bound_as_one(syncs, arrivals, ts, rx):
     # synced (drift fitted or not) and unsynced models, provisional offsets of any sign,
     # with and without an arrival time to cap them
     c = BootClock(min_span_us=10_000_000)
@@ -75,3 +75,4 @@ def test_to_table_many_maps_as_to_table(syncs, arrivals, ts, rx):
     for i, (t1, offset) in enumerate(syncs):
         c.add_sample(*exchange(t1, offset + 10**9, 100e-6 * (i % 3), 300 + i, 250))
     assert c.to_table_many(ts, rx) == [c.to_table(t, rx) for t in ts]
+    assert c.latest_many(ts, rx) == [c.latest(t, rx) for t in ts]

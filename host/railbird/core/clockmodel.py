@@ -162,6 +162,16 @@ class BootClock:
         drift = int(2 * MAX_DRIFT_PPM * 1e-6 * abs(t_node - self.t_ref))
         return rx + fit + drift + FUTURE_SLACK_US
 
+    def latest_many(self, ts: list, rx: int | None) -> list:
+        """`[latest(t, rx) for t in ts]` (the times of one message), the model read once."""
+        if rx is None:
+            return [None] * len(ts)
+        if not self.synced:
+            return [rx] * len(ts)
+        base = rx + (min(s[2] for s in self.samples) + self.slack_us) // 2 + FUTURE_SLACK_US
+        per_us, t_ref = 2 * MAX_DRIFT_PPM * 1e-6, self.t_ref
+        return [base + int(per_us * abs(t - t_ref)) for t in ts]
+
     def uncertainty_us(self) -> int | None:
         """How far this model's table times may be off, as measured (None: not synced): the
         fit's own bound, (smallest delay + slack) / 2, plus the largest distance of a sample

@@ -485,9 +485,11 @@ class Pipeline:
         # the counters, which snapshots keep in order, is then the first fresh event's)
         defer = "events" in counters
         push = t.timeline.push
-        latest = clock.latest
         synced = clock.synced
-        for e, et in zip(evs, clock.to_table_many([e["t"] for e in evs], rx), strict=True):
+        ts = [e["t"] for e in evs]
+        # each event's time on the table, and the latest plausible one (None: no bound)
+        tts, limits = clock.to_table_many(ts, rx), clock.latest_many(ts, rx)
+        for e, et, limit in zip(evs, tts, limits, strict=True):
             kind = e["kind"]
             if kind not in EVENT_KINDS:  # counted and skipped; the rest is kept
                 unknown += 1
@@ -507,12 +509,7 @@ class Pipeline:
                 t_node,
                 synced,
             )
-            if rx is None:  # no arrival time, no bound (clockmodel `latest`)
-                limit = None
-                odd = False
-            else:
-                limit = latest(t_node, rx)
-                odd = limit is not None and et > limit  # a broken stamp, not an event time
+            odd = limit is not None and et > limit  # a broken stamp, not an event time
             if not odd and (newest is None or et > newest):
                 newest = et
             st = push(ev, odd)
