@@ -49,7 +49,7 @@ def test_contract_spotted_balls_on_table_after_any_input(nxt):
     r = ten_with_ten_to_spot()
     out = feed(r, nxt)
     assert out["to_spot"] == [] and 10 in out["balls_on_table"]
-    assert " spot=- " in out["fen"] and from_fen(out["fen"]) == r.state
+    assert " spot=" not in out["fen"] and from_fen(out["fen"]) == r.state
 
 
 def test_contract_spotted_balls_on_table_after_an_option_and_back_in_to_spot_after_undo():

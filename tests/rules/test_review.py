@@ -289,7 +289,8 @@ def test_confirm_unconfirmed_facts_round_trip_in_fen_and_lapse_at_the_next_shot(
         },
     )
     text = to_fen(r.state)
-    assert "unc=first_contact,rail_after_contact" in text and to_fen(from_fen(text)) == text
+    # the facts by their letters (first_contact f, rail_after_contact a), sorted by name
+    assert " unc=fa " in text and to_fen(from_fen(text)) == text
     out = feed(r, {"type": "shot", "pocketed": [], "first_contact": 1})
     assert out["unconfirmed"] == [] and any("stand" in x["text"] for x in out["rulings"])
 

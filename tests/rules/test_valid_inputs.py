@@ -168,4 +168,4 @@ def test_concede_and_abandon_through_the_engine_1_11():
     ref.feed({"type": "undo"})
     out = ref.feed({"type": "abandon"})
     assert out["match_winner"] is None and out["ended"] == "abandoned"
-    assert out["fen"].endswith(" unc=- end=abandoned")
+    assert out["fen"].endswith(" inn=1 end=abandoned")  # no unc=: nothing unconfirmed

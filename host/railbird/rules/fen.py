@@ -1,222 +1,243 @@
-"""A canonical one-line text form of a game state (like chess's FEN) for logs, diffs
-and tests. Space-separated `key=value` tokens in a fixed order; names are
-percent-encoded; `-` is "none". `from_fen(to_fen(s)) == s` and `to_fen(from_fen(t)) == t`.
+"""A canonical one-line text form of a game state (like chess's FEN) for logs, diffs,
+tests and the displays (protocol/REFEREE.md §6). Space-separated `key=value` tokens in a
+fixed order; a field at its default is left out (`g`, `p` and `goal` are always there).
+`from_fen(to_fen(s)) == s` and `to_fen(from_fen(t)) == t`.
 
-Example: `g=10-ball p=Ann/Bob goal=3 order=alternate opt=- aw=- rack=1 brk=0 at=0 ...`
+Example: `g=10-ball p=Ann/Bob goal=3 rack=2 brk=1 at=1 fl=b bih=kitchen
+table=1,2,3,4,5,6,7,8,9,10 score=1/0 inn=5`
+
+The protocol carries the line in at most 512 characters (rbproto.codec.FEN_MAX), so the
+values are short: options by one letter, the five flags in one field, facts by one
+letter, names with only what the line's syntax needs escaped (a Thai name stays Thai
+text, not nine characters a letter). The longest lines a real match makes are held to
+that in tests/rules/test_fen_worst_case.py. Lines of the first form (every field written,
+`breaking=0 ...`) are still read, by rules/fenlegacy.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields, replace
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
-from . import fendoubt
+from . import fendoubt, fenlegacy
 from .errors import FenError
+from .fenvalues import (
+    BOOL,
+    CALL,
+    INT,
+    INT_PAIR,
+    PLAYER,
+    check_balls,
+    check_options,
+    dec_int,
+    enum,
+    pair,
+)
 from .match import BREAK_ORDERS
 from .options import OPTIONS
-from .state import AWAITING, BALL_IN_HAND, ENDED, GROUPS, POCKETS, State
+from .state import AWAITING, BALL_IN_HAND, ENDED, GROUPS, State
+
+# One letter per option on the line. Stable: a letter once given is never reused.
+OPTION_CODES = {
+    "bca_34_same_breaker": "B",
+    "bca_jump_miscue_foul": "J",
+    "hanging_ball_us": "H",
+    "referee": "R",
+    "thai_4_11_count_from_one": "O",
+    "thai_4_11_fifteen": "F",
+    "thai_4_3_any_ball": "A",
+    "thai_4_8_c_apex": "X",
+    "thai_9_3_count_cue_ball": "C",
+    "thai_foul_names": "N",
+    "wpa2016_ten_last_ball": "L",
+    "wpa2025_no_safety_call": "S",
+}
+assert set(OPTION_CODES) == set(OPTIONS), "every option needs a letter on the state line"
+assert len(set(OPTION_CODES.values())) == len(OPTION_CODES)
+_OPTION_NAMES = {c: n for n, c in OPTION_CODES.items()}
+
+# The five yes/no fields of a turn, one letter each in `fl=`, in this order.
+_FLAGS = (
+    ("breaking", "b"),
+    ("safety", "s"),
+    ("push_out", "p"),
+    ("push_out_allowed", "o"),
+    ("fresh_rack", "f"),
+)
+_FLAG_FIELDS = tuple(name for name, _ in _FLAGS)
 
 
+# -- text ---------------------------------------------------------------------------------
 def _enc_str(s: str) -> str:
-    return quote(s, safe="")
+    """Percent-encoded (UTF-8) only where the line's syntax needs it: `%`, `=`, `/`,
+    whitespace and characters that do not print; anything else as it is."""
+    out = []
+    for c in s:
+        if c in "%=/" or c.isspace() or not c.isprintable():
+            out.append("".join(f"%{b:02X}" for b in c.encode()))
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def _dec_str(t: str) -> str:
-    if not t or any(c in t for c in " =/"):
+    if not t or any(c in t for c in "=/") or any(c.isspace() for c in t):
         raise FenError(f"bad text {t!r}")
-    return unquote(t)
-
-
-def _enc_int(n) -> str:
-    return str(n)
-
-
-def _dec_int(t: str) -> int:
     try:
-        return int(t)
-    except ValueError:
-        raise FenError(f"bad number {t!r}") from None
+        return unquote(t, errors="strict")
+    except UnicodeDecodeError:
+        raise FenError(f"bad text {t!r}") from None
 
 
-def _opt(enc, dec):
-    return (lambda v: "-" if v is None else enc(v)), (lambda t: None if t == "-" else dec(t))
-
-
-def _pair(enc, dec):
-    def d(t):
-        parts = t.split("/")
-        if len(parts) != 2:
-            raise FenError(f"bad pair {t!r}")
-        return dec(parts[0]), dec(parts[1])
-
-    return (lambda v: f"{enc(v[0])}/{enc(v[1])}"), d
-
-
-def _enc_bool(b) -> str:
-    return "1" if b else "0"
-
-
-def _dec_bool(t: str) -> bool:
-    if t not in ("0", "1"):
-        raise FenError(f"bad flag {t!r}")
-    return t == "1"
-
-
-def _enc_balls(balls) -> str:
-    return ",".join(map(str, balls)) if balls else "-"
-
-
-def _dec_balls(t: str) -> tuple[int, ...]:
-    if t == "-":
-        return ()
-    balls = tuple(_dec_int(x) for x in t.split(","))
-    if any(not 0 < b <= 15 for b in balls):
-        raise FenError(f"bad ball list {t!r}")
-    return balls
-
-
-def _enc_call(c) -> str:
-    return "-" if c is None else f"{c[0]}@{c[1]}"
-
-
-def _dec_call(t: str):
-    if t == "-":
-        return None
-    ball, _, pocket = t.partition("@")
-    if pocket not in POCKETS:
-        raise FenError(f"bad call {t!r}")
-    return _dec_int(ball), pocket
-
-
+# -- values -------------------------------------------------------------------------------
 def _enc_opts(opts) -> str:
-    return ",".join(k if v is True else f"{k}:{v}" for k, v in opts) or "-"
+    return "".join(OPTION_CODES[k] + ("" if v is True else str(v)) for k, v in opts)
 
 
 def _dec_opts(t: str):
-    if t == "-":
-        return ()
     out = []
-    for item in t.split(","):
-        name, _, value = item.partition(":")
-        spec = OPTIONS.get(name)
-        if spec is None:
-            raise FenError(f"unknown option {name!r}")
-        out.append((name, _dec_int(value) if value else True))
-    return tuple(out)
+    i = 0
+    while i < len(t):
+        name = _OPTION_NAMES.get(t[i])
+        if name is None:
+            raise FenError(f"unknown option {t[i]!r} in {t!r}")
+        j = i + 1
+        while j < len(t) and t[j].isdigit():
+            j += 1
+        out.append((name, dec_int(t[i + 1 : j]) if j > i + 1 else True))
+        i = j
+    return check_options(tuple(out), t)
+
+
+def _enc_flags(state: State) -> str:
+    return "".join(code for name, code in _FLAGS if getattr(state, name))
+
+
+def _dec_flags(t: str) -> dict:
+    out = {name: code in t for name, code in _FLAGS}
+    if len(set(t)) != len(t) or set(t) - {code for _, code in _FLAGS}:
+        raise FenError(f"bad flags {t!r}")
+    return out
+
+
+def _enc_balls(balls) -> str:
+    return ",".join(map(str, balls))
+
+
+def _dec_balls(t: str) -> tuple[int, ...]:
+    return check_balls(tuple(dec_int(x) for x in t.split(",")), t)
 
 
 def _enc_facts(facts) -> str:
-    return ",".join(facts) if facts else "-"
+    return "".join(fendoubt.FACT_CODES[f] for f in facts)
 
 
 def _dec_facts(t: str) -> tuple[str, ...]:
-    from .inputs import UNCERTAIN_FACTS
-
-    if t == "-":
-        return ()
-    facts = tuple(t.split(","))
-    if any(f not in UNCERTAIN_FACTS for f in facts) or list(facts) != sorted(set(facts)):
+    try:
+        facts = tuple(fendoubt.FACT_NAMES[c] for c in t)
+    except KeyError:
+        raise FenError(f"bad fact list {t!r}") from None
+    if list(facts) != sorted(set(facts)):  # the state keeps them sorted
         raise FenError(f"bad fact list {t!r}")
     return facts
 
 
-def _enum(values):
-    def d(t):
-        v = None if t == "-" else t
-        if v not in values:
-            raise FenError(f"bad value {t!r}")
-        return v
-
-    return (lambda v: "-" if v is None else v), d
-
-
 _S = (_enc_str, _dec_str)
-_I = (_enc_int, _dec_int)
-_B = (_enc_bool, _dec_bool)
-_OI = _opt(_enc_int, _dec_int)
-_P = _pair(_enc_int, _dec_int)
+_BALLS = (_enc_balls, _dec_balls)
 
-# (field, key, codec) in the canonical order.
+# (field, key, codec, default) in the canonical order; a field equal to its default is left
+# out (so `aw=-` or `fouls=0/0` is not canonical: the decoder reads it, the line written
+# back differs, and it is refused); codec None: fendoubt's compact form; `fl` stands for
+# the five fields of _FLAGS.
 _FIELDS = (
-    ("game", "g", _S),
-    ("players", "p", _pair(*_S)),
-    ("goal", "goal", _I),
-    ("break_order", "order", _enum(BREAK_ORDERS)),
-    ("options", "opt", (_enc_opts, _dec_opts)),
-    ("awaiting", "aw", _enum(AWAITING)),
-    ("rack", "rack", _I),
-    ("breaker", "brk", _OI),
-    ("at_table", "at", _OI),
-    ("breaking", "breaking", _B),
-    ("ball_in_hand", "bih", _enum(BALL_IN_HAND)),
-    ("on_table", "table", (_enc_balls, _dec_balls)),
-    ("pocketed", "out", (_enc_balls, _dec_balls)),
-    ("to_spot", "spot", (_enc_balls, _dec_balls)),
-    ("call", "call", (_enc_call, _dec_call)),
-    ("safety", "safety", _B),
-    ("push_out", "push", _B),
-    ("push_out_allowed", "pushok", _B),
-    ("fresh_rack", "fresh", _B),
-    ("groups", "groups", _pair(*_enum(GROUPS))),
-    ("fouls", "fouls", _P),
-    ("intent_warned", "warned", _pair(*_B)),
-    ("scores", "score", _P),
-    ("credited", "pts", _P),
-    ("penalties", "pen", _P),
-    ("run", "run", _P),
-    ("high_run", "high", _P),
-    ("inning", "inn", _I),
-    ("rack_winner", "rw", _OI),
-    ("match_winner", "mw", _OI),
-    ("unconfirmed", "unc", (_enc_facts, _dec_facts)),
-    ("ended", "end", _enum(ENDED)),
-    ("option_rule", "optrule", _opt(_enc_str, _dec_str)),
+    ("game", "g", _S, None),
+    ("players", "p", pair(*_S), None),
+    ("goal", "goal", INT, None),
+    ("break_order", "order", enum(BREAK_ORDERS), "alternate"),
+    ("options", "opt", (_enc_opts, _dec_opts), ()),
+    ("awaiting", "aw", enum(AWAITING), None),
+    ("rack", "rack", INT, 1),
+    ("breaker", "brk", PLAYER, None),
+    ("at_table", "at", PLAYER, None),
+    ("flags", "fl", None, ""),
+    ("ball_in_hand", "bih", enum(BALL_IN_HAND), None),
+    ("on_table", "table", _BALLS, ()),
+    ("pocketed", "out", _BALLS, ()),
+    ("to_spot", "spot", _BALLS, ()),
+    ("call", "call", CALL, None),
+    ("groups", "groups", pair(*enum(GROUPS)), (None, None)),
+    ("fouls", "fouls", INT_PAIR, (0, 0)),
+    ("intent_warned", "warned", pair(*BOOL), (False, False)),
+    ("scores", "score", INT_PAIR, (0, 0)),
+    ("credited", "pts", INT_PAIR, (0, 0)),
+    ("penalties", "pen", INT_PAIR, (0, 0)),
+    ("run", "run", INT_PAIR, (0, 0)),
+    ("high_run", "high", INT_PAIR, (0, 0)),
+    ("inning", "inn", INT, 0),
+    ("rack_winner", "rw", PLAYER, None),
+    ("match_winner", "mw", PLAYER, None),
+    ("unconfirmed", "unc", (_enc_facts, _dec_facts), ()),
+    ("ended", "end", enum(ENDED), None),
+    ("option_rule", "optrule", _S, None),
     # REFEREE.md §3b, in the compact form of fendoubt (the JSON rebuilt from the game)
-    ("check", "check", None),
-    ("provisional", "prov", None),
+    ("check", "check", None, None),
+    ("provisional", "prov", None, None),
 )
-# Trailing fields left out of the line when empty, so that lines written before they
-# existed stay canonical (`unc`: unconfirmed facts of the last shot; `end`: a match
-# conceded or abandoned; `optrule`: the rule that offered a pending shoot-or-pass; `check`
-# and `prov`: a shot held for the referee's check and a provisional ruling, REFEREE.md §3b,
-# in fendoubt's compact form).
-_OPTIONAL_TAIL = 5
-assert [f[0] for f in _FIELDS] == [f.name for f in fields(State)]
+_ALWAYS = ("g", "p", "goal")
+assert [f[0] for f in _FIELDS if f[0] != "flags"] == [
+    f.name for f in fields(State) if f.name not in _FLAG_FIELDS
+]
 
 
-def _enc(state: State, name: str, codec) -> str:
-    return fendoubt.encode(state, name) if codec is None else codec[0](getattr(state, name))
+def _value(state: State, name: str):
+    return _enc_flags(state) if name == "flags" else getattr(state, name)
 
 
 def to_fen(state: State) -> str:
-    tokens = [f"{key}={_enc(state, name, codec)}" for name, key, codec in _FIELDS]
-    while len(tokens) > len(_FIELDS) - _OPTIONAL_TAIL and tokens[-1].endswith("=-"):
-        tokens.pop()
+    tokens = []
+    for name, key, codec, default in _FIELDS:
+        value = _value(state, name)
+        if key in _ALWAYS or value != default:
+            if name == "flags":
+                text = value
+            elif codec is None:
+                text = fendoubt.encode(state, name)
+            else:
+                text = codec[0](value)
+            tokens.append(f"{key}={text}")
     return " ".join(tokens)
 
 
 def from_fen(text: str) -> State:
     if not isinstance(text, str):
         raise FenError("a state line is text")
-    tokens = text.split(" ")
-    if not len(_FIELDS) - _OPTIONAL_TAIL <= len(tokens) <= len(_FIELDS):
-        raise FenError(f"expected {len(_FIELDS)} fields, got {len(tokens)}")
-    values = {}
+    from .engine import GAMES
+
+    if any(t.startswith(fenlegacy.MARK) for t in text.split(" ")):
+        return fenlegacy.read(text, GAMES)
+    values: dict = {}
     doubtful = {}
-    # strict=False: the optional tail of _FIELDS may be missing from an older line
-    for token, (name, key, codec) in zip(tokens, _FIELDS, strict=False):
-        k, sep, v = token.partition("=")
-        if k != key or not sep:
-            raise FenError(f"expected field {key}=, got {token!r}")
-        if codec is None:
+    at = 0
+    for token in text.split(" "):
+        key, sep, v = token.partition("=")
+        while at < len(_FIELDS) and _FIELDS[at][1] != key:
+            at += 1
+        if at == len(_FIELDS) or not sep or not v:
+            raise FenError(f"unexpected field {token!r}")
+        name, _, codec, _ = _FIELDS[at]
+        at += 1
+        if name == "flags":
+            values.update(_dec_flags(v))
+        elif codec is None:
             doubtful[name] = v  # decoded with the game and options known
         else:
             values[name] = codec[1](v)
-    from .engine import GAMES
-
+    if not all(n in values for n in ("game", "players", "goal")):
+        raise FenError("a state line starts with g=, p= and goal=")
     if values["game"] not in GAMES:
         raise FenError(f"unknown game {values['game']!r}")
-    state = State(**values)
+    defaults = {n: d for n, _, _, d in _FIELDS if n not in ("flags", "check", "provisional")}
+    state = State(**{**defaults, **values})
     if doubtful:
         state = replace(state, **{n: fendoubt.decode(state, n, v) for n, v in doubtful.items()})
     if to_fen(state) != text:

@@ -16,7 +16,7 @@ the JSON byte for byte (protocol/REFEREE.md §6):
   comma-separated), `f` first contact (`-`: nothing hit), `a` rail after contact, `o`
   object balls to a rail, `r` its range `lo-hi`, `c` cue ball to a rail, `x` off the
   table, `F` declared fouls (percent-encoded), `R` replay, `u` uncertain facts.
-  Yes/no as 1/0; facts by their one-letter codes (`_FACT`).
+  Yes/no as 1/0; facts by their one-letter codes (`FACT_CODES`).
 - `<facts>`: the deciding facts, comma-separated codes.
 - `<sensed>` (prov only): per deciding fact, the range and estimate (`lo-hi~est`) or the
   sensed yes/no (`1`, `0`, `n`: not sensed): what the sentence says.
@@ -44,7 +44,8 @@ from .fouls import GENERAL_FOULS, declarable, declared_foul
 from .inputs import INPUT_FIELDS, Shot
 from .state import POCKETS, State
 
-_FACT = {
+# One letter per fact (also the state line's `unc=`, rules/fen.py).
+FACT_CODES = {
     "pocketed": "p",
     "first_contact": "f",
     "rail_after_contact": "a",
@@ -52,7 +53,7 @@ _FACT = {
     "cue_ball_to_rail": "c",
     "off_table": "x",
 }
-_FACT_NAME = {v: k for k, v in _FACT.items()}
+FACT_NAMES = {v: k for k, v in FACT_CODES.items()}
 _SAFE = ".~"  # what a code or declared foul keeps unescaped
 
 
@@ -109,14 +110,14 @@ def _ints(t: str) -> list:
 
 def _facts(names) -> str:
     try:
-        return ",".join(_FACT[n] for n in names)
+        return ",".join(FACT_CODES[n] for n in names)
     except KeyError:
         raise _Raw from None
 
 
 def _dec_facts(t: str) -> list:
     try:
-        return [_FACT_NAME[c] for c in t.split(",")] if t else []
+        return [FACT_NAMES[c] for c in t.split(",")] if t else []
     except KeyError:
         raise FenError(f"bad fact list {t!r}") from None
 
