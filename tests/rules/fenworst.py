@@ -36,13 +36,14 @@ def held_break(lo: int, hi: int, est: int, **facts) -> dict:
     }
 
 
-def straight_pool(referee: bool, names=LONG_NAMES):
+def straight_pool(referee: bool, names=LONG_NAMES, *, options=None, rebreak=None):
     """14.1 to 150: a 61-ball run, a 45-ball run, an intentional foul (general 28
     warning) each, then the second player's third foul in a row (4.11: -15, re-rack, he
-    breaks again) and a re-break the sensors cannot rule (4.3.2): held or provisional."""
+    breaks again) and a re-break the sensors cannot rule (4.3.2): held or provisional.
+    `options` (default: every one) and `rebreak` (default: nothing pocketed) vary it."""
     r = match(
         "14.1",
-        options=every_option("14.1"),
+        options=every_option("14.1") if options is None else options,
         referee=referee,
         players=names,
         lag=names[0],
@@ -55,7 +56,7 @@ def straight_pool(referee: bool, names=LONG_NAMES):
     _run(r, 45)
     feed(r, shot(fouls=["general 28"]), shot(fouls=["general 28"]))
     feed(r, shot(fouls=["6.6"]), MISS, shot(fouls=["6.6"]))
-    out = feed(r, call(15, "HL"), held_break(0, 3, 2))
+    out = feed(r, call(15, "HL"), rebreak or held_break(0, 3, 2))
     return r, out
 
 

@@ -14,6 +14,7 @@ from railbird.rules.options import OPTIONS
 from rbproto import codec
 from rulehelp import GAMES, PUSH, call, feed, match, shot
 
+POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 AIM = 450  # the protocol's 512, less room for what a later field adds
 REFEREE_MD = Path(__file__).resolve().parents[2] / "protocol" / "REFEREE.md"
 
@@ -47,6 +48,25 @@ def test_the_fourteen_one_re_break_is_the_case_the_brief_measured_at_536_and_ove
     fen = to_fen(r.state)
     assert fen == OLD_AND_NEW[0][2]
     assert len(OLD_AND_NEW[0][1]) > codec.FEN_MAX >= AIM >= len(fen)
+
+
+@pytest.mark.parametrize("referee", [True, False], ids=["held", "provisional"])
+def test_a_re_break_that_pockets_twelve_balls_unseen_still_fits_the_protocol(referee):
+    """Past any real break: 12 balls down, unidentified, hanging and jammed (only the cue
+    ball to a rail decides, 4.3.2, so every option but thai_4_3_any_ball)."""
+    pots = [
+        {"pocket": POCKETS[1 + b % 5], "rested_us": 4_999_999, "jammed": True}
+        if b % 3 == 0
+        else ({"ball": b, "pocket": POCKETS[1 + b % 5]} if b % 3 == 1 else {"pocket": "FR"})
+        for b in range(1, 13)
+    ]
+    options = fenworst.every_option("14.1")
+    del options["thai_4_3_any_ball"]
+    rebreak = fenworst.held_break(0, 3, 2, pocketed=pots, fouls=["general 21"])
+    r, out = fenworst.straight_pool(referee, options=options, rebreak=rebreak)
+    assert (out["awaiting"] == "referee_check") == referee and bool(out["provisional"]) != referee
+    fen = to_fen(r.state)
+    assert len(fen) <= codec.FEN_MAX and from_fen(fen) == r.state, (len(fen), fen)
 
 
 # -- the first form, as today's lines hold it -----------------------------------------------
