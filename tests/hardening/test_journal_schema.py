@@ -263,3 +263,45 @@ def test_a_journal_of_a_newer_version_is_refused_unchanged(tmp_path):
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and "newer railbird" in lines[0], r.stderr
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+def test_a_journal_with_state_lines_of_the_first_form_replays_as_identical(tmp_path):
+    """Journals written before the state line's second form hold the first (with
+    `breaking=`, rules/fenlegacy.py): `replay --check` compares the states the lines
+    describe, not their text; a line of another state is still a mismatch."""
+    from railbird.rules import fenlegacy, from_fen
+
+    path = tmp_path / "journal.sqlite"
+    write_v1(path, RELEASED[sorted(RELEASED)[-1]])
+    db = sqlite3.connect(path)
+    with db:
+        rows = db.execute("SELECT id, fen FROM states WHERE fen IS NOT NULL").fetchall()
+        assert rows
+        for sid, fen in rows:
+            old = fenlegacy.write(from_fen(fen))
+            assert old != fen and old.split(" ")[0] == fen.split(" ")[0]
+            db.execute("UPDATE states SET fen = ? WHERE id = ?", (old, sid))
+    db.close()
+
+    def check():
+        return subprocess.run(
+            [sys.executable, "-m", "railbird", "replay", str(path), "--check"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    r = check()
+    assert r.returncode == 0, r.stderr
+    assert "MISMATCH" not in r.stderr
+
+    db = sqlite3.connect(path)
+    with db:  # the last state's line names another state (the first one's)
+        first, last = rows[0][0], rows[-1][0]
+        db.execute(
+            "UPDATE states SET fen = (SELECT fen FROM states WHERE id = ?) WHERE id = ?",
+            (first, last),
+        )
+    db.close()
+    r = check()
+    assert r.returncode == 1 and "MISMATCH" in r.stderr, r.stderr
