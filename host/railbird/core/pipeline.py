@@ -640,10 +640,10 @@ class Pipeline:
             append = records.append
             for ev in released:
                 pos += 1
+                t.pos = pos
                 append({"type": "event", "venue": venue, "table": table, "event": ev, "pos": pos})
                 closed = feed(ev)
                 if closed:
-                    t.pos = pos
                     for shot in closed:
                         self._shot(t, shot, records)
                 if ev.kind in INPLAY_KINDS:  # no other kind changes the in-play view
@@ -652,7 +652,6 @@ class Pipeline:
                         # provisional: the pocketed balls of the shot in play, at once (the
                         # ruling follows with the shot record when the shot closes)
                         append({"type": "inplay", "venue": venue, "table": table, "inplay": inplay})
-            t.pos = pos
         if now is not None:
             for shot in t.assembler.advance(now):
                 self._shot(t, shot, records)
