@@ -221,16 +221,5 @@ class ClockModels:
     def add_sync(self, node: str, boot: int, msg: dict) -> bool:
         return self.get(node, boot).add_sample(msg["t1"], msg["t2"], msg["t3"], msg["t4"])
 
-    def latest(self, t_node: int, rx: int | None) -> int | None:
-        """The latest plausible table time of something stamped `t_node` that arrived at
-        `rx` (None: no arrival time, no bound). Unsynced mappings are capped at `rx`."""
-        if rx is None:
-            return None
-        if not self.synced:
-            return rx
-        fit = (min(s[2] for s in self.samples) + self.slack_us) // 2
-        drift = int(2 * MAX_DRIFT_PPM * 1e-6 * abs(t_node - self.t_ref))
-        return rx + fit + drift + FUTURE_SLACK_US
-
     def describe(self) -> dict:
         return {f"{n}/{b}": c.describe() for (n, b), c in sorted(self._clocks.items())}
