@@ -39,38 +39,43 @@ def nats_cluster(workdir, **kw):
 def stream_messages(
     urls, stream: str = subjects.STREAM, timeout: float = 20.0, user=None, password=None
 ) -> list:
-    """[(stream seq, µs timestamp, topic, payload)] of every message in `stream`."""
+    """[(stream seq, µs timestamp, topic, payload)] of every message in `stream`. `timeout`:
+    for the first 10,000 messages; a longer stream (minutes of play and their feeds, in
+    `make soak-cluster`) gets as much again for every 10,000 more."""
     from railbird.cluster.ingest import stream_us
 
     async def run():
-        from nats.js.api import AckPolicy, ConsumerConfig
-
         nc = await connect(urls, user=user, password=password)
         try:
-            js = nc.jetstream(timeout=5)
+            js = nc.jetstream(timeout=10)
             last = (await js.stream_info(stream)).state.last_seq
-            sub = await js.pull_subscribe(
-                "railbird.>",
-                stream=stream,
-                config=ConsumerConfig(
-                    ack_policy=AckPolicy.NONE,
-                    inactive_threshold=10,
-                    mem_storage=True,
-                    num_replicas=1,
-                ),
-            )
-            out = []
-            while not out or out[-1][0] < last:
-                for m in await sub.fetch(512, timeout=5):
-                    seq = m.metadata.sequence.stream
-                    out.append((seq, stream_us(m), subjects.topic(m.subject), bytes(m.data)))
-            return out
+            return await asyncio.wait_for(read(js, last), timeout * (1 + last // 10_000))
         finally:
             await nc.close()
 
+    async def read(js, last):
+        from nats.js.api import AckPolicy, ConsumerConfig
+
+        sub = await js.pull_subscribe(
+            "railbird.>",
+            stream=stream,
+            config=ConsumerConfig(
+                ack_policy=AckPolicy.NONE,
+                inactive_threshold=10,
+                mem_storage=True,
+                num_replicas=1,
+            ),
+        )
+        out = []
+        while not out or out[-1][0] < last:
+            for m in await sub.fetch(512, timeout=5):
+                seq = m.metadata.sequence.stream
+                out.append((seq, stream_us(m), subjects.topic(m.subject), bytes(m.data)))
+        return out
+
     for attempt in range(3):  # a cluster that lost a server answers slowly for a while
         try:
-            return asyncio.run(asyncio.wait_for(run(), timeout))
+            return asyncio.run(run())
         except Exception:
             if attempt == 2:
                 raise
