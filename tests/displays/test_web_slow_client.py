@@ -102,12 +102,16 @@ def test_a_stream_that_stops_reading_ends_and_a_reading_one_gets_everything(brok
         node.events(BOOT, shot_events(0, 5_000_000, shots, spacing_us=500_000))
         host.wait(lambda s: s["shots"] >= shots, "shots closed", timeout=20)
         # a busy table (each status is a new snapshot on both streams): far more than the
-        # stalled client's buffers hold
+        # stalled client's buffers hold. The next status goes once the reading client has
+        # this one's snapshot: statuses that wait together would be sent as the newest only
+        last = _last_version(seen)
         for k in range(300):
             status = {"v": 1, "node": NODE, "boot": BOOT, "state": "online"}
             node.raw("status", dict(status, uptime_us=(k + 1) * 1_000_000, queue=k))
-            if k % 20 == 0:
-                seen += reader.fp.read1(1 << 20)  # the reading client keeps up
+            deadline = time.monotonic() + 10
+            while _last_version(seen) == last and time.monotonic() < deadline:
+                seen = seen[-400_000:] + reader.fp.read1(1 << 20)  # it keeps up
+            last = _last_version(seen)
         t_sent = time.monotonic()
         # the server notices that the stalled client takes nothing, while it still does not
         # read (reading now would make it a client that keeps up)

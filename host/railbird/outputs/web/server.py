@@ -158,8 +158,8 @@ class WebOutput(Output):
         self._tick: asyncio.Task | None = None
         self._pending = 0
         self._pending_lock = threading.Lock()
-        # tables changed since the loop last published them (`_changed`): one snapshot per
-        # table and one wake-up of the loop per burst, not one per record
+        # the snapshots waiting for the loop, newest per table (`_changed`): one wake-up of
+        # the loop per burst, not one per record
         self._dirty: dict = {}
         self._woken = False  # `_publish_changed` is posted and has not run yet
         self._refused_logged = 0.0
@@ -330,31 +330,32 @@ class WebOutput(Output):
 
     # -- Output ----------------------------------------------------------------------------
     def _changed(self, venue, table):
-        """Daemon thread: the table's snapshot is to be published. A closing shot brings a
-        shot and a state record, a busy venue many tables a batch: each table is marked, and
-        the loop is woken once for all the marks (`_publish_changed`). Waking it per record
-        (a write to its self-pipe) and encoding a snapshot per record cost about 10 % of
-        the daemon's CPU at 1,000 tables (docs/performance.md "Scale")."""
+        """Daemon thread: the table's snapshot, encoded here (the worker owns the tables and
+        never waits for the loop), waits for the loop, replacing that table's older one;
+        the loop is woken once for all that wait (`_publish_changed`), not per record: a
+        write to its self-pipe per record cost about 7 % of the daemon's CPU at 1,000
+        tables (docs/performance.md "Scale")."""
         if not self.running:
             return
+        snap = self.venues.snapshot(venue, table)
+        if snap is None:
+            return
+        msg = sse("table", snap)
         with self._pending_lock:
-            self._dirty[(venue, table)] = None
+            self._dirty[(venue, table)] = msg
             if self._woken:
                 return
             self._woken = True
         if not self._post(self._publish_changed):
-            with self._pending_lock:  # not posted: the next change tries again, marks kept
+            with self._pending_lock:  # not posted: the next change tries again, kept
                 self._woken = False
 
     def _publish_changed(self) -> None:
-        """Loop thread: every marked table's snapshot as it is now (Venues takes its lock:
-        the daemon thread may be changing it), to its streams."""
+        """Loop thread: the waiting snapshots to their streams."""
         with self._pending_lock:
             dirty, self._dirty, self._woken = self._dirty, {}, False
-        for venue, table in dirty:
-            snap = self.venues.snapshot(venue, table)
-            if snap is not None:
-                self.hub.publish(venue, sse("table", snap), f"table {table}", table)
+        for (venue, table), msg in dirty.items():
+            self.hub.publish(venue, msg, f"table {table}", table)
 
     def on_shot(self, venue, table, shot):
         self.venues.on_shot(venue, table, shot)
