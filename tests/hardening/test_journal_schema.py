@@ -156,6 +156,16 @@ def write_v1(path, schema: str) -> Pipeline:
     return p
 
 
+def replay_check(path) -> subprocess.CompletedProcess:
+    """`railbird replay <journal> --check`, as an installer runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "railbird", "replay", str(path), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def _rows(path, sql):
     db = sqlite3.connect(path)
     try:
@@ -200,12 +210,7 @@ def test_a_released_journal_is_upgraded_and_replays_identically(tmp_path, releas
     finally:
         j.close()
     assert state_bytes(pipe) == state_bytes(wrote)
-    r = subprocess.run(
-        [sys.executable, "-m", "railbird", "replay", str(path), "--check"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = replay_check(path)
     assert r.returncode == 0, r.stderr
     assert f"OK: {wrote.counters['shots']} shots identical" in r.stderr
 
@@ -283,15 +288,7 @@ def test_a_journal_with_state_lines_of_the_first_form_replays_as_identical(tmp_p
             db.execute("UPDATE states SET fen = ? WHERE id = ?", (old, sid))
     db.close()
 
-    def check():
-        return subprocess.run(
-            [sys.executable, "-m", "railbird", "replay", str(path), "--check"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
-    r = check()
+    r = replay_check(path)
     assert r.returncode == 0, r.stderr
     assert "MISMATCH" not in r.stderr
 
@@ -303,5 +300,5 @@ def test_a_journal_with_state_lines_of_the_first_form_replays_as_identical(tmp_p
             (first, last),
         )
     db.close()
-    r = check()
+    r = replay_check(path)
     assert r.returncode == 1 and "MISMATCH" in r.stderr, r.stderr

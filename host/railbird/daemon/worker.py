@@ -76,7 +76,8 @@ DUE_SOON_US = 100_000
 # reads costs up to one interval under load, so at 1,000 tables the nodes' messages queued
 # behind a busy worker for most of a second (docs/performance.md "Scale"). At 1 ms they
 # take turns five times as often: `make bench`'s one-event batches with the feeds on went
-# from 2,136-2,221 to 3,125-3,346 events/s, 474-491 to 268-339 µs of CPU per message.
+# from 2,136-2,221 to 3,125-3,346 events/s, 474-491 to 268-339 µs of CPU per message (two
+# runs of each, alternated, on a machine another job was loading).
 SWITCH_INTERVAL_S = 0.001
 TICK_S = 0.05
 CATCHUP_IDLE_S = 0.1
