@@ -143,9 +143,8 @@ class ShotAssembler:
         cur = self.cur
         t, kind = ev.t, ev.kind
         if cur is not None:
-            p = self.p
-            quiet = p.strike_quiet_us if cur.events[0].kind == "strike" else p.quiet_us
-            if t >= cur.last + quiet or (kind == "strike" and t - cur.last >= p.strike_gap_us):
+            gap = self.p.strike_gap_us
+            if t >= cur.last + self.quiet_us(cur) or (kind == "strike" and t - cur.last >= gap):
                 out.append(self._close())
                 cur = None
         if kind in ACTIVITY:
