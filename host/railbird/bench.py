@@ -163,9 +163,80 @@ def _sync(payloads: list) -> tuple:
     return codec.topic(VENUE, TABLE, "sync_result", NODE), [codec.encode("sync_result", msg)]
 
 
-def bench_e2e(payloads: list, batch: int, workdir: str, outputs: bool = False) -> dict:
+def _floor(port: int, topic: str, payloads: list, workdir: str) -> tuple:
+    """The least any consumer that keeps the daemon's promise can do: the host's paho client
+    with manual acks hands each message to a worker thread through a queue, the worker
+    journals it raw (`Journal.add_input`, the daemon's journal and schema) and commits the
+    batch, and only then acknowledges (ingest -> inbox -> journal -> commit -> ack, no
+    pipeline, no derived records). -> (seconds, process CPU seconds) for all of `payloads`."""
+    import queue
+
+    import paho.mqtt.client as mqtt
+
+    from railbird.daemon.journal import Journal
+    from railbird.daemon.worker import BATCH_MAX
+
+    inbox: queue.Queue = queue.Queue()
+    c = mqtt.Client(
+        mqtt.CallbackAPIVersion.VERSION2,
+        client_id="bench-floor",
+        protocol=mqtt.MQTTv5,
+        manual_ack=True,
+    )
+    c.username_pw_set("railbird-host", "host-secret")
+    c.max_inflight_messages_set(100)  # as the daemon's ingest
+    c.on_message = lambda _c, _u, m: inbox.put((m.topic, bytes(m.payload), m.mid, m.qos))
+    subbed = threading.Event()
+    c.on_subscribe = lambda *a: subbed.set()
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    c.subscribe(topic, qos=1)
+    subbed.wait(10)
+    journal = Journal(os.path.join(workdir, "floor.sqlite"))
+    venue, table = VENUE, TABLE
+    done = threading.Event()
+
+    def consume():
+        left = len(payloads)
+        while left > 0:
+            try:
+                items = [inbox.get(timeout=120)]
+            except queue.Empty:
+                return  # the caller's assertion says what was missing
+            while len(items) < BATCH_MAX:
+                try:
+                    items.append(inbox.get_nowait())
+                except queue.Empty:
+                    break
+            for tp, payload, _mid, _qos in items:
+                journal.add_input("mqtt", 0, tp, payload, venue, table, "ok", None)
+            journal.commit()
+            for _tp, _payload, mid, qos in items:
+                c.ack(mid, qos)
+            left -= len(items)
+        done.set()
+
+    worker = threading.Thread(target=consume, daemon=True)
+    worker.start()
+    c0, t0 = time.process_time(), time.perf_counter()
+    _publish_all(port, NODE, "pw", topic, payloads, "bench-pub-floor")
+    done.wait(120)
+    took, cpu = time.perf_counter() - t0, time.process_time() - c0
+    c.disconnect()
+    c.loop_stop()
+    worker.join(1)
+    (n,) = journal.db.execute("SELECT COUNT(*) FROM inputs").fetchone()
+    journal.close()
+    assert n == len(payloads), (n, len(payloads))
+    return took, cpu
+
+
+def bench_e2e(
+    payloads: list, batch: int, workdir: str, outputs: bool = False, floor: bool = False
+) -> dict:
     """`outputs`: the daemon runs with the outputs `railbird run` starts by default
-    (railbird.outputs.factory: the MQTT display feeds, on the same broker)."""
+    (railbird.outputs.factory: the MQTT display feeds, on the same broker). `floor`: also
+    measure `_floor` between the baseline and the daemon, on the same broker."""
     import paho.mqtt.client as mqtt
 
     from railbird.daemon.worker import Daemon
@@ -204,6 +275,9 @@ def bench_e2e(payloads: list, batch: int, workdir: str, outputs: bool = False) -
         sub.disconnect()
         sub.loop_stop()
         assert count[0] == len(payloads), count
+        floor_s = floor_cpu = None
+        if floor:
+            floor_s, floor_cpu = _floor(broker.port, topic, payloads, workdir)
 
         # Railbird: the daemon, journal on disk, manual ack after commit
         cfg = _config(os.path.join(workdir, "journal.sqlite"), broker.port)
@@ -233,7 +307,7 @@ def bench_e2e(payloads: list, batch: int, workdir: str, outputs: bool = False) -
         assert stats["output_errors"] == 0, stats
     finally:
         broker.stop()
-    return {
+    out = {
         "events": n_events,
         "messages": len(payloads),
         "baseline_eps": n_events / base,
@@ -246,6 +320,11 @@ def bench_e2e(payloads: list, batch: int, workdir: str, outputs: bool = False) -
         "shots": stats["shots"],
         "published": published,
     }
+    if floor_s is not None:
+        out["floor_ratio"] = base / floor_s
+        out["floor_msgs"] = len(payloads) / floor_s
+        out["floor_cpu_us"] = floor_cpu / len(payloads) * 1e6
+    return out
 
 
 def _restart(path: str, cfg) -> dict:
@@ -467,8 +546,9 @@ def main(argv=None) -> int:
 
     payloads = make_payloads(args.messages, args.batch)
     held = args.batch == 8  # the targets are for the standard batches
+    standard = bench_inprocess(payloads, args.batch)
     inprocess_line(
-        bench_inprocess(payloads, args.batch),
+        standard,
         f"{args.batch}-event batches, decode->dedup->timeline->shots",
         held,
     )
@@ -480,8 +560,29 @@ def main(argv=None) -> int:
         )
     if not args.skip_e2e:
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
-            e = bench_e2e(payloads[: args.e2e_messages], args.batch, wd)
+            e = bench_e2e(payloads[: args.e2e_messages], args.batch, wd, floor=True)
         e2e_line(e, f"{args.batch}-event batches, mosquitto->daemon (journal, ack)", held)
+        print(
+            f"            floor, the same messages with no pipeline (paho with manual acks ->"
+            f" inbox -> raw input journalled -> commit -> ack): {e['floor_msgs']:,.0f}"
+            f" messages/s, ratio {e['floor_ratio']:.3f} of the same baseline (process CPU"
+            f" {e['floor_cpu_us']:.0f} us/message); the most a daemon that acknowledges only"
+            f' after its commit can reach here (docs/performance.md, "Throughput")',
+            flush=True,
+        )
+        budget = 1e6 / (TARGET_E2E * e["baseline_msgs"]) - 1e6 / e["floor_msgs"]
+        room = (
+            f"fit in {budget:,.0f} us of wall time (the gap between the floor and"
+            f" {TARGET_E2E:.2f}x)"
+            if budget > 0
+            else "have no time left: the floor itself is below it"
+        )
+        print(
+            f"            at {TARGET_E2E:.2f}x the pipeline, its records and all else the daemon"
+            f" does per message {room}; the in-process pipeline alone took"
+            f" {standard['railbird_cpu_us']:.0f} us of CPU per message above",
+            flush=True,
+        )
         if args.single_e2e_messages:
             singles = make_payloads(args.single_e2e_messages, 1, seed=2)
             with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
