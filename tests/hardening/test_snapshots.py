@@ -505,3 +505,67 @@ def test_a_snapshot_of_another_config_is_passed_over(tmp_path, monkeypatch):
     finally:
         j.close()
     assert state_bytes(pipeline) == _full_replay(cfg, path)
+
+
+def _collections_during(fn) -> int:
+    """How many garbage collections (any generation) ran while `fn()` did."""
+    import gc
+
+    runs = []
+
+    def seen(phase, info):
+        if phase == "start":
+            runs.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        fn()
+    finally:
+        gc.callbacks.remove(seen)
+    return len(runs)
+
+
+def test_a_restart_from_a_snapshot_runs_no_garbage_collection(tmp_path, monkeypatch):
+    """Each collection in the middle of a restart walks everything rebuilt so far (a restart
+    on a journal of 1,000,000 events: 6.5 s with them, 2.3-2.9 s without). A restart from a
+    snapshot replays few inputs and runs none until it is done; without a snapshot every
+    input is replayed and collections run as usual, so its cyclic garbage is freed as it
+    goes."""
+    import gc
+
+    monkeypatch.setattr(snapshots, "EVERY_INPUTS", 7)
+    path = tmp_path / "journal.sqlite"
+    cfg = config(path)
+    d = Daemon(cfg, connect=False).start()
+    try:
+        _play(d, 40, seed=5)
+    finally:
+        d.stop()
+    bare = tmp_path / "bare.sqlite"
+    shutil.copy(path, bare)
+    db = sqlite3.connect(bare)
+    db.execute("DELETE FROM snapshots")
+    db.commit()
+    db.close()
+
+    got, collections = {}, {}
+    thresholds = gc.get_threshold()
+    for name, p in (("snap", path), ("bare", bare)):
+        j, c = Journal(p), config(p)
+        gc.collect()
+        gc.set_threshold(10, 5, 5)  # a collection for every 10 objects kept: a big journal
+        try:
+            assert gc.isenabled()
+            collections[name] = _collections_during(
+                lambda c=c, j=j, name=name: got.setdefault(
+                    name, snapshots.resume(c, j, since_wall=0)[1]
+                )
+            )
+            assert gc.isenabled()
+        finally:
+            gc.set_threshold(*thresholds)
+            j.close()
+    assert got["snap"]["snapshot"] > 0 and got["bare"]["snapshot"] == 0
+    # paused, the objects made still count: the collection they are owed runs as it ends
+    assert collections["snap"] <= 2 < 10 <= collections["bare"], collections
+    assert got["snap"]["history"] == got["bare"]["history"]  # the same outputs' history

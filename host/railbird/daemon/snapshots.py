@@ -28,6 +28,7 @@ import zlib
 
 from railbird.core import snapshot as snap
 from railbird.core.pipeline import SHOTS_KEPT, Pipeline
+from railbird.daemon import gcpolicy
 from railbird.daemon.journal import Journal, JournalError
 
 log = logging.getLogger("railbird.snapshots")
@@ -55,14 +56,9 @@ def _blob(pipeline: Pipeline) -> bytes:
     # A collection in the middle of the dump walks every object the venue holds: at 1,000
     # tables 0.39 of the dump's 0.49 s, the worker stopped. The dump's objects are freed as
     # soon as it is encoded, so none is needed until then.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gcpolicy.paused():
         # each table's last shots are in the journal's `shots` table already (`_shots`)
         return zlib.compress(snap.encode(snap.dump(pipeline, shots=False)), 1)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def read(blob: bytes) -> dict:
@@ -224,16 +220,24 @@ def resume(cfg, journal: Journal, since_wall: float | None = None, on_records=No
     inputs after it; `rb["snapshot"]` is its input id (0: none)."""
     from railbird.daemon.worker import rebuild
 
-    pipeline, after = starting_point(cfg, journal)
-    rb = rebuild(pipeline, journal, on_records, since_wall, after=after)
-    rb["snapshot"] = after
-    if since_wall is not None:
-        if after:
-            _history_before(journal, pipeline, rb, after, since_wall)
-        nodes: dict = {}
-        for (venue, table, node), status in pipeline.node_status.items():
-            nodes.setdefault((venue, table), {})[node] = status
-        rb["nodes"] = nodes
+    # Collections paused while the pipeline and the outputs' history are built (kept, all
+    # of it): from a snapshot the inputs replayed are few (`EVERY_INPUTS`, or the minutes
+    # since it), so is the cyclic garbage they leave; every input of a journal without one
+    # is replayed with collections on.
+    collecting = gc.isenabled()
+    with gcpolicy.paused():
+        pipeline, after = starting_point(cfg, journal)
+        if not after and collecting:
+            gc.enable()
+        rb = rebuild(pipeline, journal, on_records, since_wall, after=after)
+        rb["snapshot"] = after
+        if since_wall is not None:
+            if after:
+                _history_before(journal, pipeline, rb, after, since_wall)
+            nodes: dict = {}
+            for (venue, table, node), status in pipeline.node_status.items():
+                nodes.setdefault((venue, table), {})[node] = status
+            rb["nodes"] = nodes
     return pipeline, rb
 
 
