@@ -163,6 +163,31 @@ def _sync(payloads: list) -> tuple:
     return codec.topic(VENUE, TABLE, "sync_result", NODE), [codec.encode("sync_result", msg)]
 
 
+def host_subscriber(port: int, topic: str, client_id: str, on_message, manual_ack=False):
+    """A paho client of the host's login (the private broker's `railbird-host`) on the
+    broker at 127.0.0.1:`port`, subscribed to `topic` at QoS 1 and running its network
+    thread; `on_message(client, userdata, message)`. The caller disconnects it and stops its
+    loop."""
+    import paho.mqtt.client as mqtt
+
+    c = mqtt.Client(
+        mqtt.CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        protocol=mqtt.MQTTv5,
+        manual_ack=manual_ack,
+    )
+    c.username_pw_set("railbird-host", "host-secret")
+    c.max_inflight_messages_set(100)  # as the daemon's ingest
+    c.on_message = on_message
+    subbed = threading.Event()
+    c.on_subscribe = lambda *a: subbed.set()
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    c.subscribe(topic, qos=1)
+    subbed.wait(10)
+    return c
+
+
 def _floor(port: int, topic: str, payloads: list, workdir: str) -> tuple:
     """The least any consumer that keeps the daemon's promise can do: the host's paho client
     with manual acks hands each message to a worker thread through a queue, the worker
@@ -171,27 +196,15 @@ def _floor(port: int, topic: str, payloads: list, workdir: str) -> tuple:
     pipeline, no derived records). -> (seconds, process CPU seconds) for all of `payloads`."""
     import queue
 
-    import paho.mqtt.client as mqtt
-
     from railbird.daemon.journal import Journal
     from railbird.daemon.worker import BATCH_MAX
 
     inbox: queue.Queue = queue.Queue()
-    c = mqtt.Client(
-        mqtt.CallbackAPIVersion.VERSION2,
-        client_id="bench-floor",
-        protocol=mqtt.MQTTv5,
-        manual_ack=True,
-    )
-    c.username_pw_set("railbird-host", "host-secret")
-    c.max_inflight_messages_set(100)  # as the daemon's ingest
-    c.on_message = lambda _c, _u, m: inbox.put((m.topic, bytes(m.payload), m.mid, m.qos))
-    subbed = threading.Event()
-    c.on_subscribe = lambda *a: subbed.set()
-    c.connect("127.0.0.1", port)
-    c.loop_start()
-    c.subscribe(topic, qos=1)
-    subbed.wait(10)
+
+    def on_message(_c, _u, m):
+        inbox.put((m.topic, bytes(m.payload), m.mid, m.qos))
+
+    c = host_subscriber(port, topic, "bench-floor", on_message, manual_ack=True)
     journal = Journal(os.path.join(workdir, "floor.sqlite"))
     venue, table = VENUE, TABLE
     done = threading.Event()
@@ -237,7 +250,6 @@ def bench_e2e(
     """`outputs`: the daemon runs with the outputs `railbird run` starts by default
     (railbird.outputs.factory: the MQTT display feeds, on the same broker). `floor`: also
     measure `_floor` between the baseline and the daemon, on the same broker."""
-    import paho.mqtt.client as mqtt
 
     from railbird.daemon.worker import Daemon
     from railbird.outputs import factory
@@ -257,17 +269,7 @@ def bench_e2e(
             if count[0] == len(payloads):
                 got.set()
 
-        sub = mqtt.Client(
-            mqtt.CallbackAPIVersion.VERSION2, client_id="bench-baseline", protocol=mqtt.MQTTv5
-        )
-        sub.username_pw_set("railbird-host", "host-secret")
-        sub.on_message = on_message
-        subbed = threading.Event()
-        sub.on_subscribe = lambda *a: subbed.set()
-        sub.connect("127.0.0.1", broker.port)
-        sub.loop_start()
-        sub.subscribe(topic, qos=1)
-        subbed.wait(10)
+        sub = host_subscriber(broker.port, topic, "bench-baseline", on_message)
         c0, t0 = time.process_time(), time.perf_counter()
         _publish_all(broker.port, NODE, "pw", topic, payloads, "bench-pub-1")
         got.wait(120)

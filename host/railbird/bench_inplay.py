@@ -114,6 +114,8 @@ def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
     one message at a time (latency, not throughput)."""
     import paho.mqtt.client as mqtt
 
+    from railbird.bench import host_subscriber
+
     topic = f"railbird/v1/{VENUE}/{TABLE}/node/{NODE}/bench"
     lat, done = [], threading.Event()
 
@@ -122,15 +124,7 @@ def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
         if len(lat) >= n:
             done.set()
 
-    sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, "bench-lat-sub", protocol=mqtt.MQTTv5)
-    sub.username_pw_set("railbird-host", "host-secret")
-    sub.on_message = on_message
-    subbed = threading.Event()
-    sub.on_subscribe = lambda *a: subbed.set()
-    sub.connect("127.0.0.1", port)
-    sub.loop_start()
-    sub.subscribe(topic, qos=1)
-    subbed.wait(10)
+    sub = host_subscriber(port, topic, "bench-lat-sub", on_message)
     pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, "bench-lat-pub", protocol=mqtt.MQTTv5)
     pub.username_pw_set(NODE, NODE_PW)
     pub.connect("127.0.0.1", port)

@@ -382,6 +382,17 @@ def _full_replay(cfg, path) -> bytes:
         j.close()
 
 
+def _without_snapshots(path, copy):
+    """A copy of the journal at `path` with its snapshots removed (a restart replays every
+    input, as before snapshots)."""
+    shutil.copy(path, copy)
+    db = sqlite3.connect(copy)
+    db.execute("DELETE FROM snapshots")
+    db.commit()
+    db.close()
+    return copy
+
+
 def _replay_cli(path, *args):
     return subprocess.run(
         [sys.executable, "-m", "railbird", "replay", str(path), "--check", *args],
@@ -391,16 +402,22 @@ def _replay_cli(path, *args):
     )
 
 
-def test_a_restart_starts_from_the_newest_snapshot_and_ends_as_a_full_replay(tmp_path, monkeypatch):
-    monkeypatch.setattr(snapshots, "EVERY_INPUTS", 7)
-    path = tmp_path / "journal.sqlite"
-    cfg = config(path)
-    d = Daemon(cfg, connect=False).start()
+def _played(path, n: int, seed: int, settle: float = 0.0):
+    """A journal at `path` of a daemon that played `_play(n, seed)`; `settle`: seconds it
+    runs on after, for the ticks that close the last shot."""
+    d = Daemon(config(path), connect=False).start()
     try:
-        _play(d, 60, seed=1)
-        time.sleep(0.6)  # ticks close the last shot
+        _play(d, n, seed=seed)
+        time.sleep(settle)
     finally:
         d.stop()
+    return path
+
+
+def test_a_restart_starts_from_the_newest_snapshot_and_ends_as_a_full_replay(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshots, "EVERY_INPUTS", 7)
+    path = _played(tmp_path / "journal.sqlite", 60, seed=1, settle=0.6)
+    cfg = config(path)
     db = sqlite3.connect(path)
     total = db.execute("SELECT COUNT(*) FROM inputs").fetchone()[0]
     kept = [i for (i,) in db.execute("SELECT input_id FROM snapshots ORDER BY input_id")]
@@ -419,12 +436,7 @@ def test_a_restart_starts_from_the_newest_snapshot_and_ends_as_a_full_replay(tmp
         d2.stop()
 
     # the outputs get the history a restart by full replay gives
-    copy_path = tmp_path / "copy.sqlite"
-    shutil.copy(path, copy_path)
-    db = sqlite3.connect(copy_path)
-    db.execute("DELETE FROM snapshots")
-    db.commit()
-    db.close()
+    copy_path = _without_snapshots(path, tmp_path / "copy.sqlite")
     rec_snap, rec_full = Recorder(), Recorder()
     for p, r in ((path, rec_snap), (copy_path, rec_full)):
         d3 = Daemon(config(p), outputs=[r], connect=False).start()
@@ -534,19 +546,8 @@ def test_a_restart_from_a_snapshot_runs_no_garbage_collection(tmp_path, monkeypa
     import gc
 
     monkeypatch.setattr(snapshots, "EVERY_INPUTS", 7)
-    path = tmp_path / "journal.sqlite"
-    cfg = config(path)
-    d = Daemon(cfg, connect=False).start()
-    try:
-        _play(d, 40, seed=5)
-    finally:
-        d.stop()
-    bare = tmp_path / "bare.sqlite"
-    shutil.copy(path, bare)
-    db = sqlite3.connect(bare)
-    db.execute("DELETE FROM snapshots")
-    db.commit()
-    db.close()
+    path = _played(tmp_path / "journal.sqlite", 40, seed=5)
+    bare = _without_snapshots(path, tmp_path / "bare.sqlite")
 
     got, collections = {}, {}
     thresholds = gc.get_threshold()
