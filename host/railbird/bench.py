@@ -398,20 +398,21 @@ def _oldest_newest_snapshot(path: str, cfg) -> None:
 def _parts(path: str, cfg) -> dict:
     """Where a restart's time goes: loading the snapshot, replaying the inputs after it,
     reading the outputs' last 26 hours from the journal (seconds, measured apart)."""
-    from railbird.daemon import snapshots
+    from railbird.daemon import gcpolicy, snapshots
     from railbird.daemon.journal import Journal
     from railbird.daemon.worker import RESTORE_S, rebuild
 
     j = Journal(path)
     try:
         since = time.time() - RESTORE_S
-        t0 = time.perf_counter()
-        pipeline, after = snapshots.starting_point(cfg, j)
-        t1 = time.perf_counter()
-        rb = rebuild(pipeline, j, None, since, after=after)
-        t2 = time.perf_counter()
-        snapshots._history_before(j, pipeline, rb, after, since)
-        t3 = time.perf_counter()
+        with gcpolicy.paused():  # as `snapshots.resume` from a snapshot
+            t0 = time.perf_counter()
+            pipeline, after = snapshots.starting_point(cfg, j)
+            t1 = time.perf_counter()
+            rb = rebuild(pipeline, j, None, since, after=after)
+            t2 = time.perf_counter()
+            snapshots._history_before(j, pipeline, rb, after, since)
+            t3 = time.perf_counter()
     finally:
         j.close()
     records = sum(len(h) for h in rb["history"].values())

@@ -52,7 +52,7 @@ from concurrent.futures import Future
 from railbird.config import masked
 from railbird.core.pipeline import Pipeline
 from railbird.core.refauth import is_referee_topic, seal
-from railbird.daemon import retention
+from railbird.daemon import gcpolicy, retention
 from railbird.daemon.answer import referee_answer
 from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
@@ -194,7 +194,10 @@ class Daemon:
         except sqlite3.DatabaseError as e:
             raise JournalError(f"journal {self.journal.path}: cannot be read: {e}") from None
         self.replayed = rb["inputs"]
-        self.history.start()  # a journal from before the history, or written by another tool
+        # a journal from before the history, or written by another tool; what it reads
+        # back is kept, so no collection walks the venue's rebuilt state meanwhile (as resume)
+        with gcpolicy.paused():
+            self.history.start()
         self._schedule_all()
         self._caught_up = self.ingest is None  # no broker: no backlog to wait for
         log.info(
