@@ -520,13 +520,17 @@ def test_a_snapshot_of_another_config_is_passed_over(tmp_path, monkeypatch):
 
 
 def _collections_during(fn) -> int:
-    """How many garbage collections (any generation) ran while `fn()` did."""
+    """How many garbage collections (any generation) this thread ran while `fn()` did (a
+    collection runs in the thread whose allocation set it off: other tests' threads left
+    in this process are not counted)."""
     import gc
+    import threading
 
     runs = []
+    me = threading.get_ident()
 
     def seen(phase, info):
-        if phase == "start":
+        if phase == "start" and threading.get_ident() == me:
             runs.append(info["generation"])
 
     gc.callbacks.append(seen)
