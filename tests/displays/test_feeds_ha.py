@@ -247,3 +247,32 @@ def test_pocket_counts_roll_over_at_business_day_start():
     )
     p = v.table_summary("club", "t1")["pockets"]
     assert (p["day"], p["total"], p["cue"], p["by_pocket"]["HR"]) == ("2025-06-07", 2, 1, 2)
+
+
+@pytest.mark.broker
+def test_feeds_started_before_the_broker_reach_it_within_seconds(tmp_path):
+    """A host that starts while the broker is still down (a venue's machine booting): the
+    feeds keep what they are given, retry within at most 5 s (as the ingest), say so once,
+    and the displays get the retained state soon after the broker comes up. At paho's
+    backoff of 1-30 s the retry after four refusals came 16 s later."""
+    broker = HABroker(tmp_path / "broker")  # its port chosen, nothing listening yet
+    out = MqttFeedsOutput("127.0.0.1", broker.port, "railbird-host", "host-secret")
+    out.start()
+    sink = None
+    try:
+        ref = Referee({"type": "match", "game": "10-ball", "players": ["Ann", "Bob"], "race_to": 3})
+        st = ref.feed({"type": "lag", "winner": "Ann"})
+        out.on_state("club", "t1", "10-ball", st, st["fen"], ref.announcements)
+        assert poll(lambda: out.stats["connect_failures"] >= 4, 15), out.stats
+        broker.start()
+        up = time.monotonic()
+        sink = Sink(broker.port)
+        state = "railbird/v1/club/t1/state"
+        assert poll(lambda: sink.last(state) is not None, 10), out.stats
+        assert time.monotonic() - up < 6.5
+        assert sink.last(state)["state"]["at_table"] == "Ann"
+    finally:
+        out.stop()
+        if sink is not None:
+            sink.close()
+        broker.stop()
