@@ -51,6 +51,7 @@ MAX_DRIFT_PPM = 500.0
 CORROBORATE_US = 1_000_000
 # Beyond the model's own error bound: node clock resolution, scheduling on either side.
 FUTURE_SLACK_US = 100_000
+FUTURE_DRIFT = 2 * MAX_DRIFT_PPM * 1e-6  # `latest`: µs allowed per µs away from the samples
 
 
 @dataclass
@@ -158,9 +159,7 @@ class BootClock:
             return None
         if not self.synced:
             return rx
-        fit = (min(s[2] for s in self.samples) + self.slack_us) // 2
-        drift = int(2 * MAX_DRIFT_PPM * 1e-6 * abs(t_node - self.t_ref))
-        return rx + fit + drift + FUTURE_SLACK_US
+        return rx + self._future_allowed_us() + int(FUTURE_DRIFT * abs(t_node - self.t_ref))
 
     def latest_many(self, ts: list, rx: int | None) -> list:
         """`[latest(t, rx) for t in ts]` (the times of one message), the model read once."""
@@ -168,9 +167,13 @@ class BootClock:
             return [None] * len(ts)
         if not self.synced:
             return [rx] * len(ts)
-        base = rx + (min(s[2] for s in self.samples) + self.slack_us) // 2 + FUTURE_SLACK_US
-        per_us, t_ref = 2 * MAX_DRIFT_PPM * 1e-6, self.t_ref
-        return [base + int(per_us * abs(t - t_ref)) for t in ts]
+        base, t_ref = rx + self._future_allowed_us(), self.t_ref
+        return [base + int(FUTURE_DRIFT * abs(t - t_ref)) for t in ts]
+
+    def _future_allowed_us(self) -> int:
+        """How far past its arrival a synced stamp may map at the samples: the fit's own
+        bound, (smallest delay + slack) / 2, and FUTURE_SLACK_US (`latest`)."""
+        return (min(s[2] for s in self.samples) + self.slack_us) // 2 + FUTURE_SLACK_US
 
     def uncertainty_us(self) -> int | None:
         """How far this model's table times may be off, as measured (None: not synced): the

@@ -27,8 +27,8 @@ from .fenvalues import (
     INT,
     INT_PAIR,
     PLAYER,
-    check_balls,
     check_options,
+    dec_balls,
     dec_int,
     enum,
     pair,
@@ -124,10 +124,6 @@ def _enc_balls(balls) -> str:
     return ",".join(map(str, balls))
 
 
-def _dec_balls(t: str) -> tuple[int, ...]:
-    return check_balls(tuple(dec_int(x) for x in t.split(",")), t)
-
-
 def _enc_facts(facts) -> str:
     return "".join(fendoubt.FACT_CODES[f] for f in facts)
 
@@ -143,7 +139,7 @@ def _dec_facts(t: str) -> tuple[str, ...]:
 
 
 _S = (_enc_str, _dec_str)
-_BALLS = (_enc_balls, _dec_balls)
+_BALLS = (_enc_balls, dec_balls)
 
 # (field, key, codec, default) in the canonical order; a field equal to its default is left
 # out (so `aw=-` or `fouls=0/0` is not canonical: the decoder reads it, the line written

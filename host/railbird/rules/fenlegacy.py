@@ -21,8 +21,8 @@ from .fenvalues import (
     INT,
     INT_PAIR,
     OPT_INT,
-    check_balls,
     check_options,
+    dec_balls,
     dec_int,
     enum,
     optional,
@@ -51,9 +51,7 @@ def _enc_balls(balls) -> str:
 
 
 def _dec_balls(t: str) -> tuple[int, ...]:
-    if t == "-":
-        return ()
-    return check_balls(tuple(dec_int(x) for x in t.split(",")), t)
+    return () if t == "-" else dec_balls(t)
 
 
 def _enc_opts(opts) -> str:

@@ -76,6 +76,11 @@ def check_balls(balls: tuple[int, ...], t: str) -> tuple[int, ...]:
     return balls
 
 
+def dec_balls(t: str) -> tuple[int, ...]:
+    """A comma-separated ball list (`check_balls`)."""
+    return check_balls(tuple(dec_int(x) for x in t.split(",")), t)
+
+
 def check_options(options: tuple, t: str) -> tuple:
     """Options as options.parse_options gives them: sorted by name, each once, each of its
     type and away from its default."""
