@@ -1,0 +1,86 @@
+"""The golden pipeline corpus (tests/golden/README.md): every stream in corpus/ replayed
+through the pipeline must give its `.out.tsv` byte for byte; through a broker-less Daemon,
+its `.journal.tsv`; and both again when the replay is interrupted by snapshots and
+restarts (a pipeline restored from its snapshot after every few inputs; a daemon stopped
+mid-stream and started on its journal as `railbird run` does). A failure names the stream,
+the input index and the input, and shows the first line that differs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from . import replay
+
+NAMES = replay.stream_names()
+# a restart after every n-th input in the pipeline layer (1: after every input)
+RESTART_EVERY = 1
+
+
+def first_difference(name: str, inputs: list, want: list[str], got: list[str], what: str) -> str:
+    k = next(
+        (i for i, (w, g) in enumerate(zip(want, got, strict=False)) if w != g),
+        min(len(want), len(got)),
+    )
+    line = want[k] if k < len(want) else got[k]
+    head = line.split("\t", 1)[0]
+    where = ""
+    if head.isdigit() and int(head) < len(inputs):
+        where = f" at input {head}: {replay.describe(inputs[int(head)])}"
+    return (
+        f"{what}: stream {name!r}, line {k + 1}{where}\n"
+        f"  expected: {want[k] if k < len(want) else '<no more lines>'}\n"
+        f"  got:      {got[k] if k < len(got) else '<no more lines>'}\n"
+        f"({len(want)} lines expected, {len(got)} got; regenerate only for an intended change:"
+        " tests/golden/README.md)"
+    )
+
+
+def check(name, inputs, want, got, what):
+    if want != got:
+        pytest.fail(first_difference(name, inputs, want, got, what), pytrace=False)
+
+
+def test_corpus_is_there():
+    assert len(NAMES) >= 10, NAMES
+    for name in NAMES:
+        for suffix in (".out.tsv", ".journal.tsv"):
+            assert (replay.CORPUS / f"{name}{suffix}").exists(), f"{name}{suffix} missing"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pipeline(name):
+    header, inputs = replay.read_stream(name)
+    want = replay.read_lines(replay.CORPUS / f"{name}.out.tsv")
+    check(name, inputs, want, replay.pipeline_lines(header, inputs), "pipeline records")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pipeline_restored_from_snapshots(name):
+    header, inputs = replay.read_stream(name)
+    want = replay.read_lines(replay.CORPUS / f"{name}.out.tsv")
+    got = replay.pipeline_lines(header, inputs, restart_every=RESTART_EVERY)
+    check(
+        name,
+        inputs,
+        want,
+        got,
+        f"pipeline records, restored from a snapshot every {RESTART_EVERY} input(s)",
+    )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_daemon_journal(name, tmp_path):
+    header, inputs = replay.read_stream(name)
+    want = replay.read_lines(replay.CORPUS / f"{name}.journal.tsv")
+    got = replay.daemon_journal(header, inputs, str(tmp_path / "journal.sqlite"))
+    check(name, inputs, want, got, "daemon journal")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_daemon_restarted_midway(name, tmp_path):
+    header, inputs = replay.read_stream(name)
+    want = replay.read_lines(replay.CORPUS / f"{name}.journal.tsv")
+    at = len(inputs) * 3 // 5
+    got = replay.daemon_journal(header, inputs, str(tmp_path / "journal.sqlite"), restart_at=at)
+    check(name, inputs, want, got, f"daemon journal, restarted after input {at - 1}")
