@@ -58,3 +58,8 @@ def result_line(status: str, reason) -> str:
     """The canonical line of an input's outcome (`on_message`/`on_referee`'s status and
     reason, what the journal keeps in `inputs.status`/`inputs.reason`)."""
     return json.dumps({"reason": reason, "status": status}, sort_keys=True, separators=(",", ":"))
+
+
+def stats_line(stats: dict) -> str:
+    """The canonical line of `Pipeline.stats()` after the last input (every counter)."""
+    return json.dumps(stats, sort_keys=True, separators=(",", ":"))

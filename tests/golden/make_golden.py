@@ -530,7 +530,8 @@ def holds() -> Stream:
         return max(last, t + max(e["t"] - p.node(t) for e in pk) if pk else last)
 
     # 1. the pockets board's last will mid-shot; it comes back with a backlog
-    s.referee(t - 50_000, "t1", {"type": "safety"} if False else {"type": "call", "safety": True})
+    # a safety called on the break: refused (the state stays)
+    s.referee(t - 50_000, "t1", {"type": "call", "safety": True})
     p.will(t + 300_000)
     end = shot(
         t, physics.ShotPlan("safe_break", [], None, 1, 0.4), pockets_backlog_at=t + 2_400_000
@@ -548,16 +549,21 @@ def holds() -> Stream:
     p.status(end + 2_300_000, reconnects=2)
     s.tick(end + 2_500_000, "t1")
     t = end + 3_000_000
-    # 3. the rails board's will; it never comes back in time: gone after 3 s
+    # 3. the rails board's will; it stays away while the pockets board plays on: the hold
+    # expires after 3 s (gone), the shot closes, and the rails board's hits of that shot
+    # arrive after it: late
     r.will(t)
-    end = shot(t + 100_000, physics.ShotPlan("pot", [(5, "FR")], None, 2, 0.6))
-    s.ticks(t + 500_000, t + 4_000_000, 500_000, "t1")
-    s.tick(end + 2_100_000, "t1")
-    # its old events arrive after the table moved on: late
-    r.backlog(
-        [{"t": r.node(t + 150_000), "kind": "rail", "rail": "LH", "amp": 900}], end + 2_200_000
-    )
-    r.status(end + 2_300_000, queue=0, reconnects=1, uptime=r.node(end + 2_280_000))
+    evs = shot_events(physics.ShotPlan("pot", [(5, "FR")], None, 2, 0.6), rng, 0)
+    pk, rl = split(evs, ("drop", "cue"))
+    last = p.play([dict(e, t=p.node(t + 100_000) + e["t"]) for e in pk])
+    end = max(last, t + 100_000 + max(e["t"] for e in evs))
+    s.ticks(t + 500_000, end + 3_000_000, 500_000, "t1")
+    s.tick(end + 3_100_000, "t1")
+    early = {"t": r.node(t + 150_000), "kind": "rail", "rail": "LH", "amp": 900}  # before the drop
+    r.backlog([early] + [dict(e, t=r.node(t + 100_000) + e["t"]) for e in rl], end + 3_200_000)
+    r.status(end + 3_300_000, queue=0, reconnects=1, uptime=r.node(end + 3_280_000))
+    s.tick(end + 3_400_000, "t1")
+    end += 1_000_000
     t = end + 3_000_000
     end = shot(t, physics.ShotPlan("pot", [(7, "HL")], None, 1, 0.6))
     s.tick(end + 2_100_000, "t1")

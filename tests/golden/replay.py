@@ -12,7 +12,8 @@ A stream (`corpus/<name>.in.jsonl`) is JSON Lines: a header `{"stream", "about",
 Layer 1, the pipeline: each input goes to `railbird.core.pipeline.Pipeline` as the daemon
 gives it (an MQTT referee payload sealed first, railbird.core.refauth), and gives lines
 `<input index>\\tresult\\t<status, reason>` (messages and referee input only) and
-`<input index>\\trecord\\t<record_line>` per record, in order (`corpus/<name>.out.tsv`).
+`<input index>\\trecord\\t<record_line>` per record, in order, and last
+`<number of inputs>\\tstats\\t<Pipeline.stats()>` (`corpus/<name>.out.tsv`).
 
 Layer 2, the daemon: the same inputs through a `railbird.daemon.worker.Daemon` without a
 broker (`_process` one input per batch, `tick`), then the journal's derived tables and the
@@ -34,7 +35,7 @@ from railbird.core import snapshot as snap
 from railbird.core.pipeline import Pipeline
 from railbird.core.refauth import is_referee_topic, seal
 
-from .canon import record_line, result_line
+from .canon import record_line, result_line, stats_line
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
@@ -121,6 +122,7 @@ def pipeline_lines(header: dict, inputs: list[dict], restart_every: int = 0) -> 
         out += lines_of(i, status, reason, records)  # serialised now: records may be live
         if restart_every and (i + 1) % restart_every == 0:
             p = restored(p, cfg)
+    out.append(f"{len(inputs)}\tstats\t{stats_line(p.stats())}")  # the counters at the end
     return out
 
 

@@ -27,6 +27,8 @@ def first_difference(name: str, inputs: list, want: list[str], got: list[str], w
     where = ""
     if head.isdigit() and int(head) < len(inputs):
         where = f" at input {head}: {replay.describe(inputs[int(head)])}"
+    elif head.isdigit():
+        where = " after the last input (the counters)"
     return (
         f"{what}: stream {name!r}, line {k + 1}{where}\n"
         f"  expected: {want[k] if k < len(want) else '<no more lines>'}\n"
