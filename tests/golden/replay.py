@@ -214,10 +214,36 @@ def _daemon_feed(d, inp: dict) -> None:
         raise RuntimeError(f"daemon failed on input {describe(inp)}: {d.faults.error}")
 
 
-def daemon_journal(header: dict, inputs: list[dict], path: str, restart_at: int = 0) -> list[str]:
+def journal_replay(header: dict, inputs: list[dict], path: str):
+    """A daemon's journal replayed from its first input (railbird.daemon.worker.rebuild, what
+    a restart without a snapshot and `railbird replay` run) -> (the replay's record lines,
+    the live daemon pipeline's final state, the replayed one's; states as snapshot bytes)."""
+    from railbird.daemon.journal import Journal
+    from railbird.daemon.worker import rebuild
+
+    cfg = config(header, path)
+    d = _daemon(cfg, path)
+    for inp in inputs:
+        _daemon_feed(d, inp)
+    live = snap.encode(snap.dump(d.pipeline))
+    d.stop()
+    lines: list[str] = []
+    journal = Journal(path)
+    try:
+        p = Pipeline(cfg)
+        rebuild(p, journal, on_records=lambda recs: lines.extend(record_line(x) for x in recs))
+    finally:
+        journal.close()
+    return lines, live, snap.encode(snap.dump(p))
+
+
+def daemon_journal(
+    header: dict, inputs: list[dict], path: str, restart_at: int = 0, ids: dict | None = None
+) -> list[str]:
     """Feed a Daemon (no broker) and read its journal back. `restart_at` k > 0: the daemon
     takes snapshots every k // 2 inputs, stops after input k and a new one starts on the
-    same journal as `railbird run` does (railbird.daemon.snapshots.resume) and goes on."""
+    same journal as `railbird run` does (railbird.daemon.snapshots.resume) and goes on.
+    `ids` (a dict) receives journal input id -> stream input index."""
     from railbird.daemon.snapshots import resume
 
     cfg = config(header, path)
@@ -230,5 +256,9 @@ def daemon_journal(header: dict, inputs: list[dict], path: str, restart_at: int 
             assert rb["snapshot"] > 0, "the restart did not start from a snapshot"
             d.history.start()
         _daemon_feed(d, inp)
+        if ids is not None:
+            newest = d.journal.db.execute("SELECT MAX(id) FROM inputs").fetchone()[0] or 0
+            for iid in range(max(ids, default=0) + 1, newest + 1):
+                ids[iid] = i
     d.stop()
     return journal_lines(path)
