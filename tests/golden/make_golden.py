@@ -27,6 +27,7 @@ from pathlib import Path
 
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.daemon.ticks import deadline
 from railbird.sim import physics
 from railbird.sim.player import Player
 from rbproto import codec
@@ -37,7 +38,10 @@ VENUE = "club"
 TOKEN = "582046"
 LINK = 20_000  # event emitted -> host receives it (linger + network)
 LINGER = 20_000  # a node's batch collects events this long
-TICK_AFTER = 1_000  # a tick this long after a shot may close (host µs)
+# a shot closes quiet_ms after its last activity once the release point (at most the
+# reorder window behind a tick's time) has passed it: a tick this long after it closes it
+WINDOW = 500_000
+TICK_AFTER = WINDOW + 1_000
 
 
 def base_config(tables: dict, **top) -> dict:
@@ -338,7 +342,7 @@ def one_node(wm: bool) -> Stream:
         last = n.play(evs)
         end = n.host(max(e["t"] for e in evs))
         s.tick(end + 600_000, "t1")  # mid-quiet: nothing to close yet
-        close = end + 1_500_000 + (0 if wm else 500_000) + TICK_AFTER
+        close = end + 1_500_000 + TICK_AFTER
         s.tick(max(close, last + 1), "t1" if i % 2 else None)
         if i == 2:
             n.status(close + 100_000)
@@ -413,7 +417,7 @@ def multi_node() -> Stream:
         end = max(last, t + 4_500_000)
         s.tick(end - 1_000_000, "t1")
         s.tick(end - 1_000_000, "t2")
-        s.tick(end + 1_500_000 + 500_000 + TICK_AFTER)  # every table
+        s.tick(end + 1_500_000 + TICK_AFTER)  # every table
         t = end + 3_000_000
     r.status(t)
     p.status(t + 1000)
@@ -479,7 +483,7 @@ def strikes() -> Stream:
         physics.ShotPlan("pot", [(1, "FL")], None, 2, 0.5), rng, n.node(t), strike=True
     )
     last = n.play(evs)
-    s.tick(last + 3_100_000, "t1")
+    s.tick(last + 3_000_000 + TICK_AFTER, "t1")
     return s
 
 
@@ -906,10 +910,19 @@ def sim_match(
         if facts:
             # keyed in while the shot is in play: held for it
             s.referee(end + 200_000, table, {"type": "confirm", **facts}, rid=f"f{k}", by="panel")
-        if k % 4 == 0:
-            s.tick(end + 700_000, table)
-        t = max(end + 1_500_000 + TICK_AFTER, last + 1)
-        s.tick(t, table)
+        # ticked as the daemon ticks it: at each deadline (railbird.daemon.ticks) until the
+        # shot is closed and ruled
+        s.commit()
+        t = max(s.floor, last)
+        for _ in range(40):
+            due = deadline(s.pipe, (VENUE, table), t)
+            if due is None:
+                break
+            t = max(due, t + 1)
+            s.tick(t, table)
+            s.commit()
+            if not s.pipe.tables[(VENUE, table)].shot_in_play():
+                break
         if k % 7 == 3:
             n.status(t + 10_000)
             n.sync(t + 20_000)

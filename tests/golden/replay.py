@@ -150,9 +150,10 @@ JOURNAL_TABLES = (
 )
 
 
-# Columns written as a digest: the payload is the stream's own input, a state's JSON is
-# also in the pipeline layer's `state` record (in full there, for a readable difference)
-DIGESTED = ("payload", "state")
+# Columns written as a digest (sha256 prefix and length): the payload is the stream's own
+# input; a state's JSON, its announcements and a shot's JSON are in the pipeline layer's
+# records too, in full there for a readable difference
+DIGESTED = ("payload", "state", "announcements", "shot")
 
 
 def _cell(name: str, value):
