@@ -9,6 +9,7 @@ import time
 import pytest
 
 from harness.mqttsub import subscriber
+from harness.waiting import poll
 from rbnode.simnode import SimNode, default_device_config
 from rbproto import codec
 
@@ -73,9 +74,18 @@ def test_status_once_the_backlog_is_drained(broker, tmp_path):
         truth += sn.random(2.0, rails=120, min_gap_us=25000)
         while sn.call(lambda: bool(sn.hw._edges)):
             time.sleep(0.05)
-        time.sleep(0.3)
-        st = sn.status()
-        inflight = sn.call(lambda: sum(p[1] for p in sn.node._pending))
+
+        def held():  # (status, in flight) once every sensed event is queued, spilt or sent
+            st = sn.status()
+            inflight = sn.call(lambda: sum(p[1] for p in sn.node._pending))
+            done = st["queue"] + st["spill"] + inflight == len(truth)
+            return (st, inflight) if done else None
+
+        # the node files its events in its own time: waited for, not a fixed sleep
+        st, inflight = poll(held, 30, 0.05) or (
+            sn.status(),
+            sn.call(lambda: sum(p[1] for p in sn.node._pending)),
+        )
         assert not sn.connected() and st["spill"] > 0, st
         assert st["queue"] + st["spill"] + inflight == len(truth), (st, inflight)
         broker.start()

@@ -22,6 +22,7 @@ import pytest
 
 from harness.hostproc import RailbirdRun
 from harness.mqttsub import client
+from harness.waiting import wait_for
 from railbird.core.clockmodel import BootClock
 from rbproto import codec
 
@@ -100,6 +101,17 @@ class Node:
             time.sleep(0.04)
 
 
+def _last_event_in_a_shot(journal) -> bool:
+    """The journal's latest timeline event ends a closed shot (nothing is left in play)."""
+    db = sqlite3.connect(journal)
+    try:
+        (last_event,) = db.execute("SELECT MAX(t) FROM events WHERE late = 0").fetchone()
+        ends = [json.loads(shot)["end"] for (shot,) in db.execute("SELECT shot FROM shots")]
+    finally:
+        db.close()
+    return last_event is not None and last_event in ends
+
+
 def _referee_confirm(port: int) -> None:
     """A referee `confirm` with a shot fact, as a console sends it."""
     c = client(port, "railbird-referee", "referee-secret")
@@ -141,7 +153,8 @@ def test_a_far_future_event_is_quarantined_not_poisoning_the_table(broker, tmp_p
         s = host.wait(lambda s: s["events"] == 2 * N and s["quarantined"] == 1, "all events")
         # nothing stays pending: the shots close with the quiet period
         s = host.wait(lambda s: s["pending"] == 0, "nothing pending", timeout=5)
-        time.sleep(1.0)  # the quiet period (400 ms) closes the last shot
+        # the quiet period (400 ms) closes the last shot: waited for, not slept
+        wait_for(lambda: _last_event_in_a_shot(host.journal), "the last shot closed", 30)
         _referee_confirm(broker.port)
         s = host.wait(lambda s: s["referee"] == 1, "the referee input")
     finally:

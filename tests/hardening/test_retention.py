@@ -19,6 +19,7 @@ import zlib
 
 import pytest
 
+from harness.waiting import wait_for
 from railbird.config import from_dict
 from railbird.daemon import retention, snapshots
 from railbird.daemon.journal import Journal
@@ -68,7 +69,12 @@ def play(d: Daemon, first_seq: int, shots: int) -> None:
         assert time.monotonic() < deadline, d.stats()
         time.sleep(0.01)
     d.referee_input("club", "t1", {"type": "call", "ball": 1, "pocket": "SL"})
-    time.sleep(0.5)  # quiet: a tick closes the last shot
+    # quiet: a tick closes the last shot (waited for: how soon depends on the machine)
+    wait_for(
+        lambda: not d.pipeline.tables[("club", "t1")].shot_in_play(),
+        "the last shot closed by a tick",
+        30,
+    )
 
 
 def _rows(path, sql, args=()):

@@ -352,16 +352,46 @@ class Recorder:
         )
 
 
+class DrivenClock:
+    """The daemon's host clock (`Daemon.now`, µs), moved by the test: `_play` sets it to each
+    message's receive time, so which ticks close which shot depends on the inputs alone, not
+    on how fast this machine runs the play."""
+
+    def __init__(self, t: int):
+        self.t = t
+
+    def __call__(self) -> int:
+        return self.t
+
+
+def _daemon(cfg, outputs=()) -> Daemon:
+    """A daemon with no broker whose host clock the test drives (DrivenClock), started after
+    every input its journal holds (a restart's clock is later than the last run's)."""
+    d = Daemon(cfg, outputs=outputs, connect=False)
+    (last,) = d.journal.db.execute("SELECT MAX(rx) FROM inputs").fetchone()
+    d.now = DrivenClock(max(time.monotonic_ns() // 1000, (last or 0) + 1_000_000))
+    return d.start()
+
+
+def _settle(d: Daemon) -> None:
+    """Move the daemon's clock past every quiet period and hold (10 s of table time) and wait
+    until its ticks have closed every shot: a generous deadline, no fixed sleep."""
+    d.now.t += 10_000_000
+    assert poll(
+        lambda: not any(t.shot_in_play() for t in list(d.pipeline.tables.values())), 60, 0.01
+    ), "a shot still in play 60 s after the clock passed its quiet period"
+
+
 def _play(d: Daemon, n: int, seed: int):
     import random
 
     rnd = random.Random(seed)
-    rx = time.monotonic_ns() // 1000
+    rx = d.now.t = d.now.t + 1_000_000
     d.referee_input(VENUE, "t1", {"input": {"type": "lag", "winner": 0}})
     d.referee_input(VENUE, "t2", {"input": {"type": "lag", "winner": 1}})
     seq = {"n1": 0, "n2": 0, "n3": 0}
     for i in range(n):
-        rx += rnd.randint(50_000, 400_000)
+        rx = d.now.t = rx + rnd.randint(50_000, 400_000)
         node = rnd.choice(sorted(NODES))
         kind = rnd.choice(["drop", "rail", "rail", "rail"])
         _mqtt(d, ("events", node, 1, [(seq[node] % 13, 0, kind, rnd.randint(0, 5))]), rx)
@@ -402,13 +432,14 @@ def _replay_cli(path, *args):
     )
 
 
-def _played(path, n: int, seed: int, settle: float = 0.0):
-    """A journal at `path` of a daemon that played `_play(n, seed)`; `settle`: seconds it
-    runs on after, for the ticks that close the last shot."""
-    d = Daemon(config(path), connect=False).start()
+def _played(path, n: int, seed: int, settle: bool = False):
+    """A journal at `path` of a daemon that played `_play(n, seed)`; `settle`: and then let
+    its ticks close the last shot (`_settle`)."""
+    d = _daemon(config(path))
     try:
         _play(d, n, seed=seed)
-        time.sleep(settle)
+        if settle:
+            _settle(d)
     finally:
         d.stop()
     return path
@@ -416,7 +447,7 @@ def _played(path, n: int, seed: int, settle: float = 0.0):
 
 def test_a_restart_starts_from_the_newest_snapshot_and_ends_as_a_full_replay(tmp_path, monkeypatch):
     monkeypatch.setattr(snapshots, "EVERY_INPUTS", 7)
-    path = _played(tmp_path / "journal.sqlite", 60, seed=1, settle=0.6)
+    path = _played(tmp_path / "journal.sqlite", 60, seed=1, settle=True)
     cfg = config(path)
     db = sqlite3.connect(path)
     total = db.execute("SELECT COUNT(*) FROM inputs").fetchone()[0]
@@ -427,7 +458,7 @@ def test_a_restart_starts_from_the_newest_snapshot_and_ends_as_a_full_replay(tmp
 
     full_before = _full_replay(cfg, path)
     rec = Recorder()
-    d2 = Daemon(cfg, outputs=[rec], connect=False).start()
+    d2 = _daemon(cfg, outputs=[rec])
     try:
         assert d2.replayed == total - kept[-1] < total
         assert state_bytes(d2.pipeline) == full_before
@@ -458,11 +489,11 @@ def test_a_venue_of_more_tables_takes_its_snapshots_less_often(tmp_path, monkeyp
     monkeypatch.setattr(snapshots, "EVERY_INPUTS", 7)
     monkeypatch.setattr(snapshots, "TABLES_PER_STEP", 1)  # this venue's 2 tables: 2 steps
     path = tmp_path / "journal.sqlite"
-    d = Daemon(config(path), connect=False).start()
+    d = _daemon(config(path))
     try:
         assert len(d.pipeline.tables) == 2
         _play(d, 60, seed=1)
-        time.sleep(0.6)
+        _settle(d)
     finally:
         d.stop()
     db = sqlite3.connect(path)
@@ -475,7 +506,7 @@ def test_a_venue_of_more_tables_takes_its_snapshots_less_often(tmp_path, monkeyp
 def test_replay_check_finds_a_snapshot_that_differs_from_the_replay(tmp_path, monkeypatch):
     monkeypatch.setattr(snapshots, "EVERY_INPUTS", 5)
     path = tmp_path / "journal.sqlite"
-    d = Daemon(config(path), connect=False).start()
+    d = _daemon(config(path))
     try:
         _play(d, 25, seed=3)
     finally:
@@ -500,7 +531,7 @@ def test_replay_check_finds_a_snapshot_that_differs_from_the_replay(tmp_path, mo
 def test_a_snapshot_of_another_config_is_passed_over(tmp_path, monkeypatch):
     monkeypatch.setattr(snapshots, "EVERY_INPUTS", 5)
     path = tmp_path / "journal.sqlite"
-    d = Daemon(config(path), connect=False).start()
+    d = _daemon(config(path))
     try:
         _play(d, 20, seed=4)
     finally:
