@@ -136,10 +136,9 @@ def bench_inprocess(payloads: list, batch: int) -> dict:
 
 
 def _publish_all(port, user, pw, topic, payloads, client_id):
-    import paho.mqtt.client as mqtt
+    from railbird.mqttclient import BrokerLogin, new_client
 
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
-    c.username_pw_set(user, pw)
+    c, _ = new_client("bench", BrokerLogin(port=port, user=user, password=pw), client_id=client_id)
     c.max_inflight_messages_set(100)
     c.max_queued_messages_set(0)
     c.connect("127.0.0.1", port)
@@ -168,15 +167,10 @@ def host_subscriber(port: int, topic: str, client_id: str, on_message, manual_ac
     broker at 127.0.0.1:`port`, subscribed to `topic` at QoS 1 and running its network
     thread; `on_message(client, userdata, message)`. The caller disconnects it and stops its
     loop."""
-    import paho.mqtt.client as mqtt
+    from railbird.mqttclient import BrokerLogin, new_client
 
-    c = mqtt.Client(
-        mqtt.CallbackAPIVersion.VERSION2,
-        client_id=client_id,
-        protocol=mqtt.MQTTv5,
-        manual_ack=manual_ack,
-    )
-    c.username_pw_set("railbird-host", "host-secret")
+    login = BrokerLogin(port=port, user="railbird-host", password="host-secret")
+    c, _ = new_client("bench", login, client_id=client_id, manual_ack=manual_ack)
     c.max_inflight_messages_set(100)  # as the daemon's ingest
     c.on_message = on_message
     subbed = threading.Event()

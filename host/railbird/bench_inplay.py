@@ -112,9 +112,8 @@ class _Stream:
 def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
     """A plain paho publisher and subscriber at QoS 1 on the same broker: publish -> receive,
     one message at a time (latency, not throughput)."""
-    import paho.mqtt.client as mqtt
-
     from railbird.bench import host_subscriber
+    from railbird.mqttclient import BrokerLogin, new_client
 
     topic = f"railbird/v1/{VENUE}/{TABLE}/node/{NODE}/bench"
     lat, done = [], threading.Event()
@@ -125,8 +124,8 @@ def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
             done.set()
 
     sub = host_subscriber(port, topic, "bench-lat-sub", on_message)
-    pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, "bench-lat-pub", protocol=mqtt.MQTTv5)
-    pub.username_pw_set(NODE, NODE_PW)
+    login = BrokerLogin(port=port, user=NODE, password=NODE_PW)
+    pub, _ = new_client("bench", login, client_id="bench-lat-pub")
     pub.connect("127.0.0.1", port)
     pub.loop_start()
     for _ in range(n):

@@ -411,18 +411,22 @@ class Observer:
         self.web_events = 0
 
     def start(self):
-        import paho.mqtt.client as mqtt
+        from railbird.mqttclient import BrokerLogin, new_client
 
         self.rnd = random.Random(5)  # before the first message can come: it is used there
-        self.ref = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="scale-referee")
-        self.ref.username_pw_set("railbird-referee", "referee-secret")
+        login = BrokerLogin(port=self.port, user="railbird-referee", password="referee-secret")
+        self.ref, _ = new_client("bench-scale", login, client_id="scale-referee", mqtt311=True)
         self.ref.max_queued_messages_set(0)
         self.ref.connect("127.0.0.1", self.port)
         self.ref.loop_start()
-        self.sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="scale-display")
-        self.sub.username_pw_set("railbird-display", "display-secret")
+        self.sub, _ = new_client(
+            "bench-scale",
+            BrokerLogin(port=self.port, user="railbird-display", password="display-secret"),
+            client_id="scale-display",
+            mqtt311=True,
+            on_connect=lambda c, *a: c.subscribe(f"railbird/v1/{VENUE}/#", qos=1),
+        )
         self.sub.on_message = self._on_message
-        self.sub.on_connect = lambda c, *a: c.subscribe(f"railbird/v1/{VENUE}/#", qos=1)
         self.sub.connect("127.0.0.1", self.port)
         self.sub.loop_start()
         threading.Thread(target=self._web, daemon=True).start()
@@ -664,7 +668,7 @@ class JournalCount:
 
 def _host_online(port: int, timeout: float) -> bool:
     """The host's retained `online` on railbird/v1/<venue>/host: the daemon is up."""
-    import paho.mqtt.client as mqtt
+    from railbird.mqttclient import BrokerLogin, new_client
 
     seen = threading.Event()
 
@@ -673,10 +677,14 @@ def _host_online(port: int, timeout: float) -> bool:
             if json.loads(m.payload).get("state") == "online":
                 seen.set()
 
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="scale-ready")
-    c.username_pw_set("railbird-display", "display-secret")
+    c, _ = new_client(
+        "bench-scale",
+        BrokerLogin(port=port, user="railbird-display", password="display-secret"),
+        client_id="scale-ready",
+        mqtt311=True,
+        on_connect=lambda c, *a: c.subscribe(f"railbird/v1/{VENUE}/host", qos=1),
+    )
     c.on_message = on_message
-    c.on_connect = lambda c, *a: c.subscribe(f"railbird/v1/{VENUE}/host", qos=1)
     c.connect("127.0.0.1", port)
     c.loop_start()
     try:

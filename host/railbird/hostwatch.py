@@ -99,22 +99,19 @@ class HostWatch(Liveness):
         client_id: str = "",
         clock=time.monotonic,
     ):
-        import paho.mqtt.client as mqtt
+        from railbird.mqttclient import BrokerLogin, new_client  # paho: only when used
 
         super().__init__(clock)
         self.venue = venue
         self.addr = (host, port)
         self.connected = False
-        self.client = mqtt.Client(
-            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
+        self.client, self.link = new_client(
+            "hostwatch",
+            BrokerLogin(host, port, username or None, password or None, tls, cafile),
+            client_id=client_id,
+            on_connect=self._on_connect,
+            on_disconnect=self._on_disconnect,
         )
-        if username:
-            self.client.username_pw_set(username, password or None)
-        if tls:
-            self.client.tls_set(ca_certs=cafile)
-        self.client.reconnect_delay_set(0.5, 5)
-        self.client.on_connect = self._on_connect
-        self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
         self.rejected = 0
 
@@ -128,8 +125,7 @@ class HostWatch(Liveness):
         self.client.loop_stop()
 
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
-        if reason_code.is_failure:
-            log.warning("hostwatch: connection refused: %s", reason_code)
+        if reason_code.is_failure:  # logged by self.link
             return
         root = f"{codec.ROOT}/{self.venue}"
         client.subscribe(

@@ -45,17 +45,25 @@ def add_broker_options(parser, default_user: str = "railbird-display") -> None:
     )
 
 
-def make_client(args, client_id: str = "", **kwargs):
+def make_client(args, client_id: str = "", *, mqtt311: bool = True, **callbacks):
+    """The client of a command-line tool, built by railbird.mqttclient.new_client from the
+    options above; `callbacks`: its on_connect, on_connect_fail, on_disconnect. MQTT 3.1.1
+    unless `mqtt311` is False. A --cafile that cannot be read ends the command."""
     # Imported here: every `railbird` command loads this module to build its parser, and
     # paho costs ~30 ms of start-up that only the commands that connect need.
-    import paho.mqtt.client as mqtt
+    from railbird.mqttclient import BrokerLogin, new_client
 
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, **kwargs)
-    if args.user:
-        client.username_pw_set(args.user, args.password)
-    if args.tls:
-        try:
-            client.tls_set(ca_certs=args.cafile, cert_reqs=ssl.CERT_REQUIRED)
-        except (OSError, ssl.SSLError) as e:  # missing or unreadable CA file
-            raise SystemExit(f"railbird: --cafile {args.cafile}: {e}") from None
+    login = BrokerLogin(
+        args.host, args.port, args.user or None, args.password, args.tls, args.cafile
+    )
+    try:
+        client, _link = new_client(
+            "railbird",
+            login,
+            client_id=client_id,
+            mqtt311=mqtt311,
+            **callbacks,
+        )
+    except (OSError, ssl.SSLError) as e:  # missing or unreadable CA file
+        raise SystemExit(f"railbird: --cafile {args.cafile}: {e}") from None
     return client

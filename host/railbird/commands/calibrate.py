@@ -105,7 +105,6 @@ def discover_node(args, timeout=2.0):
     from rbproto import codec
 
     found, ready = {}, threading.Event()
-    c = make_client(args, client_id=f"railbird-calibrate-discover-{os.getpid()}")
 
     def on_connect(client, userdata, flags, rc, props=None):
         client.subscribe(f"{codec.ROOT}/{args.venue}/{args.table}/node/+/status", 1)
@@ -119,7 +118,10 @@ def discover_node(args, timeout=2.0):
             return
         found[node] = st.get("state")
 
-    c.on_connect, c.on_message = on_connect, on_message
+    c = make_client(
+        args, client_id=f"railbird-calibrate-discover-{os.getpid()}", on_connect=on_connect
+    )
+    c.on_message = on_message
     c.connect(args.host, args.port, 30)
     c.loop_start()
     try:

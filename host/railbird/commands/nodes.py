@@ -162,8 +162,7 @@ def _watch(args, fleet):
     def on_message(client, userdata, m):
         fleet.on_message(m.topic, m.payload, bool(m.retain))
 
-    client = make_client(conn)
-    client.on_connect = on_connect
+    client = make_client(conn, on_connect=on_connect)
     client.on_subscribe = on_subscribe
     client.on_message = on_message
     try:

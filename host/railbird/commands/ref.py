@@ -276,7 +276,6 @@ def _topics(args):
 
 def exchange(args, inp: dict | None) -> tuple[int, object]:
     """Publish `inp` and wait for its answer (or read the state): (exit status, answer)."""
-    import paho.mqtt.client as mqtt
 
     from rbproto import codec
 
@@ -317,8 +316,9 @@ def exchange(args, inp: dict | None) -> tuple[int, object]:
             box["answer"] = body
             done.set()
 
-    client = make_client(args, client_id=f"railbird-ref-{rid}", protocol=mqtt.MQTTv5)
-    client.on_connect = on_connect
+    client = make_client(
+        args, client_id=f"railbird-ref-{rid}", mqtt311=False, on_connect=on_connect
+    )
     client.on_subscribe = on_subscribe
     client.on_message = on_message
     try:

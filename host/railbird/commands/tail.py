@@ -89,6 +89,15 @@ def summarize(kind: str, msg: dict) -> str:
 
 def format_line(topic: str, payload: bytes, as_json: bool = False) -> str:
     stamp = time.strftime("%H:%M:%S")
+    if not payload:
+        # an empty retained message clears the topic (protocol/SPEC.md: `inplay` when its
+        # shot closes, retained junk the host removes): a message of the protocol's own
+        try:
+            venue, table, kind, node = codec.parse_topic(topic)
+        except codec.ProtocolError as e:
+            return f"{stamp} REJECTED {topic}: {e.reason}"
+        where = f"{venue}/{table or '-'}" + (f"/{node}" if node else "")
+        return f"{stamp} {where} {kind} cleared"
     try:
         kind, venue, table, node, msg = codec.decode_message(topic, payload)
     except codec.ProtocolError as e:
@@ -130,8 +139,7 @@ def run(args) -> int:
         if args.count and seen[0] >= args.count:
             done.set()
 
-    client = make_client(args)
-    client.on_connect = on_connect
+    client = make_client(args, on_connect=on_connect)
     client.on_message = on_message
     try:
         client.connect(args.host, args.port, keepalive=30)

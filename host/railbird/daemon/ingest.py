@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import ssl
-import sys
 import threading
 import time
 
@@ -33,6 +31,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 import railbird
 from railbird.config import host_client_id
+from railbird.mqttclient import BrokerLogin, new_client
 from rbproto import codec
 
 log = logging.getLogger("railbird.daemon.ingest")
@@ -94,22 +93,18 @@ class Ingest:
         self.client_id = host_client_id(bcfg, venue)
         # the derived id is as good as a password for the session: logs show its public part
         self.client_id_shown = bcfg.client_id or f"railbird-host-{venue}-..."
-        self.client = mqtt.Client(
-            mqtt.CallbackAPIVersion.VERSION2,
-            client_id=self.client_id,
-            protocol=mqtt.MQTTv5,
-            manual_ack=True,
+        login = BrokerLogin(
+            bcfg.host, bcfg.port, bcfg.user, bcfg.password or None, bcfg.tls, bcfg.cafile or None
         )
-        if bcfg.user:
-            self.client.username_pw_set(bcfg.user, bcfg.password or None)
-        if bcfg.tls:
-            self.client.tls_set(ca_certs=bcfg.cafile or None, cert_reqs=ssl.CERT_REQUIRED)
-        self.client.reconnect_delay_set(0.2, 5)
+        self.client, self.link = new_client(
+            "ingest",
+            login,
+            client_id=self.client_id,
+            manual_ack=True,
+            on_connect=self._on_connect,
+            on_disconnect=self._on_disconnect,
+        )
         self.client.max_inflight_messages_set(100)
-        self.client.on_connect = self._on_connect
-        self.client.on_connect_fail = self._on_connect_fail
-        self.connect_error = ""  # why the last connection attempt failed ("" after a CONNACK)
-        self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
         self.client.on_subscribe = self._on_subscribe
         self._sub_mid = None
@@ -118,6 +113,12 @@ class Ingest:
         # the retained `online` of this connection: its echo says the backlog is in
         self._barrier: bytes | None = None
         self.client.will_set(self.host_topic, self._host_msg("offline"), qos=1, retain=True)
+
+    @property
+    def connect_error(self) -> str:
+        """Why the current outage began ("" while connected): refused, unreachable, or a
+        TLS failure such as "[SSL: CERTIFICATE_VERIFY_FAILED] ..."."""
+        return self.link.reason
 
     def start(self) -> None:
         props = Properties(PacketTypes.CONNECT)
@@ -163,11 +164,9 @@ class Ingest:
 
     # -- callbacks (network thread) --------------------------------------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties):
-        if reason_code.is_failure:
-            log.error("broker refused the connection: %s", reason_code)
+        if reason_code.is_failure:  # logged and counted by self.link
             return
         self.connects += 1
-        self.connect_error = ""
         log.info(
             "connected to %s:%s (session present: %s)",
             self.bcfg.host,
@@ -216,23 +215,6 @@ class Ingest:
             self.connected.set()
             self.heartbeat(retain=True)  # replaces the retained will of a previous run
 
-    def _on_connect_fail(self, client, userdata):
-        # paho calls this inside its `except OSError` around the connection attempt, so the
-        # reason is the exception being handled: refused, unreachable, or a TLS failure such
-        # as "[SSL: CERTIFICATE_VERIFY_FAILED] ...". Logged once per distinct reason, not on
-        # every retry.
-        e = sys.exc_info()[1]
-        why = f"{type(e).__name__}: {e}" if e is not None else "unknown error"
-        if why != self.connect_error:
-            log.error(
-                "cannot connect to %s:%s%s: %s (retrying)",
-                self.bcfg.host,
-                self.bcfg.port,
-                " with TLS" if self.bcfg.tls else "",
-                why,
-            )
-        self.connect_error = why
-
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
         self.connected.clear()
         self.inbox.put(("disconnected", now_us()))
@@ -246,7 +228,6 @@ class Ingest:
                 self.client_id_shown,
             )
             return
-        log.warning("disconnected from the broker (%s); reconnecting", reason_code)
 
     def _on_message(self, client, userdata, msg):
         rx = now_us()

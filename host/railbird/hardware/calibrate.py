@@ -336,7 +336,7 @@ class NodeLink:
         tls=False,
         cafile=None,
     ):
-        import paho.mqtt.client as mqtt
+        from railbird.mqttclient import BrokerLogin, new_client  # paho: only when used
 
         self.venue, self.table, self.node = venue, table, node
         self.topics = {
@@ -352,19 +352,14 @@ class NodeLink:
         self._subscribed = threading.Event()
         self._connected = threading.Event()
         self._conn_rc = None
-        self._c = mqtt.Client(
-            mqtt.CallbackAPIVersion.VERSION2,
+        self._c, self.link = new_client(
+            "calibrate",
+            BrokerLogin(host, port, user or None, password or None, tls, cafile),
             client_id=client_id or f"railbird-calibrate-{node}-{time.monotonic_ns() % 10**8}",
-            protocol=mqtt.MQTTv311,
+            mqtt311=True,
             clean_session=True,
+            on_connect=self._on_connect,
         )
-        if user:
-            self._c.username_pw_set(user, password)
-        if tls:
-            import ssl
-
-            self._c.tls_set(ca_certs=cafile, cert_reqs=ssl.CERT_REQUIRED)
-        self._c.on_connect = self._on_connect
         self._c.on_subscribe = lambda *a: self._subscribed.set()
         self._c.on_message = self._on_message
         self._host, self._port, self._keepalive = host, port, keepalive

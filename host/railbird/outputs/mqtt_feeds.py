@@ -33,6 +33,7 @@ import time
 import paho.mqtt.client as mqtt
 
 import railbird
+from railbird.mqttclient import BrokerLogin, Link, new_client
 from railbird.outputs.base import Output
 from railbird.outputs.summaries import TABLE_PERIOD_S, SummaryFeed
 from railbird.outputs.tables import Venues
@@ -171,29 +172,23 @@ class MqttFeedsOutput(Output):
             "discovery": 0,
             "connect_failures": 0,
         }
-        self._unreachable = False  # a connection attempt failed since the last CONNACK
         self.summaries = SummaryFeed(self.venues)
         self._stopping = threading.Event()
         self._flusher: threading.Thread | None = None
+        self.link: Link | None = None  # the connection's outages, of a client of our own
         if client is None:
-            client = mqtt.Client(
-                mqtt.CallbackAPIVersion.VERSION2,
+            client, self.link = new_client(
+                "feeds",
+                BrokerLogin(host, port, username, password, tls, cafile),
                 client_id=client_id,
-                protocol=mqtt.MQTTv311 if mqtt311 else mqtt.MQTTv5,
+                mqtt311=mqtt311,
+                max_queued=max_queued,
+                on_connect=self._on_connect,
+                on_connect_fail=self._on_connect_fail,
             )
-            client.username_pw_set(username, password)
-            if tls:
-                client.tls_set(ca_certs=cafile)
-            client.max_queued_messages_set(max_queued)
-            # as the ingest's: after a broker restart the displays' feeds are back within
-            # seconds of the scoring (at 1-30 s, three refused attempts took 7 s)
-            client.reconnect_delay_set(0.2, 5)
             self._host, self._port = host, port
         self.client = client
         client.message_callback_add(f"{self.prefix}/status", self._on_ha_status)
-        if self._own:
-            client.on_connect = self._on_connect
-            client.on_connect_fail = self._on_connect_fail
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -221,20 +216,13 @@ class MqttFeedsOutput(Output):
                 log.debug("feeds: disconnect failed", exc_info=True)
 
     def _on_connect_fail(self, client, userdata):
-        """The broker could not be reached (paho tries again by itself): said once per
-        outage, counted every time."""
+        """The broker could not be reached (paho tries again by itself; self.link logs it
+        once per outage): counted every time."""
         self.stats["connect_failures"] += 1
-        if not self._unreachable:
-            self._unreachable = True
-            log.warning("feeds: cannot reach the broker at %s:%s; retrying", self._host, self._port)
 
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
-        if reason_code.is_failure:
-            log.warning("feeds: connect refused: %s", reason_code)
+        if reason_code.is_failure:  # logged by self.link
             return
-        if self._unreachable:
-            self._unreachable = False
-            log.info("feeds: connected to the broker again")
         if self.discovery:
             client.subscribe(f"{self.prefix}/status", qos=1)
             self._republish_discovery()

@@ -325,8 +325,7 @@ class LiveTable(Runner):
     # -- life cycle ----------------------------------------------------------------------
     def start(self, timeout: float = 15.0) -> LiveTable:
         firmware_path()
-        import paho.mqtt.client as mqtt
-
+        from railbird.mqttclient import BrokerLogin, new_client  # paho: only when used
         from rbnode.simnode import SimNode, default_device_config
         from rbproto import codec
 
@@ -349,16 +348,14 @@ class LiveTable(Runner):
         )
         self.sn.start()
         self.sn.wait_connected(timeout)
-        c = mqtt.Client(
-            mqtt.CallbackAPIVersion.VERSION2,
+        c, self.link = new_client(
+            f"sim {self.table}",
+            BrokerLogin(self.host, self.port, self.referee_user, self.referee_password),
             client_id=f"railbird-sim-{self.table}-{self._session}",
-            protocol=mqtt.MQTTv5,
+            on_connect=self._on_connect,
         )
-        c.username_pw_set(self.referee_user, self.referee_password)
-        c.on_connect = self._on_connect
         c.on_message = self._on_message
         c.on_publish = self._on_publish
-        c.reconnect_delay_set(0.2, 5)
         connected = threading.Event()
         c.on_subscribe = lambda *a: connected.set()
         c.connect(self.host, self.port, 30)
