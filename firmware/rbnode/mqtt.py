@@ -97,6 +97,11 @@ class MQTTError(Exception):
 # 3.11, MicroPython's its own class), ValueError (a non-UTF-8 topic, a bad address) and
 # MemoryError (a packet the device heap cannot hold: the connection goes, the node stays).
 LINK_ERRORS = (OSError, EOFError, MQTTError, asyncio.TimeoutError, ValueError, MemoryError)
+# A connection attempt also fails on a port that cannot open one: AttributeError where
+# asyncio has no open_connection (the WebAssembly port the tests run), TypeError where its
+# open_connection takes no ssl= (MicroPython before 1.23). Counted, retried with backoff,
+# reason in last_error, like any failed attempt.
+CONNECT_ERRORS = LINK_ERRORS + (AttributeError, TypeError)
 
 # The longest callback_error kept (SPEC.md `status.callback_error`: at most 200 characters).
 REASON_MAX = 200
@@ -471,7 +476,7 @@ class MQTTClient:
             sp, rc = decode_connack(body)
             if rc:
                 raise MQTTError("connection refused: %s" % CONNACK_REASONS.get(rc, rc))
-        except LINK_ERRORS:
+        except CONNECT_ERRORS:
             await self._close()
             self.state = DISCONNECTED
             raise
@@ -599,7 +604,7 @@ class MQTTClient:
         while not self._stopped:
             try:
                 await self.connect()
-            except LINK_ERRORS as e:
+            except CONNECT_ERRORS as e:
                 self.last_error = "connect: %r" % (e,)
                 self.counters["conn_fail"] += 1
                 delay = self.backoff_ms(self.attempt)
