@@ -19,8 +19,11 @@ def _select():
         # would stop at the REPL, where no watchdog resets the board
         try:
             import rbnode.hw
-            import rbnode.node
-        except Exception as e:
+            import rbnode.node  # noqa: F401 - imported only to prove the set imports
+        # a set on trial that fails to import for ANY reason (ImportError, a SyntaxError
+        # or an incompatible .mpy's ValueError, MemoryError, whatever its top level
+        # raises) must be rolled back, or the board stops at the REPL
+        except Exception as e:  # noqa: BLE001 - any import failure rolls the set back
             print("railbird: firmware", run["version"], "does not import:", repr(e))
             ota.rollback(st, "import failed: %r" % (e,))
             import machine
@@ -31,6 +34,6 @@ def _select():
 
 try:
     _select()
-except Exception as e:
+except Exception as e:  # noqa: BLE001 - last line of defence: the flashed set always runs
     print("railbird: firmware selection failed, running the flashed set:", repr(e))
 gc.collect()

@@ -31,8 +31,9 @@ a clear gap shorter than gap_us (default = debounce_us = 2 ms) is merged into th
 once the beam has been clear for gap_us the run ends, and it becomes one event with
 t = run start, dur = run span (first blocked edge to last clear edge), unless the beam
 was blocked for less than debounce_us in total over the run (chatter or a glitch:
-counted in .glitches, dropped). A run blocked for jam_us emits one `jam` (t = run start, dur = blocked
-time at declaration); when it finally clears, the `drop` follows with the full dur.
+counted in .glitches, dropped). A run blocked for jam_us emits one `jam` (t = run start,
+dur = blocked time at declaration); when it finally clears, the `drop` follows with the
+full dur.
 
 A VM stall longer than a ball hides pulses (stale_edges), shortens balls into glitches or
 merges balls: docs/firmware-sensing.md, "VM stalls longer than a ball".

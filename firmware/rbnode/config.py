@@ -108,22 +108,27 @@ def check(msg, hw, active=None):
             if p["ch"] == cue:
                 raise ConfigError("bad value: cue_ch: channel %d is also pocket %s"
                                   % (cue, p["pocket"]))
-    st = cfg["strike"]
-    if st is not None:
-        full = {}
-        for k in codec.STRIKE_DEFAULTS:
-            full[k] = codec.STRIKE_DEFAULTS[k]
-        for k in st:
-            if k in ("ch", "threshold", "refractory_us"):
-                full[k] = st[k]
-        cfg["strike"] = full
-        nst = hw.channels("strike")
-        if full["ch"] >= nrail + nst:
-            raise ConfigError("bad value: strike.ch: channel %d not in pin map %s (%d rails, "
-                              "%d strike inputs)" % (full["ch"], hw.pinmap_id, nrail, nst))
+    if cfg["strike"] is not None:
+        cfg["strike"] = _check_strike(cfg["strike"], nrail, hw)
     if active is not None and cfg["rev"] < active.get("rev", 0):
         raise ConfigError("bad value: rev: %d below the active %d" % (cfg["rev"], active["rev"]))
     return cfg
+
+
+def _check_strike(st, nrail, hw):
+    """The strike sensor `st` with its defaults filled in; refused when the board lacks its
+    input (a rail input 0..nrail-1 or the pin map's dedicated strike input nrail + i)."""
+    full = {}
+    for k in codec.STRIKE_DEFAULTS:
+        full[k] = codec.STRIKE_DEFAULTS[k]
+    for k in st:
+        if k in ("ch", "threshold", "refractory_us"):
+            full[k] = st[k]
+    nst = hw.channels("strike")
+    if full["ch"] >= nrail + nst:
+        raise ConfigError("bad value: strike.ch: channel %d not in pin map %s (%d rails, "
+                          "%d strike inputs)" % (full["ch"], hw.pinmap_id, nrail, nst))
+    return full
 
 
 def _check_map(entries, field, key, n, unit, hw):

@@ -76,5 +76,6 @@ async def get(url, sink, timeout_ms=30000, chunk=CHUNK):
         try:
             w.close()
             await asyncio.wait_for(w.wait_closed(), 1)
-        except Exception:  # the answer is in (or the error raised): closing is best effort
+        except (OSError, asyncio.TimeoutError):  # the answer is in (or the error raised):
+            # closing is best effort
             pass

@@ -29,6 +29,11 @@ Client (`MQTTClient`):
   `asyncio.open_connection(..., ssl=, server_hostname=)` in both; the handshake then runs
   inside the first write/read, so a certificate failure is a failed connection attempt
   (counted, retried with backoff, reason in `last_error`), never a crash.
+- A callback that raises (a bug in the application's message handler, say) is not a lost
+  connection: the exception is caught where the client calls it, counted
+  (`counters['callback_errors']`), its reason kept in `callback_error`, and the link stays
+  up (a QoS 1 message is still acknowledged, so a retained message that makes its handler
+  raise is not redelivered in a loop). Only network and protocol errors drop the link.
 """
 
 try:
@@ -84,6 +89,22 @@ CONNACK_REASONS = {
 
 class MQTTError(Exception):
     """A malformed packet, a refused connection or a lost connection."""
+
+
+# What a connection's I/O raises: OSError (socket, TLS: ssl.SSLError is one; EOFError from
+# MicroPython's readexactly is not, so it is named), MQTTError (protocol), asyncio's
+# TimeoutError (connect_timeout_ms; CPython's asyncio.TimeoutError is the builtin since
+# 3.11, MicroPython's its own class), ValueError (a non-UTF-8 topic, a bad address) and
+# MemoryError (a packet the device heap cannot hold: the connection goes, the node stays).
+LINK_ERRORS = (OSError, EOFError, MQTTError, asyncio.TimeoutError, ValueError, MemoryError)
+# A connection attempt also fails on a port that cannot open one: AttributeError where
+# asyncio has no open_connection (the WebAssembly port the tests run), TypeError where its
+# open_connection takes no ssl= (MicroPython before 1.23). Counted, retried with backoff,
+# reason in last_error, like any failed attempt.
+CONNECT_ERRORS = LINK_ERRORS + (AttributeError, TypeError)
+
+# The longest callback_error kept (SPEC.md `status.callback_error`: at most 200 characters).
+REASON_MAX = 200
 
 
 # -- encoding --------------------------------------------------------------------------
@@ -325,13 +346,16 @@ class MQTTClient:
     `on_message(topic, payload, retain)`, `on_connect()` after each CONNACK and
     resubscription, `on_disconnect()`, `on_puback(pid)`, `on_resend(pid)` per re-sent
     QoS 1 message.
+    An exception a callback raises is caught, counted and kept (`callback_error`), never
+    taken for a lost connection; `on_callback_error(reason)`, if given, is told at once.
     """
 
     def __init__(self, client_id, server, port=1883, user=None, password=None,
                  keepalive=60, ssl=None, will=None, clean=True, max_inflight=4,
                  retry_ms=10000, backoff_min_ms=250, backoff_max_ms=30000,
                  connect_timeout_ms=5000, subs=(), on_message=None, on_connect=None,
-                 on_disconnect=None, on_puback=None, on_resend=None, server_hostname=None):
+                 on_disconnect=None, on_puback=None, on_resend=None, server_hostname=None,
+                 on_callback_error=None):
         self.client_id = client_id
         self.server = server
         self.port = port
@@ -353,6 +377,7 @@ class MQTTClient:
         self.on_disconnect = on_disconnect
         self.on_puback = on_puback
         self.on_resend = on_resend
+        self.on_callback_error = on_callback_error
         self._last_try = ticks_ms()
         self._stopped = False
         self.state = DISCONNECTED
@@ -370,8 +395,9 @@ class MQTTClient:
         self._suback = {}
         self.attempt = 0
         self.last_error = None
+        self.callback_error = None  # the reason of the last callback that raised
         self.counters = {"connects": 0, "reconnects": 0, "conn_fail": 0, "tx": 0, "rx": 0,
-                         "retransmits": 0, "pings": 0, "drop_qos0": 0}
+                         "retransmits": 0, "pings": 0, "drop_qos0": 0, "callback_errors": 0}
 
     # -- state ---------------------------------------------------------------------
     def isconnected(self):
@@ -415,7 +441,7 @@ class MQTTClient:
         first = b[0]
         n = 0
         shift = 0
-        for i in range(4):
+        for _ in range(4):
             b = await r.readexactly(1)
             n |= (b[0] & 0x7F) << shift
             if not b[0] & 0x80:
@@ -450,10 +476,10 @@ class MQTTClient:
             sp, rc = decode_connack(body)
             if rc:
                 raise MQTTError("connection refused: %s" % CONNACK_REASONS.get(rc, rc))
-        except Exception as e:
+        except CONNECT_ERRORS:
             await self._close()
             self.state = DISCONNECTED
-            raise e
+            raise
         if self._stopped:
             await self._close()
             self.state = STOPPED
@@ -470,7 +496,7 @@ class MQTTClient:
             try:
                 w.close()
                 await asyncio.wait_for(w.wait_closed(), 1)
-            except Exception:
+            except LINK_ERRORS:  # closing is best effort: the connection is gone either way
                 pass
 
     async def _after_connect(self):
@@ -484,7 +510,26 @@ class MQTTClient:
             e[4] = ticks_ms()
             self.counters["retransmits"] += 1
             if self.on_resend:
-                self.on_resend(e[0])
+                self._call("on_resend", self.on_resend, e[0])
+
+    # -- callbacks -------------------------------------------------------------------------
+    def _call(self, where, fn, *args):
+        """fn(*args), an application callback: what it raises is its bug, not the link's;
+        it is counted and kept with `where` (the callback's name, or a message's topic),
+        and the caller carries on."""
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001 - a handler's bug must not drop the link
+            self._callback_failed(where, e)
+
+    def _callback_failed(self, where, e):
+        self.counters["callback_errors"] += 1
+        self.callback_error = ("%s: %r" % (where, e))[:REASON_MAX]
+        if self.on_callback_error:
+            try:
+                self.on_callback_error(self.callback_error)
+            except Exception:  # noqa: BLE001 - counted already; the reporter is best effort
+                pass
 
     def _lost(self, why):
         if self.state == CONNECTED:
@@ -493,7 +538,7 @@ class MQTTClient:
             self._up.clear()
             self._down.set()
             if self.on_disconnect:
-                self.on_disconnect()
+                self._call("on_disconnect", self.on_disconnect)
 
     async def _rx_loop(self):
         try:
@@ -502,7 +547,7 @@ class MQTTClient:
                 self._dispatch(ptype, flags, body)
                 if ptype == PUBLISH and (flags >> 1) & 3 == 1:
                     await self._send(puback(decode_publish(flags, body)[5]))
-        except Exception as e:
+        except LINK_ERRORS as e:
             self._lost("rx: %r" % (e,))
 
     def _dispatch(self, ptype, flags, body):
@@ -513,12 +558,12 @@ class MQTTClient:
                     self.inflight.pop(i)
                     self._slot.set()
                     if self.on_puback:
-                        self.on_puback(pid)
+                        self._call("on_puback", self.on_puback, pid)
                     break
         elif ptype == PUBLISH:
             topic, payload, qos, retain, dup, pid = decode_publish(flags, body)
             if self.on_message:
-                self.on_message(topic, payload, retain)
+                self._call(topic, self.on_message, topic, payload, retain)
         elif ptype == SUBACK:
             pid, codes = decode_suback(body)
             self._suback.pop(pid, None)
@@ -549,8 +594,8 @@ class MQTTClient:
                         e[4] = ticks_ms()
                         self.counters["retransmits"] += 1
                         if self.on_resend:
-                            self.on_resend(e[0])
-        except Exception as e:
+                            self._call("on_resend", self.on_resend, e[0])
+        except LINK_ERRORS as e:
             self._lost("keepalive: %r" % (e,))
 
     # -- public API --------------------------------------------------------------------
@@ -559,7 +604,7 @@ class MQTTClient:
         while not self._stopped:
             try:
                 await self.connect()
-            except Exception as e:
+            except CONNECT_ERRORS as e:
                 self.last_error = "connect: %r" % (e,)
                 self.counters["conn_fail"] += 1
                 delay = self.backoff_ms(self.attempt)
@@ -578,8 +623,8 @@ class MQTTClient:
                     await self._after_connect()
                     self._up.set()
                     if self.on_connect:
-                        self.on_connect()
-                except Exception as e:
+                        self._call("on_connect", self.on_connect)
+                except LINK_ERRORS as e:
                     self._lost("after connect: %r" % (e,))
                 await self._down.wait()
             finally:
@@ -613,7 +658,7 @@ class MQTTClient:
                 return 0
             try:
                 await self._send(publish(topic, payload, 0, retain))
-            except Exception as e:
+            except LINK_ERRORS as e:
                 self._lost("tx: %r" % (e,))
             return 0
         while len(self.inflight) >= self.max_inflight:
@@ -625,7 +670,7 @@ class MQTTClient:
         if self.state == CONNECTED:
             try:
                 await self._send(publish(topic, payload, 1, retain, pid))
-            except Exception as e:
+            except LINK_ERRORS as e:
                 self._lost("tx: %r" % (e,))
         return pid
 
@@ -637,7 +682,7 @@ class MQTTClient:
         if was:
             try:
                 await self._send(disconnect())
-            except Exception:
+            except LINK_ERRORS:  # going away: the broker then publishes the will instead
                 pass
         self._down.set()
         await self._close()

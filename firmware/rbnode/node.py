@@ -101,6 +101,21 @@ def dev_settings(dev):
     return out
 
 
+def _spill_fields(ev):
+    """(kind, ch, val) of the spill record of a decoded event: the inverse of
+    Node._event_dict."""
+    k = KIND_NAMES.index(ev["kind"])
+    if k == K_STRIKE:
+        return k, CH_STRIKE, ev.get("amp", NO_AMP)
+    if "rail" in ev:
+        ch = RAIL | codec.RAILS.index(ev["rail"])
+    elif "pocket" in ev:
+        ch = codec.POCKETS.index(ev["pocket"])
+    else:
+        ch = CH_CUE
+    return k, ch, ev.get("amp", ev.get("n", ev.get("dur", 0)))
+
+
 class Node:
     def __init__(self, hw, dev=None, ssl=None):
         dev = dev_settings(dev)
@@ -164,7 +179,8 @@ class Node:
             max_inflight=dev["max_inflight"],
             subs=[(self.t_config, 1), (self.t_sync_resp, 0), (self.t_update, 1)],
             on_message=self._on_message, on_connect=self._on_connect,
-            on_puback=self._on_puback, on_resend=self._on_resend)
+            on_puback=self._on_puback, on_resend=self._on_resend,
+            on_callback_error=self._on_callback_error)
 
     # -- sensing -------------------------------------------------------------------------
     def _emit(self, t, kind, ch, val):
@@ -239,14 +255,15 @@ class Node:
 
     def watermark(self, k=0, spilled=0):
         """The `wm` of a batch of this boot that takes the ring's first k events, or the
-        spill's first `spilled` records (SPEC
-        `events`): no event of this boot before it is still to be published. The earliest
+        spill's first `spilled` records (SPEC `events`): no event of this boot before it
+        is still to be published. The earliest
         of: now; the start of every beam run not yet emitted (blocked, or in its debounce
         gap: its drop is stamped at the start and sent when it clears); every edge a channel
         holds unread; the ring's events after the first k (not in time order: a drop
         follows later rail hits). With the flash spill holding events, or more than WM_SCAN
-        ring events after the batch, the last watermark (neither is scanned). Never below the last one sent: an older bound stays
-        true (every later event is stamped after the clock read it was taken at)."""
+        ring events after the batch, the last watermark (neither is scanned). Never below
+        the last one sent: an older bound stays true (every later event is stamped after
+        the clock read it was taken at)."""
         wm = self.clock.now()  # first: a handler that runs after this stamps a later time
         for b in self._beams:
             p = b.pending_since()
@@ -446,6 +463,10 @@ class Node:
         self._status_now.set()
         self._drain_status = True
 
+    def _on_callback_error(self, reason):
+        # an MQTT callback raised (mqtt.MQTTClient._call): say so in a status at once
+        self._status_now.set()
+
     def _on_message(self, topic, payload, retain):
         if topic == self.t_config:
             self._on_config(payload)
@@ -470,7 +491,10 @@ class Node:
         old = self.cfg
         try:
             self._apply(cfg)
-        except Exception as e:  # a config the hardware cannot take: back to the old one
+        except (MemoryError, OSError, ValueError) as e:
+            # a config the board cannot take (the heap for its channels' edge rings, a pin's
+            # IRQ refused): back to the old one; what else _apply raises is a bug, counted by
+            # the MQTT client as a callback error (status.callback_error)
             self._apply(old)
             self._refuse("bad value: apply: %r" % (e,))
             return
@@ -541,6 +565,7 @@ class Node:
             c["dropped_spill"] = self.spill.dropped
             c["spilled"] = self.spill.spilled
         c["reconnects"] = self.mqtt.counters["reconnects"]
+        c["callback_errors"] = self.mqtt.counters["callback_errors"]
         c["update_rejected"] = self.upd.rejected
         return c
 
@@ -549,14 +574,15 @@ class Node:
                "uptime_us": self.clock.now(), "heap_free": self.hw.mem_free(),
                "queue": len(self.ring), "spill": len(self.spill) if self.spill else 0,
                "counters": self.counters(), "config_rev": self.cfg["rev"],
-               "config_error": self.config_error, "sync": None, "fw": self.upd.version}
+               "config_error": self.config_error, "sync": None, "fw": self.upd.version,
+               "callback_error": self.mqtt.callback_error}
         u = self.upd.status()
         if u is not None:
             msg["update"] = u
         try:
             msg["rssi"] = self.hw.wlan().status("rssi")
-        except Exception:
-            pass
+        except (OSError, ValueError, NotImplementedError):
+            pass  # not associated (OSError), a port without "rssi", a board without Wi-Fi
         s = self.sync
         if s is not None:
             msg["sync"] = {"offset_us": s[0], "delay_us": s[1], "uncertainty_us": s[1] // 2,
@@ -581,8 +607,8 @@ class Node:
         (the boot's first sync result or a connect's backlog not through), a blocked beam."""
         try:
             wifi = self.hw.wlan().isconnected()
-        except Exception:  # a board without Wi-Fi (the host link is not ours to judge)
-            wifi = True
+        except (OSError, NotImplementedError):  # a board without Wi-Fi (hal.wlan): the host
+            wifi = True  # link is not ours to judge
         jam = blk = False
         for b in self._beams:
             s = b.shown()
@@ -778,21 +804,9 @@ class Node:
                 sp.consume(len(recs))
         else:
             rest = []
-        kinds = KIND_NAMES
         for msg in tmp:
             for ev in msg["events"]:
-                k = kinds.index(ev["kind"])
-                if k == K_STRIKE:
-                    sp.append(msg["boot"], ev["seq"], ev["t"], k, CH_STRIKE,
-                              ev.get("amp", NO_AMP))
-                    continue
-                if "rail" in ev:
-                    ch = RAIL | codec.RAILS.index(ev["rail"])
-                elif "pocket" in ev:
-                    ch = codec.POCKETS.index(ev["pocket"])
-                else:
-                    ch = CH_CUE
-                val = ev.get("amp", ev.get("n", ev.get("dur", 0)))
+                k, ch, val = _spill_fields(ev)
                 sp.append(msg["boot"], ev["seq"], ev["t"], k, ch, val)
         for rec in rest:
             sp.append(*rec)

@@ -18,7 +18,8 @@ update, a rolled-back trial) boots again on its own (`.reboots`). The Python cod
 same whichever set is chosen (status and birth report its version, `.fw`); `fw_faults`
 makes a version misbehave as a broken set would: {"<version>": "crash"} dies at every boot
 before it can report (`.crashes`), "no_sync" runs but never gets a time-sync sample (so it
-never reports healthy).
+never reports healthy), "config_bug" has a config handler that reads the message before
+the codec checked it (a malformed config, `{"v": 1, "rev": 9}`, makes it raise KeyError).
 
 Time: the simulated clock (hw.now_us, what the node stamps events with) runs at `speed`
 times real time, advanced in steps of at most `step_us` with the sensors polled after each
@@ -150,6 +151,8 @@ class SimNode:
         self.node = Node(self.hw, self.dev, ssl=self.ssl)
         if fault == "no_sync":
             self.node._on_sync_resp = lambda payload: None  # never synced: never healthy
+        elif fault == "config_bug":
+            self.node._on_config = _unchecked_config_handler(self.node._on_config)
         self.hw.reset_hook = self._on_reset
         self.boots.append(self.node.boot)
         tasks = [asyncio.ensure_future(c) for c in self.node.tasks()]
@@ -347,6 +350,16 @@ class SimNode:
             self.truth.extend(out)
             return out
         return self.call(do)
+
+
+def _unchecked_config_handler(handler):
+    """`handler` behind a bug: a field read before the codec checked the message has it."""
+
+    def unchecked(payload):
+        json.loads(payload)["pockets"]  # KeyError on a config without pockets
+        handler(payload)
+
+    return unchecked
 
 
 def config_message(rev, sensing=None, **changes):

@@ -235,6 +235,7 @@ _SPECS = {
         ("sync", "O", 2, _SYNC),
         ("fw", "s", 0, (1, 32)),
         ("update", "O", 2, _UPDATE_STATE),
+        ("callback_error", "s", 2, (0, 200)),
     ),
     "config": (
         ("rev", "u", 1, None),

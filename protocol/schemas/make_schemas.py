@@ -166,6 +166,13 @@ SCHEMAS = {
                 },
                 "config_rev": U64,
                 "config_error": nullable(string(0, 200)),
+                "callback_error": nullable(
+                    string(
+                        0,
+                        200,
+                        description="the last handler error counted in counters.callback_errors",
+                    )
+                ),
                 "sync": nullable(
                     obj(
                         ["offset_us", "delay_us", "uncertainty_us", "samples"],

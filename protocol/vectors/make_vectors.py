@@ -471,6 +471,15 @@ def build():
         ),
     )
     ok("status: no update", "status", with_(STATUS, update=None))
+    ok(
+        "status: a message handler raised",
+        "status",
+        with_(
+            STATUS,
+            counters=dict(STATUS["counters"], callback_errors=1),
+            callback_error="railbird/v1/hall-1/t1/node/t1-node/config: KeyError('ch')",
+        ),
+    )
     ok("update: full", "update", UPDATE)
     ok(
         "update: minimal",
@@ -1030,6 +1039,13 @@ def build():
         with_(STATUS, config_error=5),
         "bad type",
         "config_error: expected string",
+    )
+    bad(
+        "status: callback_error over 200 characters",
+        "status",
+        with_(STATUS, callback_error="x" * 201),
+        "bad value",
+        "callback_error",
     )
     bad(
         "config: status_period_s 0",

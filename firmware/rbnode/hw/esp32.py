@@ -15,8 +15,8 @@ hal.pin_setup() (pure, tested on both shipped maps) says what to set up:
 PCNT: the units the map assigns to ONE input each (esp32-devkitc: beams 0..5 on units
 0..5, cue on 6) count both edges of that input; an input without its own unit (a paired
 unit, as on the ESP32-S3 map) gets no counter here (hw.counter -> None: lost edges are then
-only seen when the edge ring overflows). Rails and strike inputs get no counter. Each unit wraps at 32000
-(`max=32000`: the hardware resets the count to 0 there) and the beam code takes
+only seen when the edge ring overflows). Rails and strike inputs get no counter. Each unit
+wraps at 32000 (`max=32000`: the hardware resets the count to 0 there) and the beam code takes
 differences modulo 32000. The unit's glitch filter is 1023 APB ticks = 12.8 µs.
 """
 

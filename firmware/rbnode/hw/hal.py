@@ -13,7 +13,8 @@ Interface (stable; documented in docs/firmware-sensing.md §HAL):
                  None removes it.
                  Handlers run late and may be dropped (DESIGN §4: scheduled, queue of 8).
          counter(kind, ch) -> hardware edge counter or None: .value() = edges counted
-                 (beams/cue: both edges; rails: rising) modulo .modulus. ESP32: PCNT units 0..7 (8 only,
+                 (beams/cue: both edges; rails: rising) modulo .modulus. ESP32: PCNT
+                 units 0..7 (8 only,
                  given to beams then cue; rails get None on ESP32).
          adc_read(ch, kind="rail") -> 0..4095, the peak-hold amplitude of rail (or
                  strike) input ch (ADC1 only: Wi-Fi blocks ADC2)

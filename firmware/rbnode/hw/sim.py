@@ -31,10 +31,11 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
                             (rbnode.simnode reboots the node with it)
 
 Model (docs/architecture.md, "Target facts"): an edge changes the pin level at its time
-and bumps the pin's edge counter at once (PCNT is hardware); the pin's handler is queued in ONE global FIFO of
-`queue_depth` (8) entries (shared with schedule()) and runs irq_delay_us (+ uniform
-jitter) later, or when the VM is no longer busy. A full queue drops the handler call silently, like the ESP32 port. The
-handler reads ticks_us() and pin.value() when it RUNS. ticks_us wraps at 2**30 like ESP32.
+and bumps the pin's edge counter at once (PCNT is hardware); the pin's handler is queued
+in ONE global FIFO of `queue_depth` (8) entries (shared with schedule()) and runs
+irq_delay_us (+ uniform jitter) later, or when the VM is no longer busy. A full queue drops
+the handler call silently, like the ESP32 port. The handler reads ticks_us() and
+pin.value() when it RUNS. ticks_us wraps at 2**30 like ESP32.
 Randomness comes from a private xorshift32 so the same seed gives the same run in CPython
 and MicroPython.
 
