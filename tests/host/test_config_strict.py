@@ -300,7 +300,7 @@ def test_the_config_module_example_passes():
 
 
 def test_bench_config_passes():
-    from railbird.bench import _config
+    from railbird.bench.suite import _config
 
     assert _config().table
 

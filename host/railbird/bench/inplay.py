@@ -114,7 +114,7 @@ def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
     one message at a time (latency, not throughput)."""
     import paho.mqtt.client as mqtt
 
-    from railbird.bench import host_subscriber
+    from railbird.bench.subscriber import host_subscriber
 
     topic = f"railbird/v1/{VENUE}/{TABLE}/node/{NODE}/bench"
     lat, done = [], threading.Event()
