@@ -112,7 +112,7 @@ soak-cluster: setup
 # BENCH_SCALE_RESTART_EVENTS=0 without the restart. Not in make test.
 .PHONY: bench-scale
 bench-scale: setup
-	$(PY) -m railbird.bench_scale
+	$(PY) -m railbird.bench.scale
 
 # The ingest and web API fuzz targets (tests/fuzz) with FUZZ_SCALE times make test's examples,
 # seeded by FUZZ_SEED (printed at the end: give it again to repeat a run)

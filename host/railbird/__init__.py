@@ -1,9 +1,15 @@
 """Railbird: sensor-driven refereeing and scoring for pool tables, host side. Lives here: one
 subpackage per part of the host (`core`, the deterministic pipeline; `daemon`, its I/O shell;
-`rules`; `outputs`; `scoreboard`; `sim`; `hardware`; `commands`) and top-level modules with
-one job each (`config`, `cli`, `broker`, ...). May import the standard library, paho-mqtt,
-pyserial and `rbproto`; its units import each other only along the arrows of
-docs/architecture.md, "Layout" (tests/codebase/test_import_graph.py checks it).
+`rules`; `outputs`; `scoreboard`; `sim`; `hardware`; `commands`; `config`, the TOML
+configuration; `history`, the match history; `install`, `railbird setup`; `provision`,
+`railbird node provision`; `fleet`, the sensor nodes and their firmware; `cluster`, cluster
+mode on NATS; `bench`, the benchmarks) and top-level modules with one job each (`cli`, the
+command line; `broker`, a private mosquitto; `mqttopts`, MQTT command-line options;
+`private`, files only their owner may read; `hostwatch`, a display's view of the host's
+heartbeat; `termboard`, the demo's terminal scoreboard). May import the standard library,
+paho-mqtt, pyserial and `rbproto`; its modules and units import each other only along the
+arrows of docs/architecture.md, "Layout", without a circle (tests/codebase/test_import_graph.py
+checks it).
 """
 
 __version__ = "0.1.0"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 
-from railbird.bench_scale import shot_plan, shot_times
+from railbird.bench.scale import shot_plan, shot_times
 from rbproto import codec
 
 

@@ -31,7 +31,7 @@ from railbird.config import (
     from_dict,
     load,
 )
-from railbird.configschema import REFERENCE_BEGIN, REFERENCE_END, reference_markdown, schema
+from railbird.config.schema import REFERENCE_BEGIN, REFERENCE_END, reference_markdown, schema
 from railbird.core.shots import ShotParams
 
 REPO = Path(__file__).resolve().parents[2]
@@ -293,14 +293,14 @@ def test_the_readme_example_passes(tmp_path, capsys):
 
 
 def test_the_config_module_example_passes():
-    doc = sys.modules["railbird.config"].__doc__
+    doc = sys.modules["railbird.config.model"].__doc__
     example = doc.split("Example (every key optional except where noted):\n", 1)[1]
     text = "\n".join(line[4:] for line in example.splitlines())
     from_dict(tomllib.loads(text))
 
 
 def test_bench_config_passes():
-    from railbird.bench import _config
+    from railbird.bench.suite import _config
 
     assert _config().table
 
@@ -314,7 +314,7 @@ def test_docs_reference_is_the_schemas():
     text = (REPO / "docs/host.md").read_text()
     begin, end = text.index(REFERENCE_BEGIN), text.index(REFERENCE_END) + len(REFERENCE_END)
     assert text[begin:end] == reference_markdown(), (
-        "docs/host.md: replace the reference with `python -m railbird.configschema --markdown`"
+        "docs/host.md: replace the reference with `python -m railbird.config.schema --markdown`"
     )
 
 

@@ -174,7 +174,7 @@ def test_scratch_is_attributed_to_the_cue_balls_drop(case):
 
 
 def test_config_refuses_an_unknown_size_or_pocket():
-    from railbird.configcheck import problems
+    from railbird.config.check import problems
 
     found = problems(
         {

@@ -254,7 +254,7 @@ def run(args) -> int:
     work.mkdir(parents=True, exist_ok=True)
     journal = Path(args.journal).resolve() if args.journal else work / "journal.sqlite"
     journal.parent.mkdir(parents=True, exist_ok=True)
-    from railbird.configcheck import WEAK_PIN, weak_pin
+    from railbird.config.check import WEAK_PIN, weak_pin
 
     if args.pin is not None and weak_pin(args.pin):
         print(f"railbird demo: --pin: {WEAK_PIN.split(': ', 1)[1]}", file=sys.stderr)

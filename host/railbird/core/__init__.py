@@ -1,9 +1,10 @@
 """The host's deterministic core: messages in, records out, no I/O. Lives here: `clockmodel`
 (node time -> table time), `timeline` (dedup, reorder window), `shots` (timeline -> shots),
 `game` (shot -> rules input, referee facts), `pipeline` (all of it per table), `fastcodec`
-(the host's shortcut through the shared codec for event batches), the match
-control of a table, and `snapshot` (a pipeline's state as JSON data and back). May import
-only `railbird.rules`, `rbproto` and the standard library without I/O (no sockets, threads,
-files or SQLite), so the daemon, `railbird replay` and `railbird assemble` give the same
-records (tests/codebase/test_import_graph.py).
+(the host's shortcut through the shared codec for event batches), `lifecycle` (the match
+control of a table), `railballs` (the estimate of object balls that reached a rail),
+`refauth` (the referee token checked once and sealed), and `snapshot` (a pipeline's state as
+JSON data and back). May import only `railbird.rules`, `rbproto` and the standard library
+without I/O (no sockets, threads, files or SQLite), so the daemon, `railbird replay` and
+`railbird assemble` give the same records (tests/codebase/test_import_graph.py).
 """

@@ -46,6 +46,7 @@ from pathlib import Path
 
 from railbird import private
 from railbird.daemon import migrations, sealing
+from railbird.daemon.journalerror import JournalError  # also imported from here by its users
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -117,10 +118,6 @@ def sql_int(x):
 def py_int(v):
     """The integer `sql_int` stored (None stays None)."""
     return int(v) if isinstance(v, bytes) else v
-
-
-class JournalError(Exception):
-    """The file cannot be used as a journal; the message is one line for the user."""
 
 
 def _refuse_non_journal(path: str) -> None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from railbird.daemon.journalerror import JournalError
+
 # Each step: (the version it reaches, its statements).
 STEPS: list[tuple[int, tuple[str, ...]]] = [
     (
@@ -51,8 +53,6 @@ def version(db: sqlite3.Connection) -> int:
 
 def refuse_newer(db: sqlite3.Connection, path: str) -> None:
     """A journal of a newer schema than this code knows: `JournalError`, nothing changed."""
-    from railbird.daemon.journal import JournalError
-
     found = db.execute("PRAGMA user_version").fetchone()[0]
     if found > VERSION:
         raise JournalError(

@@ -3,7 +3,7 @@ broker's config from the project template, its password file and ACL, the host's
 config, one config JSON per node, a local CA with broker and node certificates (TLS), the
 systemd units, and a record of every secret. Idempotent: a second run adds tables and nodes
 and keeps every secret. May import `railbird.broker` (templates, ACL, CA),
-`railbird.configcheck` and `railbird.configschema` (the host config's check), `railbird.rules`
+`railbird.config.check` and `railbird.config.schema` (the host config's check), `railbird.rules`
 (the games), `railbird.private` and `railbird.hardware` (the default sensing config), never
 the daemon or the outputs; only `railbird.commands.setup` imports it.
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from railbird.broker import confined_acl
-from railbird.configcheck import problems, weak_pin
+from railbird.config.check import problems, weak_pin
 from railbird.private import write_private
 
 from . import mqttpass, pki, tomlout, units

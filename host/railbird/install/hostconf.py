@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from railbird.configschema import goal_key
+from railbird.config.schema import goal_key
 from railbird.rules import GAMES
 
 DEFAULT_GOAL = {"race_to": 5, "target": 100}

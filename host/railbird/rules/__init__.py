@@ -9,6 +9,17 @@ Public API (used by the host daemon and the web scoreboard):
     valid_inputs(state, undo=, correct=, fresh=) -> the inputs acceptable now
 Errors: RulesError and its precise kinds BadInput, ImpossibleInput, OutOfTurn, FenError.
 The input/output contract is protocol/REFEREE.md.
+
+Modules: `state` (the immutable game state and rulings), `engine` (`apply`: general rules,
+then the game's overrides), `general` (the WPA general rules), `fouls` (the foul catalogue),
+the games `tenball`, `nineball`, `eightball`, `straight` (14.1) and `rotation` (what the
+rotation games share), `match` (matches, races, break orders), `options` (named rule options
+and editions), `inputs` (JSON input parsed into typed values), `doubt` (uncertain sensed
+facts that decide a ruling), `referee` (`Referee`: a match fed input by input, with undo),
+`valid` (the inputs acceptable now), `errors` (the error kinds), `jsonview` (state as JSON),
+and the one-line text form: `fen` (writing and reading), `fenvalues` (its value codes),
+`fendoubt` (a held shot and a provisional ruling in it) and `fenlegacy` (earlier forms still
+read).
 """
 
 from .engine import GAMES, apply, new_match

@@ -6,5 +6,7 @@ firmware `rbnode`, which it finds in the checkout's firmware/ folder.
 - `physics`: shot plans -> timed sensor edges (rail hits, pocket drops, cue-ball detector);
 - `player`: the game player, driven by the rules engine's state, deterministic per seed;
 - `scenario`: scripted scenarios from a JSON file (format in docs/demo.md);
-- `table`: the turn loop, live (`LiveTable`: SimNode + MQTT referee console) or offline.
+- `table`: the turn loop, live (`LiveTable`: SimNode + MQTT referee console) or offline;
+- `verify`: summaries and replay checks of the demo's journal;
+- `screenshots`: the README's screenshots of the demo (`railbird demo --screenshots`).
 """

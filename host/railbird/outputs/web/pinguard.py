@@ -7,7 +7,7 @@ Two budgets, both needed:
   lock the venue's PIN for `LOCK_S`, doubled with each lockout in a row up to `MAX_LOCK_S`.
   While it is locked no PIN is compared, the right one included, so guessing from many
   addresses gains nothing: at most `VENUE_TRIES` guesses per lockout, about 480 a day once
-  the backoff is at its cap, against the 1,000,000 PINs of 6 digits (configcheck refuses
+  the backoff is at its cap, against the 1,000,000 PINs of 6 digits (config.check refuses
   fewer). A right PIN ends the backoff.
 - per address: `ADDR_TRIES` (fewer than the venue's) wrong PINs lock that address alone,
   with the same backoff. One address, a prankster's phone or a referee's typos, can thus

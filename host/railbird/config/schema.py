@@ -1,9 +1,9 @@
 """The daemon configuration's JSON Schema (draft 2020-12): every key, its type, default and
 meaning, and how to fix a wrong value.
 
-The schema is the one description of the configuration: `railbird.configcheck` validates a
+The schema is the one description of the configuration: `railbird.config.check` validates a
 config against it (and adds the rules across keys a schema cannot say), and the key
-reference in docs/host.md is generated from it (`python -m railbird.configschema
+reference in docs/host.md is generated from it (`python -m railbird.config.schema
 --markdown`; tests/host/test_config_strict.py checks the two agree). Games, break orders
 and rule options come from the rules engine and shot parameters from `ShotParams`, so a
 new game or option is known here without an edit.
@@ -476,7 +476,7 @@ def schema() -> dict:
 
 
 # -- the key reference (docs/host.md) -----------------------------------------------------
-REFERENCE_BEGIN = "<!-- config reference: python -m railbird.configschema --markdown -->"
+REFERENCE_BEGIN = "<!-- config reference: python -m railbird.config.schema --markdown -->"
 REFERENCE_END = "<!-- end of config reference -->"
 
 

@@ -112,7 +112,7 @@ class _Stream:
 def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
     """A plain paho publisher and subscriber at QoS 1 on the same broker: publish -> receive,
     one message at a time (latency, not throughput)."""
-    from railbird.bench import host_subscriber
+    from railbird.bench.subscriber import host_subscriber
     from railbird.mqttclient import BrokerLogin, new_client
 
     topic = f"railbird/v1/{VENUE}/{TABLE}/node/{NODE}/bench"

@@ -1,4 +1,4 @@
-"""`python -m railbird.bench_scale` (`make bench-scale`): one host process against N tables.
+"""`python -m railbird.bench.scale` (`make bench-scale`): one host process against N tables.
 
 For each N (default 50, 200, 1,000 and 2,000): a private mosquitto with the project's own
 configuration (password file, ACL, persistence; one login per node, hashed as `railbird
@@ -34,7 +34,7 @@ Measured per N, over a window after a warm-up:
 - the summary: every table's retained `summary` and the venue index, checked against the
   shots after the load stops (pocketed today per table, the index's totals), and how long
   after a shot message its table's summary showed it.
-Then the restart of a 1,000,000-event journal (railbird.bench's restart benchmark).
+Then the restart of a 1,000,000-event journal (railbird.bench.suite's restart benchmark).
 
 All times are the machine's CLOCK_MONOTONIC (the host's table time) except the journal's
 `wall`, converted with the offset between the two clocks taken at the start.
@@ -465,7 +465,7 @@ class Observer:
             self.inplay.append((rx, ti, [(x.get("pocket"), x.get("t")) for x in got]))
 
     def _referee(self, table: str, st: dict):
-        """What a referee at the table enters when the rules wait (railbird.bench_journal)."""
+        """What a referee at the table enters when the rules wait (railbird.bench.journal)."""
         valid = {v.get("type"): v for v in st.get("valid_inputs") or () if isinstance(v, dict)}
         rnd = self.rnd
         todo = []
@@ -1162,10 +1162,10 @@ def report(results: list) -> list:
 
 
 def main(argv=None) -> int:
-    from railbird import bench  # its restart benchmark, options and all
+    from railbird.bench import suite  # its restart benchmark, options and all
 
     ap = argparse.ArgumentParser(
-        prog="python -m railbird.bench_scale", description=__doc__.split("\n\n")[0]
+        prog="python -m railbird.bench.scale", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument(
         "--tables",
@@ -1184,7 +1184,7 @@ def main(argv=None) -> int:
         default=30.0,
         help="seconds of play before the window (default %(default)s)",
     )
-    bench.add_restart_options(ap, events_env="BENCH_SCALE_RESTART_EVENTS")
+    suite.add_restart_options(ap, events_env="BENCH_SCALE_RESTART_EVENTS")
     ap.add_argument("--keep", action="store_true", help="keep each N's working directory")
     ap.add_argument(
         "--profile",
@@ -1226,7 +1226,7 @@ def main(argv=None) -> int:
     restart = None
     if args.restart_events:
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
-            restart = bench.bench_restart(args.restart_events, args.cache, wd, baseline=False)
+            restart = suite.bench_restart(args.restart_events, args.cache, wd, baseline=False)
         rs = restart["restart"]
         print(
             f"\nrestart: journal of {restart['events']:,} events ({restart['size_mb']:,.0f} MiB): "

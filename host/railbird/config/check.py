@@ -1,8 +1,8 @@
 """Checks a daemon configuration (the dict read from its TOML file): the JSON Schema of
-`railbird.configschema` first, then, in one place, the rules across keys a schema cannot
+`railbird.config.schema` first, then, in one place, the rules across keys a schema cannot
 say. Every problem is one line naming the key and the fix; all of them are reported.
 
-A value is shown as TOML would write it, except secrets (`configschema.SECRETS`), which
+A value is shown as TOML would write it, except secrets (`config.schema.SECRETS`), which
 are never shown.
 """
 
@@ -15,7 +15,7 @@ import os
 import re
 from functools import cache
 
-from railbird.configschema import SECRETS, goal_key, schema
+from railbird.config.schema import SECRETS, goal_key, schema
 from railbird.rules import GAMES, OPTIONS, RulesError, new_match
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")

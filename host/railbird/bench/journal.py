@@ -227,8 +227,8 @@ def _code_key() -> str:
     import hashlib
     from pathlib import Path
 
-    here = Path(__file__).resolve().parent
-    daemon = ("journal.py", "migrations.py", "snapshots.py", "worker.py")
+    here = Path(__file__).resolve().parents[1]  # railbird/, this file being in railbird/bench/
+    daemon = ("journal.py", "journalerror.py", "migrations.py", "snapshots.py", "worker.py")
     files = [
         *sorted(here.glob("core/*.py")),
         *sorted(here.glob("rules/*.py")),

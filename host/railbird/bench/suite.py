@@ -12,11 +12,11 @@ measured in the same run.
    display feeds with Home Assistant discovery). Each line also gives the process CPU time
    per message of both sides: on a shared machine the rates move with the load, the ratio
    of two rates measured back to back much less.
-3. In play (railbird.bench_inplay): drop published by the simulated node firmware ->
+3. In play (railbird.bench.inplay): drop published by the simulated node firmware ->
    provisional ball on the table's web event stream, through mosquitto and `railbird run`,
    p50/p99/max against the 150 ms target, beside the broker's own publish -> subscribe.
 4. Restart: the daemon on a journal of 1,000,000 node events of realistic play
-   (railbird.bench_journal, written once and cached), from opening the journal to the
+   (railbird.bench.journal, written once and cached), from opening the journal to the
    first new input processed, against the 5 s target and against the same restart with the
    journal's snapshots removed (every input replayed).
 
@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 
+from railbird.bench.subscriber import host_subscriber
 from rbproto import codec
 
 VENUE, TABLE, NODE = "bench", "t1", "bench-node"
@@ -79,7 +80,7 @@ def make_payloads(n_msgs: int, batch: int, seed: int = 1) -> list:
 
 
 def _config(journal=None, port=None):
-    from .config import from_dict
+    from railbird.config import from_dict
 
     d = {
         "venue": VENUE,
@@ -162,26 +163,6 @@ def _sync(payloads: list) -> tuple:
     return codec.topic(VENUE, TABLE, "sync_result", NODE), [codec.encode("sync_result", msg)]
 
 
-def host_subscriber(port: int, topic: str, client_id: str, on_message, manual_ack=False):
-    """A paho client of the host's login (the private broker's `railbird-host`) on the
-    broker at 127.0.0.1:`port`, subscribed to `topic` at QoS 1 and running its network
-    thread; `on_message(client, userdata, message)`. The caller disconnects it and stops its
-    loop."""
-    from railbird.mqttclient import BrokerLogin, new_client
-
-    login = BrokerLogin(port=port, user="railbird-host", password="host-secret")
-    c, _ = new_client("bench", login, client_id=client_id, manual_ack=manual_ack)
-    c.max_inflight_messages_set(100)  # as the daemon's ingest
-    c.on_message = on_message
-    subbed = threading.Event()
-    c.on_subscribe = lambda *a: subbed.set()
-    c.connect("127.0.0.1", port)
-    c.loop_start()
-    c.subscribe(topic, qos=1)
-    subbed.wait(10)
-    return c
-
-
 def _floor(port: int, topic: str, payloads: list, workdir: str) -> tuple:
     """The least any consumer that keeps the daemon's promise can do: the host's paho client
     with manual acks hands each message to a worker thread through a queue, the worker
@@ -245,10 +226,9 @@ def bench_e2e(
     (railbird.outputs.factory: the MQTT display feeds, on the same broker). `floor`: also
     measure `_floor` between the baseline and the daemon, on the same broker."""
 
+    from railbird.broker import PrivateBroker
     from railbird.daemon.worker import Daemon
     from railbird.outputs import factory
-
-    from .broker import PrivateBroker
 
     n_events = len(payloads) * batch
     topic = codec.topic(VENUE, TABLE, "events", NODE)
@@ -327,7 +307,7 @@ def _restart(path: str, cfg) -> dict:
     """`railbird run`'s restart on the journal at `path`: open it, rebuild every table and
     the outputs' history, then process one new input (an event of table t1's node, as the
     ingest hands it over). -> seconds and what the rebuild started from."""
-    from railbird import bench_journal as bj
+    from railbird.bench import journal as bj
     from railbird.daemon.worker import Daemon
 
     node = "t1-node"
@@ -420,7 +400,7 @@ def bench_restart(n_events: int, cache: str, workdir: str, baseline: bool = True
     import shutil
     import sqlite3
 
-    from railbird import bench_journal as bj
+    from railbird.bench import journal as bj
 
     def note(events, inputs, s):
         print(f"  writing the journal: {events:,} events, {inputs:,} inputs, {s:.0f} s", flush=True)
@@ -586,11 +566,11 @@ def main(argv=None) -> int:
                 e = bench_e2e(singles, 1, wd, outputs=True)
             e2e_line(e, "1-event batches, default outputs on (MQTT feeds)", False)
     if args.inplay_drops:
-        from railbird import bench_inplay
+        from railbird.bench import inplay
 
-        r = bench_inplay.bench_inplay(args.inplay_drops)
-        print(bench_inplay.line(r), flush=True)
-        if not bench_inplay.held(r):
+        r = inplay.bench_inplay(args.inplay_drops)
+        print(inplay.line(r), flush=True)
+        if not inplay.held(r):
             below.append("inplay")
     if args.restart_events:
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
@@ -619,7 +599,3 @@ def main(argv=None) -> int:
         if verdict != "OK":
             return 1
     return 1 if below else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """The daemon's TOML configuration (`railbird run --config FILE`), with documented defaults.
 
 Strict: an unknown key, a wrong type or value, or keys that contradict each other (the
-schema in railbird.configschema, the rules across keys in railbird.configcheck) make the
+schema in railbird.config.schema, the rules across keys in railbird.config.check) make the
 config an error, with one line per problem naming the key and the fix. docs/host.md lists
 every key (generated from the schema).
 
@@ -262,11 +262,11 @@ class Config:
 
 def from_dict(d: dict, *, check: bool = True) -> Config:
     """The Config of a TOML document `d`. Raises ConfigError with every problem (unknown
-    keys, wrong types or values, and the rules across keys: railbird.configcheck) unless
+    keys, wrong types or values, and the rules across keys: railbird.config.check) unless
     `check` is False, which is for a config read back from a journal: it was accepted when
     the journal was written, and a replay must reproduce that run."""
     if check:
-        from railbird.configcheck import problems
+        from railbird.config.check import problems
 
         found = problems(d)
         if found:
@@ -327,7 +327,7 @@ def masked(raw: dict) -> dict:
     """A copy of the TOML document `raw` to print or journal: secrets (the broker password,
     the referee token that is also the web panel's PIN, the MQTT client ids) replaced by
     "***"."""
-    from railbird.configschema import SECRETS
+    from railbird.config.schema import SECRETS
 
     def walk(x):
         if isinstance(x, dict):

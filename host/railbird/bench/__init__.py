@@ -1,0 +1,11 @@
+"""The host's benchmarks (docs/performance.md), run by hand, not part of `make test`. Lives
+here: `suite` (`make bench`, `python -m railbird.bench` through `__main__`: in-process and
+end-to-end throughput against their baselines, the end-to-end floor, in play, restart),
+`subscriber` (the bare host MQTT subscriber the baselines and the floor use), `inplay` (a
+pocketed ball's latency from the simulated node to the web board), `journal` (the cached
+1,000,000-event journal of realistic play the restart benchmark opens) and `scale` (`make
+bench-scale`, `python -m railbird.bench.scale`: one host process against N simulated
+tables). May import any part of `railbird` it measures (config, core, daemon, outputs,
+broker, sim, install), `rbproto`, paho-mqtt and the node firmware `rbnode`; nothing imports
+it but the tests. This `__init__` imports nothing, so a test can import one benchmark alone.
+"""
