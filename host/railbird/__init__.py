@@ -4,7 +4,8 @@ subpackage per part of the host (`core`, the deterministic pipeline; `daemon`, i
 configuration; `history`, the match history; `install`, `railbird setup`; `provision`,
 `railbird node provision`; `fleet`, the sensor nodes and their firmware; `cluster`, cluster
 mode on NATS; `bench`, the benchmarks) and top-level modules with one job each (`cli`, the
-command line; `broker`, a private mosquitto; `mqttopts`, MQTT command-line options;
+command line; `broker`, a private mosquitto; `mqttclient`, the one factory of the host's MQTT
+clients; `mqttopts`, MQTT command-line options;
 `private`, files only their owner may read; `hostwatch`, a display's view of the host's
 heartbeat; `termboard`, the demo's terminal scoreboard). May import the standard library,
 paho-mqtt, pyserial and `rbproto`; its modules and units import each other only along the

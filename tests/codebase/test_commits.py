@@ -2,7 +2,9 @@
 "Conventions"): the subject is `area: summary` (an area word or path such as `core`,
 `daemon/journal` or `docs`, then `: `, then the summary), at most 72 characters, and a
 commit that changes more than a few lines explains itself in a body after a blank line.
-Merges are included: a merge subject names its area too (`merge: layout`, say).
+Merges are included: a merge subject names its area too (`merge: layout`, say); a merge
+needs no body of its own, since the commits it brings in are checked one by one and carry
+the reasons and figures.
 """
 
 from __future__ import annotations
@@ -60,7 +62,9 @@ def commits() -> list[str]:
 
 
 def changed_lines(commit: str) -> int:
-    """Lines added and deleted against the first parent (a merge: what it brought in)."""
+    """Lines added and deleted against the parent; 0 for a merge (its commits explain it)."""
+    if len(_git("rev-list", "--parents", "-n", "1", commit).split()) > 2:
+        return 0
     total = 0
     for row in _git("diff", "--numstat", f"{commit}^1", commit).splitlines():
         added, deleted, _ = row.split("\t", 2)
