@@ -20,6 +20,8 @@ help:
 	@echo "make typecheck-firmware - type-check the device-only firmware (MicroPython stubs)"
 	@echo "make demo      - run the demo (DEMO_SECONDS=20 for an unattended run)"
 	@echo "make bench     - throughput and journal-restart benchmarks with baselines (the first run builds a 1M-event journal, ~8 min)"
+	@echo "               BENCH_ARGS='--restart-events 0 --inplay-drops 0 --single-messages 0 --single-e2e-messages 0'"
+	@echo "               for the 8-event in-process and end-to-end parts only (with the floor; ~1 min)"
 	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~10 min: numba compile, simulation; cached: under 1 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make soak-cluster - cluster mode on 3 nats-server + 2 workers, a server and a worker killed (RAILBIRD_SOAK_MINUTES=5)"
@@ -76,7 +78,7 @@ demo: setup
 	$(VENV)/bin/railbird demo --seconds $(DEMO_SECONDS)
 
 bench: setup
-	$(PY) -m railbird.bench
+	$(PY) -m railbird.bench $(BENCH_ARGS)
 
 # Sensing accuracy (issue 15): a seeded physics corpus (pooltool-billiards) turned into sensor
 # events, fed through `railbird assemble` with and without the strike channel

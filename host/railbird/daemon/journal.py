@@ -168,6 +168,31 @@ class Journal:
         # reads them back in the same transaction (railbird.history.store) and takes them
         # from here instead of parsing the text again. Emptied when the transaction ends.
         self.shots_written: dict = {}
+        # Values read from the journal once and then kept up to date by its writers
+        # (`remembered`), so that a batch does not ask SQLite for them again: the committed
+        # ones, and those set in the open transaction (dropped by a rollback).
+        self._kept: dict = {}
+        self._open: dict = {}
+
+    def remembered(self, key: str, read):
+        """The value kept under `key`, as of the open transaction; `read()` (a query in it)
+        when none is kept."""
+        if key in self._open:
+            return self._open[key]
+        if key in self._kept:
+            return self._kept[key]
+        value = self._open[key] = read()
+        return value
+
+    def remember(self, key: str, value) -> None:
+        """`key`'s value as the open transaction leaves it (kept if it commits)."""
+        self._open[key] = value
+
+    def newest_input(self) -> int | None:
+        """The id of the newest input (None: none), without a query once known."""
+        return self.remembered(
+            "newest_input", lambda: self.db.execute("SELECT MAX(id) FROM inputs").fetchone()[0]
+        )
 
     def close(self) -> None:
         self.rollback()  # an open transaction here is a batch that never committed
@@ -184,10 +209,15 @@ class Journal:
         self.shots_written.clear()
         if self.db.in_transaction:
             self.db.execute("COMMIT")
+            self._kept.update(self._open)
+        elif self._open:  # SQLite ended the transaction itself: what it kept is not known
+            self._kept.clear()
+        self._open.clear()
 
     def rollback(self) -> None:
         """Undo everything since `begin`: after a failed write the batch is not in."""
         self.shots_written.clear()
+        self._open.clear()
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
@@ -221,6 +251,7 @@ class Journal:
                 reason,
             ),
         )
+        self._open["newest_input"] = cur.lastrowid
         return cur.lastrowid
 
     def add_records(self, input_id: int, records: list) -> None:

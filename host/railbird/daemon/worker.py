@@ -716,8 +716,12 @@ class Daemon:
             log.exception("output %s.%s failed", getattr(out, "name", out), method)
 
     def _dispatch(self, records: list) -> None:
-        if not self.outputs:
+        if not self.outputs or not records:
             return
+        # outputs that keep a table's newest view for the batch's end (the web's snapshots)
+        batched = [out for out in self.outputs if hasattr(out, "end_batch")]
+        for out in batched:
+            self._call(out, "begin_batch")
         for r in records:
             typ = r["type"]
             if typ == "shot":
@@ -742,6 +746,8 @@ class Daemon:
             elif typ == "inplay":  # provisional: the shot's own records replace it
                 for out in self.outputs:
                     self._call(out, "on_inplay", r["venue"], r["table"], dict(r["inplay"]))
+        for out in batched:
+            self._call(out, "end_batch")
 
     def _maybe_stats(self) -> None:
         period = self.cfg.stats_period_s

@@ -58,6 +58,7 @@ SCHEMA = (
 CHUNK = 2000  # states read per step when catching up a long journal
 RELOAD_MATCHES = 2  # per table: the current match and the one an undo of `match` brings back
 ERROR_LOG_S = 60.0
+DROPPED_KEPT = 64  # per table: the newest shot numbers with drops known without a query
 
 _STATES = (
     "SELECT s.id, s.venue, s.tbl, s.game, s.state, s.fen, s.announcements, s.cause,"
@@ -133,6 +134,11 @@ class HistoryStore:
         self.fold: Fold | None = None
         self.marks: tuple[int, int] | None = None  # what `fold` has read
         self._rows: dict[int, tuple] = {}  # match id -> its indexed columns as written
+        # per table (from, shot numbers): of the shots numbered `from` or more exactly those
+        # with rows in history_drops, so a pocketed shot needs no query to tell whether it
+        # was written before (only a correction writes one again: the table's last shot).
+        # Rebuilt with the fold (`_reload`), so a rolled-back batch leaves nothing behind.
+        self._dropped: dict[tuple, tuple[int, set[int]]] = {}
         self.errors = 0
         self._error_logged = 0.0
 
@@ -237,6 +243,7 @@ class HistoryStore:
                 continue  # a shot written again (same number): its balls are counted
             drops, m = fold.shot(r)
             if drops:
+                self._note_dropped(r["venue"], r["table"], {d.shot for d in drops})
                 self.db.executemany(
                     "INSERT OR IGNORE INTO history_drops VALUES (?,?,?,?,?,?,?,?,?)",
                     [
@@ -253,13 +260,35 @@ class HistoryStore:
     def _seen(self, shot: dict) -> bool:
         if not shot["shot"].get("pocketed"):
             return False
-        return (
+        venue, table, n = shot["venue"], shot["table"], shot["n"]
+        known = self._dropped.get((venue, table))
+        if known is None:  # the table's newest shot with drops, once per reload
+            (newest,) = self.db.execute(
+                "SELECT MAX(shot) FROM history_drops WHERE venue=? AND tbl=?", (venue, table)
+            ).fetchone()
+            known = (0, set()) if newest is None else (newest, {newest})
+            self._dropped[(venue, table)] = known
+        start, numbers = known
+        if isinstance(n, int) and n >= start:
+            return n in numbers
+        return (  # older than what is kept: rare
             self.db.execute(
                 "SELECT 1 FROM history_drops WHERE venue=? AND tbl=? AND shot=? LIMIT 1",
-                (shot["venue"], shot["table"], shot["n"]),
+                (venue, table, n),
             ).fetchone()
             is not None
         )
+
+    def _note_dropped(self, venue: str, table: str, numbers: set[int]) -> None:
+        known = self._dropped.get((venue, table))
+        if known is None:
+            return  # `_seen` reads the table's newest when it needs it
+        start, kept = known
+        kept.update(n for n in numbers if n >= start)
+        if len(kept) > DROPPED_KEPT:
+            oldest = min(kept)
+            kept.discard(oldest)
+            self._dropped[(venue, table)] = (oldest + 1, kept)
 
     def _write(self, m: Match) -> None:
         d = m.as_dict()
@@ -287,6 +316,7 @@ class HistoryStore:
         from their first state (nothing is written)."""
         self.fold = fold = Fold()
         self._rows.clear()  # what is written is read again as needed: no row is assumed
+        self._dropped.clear()
         s_upto, sh_upto = marks
         kept = {}
         tables = self.db.execute("SELECT DISTINCT venue, tbl FROM history_matches").fetchall()

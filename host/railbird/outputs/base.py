@@ -14,6 +14,13 @@ class Output:
     def stop(self) -> None:
         """Release everything; called once at shutdown."""
 
+    def begin_batch(self) -> None:
+        """The records of one batch of inputs (or a tick) follow, up to `end_batch`: an
+        output may keep what it shows of a table and send only the newest."""
+
+    def end_batch(self) -> None:
+        """The records since `begin_batch` were all handed over."""
+
     def on_shot(self, venue: str, table: str, shot: dict) -> None:
         """An assembled shot: the `shot` message of protocol/SPEC.md (without `v`)."""
 

@@ -162,6 +162,9 @@ class WebOutput(Output):
         # the loop per burst, not one per record
         self._dirty: dict = {}
         self._woken = False  # `_publish_changed` is posted and has not run yet
+        # between `begin_batch` and `end_batch`: the tables changed, encoded once at the end
+        # (a table's snapshot per record was most of this output's cost in a busy batch)
+        self._batch: dict | None = None
         self._refused_logged = 0.0
 
     # -- life cycle ----------------------------------------------------------------------
@@ -337,6 +340,9 @@ class WebOutput(Output):
         tables (docs/performance.md "Scale")."""
         if not self.running:
             return
+        if self._batch is not None:
+            self._batch[(venue, table)] = None
+            return
         snap = self.venues.snapshot(venue, table)
         if snap is None:
             return
@@ -356,6 +362,14 @@ class WebOutput(Output):
             dirty, self._dirty, self._woken = self._dirty, {}, False
         for (venue, table), msg in dirty.items():
             self.hub.publish(venue, msg, f"table {table}", table)
+
+    def begin_batch(self):
+        self._batch = {}
+
+    def end_batch(self):
+        changed, self._batch = self._batch or {}, None
+        for venue, table in changed:  # in the order they first changed, as before
+            self._changed(venue, table)
 
     def on_shot(self, venue, table, shot):
         self.venues.on_shot(venue, table, shot)
