@@ -6,10 +6,10 @@ counting as a second shot (protocol/REFEREE.md §3a, docs/host.md)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
+from harness.waiting import wait_for
 from railbird.config import from_dict
 from railbird.core.game import shot_input, with_referee_facts
 from railbird.core.pipeline import Pipeline
@@ -265,24 +265,37 @@ def test_merge_keeps_other_uncertain_facts():
 # -- the daemon: referee_input, journal and replay ---------------------------------------------
 def test_daemon_referee_input_attaches_facts_and_replays(tmp_path):
     c = cfg(TEN, journal=str(tmp_path / "j.sqlite"), shots={"quiet_ms": 1500})
-    d = Daemon(c, connect=False).start()
+    d = Daemon(c, connect=False)
+    # the daemon's host clock, held by the test: the shot stays in play until the test moves
+    # it past the quiet period, however slowly this machine runs the worker
+    clock = [now_us()]
+    d.now = lambda: clock[0]
+    d.start()
     try:
         assert d.referee_input("club", "t1", {"type": "lag", "winner": "Ann"})["ok"]
         t0 = 50_000_000  # node µs; mapped to host time now by the sync sample
-        sync = S.sync_result(now_us() - t0, t1=t0)
+        sync = S.sync_result(clock[0] - t0, t1=t0)
         msgs = [sync, *S.batches(S.number(burst_break(t0 // 1000, drops=[("SR", 700)])), size=4)]
         for topic, payload in msgs:
-            d.inbox.put(("mqtt", now_us(), topic, payload, 0, 0))
+            d.inbox.put(("mqtt", clock[0], topic, payload, 0, 0))
         res = d.referee_input(
             "club", "t1", {"type": "confirm", "pocketed": [{"ball": 4, "pocket": "SR"}]}, by="test"
         )
         assert res["ok"] and res["pending"] and res["facts"] == ["pocketed"], res
         assert res["state"]["at_table"] == "Ann"
-        deadline = time.time() + 10
-        while d.pipeline.counters["shots"] < 1 and time.time() < deadline:
-            time.sleep(0.05)
+        clock[0] += 10_000_000  # past the quiet period: the next tick closes the shot
+
+        # the shot is counted before its ruling is applied, in the worker's thread: wait for
+        # the ruled state (generous: the tick that closes the shot runs when the worker can)
+        def ruled():
+            table = d.pipeline.tables[("club", "t1")]
+            if d.pipeline.counters["shots"] < 1:
+                return None
+            st = table.game.snapshot()["state"]
+            return st if 4 not in st["balls_on_table"] else None
+
+        snap = wait_for(ruled, "the shot ruled with the referee's facts", 30)
         assert d.pipeline.counters["shots"] == 1
-        snap = d.pipeline.tables[("club", "t1")].game.snapshot()["state"]
         assert 4 not in snap["balls_on_table"] and snap["at_table"] == "Ann"
         assert d.pipeline.counters["rules_refused"] == 0
     finally:
