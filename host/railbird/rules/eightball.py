@@ -56,7 +56,7 @@ class EightBall(GeneralRules):
     def legal_first_balls(self, st: State):
         if st.breaking:
             return None
-        p = st.at_table
+        p = st.shooter
         if st.groups[p] is None:
             return set(st.on_table) - {8}  # 3.4: open table, anything but the 8
         if self.cleared(st, p):
@@ -64,7 +64,7 @@ class EightBall(GeneralRules):
         return self.group_balls(st.groups[p]) & set(st.on_table)
 
     def check_call(self, st: State, ball: int) -> None:
-        if ball == 8 and not self.cleared(st, st.at_table):
+        if ball == 8 and not self.cleared(st, st.shooter):
             raise OutOfTurn("the 8 may be called only after the shooter's group is cleared (3.6)")
 
     def break_foul(self, st: State, shot: Shot) -> Foul | None:
@@ -80,7 +80,7 @@ class EightBall(GeneralRules):
 
     # -- outcome ---------------------------------------------------------------------------
     def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
-        shooter = pre.at_table
+        shooter = pre.shooter
         st = self.remove_shot_balls(st, shot)
         eight = 8 in shot.objects_pocketed or 8 in shot.off_table
         if pre.breaking:
@@ -100,7 +100,7 @@ class EightBall(GeneralRules):
                     f"{st.players[shooter]} loses the rack ({why})",
                 )
             st = self.pass_turn(st, R)
-            R.append(Ruling("3.9", f"{st.players[st.at_table]} has cue ball in hand anywhere"))
+            R.append(Ruling("3.9", f"{st.players[st.shooter]} has cue ball in hand anywhere"))
             return replace(st, ball_in_hand="anywhere")
         st = self.legal_shot(st, shooter)
         call = pre.call if not pre.safety else None
@@ -147,7 +147,7 @@ class EightBall(GeneralRules):
         return target, pocket
 
     def resolve_break(self, pre: State, st: State, shot: Shot, foul, eight, R: list) -> State:
-        shooter = pre.at_table
+        shooter = pre.shooter
         if foul:
             R.append(Ruling(foul.rule, f"Foul on the break by {st.players[shooter]}: {foul.name}"))
             if eight and shot.scratch:
@@ -155,7 +155,7 @@ class EightBall(GeneralRules):
                 R.append(
                     Ruling(
                         "3.3",
-                        f"{st.players[st.at_table]} spots the 8 and takes cue "
+                        f"{st.players[st.shooter]} spots the 8 and takes cue "
                         "ball in hand behind the head string, or re-racks and "
                         "breaks",
                     )
@@ -168,7 +168,7 @@ class EightBall(GeneralRules):
                 R.append(
                     Ruling(
                         "3.3",
-                        f"{st.players[st.at_table]} accepts the table, re-racks "
+                        f"{st.players[st.shooter]} accepts the table, re-racks "
                         f"and breaks, or has {st.players[shooter]} break again",
                     )
                 )
@@ -176,7 +176,7 @@ class EightBall(GeneralRules):
             st = self.pass_turn(st, R)
             R.append(
                 Ruling(
-                    "3.3", f"{st.players[st.at_table]} has cue ball in hand behind the head string"
+                    "3.3", f"{st.players[st.shooter]} has cue ball in hand behind the head string"
                 )
             )
             return replace(st, ball_in_hand="kitchen")
@@ -201,7 +201,6 @@ class EightBall(GeneralRules):
         return self.pass_turn(st, R, "3.3", "Legal break, nothing pocketed; the table is open")
 
     def other_option(self, st: State, choice: str, R: list) -> State:
-        p = st.at_table
         allowed = {
             "spot_or_rebreak": ("spot", "rebreak"),
             "spot_or_break": ("spot", "break"),
@@ -211,6 +210,7 @@ class EightBall(GeneralRules):
             raise OutOfTurn("no option is due")
         if choice not in allowed:
             raise BadInput(f"choose {' or '.join(allowed)}")
+        p = st.shooter  # these options follow a break: somebody is at the table
         st = replace(st, awaiting=None)
         if choice == "spot":
             st = self.spot(st, [8], R, "3.7", "pocketed on the break")
@@ -220,6 +220,6 @@ class EightBall(GeneralRules):
         if choice == "accept":
             R.append(Ruling("3.3", f"{st.players[p]} accepts the table"))
             return st
-        breaker = p if choice == "break" else st.breaker
+        breaker = p if choice == "break" else st.rack_breaker
         R.append(Ruling("3.3", f"Re-rack: {st.players[breaker]} breaks"))
         return self.set_up_rack(self.hand_on(st), breaker, R, new_rack=False)

@@ -54,7 +54,7 @@ class GeneralRules(MatchLayer):
             if "ball" in inp or "pocket" in inp:
                 raise BadInput("call either a ball and pocket or safety, not both")
             self.check_safety_allowed(st)
-            R.append(Ruling(self.rule_safety, f"{st.players[st.at_table]} calls safety"))
+            R.append(Ruling(self.rule_safety, f"{st.players[st.shooter]} calls safety"))
             return replace(st, call=None, safety=True, push_out=False)
         if st.breaking and not self.call_on_break:
             raise OutOfTurn(f"no ball may be called on the break ({self.rule_no_call_on_break})")
@@ -65,7 +65,7 @@ class GeneralRules(MatchLayer):
         if ball not in st.on_table and ball not in st.to_spot:
             raise ImpossibleInput(f"ball {ball} is not on the table")
         self.check_call(st, ball)
-        R.append(Ruling(self.rule_call, f"{st.players[st.at_table]} calls the {ball} in {pocket}"))
+        R.append(Ruling(self.rule_call, f"{st.players[st.shooter]} calls the {ball} in {pocket}"))
         return replace(st, call=(ball, pocket), safety=False, push_out=False)
 
     rule_no_call_on_break = "9"
@@ -86,7 +86,7 @@ class GeneralRules(MatchLayer):
                 f"a push-out is allowed only on the shot after a foul-free break "
                 f"({self.rule_push_out})"
             )
-        R.append(Ruling(self.rule_push_out, f"{st.players[st.at_table]} plays a push-out"))
+        R.append(Ruling(self.rule_push_out, f"{st.players[st.shooter]} plays a push-out"))
         return replace(st, push_out=True, call=None, safety=False)
 
     def on_rerack(self, st: State, inp: dict, R: list) -> State:
@@ -95,7 +95,7 @@ class GeneralRules(MatchLayer):
     # -- option decisions ---------------------------------------------------------------
     def on_option(self, st: State, choice: str, R: list) -> State:
         if st.awaiting == "shoot_or_pass":
-            chooser = st.at_table
+            chooser = st.shooter
             rule = st.option_rule or self.rule_option
             if choice == "shoot":
                 R.append(Ruling(rule, f"{st.players[chooser]} chooses to shoot"))
@@ -576,7 +576,7 @@ class GeneralRules(MatchLayer):
         )
 
     def pass_turn(self, st: State, R: list, rule: str = "general 36", why: str = "") -> State:
-        nxt = 1 - st.at_table
+        nxt = 1 - st.shooter
         if why:
             R.append(Ruling(rule, f"{why}: {st.players[nxt]} to shoot"))
         return self.begin_turn(st, nxt, R)

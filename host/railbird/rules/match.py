@@ -153,7 +153,7 @@ class MatchLayer:
             return 1 - winner
         if order == "trailing" and st.scores[0] != st.scores[1]:
             return 0 if st.scores[0] < st.scores[1] else 1
-        return 1 - st.breaker  # alternate (also a tie under "trailing")
+        return 1 - st.rack_breaker  # alternate (also a tie under "trailing")
 
     def end_rack(self, st: State, winner: int, R: list, rule: str, why: str) -> State:
         st = replace(st, scores=add_pair(st.scores, winner, 1), rack_winner=winner)
@@ -228,10 +228,10 @@ class MatchLayer:
         R.append(
             Ruling(
                 self.rule_stalemate,
-                f"Stalemate: rack replayed, {st.players[st.breaker]} breaks again",
+                f"Stalemate: rack replayed, {st.players[st.rack_breaker]} breaks again",
             )
         )
-        return self.set_up_rack(st, st.breaker, R, new_rack=False)
+        return self.set_up_rack(st, st.rack_breaker, R, new_rack=False)
 
     def on_interference(self, st: State, R: list) -> State:
         """General 34: the position cannot be restored; the game is replayed with the
@@ -240,7 +240,7 @@ class MatchLayer:
             Ruling(
                 "general 34",
                 "Outside interference, position cannot be restored: "
-                f"rack replayed, {st.players[st.breaker]} breaks",
+                f"rack replayed, {st.players[st.rack_breaker]} breaks",
             )
         )
-        return self.set_up_rack(st, st.breaker, R, new_rack=False)
+        return self.set_up_rack(st, st.rack_breaker, R, new_rack=False)

@@ -78,7 +78,7 @@ class RotationGame(GeneralRules):
         return self.spot(st, [self.money_ball], R, rule or self.rule_money_spot, why)
 
     def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
-        shooter = pre.at_table
+        shooter = pre.shooter
         st = self.remove_shot_balls(st, shot)
         if foul:
             R.append(Ruling(foul.rule, f"Foul by {st.players[shooter]}: {foul.name}"))
@@ -104,7 +104,7 @@ class RotationGame(GeneralRules):
             R.append(
                 Ruling(
                     self.rule_std_penalty,
-                    f"{st.players[st.at_table]} has cue ball in hand anywhere on the table",
+                    f"{st.players[st.shooter]} has cue ball in hand anywhere on the table",
                 )
             )
             return replace(st, ball_in_hand="anywhere")
@@ -119,14 +119,14 @@ class RotationGame(GeneralRules):
             st = self.pass_turn(st, R, self.rule_push_out, "Push-out played")
             R.append(
                 Ruling(
-                    self.rule_push_out, f"{st.players[st.at_table]} may shoot or pass the shot back"
+                    self.rule_push_out, f"{st.players[st.shooter]} may shoot or pass the shot back"
                 )
             )
             return replace(st, awaiting="shoot_or_pass", option_rule=self.rule_push_out)
         return self.resolve_play(pre, st, shot, R)
 
     def resolve_break(self, pre: State, st: State, shot: Shot, R: list) -> State:
-        shooter = pre.at_table
+        shooter = pre.shooter
         if self.money_down(shot):
             st = self.spot_money(st, R, "pocketed on the break", self.rule_intro)
         if shot.objects_pocketed:
@@ -139,7 +139,7 @@ class RotationGame(GeneralRules):
             )
         else:
             st = self.pass_turn(st, R, "general 36", "Legal break, nothing pocketed")
-        R.append(Ruling(self.rule_push_out, f"{st.players[st.at_table]} may play a push-out"))
+        R.append(Ruling(self.rule_push_out, f"{st.players[st.shooter]} may play a push-out"))
         return replace(st, push_out_allowed=True)
 
     def resolve_play(self, pre: State, st: State, shot: Shot, R: list) -> State:
@@ -147,5 +147,5 @@ class RotationGame(GeneralRules):
 
     def offer_option(self, st: State, R: list, rule: str, why: str) -> State:
         st = self.pass_turn(st, R, rule, why)
-        R.append(Ruling(rule, f"{st.players[st.at_table]} may shoot or pass the shot back"))
+        R.append(Ruling(rule, f"{st.players[st.shooter]} may shoot or pass the shot back"))
         return replace(st, awaiting="shoot_or_pass", option_rule=rule)

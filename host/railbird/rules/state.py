@@ -99,6 +99,18 @@ class State:
         return 1 - player
 
     @property
+    def shooter(self) -> int:
+        """`at_table` where play has begun: it is None only until the lag is decided."""
+        assert self.at_table is not None, "nobody is at the table before the lag"
+        return self.at_table
+
+    @property
+    def rack_breaker(self) -> int:
+        """`breaker` where the rack has a breaker: None only until the lag is decided."""
+        assert self.breaker is not None, "nobody has broken before the lag"
+        return self.breaker
+
+    @property
     def over(self) -> bool:
         return self.match_winner is not None or self.ended is not None
 

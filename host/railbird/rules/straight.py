@@ -217,7 +217,7 @@ class StraightPool(GeneralRules):
                 )
         else:
             R.append(Ruling("4.2", "14 balls re-racked with the apex empty"))
-        R.append(Ruling("4.8", f"{st.players[st.at_table]} continues; any ball may be played"))
+        R.append(Ruling("4.8", f"{st.players[st.shooter]} continues; any ball may be played"))
         return replace(
             st,
             on_table=self.full_rack(),
@@ -233,14 +233,14 @@ class StraightPool(GeneralRules):
         if st.awaiting != "accept_or_rebreak":
             raise OutOfTurn("no option is due")
         if choice == "accept":
-            R.append(Ruling("4.3", f"{st.players[st.at_table]} accepts the table"))
+            R.append(Ruling("4.3", f"{st.players[st.shooter]} accepts the table"))
             return replace(st, awaiting=None)
         if choice == "rebreak":
             R.append(
-                Ruling("4.3", f"{st.players[st.at_table]} has {st.players[st.breaker]} break again")
+                Ruling("4.3", f"{st.players[st.shooter]} has {st.players[st.rack_breaker]} break again")
             )
             # 4.3: a full re-rack of 15 balls, i.e. a new rack set up.
-            return self.set_up_rack(self.hand_on(st), st.breaker, R)
+            return self.set_up_rack(self.hand_on(st), st.rack_breaker, R)
         raise BadInput("choose accept or rebreak")
 
     def on_stalemate(self, st: State, R: list) -> State:
@@ -276,11 +276,11 @@ class StraightPool(GeneralRules):
                 Ruling(
                     "general 34",
                     "Outside interference, position cannot be restored: "
-                    f"all 15 balls re-racked, {st.players[st.breaker]} "
+                    f"all 15 balls re-racked, {st.players[st.rack_breaker]} "
                     "breaks again (seed reading); scores stand",
                 )
             )
-            return self.set_up_rack(st, st.breaker, R)
+            return self.set_up_rack(st, st.rack_breaker, R)
         R.append(
             Ruling(
                 "general 34",
@@ -300,7 +300,7 @@ class StraightPool(GeneralRules):
 
     # -- outcome -------------------------------------------------------------------------
     def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
-        shooter = pre.at_table
+        shooter = pre.shooter
         st = replace(st, fresh_rack=pre.fresh_rack)  # for the 4.6 apex note while spotting
         st = self.remove_shot_balls(st, shot)
         down = sorted(shot.objects_pocketed | {b for b in shot.off_table if b})
@@ -321,7 +321,7 @@ class StraightPool(GeneralRules):
             R.append(
                 Ruling(
                     "4.3",
-                    f"{st.players[st.at_table]} accepts the table or has "
+                    f"{st.players[st.shooter]} accepts the table or has "
                     f"{st.players[shooter]} break again",
                 )
             )
@@ -345,7 +345,7 @@ class StraightPool(GeneralRules):
                 R.append(
                     Ruling(
                         "4.9",
-                        f"{st.players[st.at_table]} has cue ball in hand behind the head string",
+                        f"{st.players[st.shooter]} has cue ball in hand behind the head string",
                     )
                 )
                 return replace(st, ball_in_hand="kitchen", fresh_rack=False)
@@ -376,7 +376,7 @@ class StraightPool(GeneralRules):
         return target, pocket
 
     def scored(self, pre: State, st: State, shot: Shot, call, R: list) -> State:
-        shooter = pre.at_table
+        shooter = pre.shooter
         points = len(shot.objects_pocketed)
         st = replace(self.credit(st, shooter, points), fresh_rack=False)
         R.append(

@@ -41,7 +41,7 @@ class TenBall(RotationGame):
         return target, pocket
 
     def resolve_play(self, pre: State, st: State, shot: Shot, R: list) -> State:
-        shooter = pre.at_table
+        shooter = pre.shooter
         pk = shot.objects_pocketed
         if pre.safety:
             if self.money_down(shot):
