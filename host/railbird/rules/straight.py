@@ -236,9 +236,8 @@ class StraightPool(GeneralRules):
             R.append(Ruling("4.3", f"{st.players[st.shooter]} accepts the table"))
             return replace(st, awaiting=None)
         if choice == "rebreak":
-            R.append(
-                Ruling("4.3", f"{st.players[st.shooter]} has {st.players[st.rack_breaker]} break again")
-            )
+            who, breaker = st.players[st.shooter], st.players[st.rack_breaker]
+            R.append(Ruling("4.3", f"{who} has {breaker} break again"))
             # 4.3: a full re-rack of 15 balls, i.e. a new rack set up.
             return self.set_up_rack(self.hand_on(st), st.rack_breaker, R)
         raise BadInput("choose accept or rebreak")
