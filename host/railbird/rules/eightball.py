@@ -79,7 +79,7 @@ class EightBall(GeneralRules):
         )
 
     # -- outcome ---------------------------------------------------------------------------
-    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
+    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list[Ruling]) -> State:
         shooter = pre.shooter
         st = self.remove_shot_balls(st, shot)
         eight = 8 in shot.objects_pocketed or 8 in shot.off_table
@@ -136,7 +136,7 @@ class EightBall(GeneralRules):
             return st
         return self.pass_turn(st, R, "3.6", "Called ball not pocketed")
 
-    def obvious_call(self, pre: State, shot: Shot, R: list):
+    def obvious_call(self, pre: State, shot: Shot, R: list[Ruling]):
         pk = shot.objects_pocketed
         target = next(iter(pk)) if len(pk) == 1 else shot.first_contact
         legal = self.legal_first_balls(pre) or set()
@@ -146,7 +146,9 @@ class EightBall(GeneralRules):
         R.append(Ruling("1.6", f"No call: obvious shot presumed, the {target} in {pocket}"))
         return target, pocket
 
-    def resolve_break(self, pre: State, st: State, shot: Shot, foul, eight, R: list) -> State:
+    def resolve_break(
+        self, pre: State, st: State, shot: Shot, foul, eight, R: list[Ruling]
+    ) -> State:
         shooter = pre.shooter
         if foul:
             R.append(Ruling(foul.rule, f"Foul on the break by {st.players[shooter]}: {foul.name}"))
@@ -200,7 +202,7 @@ class EightBall(GeneralRules):
             return st
         return self.pass_turn(st, R, "3.3", "Legal break, nothing pocketed; the table is open")
 
-    def other_option(self, st: State, choice: str, R: list) -> State:
+    def other_option(self, st: State, choice: str, R: list[Ruling]) -> State:
         allowed = {
             "spot_or_rebreak": ("spot", "rebreak"),
             "spot_or_break": ("spot", "break"),

@@ -41,7 +41,7 @@ from urllib.parse import quote, unquote
 from . import doubt
 from .errors import FenError
 from .fouls import GENERAL_FOULS, declarable, declared_foul
-from .inputs import INPUT_FIELDS, Shot
+from .inputs import INPUT_FIELDS, JsonObject, Shot
 from .state import POCKETS, State
 
 # One letter per fact (also the state line's `unc=`, rules/fen.py).
@@ -137,7 +137,7 @@ def _dec_value(fact: str, t: str):
 
 
 # -- the held shot (shot_dict's form) -------------------------------------------------------
-def _enc_shot(d: dict) -> str:
+def _enc_shot(d: JsonObject) -> str:
     if d.get("type") != "shot" or not isinstance(d.get("pocketed"), list):
         raise _Raw
     items = []

@@ -8,9 +8,14 @@ Whether the facts are possible on the current table is checked by the rules
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import BadInput
 from .state import POCKETS
+
+# An input or a match set-up as decoded from JSON: its values are checked where they are read
+# (get_int, get_bool, get_str, get_pocket, parse_shot), so they are Any until then.
+JsonObject = dict[str, Any]
 
 # Fields any input may carry for the integrator's own use; the engine ignores them.
 PASSIVE_FIELDS = {"type", "t_us", "source", "comment"}
@@ -73,7 +78,7 @@ def _is_int(x) -> bool:
     return type(x) is int
 
 
-def get_int(d: dict, key: str, lo: int, hi: int, *, default=None):
+def get_int(d: JsonObject, key: str, lo: int, hi: int, *, default=None):
     if d.get(key) is None:  # absent or null: not reported
         return default
     x = d[key]
@@ -82,7 +87,7 @@ def get_int(d: dict, key: str, lo: int, hi: int, *, default=None):
     return x
 
 
-def get_bool(d: dict, key: str, *, default=None):
+def get_bool(d: JsonObject, key: str, *, default=None):
     if d.get(key) is None:  # absent or null: not reported
         return default
     x = d[key]
@@ -91,7 +96,7 @@ def get_bool(d: dict, key: str, *, default=None):
     return x
 
 
-def get_str(d: dict, key: str, *, default=None):
+def get_str(d: JsonObject, key: str, *, default=None):
     if d.get(key) is None:
         return default
     x = d[key]
@@ -100,7 +105,7 @@ def get_str(d: dict, key: str, *, default=None):
     return x
 
 
-def get_pocket(d: dict, key: str = "pocket") -> str:
+def get_pocket(d: JsonObject, key: str = "pocket") -> str:
     p = d.get(key)
     if not isinstance(p, str) or p not in POCKETS:
         raise BadInput(f"{key} must be one of {' '.join(POCKETS)}")
@@ -150,7 +155,7 @@ class Shot:
         return None
 
 
-def parse_shot(d: dict) -> Shot:
+def parse_shot(d: JsonObject) -> Shot:
     raw = d.get("pocketed", [])
     flagged = [] if d.get("uncertain") is None else d["uncertain"]
     if not isinstance(flagged, list) or not all(

@@ -7,7 +7,7 @@ import copy
 
 from .engine import apply, new_match
 from .errors import OutOfTurn, RulesError
-from .inputs import SHOT_FACTS, input_type
+from .inputs import SHOT_FACTS, JsonObject, input_type
 from .jsonview import state_to_json
 from .state import Ruling
 
@@ -16,7 +16,7 @@ class Referee:
     """Feed input dicts one at a time; `feed` returns the output state dict. A bad input
     raises RulesError and changes nothing."""
 
-    def __init__(self, match: dict):
+    def __init__(self, match: JsonObject):
         self.state = new_match(match)
         # (state, announcements, input) before each applied input, oldest first.
         self._history: list = []
@@ -31,7 +31,7 @@ class Referee:
             ).as_dict()
         ]
 
-    def feed(self, inp: dict) -> dict:
+    def feed(self, inp: JsonObject) -> dict:
         kind = input_type(inp)
         if kind == "undo":
             if not self._history:
@@ -56,7 +56,7 @@ class Referee:
         self._produced = state
         return self.state_json()
 
-    def _correct(self, inp: dict) -> dict:
+    def _correct(self, inp: JsonObject) -> dict:
         """`confirm` with facts: the referee's facts replace those of the last shot. The
         shot is applied again to the state before it, then every later input (calls,
         options, ...) is applied again in order. If one no longer applies, the correction

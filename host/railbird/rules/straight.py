@@ -10,7 +10,7 @@ from dataclasses import replace
 from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import BREAKING, Foul
 from .general import GeneralRules, balls_text
-from .inputs import Shot, get_bool
+from .inputs import JsonObject, Shot, get_bool
 from .state import Ruling, State, add_pair, set_pair
 
 
@@ -55,7 +55,7 @@ class StraightPool(GeneralRules):
             high_run=set_pair(st.high_run, p, max(st.high_run[p], run[p])),
         )
 
-    def penalize(self, st: State, p: int, n: int, R: list, rule: str, why: str) -> State:
+    def penalize(self, st: State, p: int, n: int, R: list[Ruling], rule: str, why: str) -> State:
         penalties = add_pair(st.penalties, p, n)
         st = replace(
             st, penalties=penalties, scores=set_pair(st.scores, p, st.credited[p] - penalties[p])
@@ -119,7 +119,7 @@ class StraightPool(GeneralRules):
         return None
 
     # -- inputs ------------------------------------------------------------------------
-    def ready_for_play(self, st: State, R: list) -> State:
+    def ready_for_play(self, st: State, R: list[Ruling]) -> State:
         if st.awaiting == "rerack":  # 4.8: no answers means neither ball interferes
             R.append(
                 Ruling(
@@ -131,7 +131,7 @@ class StraightPool(GeneralRules):
             st = self.rerack(st, False, False, False, R)
         return super().ready_for_play(st, R)
 
-    def on_rerack(self, st: State, inp: dict, R: list) -> State:
+    def on_rerack(self, st: State, inp: JsonObject, R: list[Ruling]) -> State:
         if st.awaiting != "rerack":
             raise OutOfTurn("no re-rack is due")
         cue_in = get_bool(inp, "cue_ball_in_rack_area", default=False)
@@ -148,7 +148,9 @@ class StraightPool(GeneralRules):
             )
         return self.rerack(st, cue_in, ball_in, behind, R)
 
-    def rerack(self, st: State, cue_in: bool, ball_in: bool, behind: bool, R: list) -> State:
+    def rerack(
+        self, st: State, cue_in: bool, ball_in: bool, behind: bool, R: list[Ruling]
+    ) -> State:
         """4.8: where the 15th (break) ball and the cue ball go when the 14 are re-racked."""
         ball = st.on_table[0] if st.on_table else None
         bih = None
@@ -229,7 +231,7 @@ class StraightPool(GeneralRules):
             fresh_rack=fresh,
         )
 
-    def other_option(self, st: State, choice: str, R: list) -> State:
+    def other_option(self, st: State, choice: str, R: list[Ruling]) -> State:
         if st.awaiting != "accept_or_rebreak":
             raise OutOfTurn("no option is due")
         if choice == "accept":
@@ -242,7 +244,7 @@ class StraightPool(GeneralRules):
             return self.set_up_rack(self.hand_on(st), st.rack_breaker, R)
         raise BadInput("choose accept or rebreak")
 
-    def on_stalemate(self, st: State, R: list) -> State:
+    def on_stalemate(self, st: State, R: list[Ruling]) -> State:
         """4.12: the players lag again for an opening break; the scores stand."""
         R.append(
             Ruling(
@@ -266,7 +268,7 @@ class StraightPool(GeneralRules):
             fresh_rack=False,
         )
 
-    def on_interference(self, st: State, R: list) -> State:
+    def on_interference(self, st: State, R: list[Ruling]) -> State:
         """General 34, read through WPA 1.9: a position that cannot be restored is handled
         as a stalemate, i.e. in 14.1 a new lag (4.12), scores standing. The seed's literal
         reading (the same player breaks again) is the option bca_34_same_breaker."""
@@ -298,7 +300,7 @@ class StraightPool(GeneralRules):
         return text
 
     # -- outcome -------------------------------------------------------------------------
-    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
+    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list[Ruling]) -> State:
         shooter = pre.shooter
         st = replace(st, fresh_rack=pre.fresh_rack)  # for the 4.6 apex note while spotting
         st = self.remove_shot_balls(st, shot)
@@ -363,7 +365,7 @@ class StraightPool(GeneralRules):
         st = self.spot(st, down, R, "4.6", why)
         return replace(self.pass_turn(st, R, "4.4", f"Inning over ({why})"), fresh_rack=False)
 
-    def obvious_call(self, shot: Shot, R: list):
+    def obvious_call(self, shot: Shot, R: list[Ruling]):
         """1.6: a call is needed unless the shot is obvious. Without a call, a single ball
         pocketed, or the first ball hit when it is pocketed, is taken as the obvious shot."""
         pk = shot.objects_pocketed
@@ -374,7 +376,7 @@ class StraightPool(GeneralRules):
         R.append(Ruling("1.6", f"No call: obvious shot presumed, the {target} in {pocket}"))
         return target, pocket
 
-    def scored(self, pre: State, st: State, shot: Shot, call, R: list) -> State:
+    def scored(self, pre: State, st: State, shot: Shot, call, R: list[Ruling]) -> State:
         shooter = pre.shooter
         points = len(shot.objects_pocketed)
         st = replace(self.credit(st, shooter, points), fresh_rack=False)
@@ -407,7 +409,7 @@ class StraightPool(GeneralRules):
             return replace(st, awaiting="rerack")
         return st
 
-    def serious_foul(self, st: State, shooter: int, R: list) -> State:
+    def serious_foul(self, st: State, shooter: int, R: list[Ruling]) -> State:
         """4.11: 1 point for the foul and 15 more, count reset, full re-rack, the offender
         breaks under 4.3 (the incoming player has no choice)."""
         if st.opt("thai_4_11_fifteen"):

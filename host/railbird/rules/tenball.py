@@ -30,7 +30,7 @@ class TenBall(RotationGame):
         if st.opt("wpa2025_no_safety_call"):
             raise OutOfTurn("no safety call in ten-ball (WPA 2025 option)")
 
-    def obvious_call(self, pre: State, shot: Shot, R: list):
+    def obvious_call(self, pre: State, shot: Shot, R: list[Ruling]):
         """9.5 / 1.6: no call is needed when the shot is obvious. Without a call the shot
         is taken to be at the ball the cue ball hit first, into the pocket it went in."""
         target = shot.first_contact
@@ -40,7 +40,7 @@ class TenBall(RotationGame):
         R.append(Ruling("9.5", f"No call: obvious shot presumed, the {target} in {pocket} (1.6)"))
         return target, pocket
 
-    def resolve_play(self, pre: State, st: State, shot: Shot, R: list) -> State:
+    def resolve_play(self, pre: State, st: State, shot: Shot, R: list[Ruling]) -> State:
         shooter = pre.shooter
         pk = shot.objects_pocketed
         if pre.safety:
