@@ -8,7 +8,7 @@ Whether the facts are possible on the current table is checked by the rules
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard, overload
 
 from .errors import BadInput
 from .state import POCKETS
@@ -62,7 +62,7 @@ INPUT_FIELDS = {
 CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break")
 
 
-def input_type(inp) -> str:
+def input_type(inp: object) -> str:
     if not isinstance(inp, dict):
         raise BadInput("an input must be a JSON object")
     kind = inp.get("type")
@@ -74,11 +74,15 @@ def input_type(inp) -> str:
     return kind
 
 
-def _is_int(x) -> bool:
+def _is_int(x: object) -> TypeGuard[int]:  # bool is not an int here
     return type(x) is int
 
 
-def get_int(d: JsonObject, key: str, lo: int, hi: int, *, default=None):
+@overload
+def get_int(d: JsonObject, key: str, lo: int, hi: int) -> int | None: ...
+@overload
+def get_int(d: JsonObject, key: str, lo: int, hi: int, *, default: int) -> int: ...
+def get_int(d: JsonObject, key: str, lo: int, hi: int, *, default: int | None = None) -> int | None:
     if d.get(key) is None:  # absent or null: not reported
         return default
     x = d[key]
@@ -87,7 +91,11 @@ def get_int(d: JsonObject, key: str, lo: int, hi: int, *, default=None):
     return x
 
 
-def get_bool(d: JsonObject, key: str, *, default=None):
+@overload
+def get_bool(d: JsonObject, key: str) -> bool | None: ...
+@overload
+def get_bool(d: JsonObject, key: str, *, default: bool) -> bool: ...
+def get_bool(d: JsonObject, key: str, *, default: bool | None = None) -> bool | None:
     if d.get(key) is None:  # absent or null: not reported
         return default
     x = d[key]
@@ -96,7 +104,11 @@ def get_bool(d: JsonObject, key: str, *, default=None):
     return x
 
 
-def get_str(d: JsonObject, key: str, *, default=None):
+@overload
+def get_str(d: JsonObject, key: str) -> str | None: ...
+@overload
+def get_str(d: JsonObject, key: str, *, default: str) -> str: ...
+def get_str(d: JsonObject, key: str, *, default: str | None = None) -> str | None:
     if d.get(key) is None:
         return default
     x = d[key]
@@ -137,7 +149,7 @@ class Shot:
     uncertain: tuple[str, ...] = ()  # sorted fact names flagged uncertain (awaiting confirm)
 
     @property
-    def balls(self) -> list[int]:
+    def balls(self) -> list[int | None]:  # None: identity not sensed (Potted)
         return [p.ball for p in self.pocketed]
 
     @property
@@ -224,7 +236,7 @@ def parse_shot(d: JsonObject) -> Shot:
     )
 
 
-def _rail_range(raw, estimate: int | None) -> tuple[int, int] | None:
+def _rail_range(raw: object, estimate: int | None) -> tuple[int, int] | None:
     """`object_balls_to_rail_range`: [lo, hi] with 0 <= lo <= hi <= 15, holding the
     estimate when both are given."""
     if raw is None:
@@ -241,12 +253,12 @@ def _rail_range(raw, estimate: int | None) -> tuple[int, int] | None:
     return raw[0], raw[1]
 
 
-def shot_dict(shot: Shot) -> dict:
+def shot_dict(shot: Shot) -> JsonObject:
     """The `shot` input that parses back to `shot` (parse_shot(shot_dict(s)) == s): how a
     shot held for the referee's check is kept in the state."""
-    out: dict = {"type": "shot", "pocketed": []}
+    out: JsonObject = {"type": "shot", "pocketed": []}
     for p in shot.pocketed:
-        item: dict = {"pocket": p.pocket}
+        item: JsonObject = {"pocket": p.pocket}
         if p.ball is not None:
             item["ball"] = p.ball
         if p.rested_us is not None:
