@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn, RulesError
+from .general import GeneralRules
 from .inputs import CHOICES, SHOT_FACTS, JsonObject, input_type, parse_shot
 from .nineball import NineBall
 from .state import Ruling, State
@@ -13,7 +14,7 @@ from .straight import StraightPool
 from .tenball import TenBall
 
 
-def _games() -> dict:
+def _games() -> dict[str, GeneralRules]:
     from .eightball import EightBall
 
     return {g.name: g for g in (TenBall(), StraightPool(), NineBall(), EightBall())}
@@ -22,7 +23,7 @@ def _games() -> dict:
 GAMES = _games()
 
 
-def rules_for(state: State):
+def rules_for(state: State) -> GeneralRules:
     return GAMES[state.game]
 
 
@@ -39,7 +40,7 @@ def new_match(match: JsonObject) -> State:
     return GAMES[game].new_match(match)
 
 
-def apply(state: State, inp: JsonObject) -> tuple[State, list[dict]]:
+def apply(state: State, inp: JsonObject) -> tuple[State, list[dict[str, str]]]:
     """Apply one input; returns the new state and the rulings (announcements) as dicts
     {"text", "rule"}. Raises RulesError (the caller keeps `state`)."""
     kind = input_type(inp)
@@ -55,7 +56,7 @@ def apply(state: State, inp: JsonObject) -> tuple[State, list[dict]]:
     if kind == "confirm":  # also after the match: the deciding shot may be confirmed
         if any(k in inp for k in SHOT_FACTS):
             raise OutOfTurn("a correction needs the input history: use railbird.rules.Referee")
-        R: list[Ruling] = []
+        R = []
         game = rules_for(state)
         st = game.on_confirm(game.spot_pending(replace(state, rack_winner=None)), R)
         return st, [r.as_dict() for r in R]
@@ -63,7 +64,7 @@ def apply(state: State, inp: JsonObject) -> tuple[State, list[dict]]:
         # REFEREE.md §2: what is left after the match is putting the deciding shot right.
         raise OutOfTurn("the match is over: only undo, or confirm of the deciding shot")
     game = rules_for(state)
-    R: list[Ruling] = []
+    R = []
     st = game.spot_pending(replace(state, rack_winner=None))
     if kind == "lag":
         st = game.on_lag(st, inp, R)

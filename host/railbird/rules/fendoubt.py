@@ -70,7 +70,7 @@ def _catalogue(game: str, options: tuple) -> dict:
     g = GAMES[game]
     st = State(game=game, players=("a", "b"), goal=1, break_order="alternate", options=options)
     st = replace(st, breaking=True, on_table=g.full_rack())
-    thai = st.opt("thai_foul_names")
+    thai = st.opt_flag("thai_foul_names")
     out: dict = {"L": ("legal break", None), "N": ("no foul", None)}
     for d in declarable(g, thai):
         foul = declared_foul(g, d["declare"], thai)

@@ -243,7 +243,7 @@ class GeneralRules(MatchLayer):
         shot = self.apply_defaults(st, shot, R)
         self.record_defaults(st, shot, R)
         fouls = self.detect_fouls(st, shot)
-        thai = st.opt("thai_foul_names")
+        thai = st.opt_flag("thai_foul_names")
         for text in shot.fouls:
             foul = declared_foul(self, text, thai)
             if foul is None:  # general 26: a miscue is not a foul in itself (WPA)
@@ -377,7 +377,7 @@ class GeneralRules(MatchLayer):
                     )
                 )
                 p = replace(p, ball=guess)
-            limit = st.opt("hanging_ball_us")
+            limit = st.opt_int("hanging_ball_us")
             if p.rested_us is not None and p.rested_us > limit:  # general 30: any ball
                 name = "cue ball" if p.ball == 0 else str(p.ball)
                 R.append(
@@ -451,7 +451,7 @@ class GeneralRules(MatchLayer):
         return shot
 
     def detect_fouls(self, st: State, shot: Shot) -> list[Foul]:
-        thai = st.opt("thai_foul_names")
+        thai = st.opt_flag("thai_foul_names")
         fouls = []
         if shot.scratch:
             fouls.append(listed_foul(self, "6.1", thai))

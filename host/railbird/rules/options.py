@@ -143,7 +143,7 @@ def parse_options(raw, game: str) -> tuple[tuple[str, object], ...]:
     return tuple(sorted(out.items()))
 
 
-def option_value(options: tuple[tuple[str, object], ...], name: str):
+def option_value(options: tuple[tuple[str, object], ...], name: str) -> object:
     for key, value in options:
         if key == name:
             return value

@@ -23,7 +23,7 @@ class TenBall(RotationGame):
     call_on_break = False  # 9 (TN): on the break no ball may be called
 
     def cue_counts_on_break(self, st: State) -> bool:
-        return st.opt("thai_9_3_count_cue_ball")
+        return st.opt_flag("thai_9_3_count_cue_ball")
 
     def check_safety_allowed(self, st: State) -> None:
         super().check_safety_allowed(st)
