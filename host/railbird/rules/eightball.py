@@ -4,6 +4,7 @@ fouls with ball in hand anywhere (3.9), no three-foul rule, only the 8 is spotte
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn
@@ -46,14 +47,14 @@ class EightBall(GeneralRules):
     rule_no_call_on_break = "3.3"
 
     @staticmethod
-    def group_balls(group: str | None) -> frozenset:
+    def group_balls(group: str | None) -> frozenset[int]:
         return SOLIDS if group == "solids" else STRIPES if group == "stripes" else frozenset()
 
     def cleared(self, st: State, player: int) -> bool:
         group = st.groups[player]
         return group is not None and not (self.group_balls(group) & set(st.on_table))
 
-    def legal_first_balls(self, st: State):
+    def legal_first_balls(self, st: State) -> Set[int] | None:
         if st.breaking:
             return None
         p = st.shooter
@@ -79,7 +80,15 @@ class EightBall(GeneralRules):
         )
 
     # -- outcome ---------------------------------------------------------------------------
-    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list[Ruling]) -> State:
+    def resolve(
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        R: list[Ruling],
+    ) -> State:
         shooter = pre.shooter
         st = self.remove_shot_balls(st, shot)
         eight = 8 in shot.objects_pocketed or 8 in shot.off_table
@@ -136,13 +145,14 @@ class EightBall(GeneralRules):
             return st
         return self.pass_turn(st, R, "3.6", "Called ball not pocketed")
 
-    def obvious_call(self, pre: State, shot: Shot, R: list[Ruling]):
+    def obvious_call(self, pre: State, shot: Shot, R: list[Ruling]) -> tuple[int, str] | None:
         pk = shot.objects_pocketed
         target = next(iter(pk)) if len(pk) == 1 else shot.first_contact
         legal = self.legal_first_balls(pre) or set()
         if target is None or target not in pk or target not in legal:
             return None
         pocket = shot.pocket_of(target)
+        assert pocket is not None, "target is one of the balls pocketed: it has a pocket"
         R.append(Ruling("1.6", f"No call: obvious shot presumed, the {target} in {pocket}"))
         return target, pocket
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+from collections.abc import Collection, Iterable, Set
 from dataclasses import replace
 
 from . import doubt
@@ -26,7 +27,7 @@ from .match import MatchLayer
 from .state import Ruling, State, move_balls, set_pair
 
 
-def balls_text(balls) -> str:
+def balls_text(balls: Iterable[int]) -> str:
     balls = list(balls)
     return ", ".join(str(b) for b in balls) if balls else "none"
 
@@ -232,7 +233,9 @@ class GeneralRules(MatchLayer):
             f"Unconfirmed facts of the last shot ({', '.join(st.unconfirmed)}) stand as sensed",
         )
 
-    def rule_shot(self, st: State, shot: Shot, R: list[Ruling], defaulted=()) -> State:
+    def rule_shot(
+        self, st: State, shot: Shot, R: list[Ruling], defaulted: Iterable[str] = ()
+    ) -> State:
         """The shot's fouls and outcome, its facts taken as given (`defaulted`: facts set
         to the fair default, not applied as sensed)."""
         if st.provisional:
@@ -407,7 +410,7 @@ class GeneralRules(MatchLayer):
         )
         return replace(shot, pocketed=tuple(potted)), bool(restored and not stroke)
 
-    def check_rail_estimate(self, table: set, shot: Shot, R: list[Ruling]) -> Shot:
+    def check_rail_estimate(self, table: set[int], shot: Shot, R: list[Ruling]) -> Shot:
         """`object_balls_to_rail` counts the object balls driven to a rail that stay on the
         table; those pocketed or driven off on the shot are counted on top (8.4), so it can
         be at most the object balls on the table less those (REFEREE.md §1). Above that a
@@ -442,7 +445,7 @@ class GeneralRules(MatchLayer):
         )
         return replace(shot, object_balls_to_rail=room)
 
-    def legal_first_balls(self, st: State) -> set[int] | None:
+    def legal_first_balls(self, st: State) -> Set[int] | None:
         """6.2: the balls the cue ball may contact first (None: any ball)."""
         return None
 
@@ -556,7 +559,13 @@ class GeneralRules(MatchLayer):
 
     # -- outcome (per game) --------------------------------------------------------------
     def resolve(
-        self, pre: State, st: State, shot: Shot, foul: Foul | None, fouls: list, R: list[Ruling]
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        R: list[Ruling],
     ) -> State:
         raise NotImplementedError
 
@@ -566,7 +575,7 @@ class GeneralRules(MatchLayer):
             st, shot.objects_pocketed | {b for b in shot.off_table if b}, to="pocketed"
         )
 
-    def spot(self, st: State, balls, R: list[Ruling], rule: str, why: str) -> State:
+    def spot(self, st: State, balls: Iterable[int], R: list[Ruling], rule: str, why: str) -> State:
         balls = sorted(set(balls))
         if not balls:
             return st
@@ -576,7 +585,7 @@ class GeneralRules(MatchLayer):
         )
         return st
 
-    def spot_place_text(self, st: State, balls) -> str:
+    def spot_place_text(self, st: State, balls: Collection[int]) -> str:
         if len(balls) == 1:
             return "on the foot spot, or toward the foot rail if it is taken (general 31)"
         return (

@@ -65,7 +65,7 @@ class MatchLayer:
             on_table=self.full_rack(),
         )
 
-    def player_index(self, st: State, inp: JsonObject, key: str, default=None) -> int:
+    def player_index(self, st: State, inp: JsonObject, key: str, default: int | None = None) -> int:
         if key not in inp:
             if default is None:
                 raise BadInput(f"{key} is required")

@@ -77,7 +77,15 @@ class RotationGame(GeneralRules):
     def spot_money(self, st: State, R: list[Ruling], why: str, rule: str | None = None) -> State:
         return self.spot(st, [self.money_ball], R, rule or self.rule_money_spot, why)
 
-    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list[Ruling]) -> State:
+    def resolve(
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        R: list[Ruling],
+    ) -> State:
         shooter = pre.shooter
         st = self.remove_shot_balls(st, shot)
         if foul:

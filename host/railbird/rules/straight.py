@@ -5,6 +5,7 @@ the third consecutive foul -15 more and a re-break (4.11), re-racks (4.4, 4.8)."
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from .errors import BadInput, ImpossibleInput, OutOfTurn
@@ -291,7 +292,7 @@ class StraightPool(GeneralRules):
         )
         return self.on_stalemate(st, R)
 
-    def spot_place_text(self, st: State, balls) -> str:
+    def spot_place_text(self, st: State, balls: Collection[int]) -> str:
         text = super().spot_place_text(st, balls)
         if st.fresh_rack:
             text += (
@@ -300,7 +301,15 @@ class StraightPool(GeneralRules):
         return text
 
     # -- outcome -------------------------------------------------------------------------
-    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list[Ruling]) -> State:
+    def resolve(
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        R: list[Ruling],
+    ) -> State:
         shooter = pre.shooter
         st = replace(st, fresh_rack=pre.fresh_rack)  # for the 4.6 apex note while spotting
         st = self.remove_shot_balls(st, shot)
@@ -365,7 +374,7 @@ class StraightPool(GeneralRules):
         st = self.spot(st, down, R, "4.6", why)
         return replace(self.pass_turn(st, R, "4.4", f"Inning over ({why})"), fresh_rack=False)
 
-    def obvious_call(self, shot: Shot, R: list[Ruling]):
+    def obvious_call(self, shot: Shot, R: list[Ruling]) -> tuple[int, str] | None:
         """1.6: a call is needed unless the shot is obvious. Without a call, a single ball
         pocketed, or the first ball hit when it is pocketed, is taken as the obvious shot."""
         pk = shot.objects_pocketed
@@ -373,10 +382,18 @@ class StraightPool(GeneralRules):
         if target is None or target not in pk:
             return None
         pocket = shot.pocket_of(target)
+        assert pocket is not None, "target is one of the balls pocketed: it has a pocket"
         R.append(Ruling("1.6", f"No call: obvious shot presumed, the {target} in {pocket}"))
         return target, pocket
 
-    def scored(self, pre: State, st: State, shot: Shot, call, R: list[Ruling]) -> State:
+    def scored(
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        call: tuple[int, str] | None,
+        R: list[Ruling],
+    ) -> State:
         shooter = pre.shooter
         points = len(shot.objects_pocketed)
         st = replace(self.credit(st, shooter, points), fresh_rack=False)

@@ -30,12 +30,12 @@ class TenBall(RotationGame):
         if st.opt("wpa2025_no_safety_call"):
             raise OutOfTurn("no safety call in ten-ball (WPA 2025 option)")
 
-    def obvious_call(self, pre: State, shot: Shot, R: list[Ruling]):
+    def obvious_call(self, pre: State, shot: Shot, R: list[Ruling]) -> tuple[int, str] | None:
         """9.5 / 1.6: no call is needed when the shot is obvious. Without a call the shot
         is taken to be at the ball the cue ball hit first, into the pocket it went in."""
         target = shot.first_contact
         pocket = shot.pocket_of(target) if target else None
-        if pocket is None:
+        if target is None or pocket is None:  # pocket_of only runs for a target
             return None
         R.append(Ruling("9.5", f"No call: obvious shot presumed, the {target} in {pocket} (1.6)"))
         return target, pocket
