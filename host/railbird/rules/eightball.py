@@ -115,9 +115,10 @@ class EightBall(GeneralRules):
         call = pre.call if not pre.safety else None
         if call is None and not pre.safety:
             call = self.obvious_call(pre, shot, R)
-        made = call is not None and shot.pocket_of(call[0]) == call[1]
+        # the call, when its ball went where it was called (else None)
+        made = call if call is not None and shot.pocket_of(call[0]) == call[1] else None
         if eight:
-            if made and call[0] == 8 and self.cleared(pre, shooter):
+            if made and made[0] == 8 and self.cleared(pre, shooter):
                 return self.end_rack(st, shooter, R, "3.6", "the 8 pocketed as called")
             return self.end_rack(
                 st,
@@ -131,7 +132,7 @@ class EightBall(GeneralRules):
             return self.pass_turn(st, R, "3.6", "Safety played; pocketed balls stay down")
         if made:
             if st.groups[shooter] is None:  # 3.4: the called ball decides the groups
-                mine = "solids" if call[0] in SOLIDS else "stripes"
+                mine = "solids" if made[0] in SOLIDS else "stripes"
                 theirs = "stripes" if mine == "solids" else "solids"
                 st = replace(
                     st, groups=set_pair(set_pair(st.groups, shooter, mine), 1 - shooter, theirs)
@@ -139,7 +140,7 @@ class EightBall(GeneralRules):
                 R.append(Ruling("3.4", f"{st.players[shooter]} has the {mine}"))
             R.append(
                 Ruling(
-                    "3.6", f"The {call[0]} in {call[1]} as called: {st.players[shooter]} continues"
+                    "3.6", f"The {made[0]} in {made[1]} as called: {st.players[shooter]} continues"
                 )
             )
             return st

@@ -391,7 +391,7 @@ class StraightPool(GeneralRules):
         pre: State,
         st: State,
         shot: Shot,
-        call: tuple[int, str] | None,
+        call: tuple[int, str],
         R: list[Ruling],
     ) -> State:
         shooter = pre.shooter
