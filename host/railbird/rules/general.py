@@ -156,24 +156,24 @@ class GeneralRules(MatchLayer):
             return self.rule_shot(st, shot, R)
         names = [f for f, _ in ax]
         said = doubt.sensed(shot, ax)
-        groups: list = []  # [state, [facts, ...]] of the combinations that rule alike
+        groups: list[doubt.Group] = []  # (state, [facts, ...]): combinations ruled alike
         ruled = doubt.ruled(ax, said)  # the counts that can rule differently
         for combo in itertools.product(*(values for _, values in ruled)):
-            facts = dict(zip(names, combo, strict=True))
+            facts: doubt.Facts = dict(zip(names, combo, strict=True))
             out = self.rule_shot(st, replace(shot, **facts), [])
             for g in groups:
                 if g[0] == out:
                     g[1].append(facts)
                     break
             else:
-                groups.append([out, [facts]])
+                groups.append((out, [facts]))
         if len(groups) == 1:
             return self.rule_shot(st, doubt.settled(replace(shot, **said), names), R)
-        fair = {f: values[-1] for f, values in ax}
+        fair: doubt.Facts = {f: values[-1] for f, values in ax}
         names = doubt.deciding(ruled, groups)  # the others change nothing: not asked about
         shot = doubt.settled_but(shot, [f for f, _ in ax if f not in names], said)
         ax = [a for a in ax if a[0] in names]
-        choices = []
+        choices: list[doubt.Choice] = []
         fair_i = 0
         for i, (_state, members) in enumerate(groups):
             rep = doubt.nearest(members, said)
@@ -214,7 +214,12 @@ class GeneralRules(MatchLayer):
                 "or corrects it",
             )
         )
-        entry = {"fact": names[0], "facts": names, "ruling": fair_label, "rule": rule}
+        entry: dict[str, object] = {
+            "fact": names[0],
+            "facts": names,
+            "ruling": fair_label,
+            "rule": rule,
+        }
         entry.update(text=text, choices=choices)
         return replace(out, provisional=doubt.canon([entry]))
 
