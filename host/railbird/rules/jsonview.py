@@ -7,14 +7,13 @@ from typing import TypeVar
 
 from . import doubt
 from .fen import to_fen
+from .inputs import JsonObject
 from .state import Ruling, State
 
 T = TypeVar("T")
 
 
-def state_to_json(
-    state: State, rulings: Iterable[Ruling | dict[str, str]] = ()
-) -> dict[str, object]:
+def state_to_json(state: State, rulings: Iterable[Ruling | dict[str, str]] = ()) -> JsonObject:
     names = state.players
 
     def per_player(pair: tuple[T, T]) -> dict[str, T]:
@@ -32,7 +31,7 @@ def state_to_json(
         call = {"ball": state.call[0], "pocket": state.call[1]}
     else:
         call = None
-    out: dict[str, object] = {
+    out: JsonObject = {
         "game": state.game,
         "players": list(names),
         "rack": state.rack,
