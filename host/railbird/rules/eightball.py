@@ -158,7 +158,7 @@ class EightBall(GeneralRules):
         return target, pocket
 
     def resolve_break(
-        self, pre: State, st: State, shot: Shot, foul, eight, R: list[Ruling]
+        self, pre: State, st: State, shot: Shot, foul: Foul | None, eight: bool, R: list[Ruling]
     ) -> State:
         shooter = pre.shooter
         if foul:
@@ -218,7 +218,7 @@ class EightBall(GeneralRules):
             "spot_or_rebreak": ("spot", "rebreak"),
             "spot_or_break": ("spot", "break"),
             "accept_or_break": ("accept", "break", "rebreak"),
-        }.get(st.awaiting)
+        }.get(st.awaiting or "")  # None: nothing awaited, no option
         if allowed is None:
             raise OutOfTurn("no option is due")
         if choice not in allowed:
