@@ -12,28 +12,49 @@ bookkeeping; the rules themselves stay in `general.py`.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import replace
+from typing import Any, TypedDict
 
 from .inputs import Shot
+from .state import State
 
 RANGE = "object_balls_to_rail"
 FLAGGED_BOOLS = ("rail_after_contact", "cue_ball_to_rail")
 
+# fact -> value: a count of object balls to a rail, or a yes/no. Any, not int: the facts go
+# to dataclasses.replace(shot, **facts), and mypy checks ** against every field of Shot.
+Facts = dict[str, Any]
+# (fact, the values the sensors allow, in increasing order)
+Axis = tuple[str, tuple[int, ...]]
 
-def canon(obj) -> str:
+
+class Choice(TypedDict):
+    """One of the referee's one-tap choices (REFEREE.md §3b)."""
+
+    label: str
+    facts: Facts
+    rule: str | None
+
+
+# (the state a shot is ruled to, the combinations of facts that rule to it)
+Group = tuple[State, list[Facts]]
+
+
+def canon(obj: object) -> str:
     """Canonical JSON, the form the state keeps `check` and `provisional` in."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def load(text: str | None):
+def load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def axes(shot: Shot) -> list[tuple[str, tuple]]:
+def axes(shot: Shot) -> list[Axis]:
     """(fact, values in increasing order) for each uncertain fact with more than one
     value the sensors allow. The last value is always the fair one (more balls to a rail,
     a rail reached), the presumption REFEREE.md §3 makes when a fact is unknown."""
-    out: list[tuple[str, tuple]] = []
+    out: list[Axis] = []
     span = shot.object_balls_to_rail_range
     if span is not None and span[0] < span[1]:
         out.append((RANGE, tuple(range(span[0], span[1] + 1))))
@@ -52,7 +73,7 @@ def axes(shot: Shot) -> list[tuple[str, tuple]]:
 ALIKE_FROM = 5
 
 
-def ruled(ax: list, said: dict) -> list:
+def ruled(ax: list[Axis], said: Facts) -> list[Axis]:
     """`ax` with the range cut to the counts that can rule differently (`ALIKE_FROM`), its
     ends and the sensed one, in increasing order: the same groups, the same representative
     of each (`nearest`), the same fair value as ruling every count."""
@@ -67,10 +88,10 @@ def ruled(ax: list, said: dict) -> list:
     return out
 
 
-def sensed(shot: Shot, ax: list) -> dict:
+def sensed(shot: Shot, ax: list[Axis]) -> Facts:
     """The sensed value of each doubtful fact; one not sensed at all: the range's low end
     for a count, the fair value for a yes/no."""
-    out = {}
+    out: Facts = {}
     for fact, values in ax:
         value = getattr(shot, fact)
         if value is None:
@@ -79,10 +100,10 @@ def sensed(shot: Shot, ax: list) -> dict:
     return out
 
 
-def deciding(ax: list, groups: list) -> list:
+def deciding(ax: list[Axis], groups: list[Group]) -> list[str]:
     """The facts of `ax` whose value alone changes the ruling somewhere: two combinations
     that differ only in it fall in different groups. Only those are put to the referee."""
-    where = {}
+    where: dict[tuple[tuple[str, int], ...], int] = {}
     for g, (_state, members) in enumerate(groups):
         for facts in members:
             where[tuple(sorted(facts.items()))] = g
@@ -100,7 +121,7 @@ def deciding(ax: list, groups: list) -> list:
     return out
 
 
-def settled(shot: Shot, facts) -> Shot:
+def settled(shot: Shot, facts: Collection[str]) -> Shot:
     """`shot` with `facts` no longer in doubt: out of `uncertain`, the range dropped (its
     values all rule alike, or the referee has said); an estimate left out is the range's
     low end, so the ruling cites a number, not a default."""
@@ -115,7 +136,7 @@ def settled(shot: Shot, facts) -> Shot:
     )
 
 
-def settled_but(shot: Shot, facts: list, said: dict) -> Shot:
+def settled_but(shot: Shot, facts: list[str], said: Facts) -> Shot:
     """`shot` with `facts` (which decide nothing) out of doubt, as sensed."""
     if not facts:
         return shot
@@ -125,17 +146,17 @@ def settled_but(shot: Shot, facts: list, said: dict) -> Shot:
     return shot
 
 
-def nearest(members: list[dict], target: dict) -> dict:
+def nearest(members: list[Facts], target: Facts) -> Facts:
     """The member whose values are nearest to the sensed ones (a choice's representative
     facts: every member rules alike, so only the ruling's wording depends on it)."""
 
-    def dist(m):
+    def dist(m: Facts) -> int:
         return sum(abs(int(m[k]) - int(target[k])) for k in m)
 
     return min(members, key=dist)
 
 
-def tell_apart(choices: list) -> None:
+def tell_apart(choices: list[Choice]) -> None:
     """Two outcomes alike in name: their facts are appended, so no two buttons share a
     label (in place)."""
     labels = [c["label"] for c in choices]
@@ -145,7 +166,7 @@ def tell_apart(choices: list) -> None:
             c["label"] = f"{c['label']} ({facts})"
 
 
-def describe(shot: Shot, ax: list) -> str:
+def describe(shot: Shot, ax: list[Axis]) -> str:
     parts = []
     for fact, values in ax:
         if fact == RANGE:

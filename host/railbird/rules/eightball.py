@@ -4,6 +4,7 @@ fouls with ball in hand anywhere (3.9), no three-foul rule, only the 8 is spotte
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn
@@ -46,17 +47,17 @@ class EightBall(GeneralRules):
     rule_no_call_on_break = "3.3"
 
     @staticmethod
-    def group_balls(group: str | None) -> frozenset:
+    def group_balls(group: str | None) -> frozenset[int]:
         return SOLIDS if group == "solids" else STRIPES if group == "stripes" else frozenset()
 
     def cleared(self, st: State, player: int) -> bool:
         group = st.groups[player]
         return group is not None and not (self.group_balls(group) & set(st.on_table))
 
-    def legal_first_balls(self, st: State):
+    def legal_first_balls(self, st: State) -> Set[int] | None:
         if st.breaking:
             return None
-        p = st.at_table
+        p = st.shooter
         if st.groups[p] is None:
             return set(st.on_table) - {8}  # 3.4: open table, anything but the 8
         if self.cleared(st, p):
@@ -64,7 +65,7 @@ class EightBall(GeneralRules):
         return self.group_balls(st.groups[p]) & set(st.on_table)
 
     def check_call(self, st: State, ball: int) -> None:
-        if ball == 8 and not self.cleared(st, st.at_table):
+        if ball == 8 and not self.cleared(st, st.shooter):
             raise OutOfTurn("the 8 may be called only after the shooter's group is cleared (3.6)")
 
     def break_foul(self, st: State, shot: Shot) -> Foul | None:
@@ -79,8 +80,16 @@ class EightBall(GeneralRules):
         )
 
     # -- outcome ---------------------------------------------------------------------------
-    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
-        shooter = pre.at_table
+    def resolve(
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        R: list[Ruling],
+    ) -> State:
+        shooter = pre.shooter
         st = self.remove_shot_balls(st, shot)
         eight = 8 in shot.objects_pocketed or 8 in shot.off_table
         if pre.breaking:
@@ -100,15 +109,16 @@ class EightBall(GeneralRules):
                     f"{st.players[shooter]} loses the rack ({why})",
                 )
             st = self.pass_turn(st, R)
-            R.append(Ruling("3.9", f"{st.players[st.at_table]} has cue ball in hand anywhere"))
+            R.append(Ruling("3.9", f"{st.players[st.shooter]} has cue ball in hand anywhere"))
             return replace(st, ball_in_hand="anywhere")
         st = self.legal_shot(st, shooter)
         call = pre.call if not pre.safety else None
         if call is None and not pre.safety:
             call = self.obvious_call(pre, shot, R)
-        made = call is not None and shot.pocket_of(call[0]) == call[1]
+        # the call, when its ball went where it was called (else None)
+        made = call if call is not None and shot.pocket_of(call[0]) == call[1] else None
         if eight:
-            if made and call[0] == 8 and self.cleared(pre, shooter):
+            if made and made[0] == 8 and self.cleared(pre, shooter):
                 return self.end_rack(st, shooter, R, "3.6", "the 8 pocketed as called")
             return self.end_rack(
                 st,
@@ -122,7 +132,7 @@ class EightBall(GeneralRules):
             return self.pass_turn(st, R, "3.6", "Safety played; pocketed balls stay down")
         if made:
             if st.groups[shooter] is None:  # 3.4: the called ball decides the groups
-                mine = "solids" if call[0] in SOLIDS else "stripes"
+                mine = "solids" if made[0] in SOLIDS else "stripes"
                 theirs = "stripes" if mine == "solids" else "solids"
                 st = replace(
                     st, groups=set_pair(set_pair(st.groups, shooter, mine), 1 - shooter, theirs)
@@ -130,24 +140,27 @@ class EightBall(GeneralRules):
                 R.append(Ruling("3.4", f"{st.players[shooter]} has the {mine}"))
             R.append(
                 Ruling(
-                    "3.6", f"The {call[0]} in {call[1]} as called: {st.players[shooter]} continues"
+                    "3.6", f"The {made[0]} in {made[1]} as called: {st.players[shooter]} continues"
                 )
             )
             return st
         return self.pass_turn(st, R, "3.6", "Called ball not pocketed")
 
-    def obvious_call(self, pre: State, shot: Shot, R: list):
+    def obvious_call(self, pre: State, shot: Shot, R: list[Ruling]) -> tuple[int, str] | None:
         pk = shot.objects_pocketed
         target = next(iter(pk)) if len(pk) == 1 else shot.first_contact
         legal = self.legal_first_balls(pre) or set()
         if target is None or target not in pk or target not in legal:
             return None
         pocket = shot.pocket_of(target)
+        assert pocket is not None, "target is one of the balls pocketed: it has a pocket"
         R.append(Ruling("1.6", f"No call: obvious shot presumed, the {target} in {pocket}"))
         return target, pocket
 
-    def resolve_break(self, pre: State, st: State, shot: Shot, foul, eight, R: list) -> State:
-        shooter = pre.at_table
+    def resolve_break(
+        self, pre: State, st: State, shot: Shot, foul: Foul | None, eight: bool, R: list[Ruling]
+    ) -> State:
+        shooter = pre.shooter
         if foul:
             R.append(Ruling(foul.rule, f"Foul on the break by {st.players[shooter]}: {foul.name}"))
             if eight and shot.scratch:
@@ -155,7 +168,7 @@ class EightBall(GeneralRules):
                 R.append(
                     Ruling(
                         "3.3",
-                        f"{st.players[st.at_table]} spots the 8 and takes cue "
+                        f"{st.players[st.shooter]} spots the 8 and takes cue "
                         "ball in hand behind the head string, or re-racks and "
                         "breaks",
                     )
@@ -168,7 +181,7 @@ class EightBall(GeneralRules):
                 R.append(
                     Ruling(
                         "3.3",
-                        f"{st.players[st.at_table]} accepts the table, re-racks "
+                        f"{st.players[st.shooter]} accepts the table, re-racks "
                         f"and breaks, or has {st.players[shooter]} break again",
                     )
                 )
@@ -176,7 +189,7 @@ class EightBall(GeneralRules):
             st = self.pass_turn(st, R)
             R.append(
                 Ruling(
-                    "3.3", f"{st.players[st.at_table]} has cue ball in hand behind the head string"
+                    "3.3", f"{st.players[st.shooter]} has cue ball in hand behind the head string"
                 )
             )
             return replace(st, ball_in_hand="kitchen")
@@ -200,17 +213,17 @@ class EightBall(GeneralRules):
             return st
         return self.pass_turn(st, R, "3.3", "Legal break, nothing pocketed; the table is open")
 
-    def other_option(self, st: State, choice: str, R: list) -> State:
-        p = st.at_table
+    def other_option(self, st: State, choice: str, R: list[Ruling]) -> State:
         allowed = {
             "spot_or_rebreak": ("spot", "rebreak"),
             "spot_or_break": ("spot", "break"),
             "accept_or_break": ("accept", "break", "rebreak"),
-        }.get(st.awaiting)
+        }.get(st.awaiting or "")  # None: nothing awaited, no option
         if allowed is None:
             raise OutOfTurn("no option is due")
         if choice not in allowed:
             raise BadInput(f"choose {' or '.join(allowed)}")
+        p = st.shooter  # these options follow a break: somebody is at the table
         st = replace(st, awaiting=None)
         if choice == "spot":
             st = self.spot(st, [8], R, "3.7", "pocketed on the break")
@@ -220,6 +233,6 @@ class EightBall(GeneralRules):
         if choice == "accept":
             R.append(Ruling("3.3", f"{st.players[p]} accepts the table"))
             return st
-        breaker = p if choice == "break" else st.breaker
+        breaker = p if choice == "break" else st.rack_breaker
         R.append(Ruling("3.3", f"Re-rack: {st.players[breaker]} breaks"))
         return self.set_up_rack(self.hand_on(st), breaker, R, new_rack=False)

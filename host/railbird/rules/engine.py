@@ -6,14 +6,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn, RulesError
-from .inputs import CHOICES, SHOT_FACTS, input_type, parse_shot
+from .general import GeneralRules
+from .inputs import CHOICES, SHOT_FACTS, JsonObject, input_type, parse_shot
 from .nineball import NineBall
-from .state import State
+from .state import Ruling, State
 from .straight import StraightPool
 from .tenball import TenBall
 
 
-def _games() -> dict:
+def _games() -> dict[str, GeneralRules]:
     from .eightball import EightBall
 
     return {g.name: g for g in (TenBall(), StraightPool(), NineBall(), EightBall())}
@@ -22,11 +23,11 @@ def _games() -> dict:
 GAMES = _games()
 
 
-def rules_for(state: State):
+def rules_for(state: State) -> GeneralRules:
     return GAMES[state.game]
 
 
-def new_match(match: dict) -> State:
+def new_match(match: JsonObject) -> State:
     """A new match from a `match` input dict; the next input is the lag."""
     if not isinstance(match, dict):
         raise BadInput("a match must be a JSON object")
@@ -39,7 +40,7 @@ def new_match(match: dict) -> State:
     return GAMES[game].new_match(match)
 
 
-def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
+def apply(state: State, inp: JsonObject) -> tuple[State, list[dict[str, str]]]:
     """Apply one input; returns the new state and the rulings (announcements) as dicts
     {"text", "rule"}. Raises RulesError (the caller keeps `state`)."""
     kind = input_type(inp)
@@ -48,14 +49,14 @@ def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
     if kind == "undo":
         raise OutOfTurn("undo needs the input history: use railbird.rules.Referee")
     if kind == "confirm" and state.awaiting == "referee_check":  # REFEREE.md §3b
-        R: list = []
+        R: list[Ruling] = []
         game = rules_for(state)
         st = game.on_check(game.spot_pending(replace(state, rack_winner=None)), inp, R)
         return st, [r.as_dict() for r in R]
     if kind == "confirm":  # also after the match: the deciding shot may be confirmed
         if any(k in inp for k in SHOT_FACTS):
             raise OutOfTurn("a correction needs the input history: use railbird.rules.Referee")
-        R: list = []
+        R = []
         game = rules_for(state)
         st = game.on_confirm(game.spot_pending(replace(state, rack_winner=None)), R)
         return st, [r.as_dict() for r in R]
@@ -63,7 +64,7 @@ def apply(state: State, inp: dict) -> tuple[State, list[dict]]:
         # REFEREE.md §2: what is left after the match is putting the deciding shot right.
         raise OutOfTurn("the match is over: only undo, or confirm of the deciding shot")
     game = rules_for(state)
-    R: list = []
+    R = []
     st = game.spot_pending(replace(state, rack_winner=None))
     if kind == "lag":
         st = game.on_lag(st, inp, R)

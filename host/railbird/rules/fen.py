@@ -16,7 +16,9 @@ that in tests/rules/test_fen_worst_case.py. Lines of the first form (every field
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import fields, replace
+from typing import Any
 from urllib.parse import unquote
 
 from . import fendoubt, fenlegacy
@@ -90,12 +92,12 @@ def _dec_str(t: str) -> str:
 
 
 # -- values -------------------------------------------------------------------------------
-def _enc_opts(opts) -> str:
+def _enc_opts(opts: Iterable[tuple[str, object]]) -> str:
     return "".join(OPTION_CODES[k] + ("" if v is True else str(v)) for k, v in opts)
 
 
-def _dec_opts(t: str):
-    out = []
+def _dec_opts(t: str) -> tuple[tuple[str, object], ...]:
+    out: list[tuple[str, object]] = []
     i = 0
     while i < len(t):
         name = _OPTION_NAMES.get(t[i])
@@ -113,18 +115,18 @@ def _enc_flags(state: State) -> str:
     return "".join(code for name, code in _FLAGS if getattr(state, name))
 
 
-def _dec_flags(t: str) -> dict:
+def _dec_flags(t: str) -> dict[str, bool]:
     out = {name: code in t for name, code in _FLAGS}
     if len(set(t)) != len(t) or set(t) - {code for _, code in _FLAGS}:
         raise FenError(f"bad flags {t!r}")
     return out
 
 
-def _enc_balls(balls) -> str:
+def _enc_balls(balls: Iterable[int]) -> str:
     return ",".join(map(str, balls))
 
 
-def _enc_facts(facts) -> str:
+def _enc_facts(facts: Iterable[str]) -> str:
     return "".join(fendoubt.FACT_CODES[f] for f in facts)
 
 
@@ -185,7 +187,7 @@ assert [f[0] for f in _FIELDS if f[0] != "flags"] == [
 ]
 
 
-def _value(state: State, name: str):
+def _value(state: State, name: str) -> Any:  # the field named: its codec takes it
     return _enc_flags(state) if name == "flags" else getattr(state, name)
 
 
@@ -211,7 +213,7 @@ def from_fen(text: str) -> State:
 
     if any(t.startswith(fenlegacy.MARK) for t in text.split(" ")):
         return fenlegacy.read(text, GAMES)
-    values: dict = {}
+    values: dict[str, Any] = {}  # decoded field values, of State's field types
     doubtful = {}
     at = 0
     for token in text.split(" "):
@@ -235,7 +237,8 @@ def from_fen(text: str) -> State:
     defaults = {n: d for n, _, _, d in _FIELDS if n not in ("flags", "check", "provisional")}
     state = State(**{**defaults, **values})
     if doubtful:
-        state = replace(state, **{n: fendoubt.decode(state, n, v) for n, v in doubtful.items()})
+        decoded: dict[str, Any] = {n: fendoubt.decode(state, n, v) for n, v in doubtful.items()}
+        state = replace(state, **decoded)
     if to_fen(state) != text:
         raise FenError("not a canonical state line")
     return state

@@ -41,7 +41,7 @@ from urllib.parse import quote, unquote
 from . import doubt
 from .errors import FenError
 from .fouls import GENERAL_FOULS, declarable, declared_foul
-from .inputs import INPUT_FIELDS, Shot
+from .inputs import INPUT_FIELDS, JsonObject, Shot
 from .state import POCKETS, State
 
 # One letter per fact (also the state line's `unc=`, rules/fen.py).
@@ -70,7 +70,7 @@ def _catalogue(game: str, options: tuple) -> dict:
     g = GAMES[game]
     st = State(game=game, players=("a", "b"), goal=1, break_order="alternate", options=options)
     st = replace(st, breaking=True, on_table=g.full_rack())
-    thai = st.opt("thai_foul_names")
+    thai = st.opt_flag("thai_foul_names")
     out: dict = {"L": ("legal break", None), "N": ("no foul", None)}
     for d in declarable(g, thai):
         foul = declared_foul(g, d["declare"], thai)
@@ -137,7 +137,7 @@ def _dec_value(fact: str, t: str):
 
 
 # -- the held shot (shot_dict's form) -------------------------------------------------------
-def _enc_shot(d: dict) -> str:
+def _enc_shot(d: JsonObject) -> str:
     if d.get("type") != "shot" or not isinstance(d.get("pocketed"), list):
         raise _Raw
     items = []

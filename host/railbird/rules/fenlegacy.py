@@ -10,7 +10,9 @@ it back exactly; anything else is refused, as before.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
+from typing import Any
 from urllib.parse import quote, unquote
 
 from . import fendoubt
@@ -21,6 +23,7 @@ from .fenvalues import (
     INT,
     INT_PAIR,
     OPT_INT,
+    Codec,
     check_options,
     dec_balls,
     dec_int,
@@ -46,7 +49,7 @@ def _dec_str(t: str) -> str:
     return unquote(t)
 
 
-def _enc_balls(balls) -> str:
+def _enc_balls(balls: Iterable[int]) -> str:
     return ",".join(map(str, balls)) if balls else "-"
 
 
@@ -54,14 +57,14 @@ def _dec_balls(t: str) -> tuple[int, ...]:
     return () if t == "-" else dec_balls(t)
 
 
-def _enc_opts(opts) -> str:
+def _enc_opts(opts: Iterable[tuple[str, object]]) -> str:
     return ",".join(k if v is True else f"{k}:{v}" for k, v in opts) or "-"
 
 
-def _dec_opts(t: str):
+def _dec_opts(t: str) -> tuple[tuple[str, object], ...]:
     if t == "-":
         return ()
-    out = []
+    out: list[tuple[str, object]] = []
     for item in t.split(","):
         name, _, value = item.partition(":")
         if name not in OPTIONS:
@@ -70,7 +73,7 @@ def _dec_opts(t: str):
     return check_options(tuple(out), t)
 
 
-def _enc_facts(facts) -> str:
+def _enc_facts(facts: Iterable[str]) -> str:
     return ",".join(facts) if facts else "-"
 
 
@@ -131,7 +134,7 @@ _OPTIONAL_TAIL = 5
 assert [f[0] for f in _FIELDS] == [f.name for f in fields(State)]
 
 
-def _enc(state: State, name: str, codec) -> str:
+def _enc(state: State, name: str, codec: Codec[Any] | None) -> str:
     return fendoubt.encode(state, name) if codec is None else codec[0](getattr(state, name))
 
 
@@ -143,12 +146,12 @@ def write(state: State) -> str:
     return " ".join(tokens)
 
 
-def read(text: str, games) -> State:
+def read(text: str, games: Mapping[str, object]) -> State:
     """The state of a line of this form; FenError unless `write` gives the line back."""
     tokens = text.split(" ")
     if not len(_FIELDS) - _OPTIONAL_TAIL <= len(tokens) <= len(_FIELDS):
         raise FenError(f"expected {len(_FIELDS)} fields, got {len(tokens)}")
-    values = {}
+    values: dict[str, Any] = {}  # decoded field values, of State's field types
     doubtful = {}
     # strict=False: the optional tail of _FIELDS may be missing from a line
     for token, (name, key, codec) in zip(tokens, _FIELDS, strict=False):
@@ -163,7 +166,8 @@ def read(text: str, games) -> State:
         raise FenError(f"unknown game {values['game']!r}")
     state = State(**values)
     if doubtful:
-        state = replace(state, **{n: fendoubt.decode(state, n, v) for n, v in doubtful.items()})
+        decoded: dict[str, Any] = {n: fendoubt.decode(state, n, v) for n, v in doubtful.items()}
+        state = replace(state, **decoded)
     if write(state) != text:
         raise FenError("not a canonical state line")
     return state

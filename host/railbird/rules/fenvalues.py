@@ -4,9 +4,16 @@ decode raises FenError on text its encode cannot have written."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from .errors import FenError
 from .options import OPTIONS
 from .state import POCKETS
+
+T = TypeVar("T")
+# (encode, decode) of one value type
+Codec = tuple[Callable[[T], str], Callable[[str], T]]
 
 
 def dec_int(t: str) -> int:
@@ -16,7 +23,7 @@ def dec_int(t: str) -> int:
         raise FenError(f"bad number {t!r}") from None
 
 
-def enc_bool(b) -> str:
+def enc_bool(b: bool) -> str:
     return "1" if b else "0"
 
 
@@ -26,15 +33,15 @@ def dec_bool(t: str) -> bool:
     return t == "1"
 
 
-def optional(enc, dec):
+def optional(enc: Callable[[T], str], dec: Callable[[str], T]) -> Codec[T | None]:
     """`-` for None."""
     return (lambda v: "-" if v is None else enc(v)), (lambda t: None if t == "-" else dec(t))
 
 
-def pair(enc, dec):
+def pair(enc: Callable[[T], str], dec: Callable[[str], T]) -> Codec[tuple[T, T]]:
     """A per-player pair as `a/b`."""
 
-    def d(t):
+    def d(t: str) -> tuple[T, T]:
         parts = t.split("/")
         if len(parts) != 2:
             raise FenError(f"bad pair {t!r}")
@@ -43,10 +50,10 @@ def pair(enc, dec):
     return (lambda v: f"{enc(v[0])}/{enc(v[1])}"), d
 
 
-def enum(values):
+def enum(values: tuple[str | None, ...]) -> Codec[str | None]:
     """One of `values`, None written `-`."""
 
-    def d(t):
+    def d(t: str) -> str | None:
         v = None if t == "-" else t
         if v not in values:
             raise FenError(f"bad value {t!r}")
@@ -55,11 +62,11 @@ def enum(values):
     return (lambda v: "-" if v is None else v), d
 
 
-def enc_call(c) -> str:
+def enc_call(c: tuple[int, str] | None) -> str:
     return "-" if c is None else f"{c[0]}@{c[1]}"
 
 
-def dec_call(t: str):
+def dec_call(t: str) -> tuple[int, str] | None:
     if t == "-":
         return None
     ball, _, pocket = t.partition("@")
@@ -81,7 +88,9 @@ def dec_balls(t: str) -> tuple[int, ...]:
     return check_balls(tuple(dec_int(x) for x in t.split(",")), t)
 
 
-def check_options(options: tuple, t: str) -> tuple:
+def check_options(
+    options: tuple[tuple[str, object], ...], t: str
+) -> tuple[tuple[str, object], ...]:
     """Options as options.parse_options gives them: sorted by name, each once, each of its
     type and away from its default."""
     names = [n for n, _ in options]

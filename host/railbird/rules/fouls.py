@@ -5,8 +5,19 @@ each foul is cited by the game's own list number (e.g. 9.10.3 for 6.3 in ten-bal
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from .errors import BadInput
+
+
+class FoulList(Protocol):
+    """What these functions read of a game's rules object (general.GeneralRules)."""
+
+    name: str
+    std_fouls: tuple[str, ...]
+    std_foul_prefix: str
+    rule_serious: str
+
 
 STANDARD, BREAKING, SERIOUS = 1, 2, 3
 
@@ -75,7 +86,7 @@ def foul_name(wpa: str, thai: bool) -> str:
     return WPA_NAMES[wpa]
 
 
-def listed_foul(game, wpa: str, thai: bool, *, paragraph2: bool = False) -> Foul:
+def listed_foul(game: FoulList, wpa: str, thai: bool, *, paragraph2: bool = False) -> Foul:
     """The standard foul `wpa` (e.g. "6.1") as the game lists it, cited by list number."""
     if wpa == "6.16":
         return Foul(game.rule_serious, foul_name("6.16", thai), SERIOUS, unsportsmanlike=True)
@@ -88,7 +99,7 @@ def listed_foul(game, wpa: str, thai: bool, *, paragraph2: bool = False) -> Foul
     return Foul(rule, name, STANDARD, kitchen=kitchen)
 
 
-def declared_foul(game, text: str, thai: bool) -> Foul | None:
+def declared_foul(game: FoulList, text: str, thai: bool) -> Foul | None:
     """A foul the referee declared by rule number. None means "no foul" (general 26 under
     WPA). Accepted: "6.N", "6.11.2", the game's list numbers ("9.10.4", "4.9.10"),
     "general N"."""
@@ -122,7 +133,7 @@ def declared_foul(game, text: str, thai: bool) -> Foul | None:
     raise BadInput(f"unknown foul rule {text!r} for {game.name}")
 
 
-def declarable(game, thai: bool = False) -> list[dict]:
+def declarable(game: FoulList, thai: bool = False) -> list[dict[str, str]]:
     """The fouls a referee may declare in `game` (a rules object of `engine.GAMES`), as the
     referee app lists them: `declare` is what goes in a shot's `fouls`, `rule` the number
     the ruling cites, `name` the foul's name. Built with `declared_foul`, so the list and

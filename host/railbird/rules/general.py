@@ -7,17 +7,27 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+from collections.abc import Collection, Iterable, Set
 from dataclasses import replace
 
 from . import doubt
 from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import Foul, declared_foul, listed_foul
-from .inputs import SHOT_FACTS, Shot, get_bool, get_int, get_pocket, parse_shot, shot_dict
+from .inputs import (
+    SHOT_FACTS,
+    JsonObject,
+    Shot,
+    get_bool,
+    get_int,
+    get_pocket,
+    parse_shot,
+    shot_dict,
+)
 from .match import MatchLayer
 from .state import Ruling, State, move_balls, set_pair
 
 
-def balls_text(balls) -> str:
+def balls_text(balls: Iterable[int]) -> str:
     balls = list(balls)
     return ", ".join(str(b) for b in balls) if balls else "none"
 
@@ -37,7 +47,7 @@ class GeneralRules(MatchLayer):
     foul_ball_in_hand = "anywhere"
 
     # -- inputs before a shot ---------------------------------------------------------
-    def ready_for_play(self, st: State, R: list) -> State:
+    def ready_for_play(self, st: State, R: list[Ruling]) -> State:
         """Guard for call / push_out / shot: nothing else may be pending."""
         if st.awaiting == "lag":
             raise OutOfTurn("the lag comes first")
@@ -45,7 +55,7 @@ class GeneralRules(MatchLayer):
             raise OutOfTurn(f"awaiting {st.awaiting.replace('_', ' ')}")
         return st
 
-    def on_call(self, st: State, inp: dict, R: list) -> State:
+    def on_call(self, st: State, inp: JsonObject, R: list[Ruling]) -> State:
         st = self.ready_for_play(st, R)
         if not self.call_shot:
             raise OutOfTurn(f"{self.name} is not a call-shot game")
@@ -54,7 +64,7 @@ class GeneralRules(MatchLayer):
             if "ball" in inp or "pocket" in inp:
                 raise BadInput("call either a ball and pocket or safety, not both")
             self.check_safety_allowed(st)
-            R.append(Ruling(self.rule_safety, f"{st.players[st.at_table]} calls safety"))
+            R.append(Ruling(self.rule_safety, f"{st.players[st.shooter]} calls safety"))
             return replace(st, call=None, safety=True, push_out=False)
         if st.breaking and not self.call_on_break:
             raise OutOfTurn(f"no ball may be called on the break ({self.rule_no_call_on_break})")
@@ -65,7 +75,7 @@ class GeneralRules(MatchLayer):
         if ball not in st.on_table and ball not in st.to_spot:
             raise ImpossibleInput(f"ball {ball} is not on the table")
         self.check_call(st, ball)
-        R.append(Ruling(self.rule_call, f"{st.players[st.at_table]} calls the {ball} in {pocket}"))
+        R.append(Ruling(self.rule_call, f"{st.players[st.shooter]} calls the {ball} in {pocket}"))
         return replace(st, call=(ball, pocket), safety=False, push_out=False)
 
     rule_no_call_on_break = "9"
@@ -77,7 +87,7 @@ class GeneralRules(MatchLayer):
     def check_call(self, st: State, ball: int) -> None:
         """Game hook: refuse a call that the game never allows (8-ball: the 8 early)."""
 
-    def on_push_out(self, st: State, R: list) -> State:
+    def on_push_out(self, st: State, R: list[Ruling]) -> State:
         st = self.ready_for_play(st, R)
         if not self.push_out_game:
             raise OutOfTurn(f"{self.name} has no push-out")
@@ -86,16 +96,16 @@ class GeneralRules(MatchLayer):
                 f"a push-out is allowed only on the shot after a foul-free break "
                 f"({self.rule_push_out})"
             )
-        R.append(Ruling(self.rule_push_out, f"{st.players[st.at_table]} plays a push-out"))
+        R.append(Ruling(self.rule_push_out, f"{st.players[st.shooter]} plays a push-out"))
         return replace(st, push_out=True, call=None, safety=False)
 
-    def on_rerack(self, st: State, inp: dict, R: list) -> State:
+    def on_rerack(self, st: State, inp: JsonObject, R: list[Ruling]) -> State:
         raise OutOfTurn("no re-rack is due")
 
     # -- option decisions ---------------------------------------------------------------
-    def on_option(self, st: State, choice: str, R: list) -> State:
+    def on_option(self, st: State, choice: str, R: list[Ruling]) -> State:
         if st.awaiting == "shoot_or_pass":
-            chooser = st.at_table
+            chooser = st.shooter
             rule = st.option_rule or self.rule_option
             if choice == "shoot":
                 R.append(Ruling(rule, f"{st.players[chooser]} chooses to shoot"))
@@ -108,11 +118,11 @@ class GeneralRules(MatchLayer):
 
     rule_option = "9.7"
 
-    def other_option(self, st: State, choice: str, R: list) -> State:
+    def other_option(self, st: State, choice: str, R: list[Ruling]) -> State:
         raise OutOfTurn("no option is due")
 
     # -- the shot pipeline ----------------------------------------------------------------
-    def on_shot(self, st: State, shot: Shot, R: list) -> State:
+    def on_shot(self, st: State, shot: Shot, R: list[Ruling]) -> State:
         # General 30: a ball settling by itself is no stroke and changes no turn, so it is
         # taken whatever is awaited (a decision, the lag, the 14.1 re-rack answers, which
         # stay the referee's to give).
@@ -134,7 +144,7 @@ class GeneralRules(MatchLayer):
         return self.decide(st, shot, R)
 
     # -- uncertain facts that decide the ruling (REFEREE.md §3b) ------------------------
-    def decide(self, st: State, shot: Shot, R: list) -> State:
+    def decide(self, st: State, shot: Shot, R: list[Ruling]) -> State:
         """Rule the shot for every value its doubtful facts may take (doubt.axes). The
         same state for all: ruled as a fact. Otherwise the ruling would be a guess: with a
         referee at the table (option `referee`) the shot is held until he checks it
@@ -146,24 +156,24 @@ class GeneralRules(MatchLayer):
             return self.rule_shot(st, shot, R)
         names = [f for f, _ in ax]
         said = doubt.sensed(shot, ax)
-        groups: list = []  # [state, [facts, ...]] of the combinations that rule alike
+        groups: list[doubt.Group] = []  # (state, [facts, ...]): combinations ruled alike
         ruled = doubt.ruled(ax, said)  # the counts that can rule differently
         for combo in itertools.product(*(values for _, values in ruled)):
-            facts = dict(zip(names, combo, strict=True))
+            facts: doubt.Facts = dict(zip(names, combo, strict=True))
             out = self.rule_shot(st, replace(shot, **facts), [])
             for g in groups:
                 if g[0] == out:
                     g[1].append(facts)
                     break
             else:
-                groups.append([out, [facts]])
+                groups.append((out, [facts]))
         if len(groups) == 1:
             return self.rule_shot(st, doubt.settled(replace(shot, **said), names), R)
-        fair = {f: values[-1] for f, values in ax}
+        fair: doubt.Facts = {f: values[-1] for f, values in ax}
         names = doubt.deciding(ruled, groups)  # the others change nothing: not asked about
         shot = doubt.settled_but(shot, [f for f, _ in ax if f not in names], said)
         ax = [a for a in ax if a[0] in names]
-        choices = []
+        choices: list[doubt.Choice] = []
         fair_i = 0
         for i, (_state, members) in enumerate(groups):
             rep = doubt.nearest(members, said)
@@ -204,7 +214,12 @@ class GeneralRules(MatchLayer):
                 "or corrects it",
             )
         )
-        entry = {"fact": names[0], "facts": names, "ruling": fair_label, "rule": rule}
+        entry: dict[str, object] = {
+            "fact": names[0],
+            "facts": names,
+            "ruling": fair_label,
+            "rule": rule,
+        }
         entry.update(text=text, choices=choices)
         return replace(out, provisional=doubt.canon([entry]))
 
@@ -223,7 +238,9 @@ class GeneralRules(MatchLayer):
             f"Unconfirmed facts of the last shot ({', '.join(st.unconfirmed)}) stand as sensed",
         )
 
-    def rule_shot(self, st: State, shot: Shot, R: list, defaulted=()) -> State:
+    def rule_shot(
+        self, st: State, shot: Shot, R: list[Ruling], defaulted: Iterable[str] = ()
+    ) -> State:
         """The shot's fouls and outcome, its facts taken as given (`defaulted`: facts set
         to the fair default, not applied as sensed)."""
         if st.provisional:
@@ -234,7 +251,7 @@ class GeneralRules(MatchLayer):
         shot = self.apply_defaults(st, shot, R)
         self.record_defaults(st, shot, R)
         fouls = self.detect_fouls(st, shot)
-        thai = st.opt("thai_foul_names")
+        thai = st.opt_flag("thai_foul_names")
         for text in shot.fouls:
             foul = declared_foul(self, text, thai)
             if foul is None:  # general 26: a miscue is not a foul in itself (WPA)
@@ -270,7 +287,7 @@ class GeneralRules(MatchLayer):
             )
         return replace(st, unconfirmed=shot.uncertain, provisional=None)
 
-    def on_confirm(self, st: State, R: list) -> State:
+    def on_confirm(self, st: State, R: list[Ruling]) -> State:
         """The referee confirms the uncertain facts of the last shot as sensed (1.10: the
         referee's judgement). Corrections need the input history (`Referee`)."""
         if not st.unconfirmed:
@@ -285,7 +302,7 @@ class GeneralRules(MatchLayer):
             )
         return replace(st, unconfirmed=(), provisional=None)
 
-    def on_check(self, st: State, inp: dict, R: list) -> State:
+    def on_check(self, st: State, inp: JsonObject, R: list[Ruling]) -> State:
         """The referee's answer to a held shot (awaiting "referee_check", REFEREE.md §3b):
         `confirm` with the facts he saw (a choice's facts, or any), or without facts, the
         sensed values. Either way every fact of the shot is his now: it is ruled once."""
@@ -326,7 +343,7 @@ class GeneralRules(MatchLayer):
         except ImpossibleInput:
             return False
 
-    def check_physical(self, st: State, shot: Shot, R: list) -> tuple[Shot, bool]:
+    def check_physical(self, st: State, shot: Shot, R: list[Ruling]) -> tuple[Shot, bool]:
         """Refuse impossible facts; resolve unsensed identities; general 30 and 32.
         Returns the shot and whether it was only balls settling into pockets (general 30:
         every pocketed ball fell by itself and nothing shows a stroke)."""
@@ -368,7 +385,7 @@ class GeneralRules(MatchLayer):
                     )
                 )
                 p = replace(p, ball=guess)
-            limit = st.opt("hanging_ball_us")
+            limit = st.opt_int("hanging_ball_us")
             if p.rested_us is not None and p.rested_us > limit:  # general 30: any ball
                 name = "cue ball" if p.ball == 0 else str(p.ball)
                 R.append(
@@ -398,7 +415,7 @@ class GeneralRules(MatchLayer):
         )
         return replace(shot, pocketed=tuple(potted)), bool(restored and not stroke)
 
-    def check_rail_estimate(self, table: set, shot: Shot, R: list) -> Shot:
+    def check_rail_estimate(self, table: set[int], shot: Shot, R: list[Ruling]) -> Shot:
         """`object_balls_to_rail` counts the object balls driven to a rail that stay on the
         table; those pocketed or driven off on the shot are counted on top (8.4), so it can
         be at most the object balls on the table less those (REFEREE.md §1). Above that a
@@ -433,16 +450,16 @@ class GeneralRules(MatchLayer):
         )
         return replace(shot, object_balls_to_rail=room)
 
-    def legal_first_balls(self, st: State) -> set[int] | None:
+    def legal_first_balls(self, st: State) -> Set[int] | None:
         """6.2: the balls the cue ball may contact first (None: any ball)."""
         return None
 
-    def apply_defaults(self, st: State, shot: Shot, R: list) -> Shot:
+    def apply_defaults(self, st: State, shot: Shot, R: list[Ruling]) -> Shot:
         """Facts nobody sensed or entered: the shot is presumed fair (REFEREE.md)."""
         return shot
 
     def detect_fouls(self, st: State, shot: Shot) -> list[Foul]:
-        thai = st.opt("thai_foul_names")
+        thai = st.opt_flag("thai_foul_names")
         fouls = []
         if shot.scratch:
             fouls.append(listed_foul(self, "6.1", thai))
@@ -481,7 +498,7 @@ class GeneralRules(MatchLayer):
             return f"{self.std_foul_prefix}.{self.std_fouls.index(wpa) + 1}"
         return wpa
 
-    def record_defaults(self, st: State, shot: Shot, R: list) -> None:
+    def record_defaults(self, st: State, shot: Shot, R: list[Ruling]) -> None:
         """REFEREE.md §3: every default that decides something is named in a ruling."""
         if st.push_out:
             return  # 9.4 / 2.4: 6.2 and 6.3 are suspended; nothing is presumed
@@ -528,7 +545,7 @@ class GeneralRules(MatchLayer):
             "requirement met (default)"
         )
 
-    def most_serious(self, fouls: list[Foul], R: list) -> Foul | None:
+    def most_serious(self, fouls: list[Foul], R: list[Ruling]) -> Foul | None:
         """General 29: several fouls on one shot are one foul; the most serious penalty."""
         if not fouls:
             return None
@@ -547,7 +564,13 @@ class GeneralRules(MatchLayer):
 
     # -- outcome (per game) --------------------------------------------------------------
     def resolve(
-        self, pre: State, st: State, shot: Shot, foul: Foul | None, fouls: list, R: list
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        R: list[Ruling],
     ) -> State:
         raise NotImplementedError
 
@@ -557,7 +580,7 @@ class GeneralRules(MatchLayer):
             st, shot.objects_pocketed | {b for b in shot.off_table if b}, to="pocketed"
         )
 
-    def spot(self, st: State, balls, R: list, rule: str, why: str) -> State:
+    def spot(self, st: State, balls: Iterable[int], R: list[Ruling], rule: str, why: str) -> State:
         balls = sorted(set(balls))
         if not balls:
             return st
@@ -567,7 +590,7 @@ class GeneralRules(MatchLayer):
         )
         return st
 
-    def spot_place_text(self, st: State, balls) -> str:
+    def spot_place_text(self, st: State, balls: Collection[int]) -> str:
         if len(balls) == 1:
             return "on the foot spot, or toward the foot rail if it is taken (general 31)"
         return (
@@ -575,8 +598,10 @@ class GeneralRules(MatchLayer):
             "nearest the foot spot, never touching the cue ball (general 31)"
         )
 
-    def pass_turn(self, st: State, R: list, rule: str = "general 36", why: str = "") -> State:
-        nxt = 1 - st.at_table
+    def pass_turn(
+        self, st: State, R: list[Ruling], rule: str = "general 36", why: str = ""
+    ) -> State:
+        nxt = 1 - st.shooter
         if why:
             R.append(Ruling(rule, f"{why}: {st.players[nxt]} to shoot"))
         return self.begin_turn(st, nxt, R)
@@ -585,7 +610,9 @@ class GeneralRules(MatchLayer):
         """A shot without a foul ends a run of consecutive fouls (6.14)."""
         return replace(st, fouls=set_pair(st.fouls, shooter, 0))
 
-    def standard_foul(self, st: State, shooter: int, foul: Foul, R: list) -> tuple[State, bool]:
+    def standard_foul(
+        self, st: State, shooter: int, foul: Foul, R: list[Ruling]
+    ) -> tuple[State, bool]:
         """Count the foul (6.14). Returns (state, serious): serious when it was the third
         consecutive foul or unsportsmanlike conduct (6.16: a serious-foul penalty)."""
         if foul.intentional:

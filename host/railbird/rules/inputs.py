@@ -8,9 +8,14 @@ Whether the facts are possible on the current table is checked by the rules
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypeGuard, overload
 
 from .errors import BadInput
 from .state import POCKETS
+
+# An input or a match set-up as decoded from JSON: its values are checked where they are read
+# (get_int, get_bool, get_str, get_pocket, parse_shot), so they are Any until then.
+JsonObject = dict[str, Any]
 
 # Fields any input may carry for the integrator's own use; the engine ignores them.
 PASSIVE_FIELDS = {"type", "t_us", "source", "comment"}
@@ -57,7 +62,7 @@ INPUT_FIELDS = {
 CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break")
 
 
-def input_type(inp) -> str:
+def input_type(inp: object) -> str:
     if not isinstance(inp, dict):
         raise BadInput("an input must be a JSON object")
     kind = inp.get("type")
@@ -69,11 +74,15 @@ def input_type(inp) -> str:
     return kind
 
 
-def _is_int(x) -> bool:
+def _is_int(x: object) -> TypeGuard[int]:  # bool is not an int here
     return type(x) is int
 
 
-def get_int(d: dict, key: str, lo: int, hi: int, *, default=None):
+@overload
+def get_int(d: JsonObject, key: str, lo: int, hi: int) -> int | None: ...
+@overload
+def get_int(d: JsonObject, key: str, lo: int, hi: int, *, default: int) -> int: ...
+def get_int(d: JsonObject, key: str, lo: int, hi: int, *, default: int | None = None) -> int | None:
     if d.get(key) is None:  # absent or null: not reported
         return default
     x = d[key]
@@ -82,7 +91,11 @@ def get_int(d: dict, key: str, lo: int, hi: int, *, default=None):
     return x
 
 
-def get_bool(d: dict, key: str, *, default=None):
+@overload
+def get_bool(d: JsonObject, key: str) -> bool | None: ...
+@overload
+def get_bool(d: JsonObject, key: str, *, default: bool) -> bool: ...
+def get_bool(d: JsonObject, key: str, *, default: bool | None = None) -> bool | None:
     if d.get(key) is None:  # absent or null: not reported
         return default
     x = d[key]
@@ -91,7 +104,11 @@ def get_bool(d: dict, key: str, *, default=None):
     return x
 
 
-def get_str(d: dict, key: str, *, default=None):
+@overload
+def get_str(d: JsonObject, key: str) -> str | None: ...
+@overload
+def get_str(d: JsonObject, key: str, *, default: str) -> str: ...
+def get_str(d: JsonObject, key: str, *, default: str | None = None) -> str | None:
     if d.get(key) is None:
         return default
     x = d[key]
@@ -100,7 +117,7 @@ def get_str(d: dict, key: str, *, default=None):
     return x
 
 
-def get_pocket(d: dict, key: str = "pocket") -> str:
+def get_pocket(d: JsonObject, key: str = "pocket") -> str:
     p = d.get(key)
     if not isinstance(p, str) or p not in POCKETS:
         raise BadInput(f"{key} must be one of {' '.join(POCKETS)}")
@@ -132,7 +149,7 @@ class Shot:
     uncertain: tuple[str, ...] = ()  # sorted fact names flagged uncertain (awaiting confirm)
 
     @property
-    def balls(self) -> list[int]:
+    def balls(self) -> list[int | None]:  # None: identity not sensed (Potted)
         return [p.ball for p in self.pocketed]
 
     @property
@@ -150,7 +167,7 @@ class Shot:
         return None
 
 
-def parse_shot(d: dict) -> Shot:
+def parse_shot(d: JsonObject) -> Shot:
     raw = d.get("pocketed", [])
     flagged = [] if d.get("uncertain") is None else d["uncertain"]
     if not isinstance(flagged, list) or not all(
@@ -219,7 +236,7 @@ def parse_shot(d: dict) -> Shot:
     )
 
 
-def _rail_range(raw, estimate: int | None) -> tuple[int, int] | None:
+def _rail_range(raw: object, estimate: int | None) -> tuple[int, int] | None:
     """`object_balls_to_rail_range`: [lo, hi] with 0 <= lo <= hi <= 15, holding the
     estimate when both are given."""
     if raw is None:
@@ -236,12 +253,12 @@ def _rail_range(raw, estimate: int | None) -> tuple[int, int] | None:
     return raw[0], raw[1]
 
 
-def shot_dict(shot: Shot) -> dict:
+def shot_dict(shot: Shot) -> JsonObject:
     """The `shot` input that parses back to `shot` (parse_shot(shot_dict(s)) == s): how a
     shot held for the referee's check is kept in the state."""
-    out: dict = {"type": "shot", "pocketed": []}
+    out: JsonObject = {"type": "shot", "pocketed": []}
     for p in shot.pocketed:
-        item: dict = {"pocket": p.pocket}
+        item: JsonObject = {"pocket": p.pocket}
         if p.ball is not None:
             item["ball"] = p.ball
         if p.rested_us is not None:

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TypeVar
+
 from . import doubt
 from .fen import to_fen
-from .state import State
+from .inputs import JsonObject
+from .state import Ruling, State
+
+T = TypeVar("T")
 
 
-def state_to_json(state: State, rulings=()) -> dict:
+def state_to_json(state: State, rulings: Iterable[Ruling | dict[str, str]] = ()) -> JsonObject:
     names = state.players
 
-    def per_player(pair):
+    def per_player(pair: tuple[T, T]) -> dict[str, T]:
         return {names[0]: pair[0], names[1]: pair[1]}
 
-    def name(i):
+    def name(i: int | None) -> str | None:
         return None if i is None else names[i]
 
+    call: str | dict[str, object] | None
     if state.safety:
         call = "safety"
     elif state.push_out:
@@ -24,7 +31,7 @@ def state_to_json(state: State, rulings=()) -> dict:
         call = {"ball": state.call[0], "pocket": state.call[1]}
     else:
         call = None
-    out = {
+    out: JsonObject = {
         "game": state.game,
         "players": list(names),
         "rack": state.rack,

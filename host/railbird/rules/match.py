@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn
-from .inputs import get_bool, get_int, get_str
+from .inputs import JsonObject, get_bool, get_int, get_str
 from .options import parse_options
 from .state import Ruling, State, add_pair
 
@@ -29,7 +29,7 @@ class MatchLayer:
         return tuple(range(1, self.rack_size + 1))
 
     # -- set-up -----------------------------------------------------------------------
-    def new_match(self, inp: dict) -> State:
+    def new_match(self, inp: JsonObject) -> State:
         players = inp.get("players")
         if (
             not isinstance(players, list)
@@ -65,7 +65,7 @@ class MatchLayer:
             on_table=self.full_rack(),
         )
 
-    def player_index(self, st: State, inp: dict, key: str, default=None) -> int:
+    def player_index(self, st: State, inp: JsonObject, key: str, default: int | None = None) -> int:
         if key not in inp:
             if default is None:
                 raise BadInput(f"{key} is required")
@@ -78,7 +78,7 @@ class MatchLayer:
         raise BadInput(f"{key} must be one of the players: {st.players[0]}, {st.players[1]}")
 
     # -- lag (1.2; 9.1, 4.1, 4.12) ------------------------------------------------------
-    def on_lag(self, st: State, inp: dict, R: list) -> State:
+    def on_lag(self, st: State, inp: JsonObject, R: list[Ruling]) -> State:
         if st.awaiting != "lag":
             raise OutOfTurn("no lag is due")
         winner = self.player_index(st, inp, "winner")
@@ -92,7 +92,9 @@ class MatchLayer:
         return self.set_up_rack(replace(st, awaiting=None), breaker, R, new_rack=False)
 
     # -- racks ---------------------------------------------------------------------------
-    def set_up_rack(self, st: State, breaker: int, R: list, *, new_rack: bool = True) -> State:
+    def set_up_rack(
+        self, st: State, breaker: int, R: list[Ruling], *, new_rack: bool = True
+    ) -> State:
         """Rack all balls for a break by `breaker` (cue ball in hand behind the head
         string: 9.3.1, 4.3.1)."""
         fouls = (0, 0) if self.rack_scored else st.fouls  # 6.14: one rack in rack games
@@ -120,7 +122,7 @@ class MatchLayer:
         )
         return self.begin_turn(st, breaker, R)
 
-    def begin_turn(self, st: State, player: int, R: list) -> State:
+    def begin_turn(self, st: State, player: int, R: list[Ruling]) -> State:
         """A player comes to the table: a new inning (general 36), his run starts at 0,
         and he is warned when on two fouls (6.14) so a third always counts."""
         run = (0, st.run[1]) if player == 0 else (st.run[0], 0)
@@ -153,9 +155,9 @@ class MatchLayer:
             return 1 - winner
         if order == "trailing" and st.scores[0] != st.scores[1]:
             return 0 if st.scores[0] < st.scores[1] else 1
-        return 1 - st.breaker  # alternate (also a tie under "trailing")
+        return 1 - st.rack_breaker  # alternate (also a tie under "trailing")
 
-    def end_rack(self, st: State, winner: int, R: list, rule: str, why: str) -> State:
+    def end_rack(self, st: State, winner: int, R: list[Ruling], rule: str, why: str) -> State:
         st = replace(st, scores=add_pair(st.scores, winner, 1), rack_winner=winner)
         R.append(Ruling(rule, f"{st.players[winner]} wins rack {st.rack}: {why}"))
         if st.scores[winner] >= st.goal:
@@ -203,7 +205,7 @@ class MatchLayer:
             unconfirmed=() if st.check else st.unconfirmed,
         )
 
-    def on_concede(self, st: State, inp: dict, R: list) -> State:
+    def on_concede(self, st: State, inp: JsonObject, R: list[Ruling]) -> State:
         """1.11: a player who concedes loses the match; the score stands as it was."""
         loser = self.player_index(st, inp, "player")
         winner = 1 - loser
@@ -216,31 +218,31 @@ class MatchLayer:
         )
         return self.end_match(st, winner, "conceded")
 
-    def on_abandon(self, st: State, R: list) -> State:
+    def on_abandon(self, st: State, R: list[Ruling]) -> State:
         """Not a rule: the referee ends the match without a result (wrong set-up, players
         gone). The score is kept for the record; nobody wins."""
         R.append(Ruling("match", "Match abandoned by the referee: no result"))
         return self.end_match(st, None, "abandoned")
 
     # -- stalemate and unrestorable interference ----------------------------------------
-    def on_stalemate(self, st: State, R: list) -> State:
+    def on_stalemate(self, st: State, R: list[Ruling]) -> State:
         """1.12 / 9.12 / 2.9 / 3.11: the original breaker of the rack breaks again."""
         R.append(
             Ruling(
                 self.rule_stalemate,
-                f"Stalemate: rack replayed, {st.players[st.breaker]} breaks again",
+                f"Stalemate: rack replayed, {st.players[st.rack_breaker]} breaks again",
             )
         )
-        return self.set_up_rack(st, st.breaker, R, new_rack=False)
+        return self.set_up_rack(st, st.rack_breaker, R, new_rack=False)
 
-    def on_interference(self, st: State, R: list) -> State:
+    def on_interference(self, st: State, R: list[Ruling]) -> State:
         """General 34: the position cannot be restored; the game is replayed with the
         same player breaking."""
         R.append(
             Ruling(
                 "general 34",
                 "Outside interference, position cannot be restored: "
-                f"rack replayed, {st.players[st.breaker]} breaks",
+                f"rack replayed, {st.players[st.rack_breaker]} breaks",
             )
         )
-        return self.set_up_rack(st, st.breaker, R, new_rack=False)
+        return self.set_up_rack(st, st.rack_breaker, R, new_rack=False)

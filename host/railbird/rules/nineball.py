@@ -25,13 +25,13 @@ class NineBall(RotationGame):
     rule_stalemate = "2.9"
     rule_option = "2.4"
 
-    def resolve_break(self, pre: State, st: State, shot: Shot, R: list) -> State:
+    def resolve_break(self, pre: State, st: State, shot: Shot, R: list[Ruling]) -> State:
         if self.money_ball in shot.objects_pocketed:
-            return self.end_rack(st, pre.at_table, R, "2.5", "9 pocketed on a legal break")
+            return self.end_rack(st, pre.shooter, R, "2.5", "9 pocketed on a legal break")
         return super().resolve_break(pre, st, shot, R)
 
-    def resolve_play(self, pre: State, st: State, shot: Shot, R: list) -> State:
-        shooter = pre.at_table
+    def resolve_play(self, pre: State, st: State, shot: Shot, R: list[Ruling]) -> State:
+        shooter = pre.shooter
         pk = shot.objects_pocketed
         if self.money_ball in pk:
             return self.end_rack(st, shooter, R, "2.5", "9 legally pocketed")

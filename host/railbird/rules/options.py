@@ -112,7 +112,7 @@ _SPECS = (
 OPTIONS: dict[str, OptionSpec] = {s.name: s for s in _SPECS}
 
 
-def parse_options(raw, game: str) -> tuple[tuple[str, object], ...]:
+def parse_options(raw: object, game: str) -> tuple[tuple[str, object], ...]:
     """`raw` is a list of option names (each set to true) or a dict name -> value.
     Returns the canonical form: sorted (name, value) pairs that differ from the default."""
     if raw is None:
@@ -143,7 +143,7 @@ def parse_options(raw, game: str) -> tuple[tuple[str, object], ...]:
     return tuple(sorted(out.items()))
 
 
-def option_value(options: tuple[tuple[str, object], ...], name: str):
+def option_value(options: tuple[tuple[str, object], ...], name: str) -> object:
     for key, value in options:
         if key == name:
             return value

@@ -7,21 +7,21 @@ import copy
 
 from .engine import apply, new_match
 from .errors import OutOfTurn, RulesError
-from .inputs import SHOT_FACTS, input_type
+from .inputs import SHOT_FACTS, JsonObject, input_type
 from .jsonview import state_to_json
-from .state import Ruling
+from .state import Ruling, State
 
 
 class Referee:
     """Feed input dicts one at a time; `feed` returns the output state dict. A bad input
     raises RulesError and changes nothing."""
 
-    def __init__(self, match: dict):
+    def __init__(self, match: JsonObject):
         self.state = new_match(match)
         # (state, announcements, input) before each applied input, oldest first.
-        self._history: list = []
+        self._history: list[tuple[State, list[dict[str, str]], JsonObject]] = []
         self._produced = self.state  # to notice a state set from outside (e.g. from_fen)
-        self.announcements: list[dict] = [
+        self.announcements: list[dict[str, str]] = [
             Ruling(
                 "match",
                 f"{self.state.game} match: "
@@ -31,7 +31,7 @@ class Referee:
             ).as_dict()
         ]
 
-    def feed(self, inp: dict) -> dict:
+    def feed(self, inp: JsonObject) -> JsonObject:
         kind = input_type(inp)
         if kind == "undo":
             if not self._history:
@@ -56,7 +56,7 @@ class Referee:
         self._produced = state
         return self.state_json()
 
-    def _correct(self, inp: dict) -> dict:
+    def _correct(self, inp: JsonObject) -> JsonObject:
         """`confirm` with facts: the referee's facts replace those of the last shot. The
         shot is applied again to the state before it, then every later input (calls,
         options, ...) is applied again in order. If one no longer applies, the correction
@@ -126,7 +126,7 @@ class Referee:
         self._produced = state
         return self.state_json()
 
-    def state_json(self) -> dict:
+    def state_json(self) -> JsonObject:
         return state_to_json(self.state, self.announcements)
 
     # -- what the history allows (railbird.rules.valid) ---------------------------------
@@ -135,11 +135,12 @@ class Referee:
         """How many inputs the history holds: what `undo` can withdraw."""
         return len(self._history)
 
-    def last_shot(self) -> dict | None:
+    def last_shot(self) -> JsonObject | None:
         """The newest `shot` input of the history: the one a correction rules again."""
         for _, _, inp in reversed(self._history):
             if inp.get("type") == "shot":
-                return copy.deepcopy(inp)
+                shot: JsonObject = copy.deepcopy(inp)
+                return shot
         return None
 
     def correctable(self) -> bool:
@@ -158,7 +159,7 @@ class Referee:
         return False
 
 
-def _answers_check(entry) -> bool:
+def _answers_check(entry: tuple[State, object, JsonObject]) -> bool:
     """A history entry that is the referee's answer to a shot held for his check."""
     pre, _, inp = entry
-    return inp.get("type") == "confirm" and pre.awaiting == "referee_check"
+    return bool(inp.get("type") == "confirm" and pre.awaiting == "referee_check")

@@ -45,7 +45,7 @@ class RotationGame(GeneralRules):
     def legal_first_balls(self, st: State) -> set[int]:
         return {min(st.on_table)}  # 6.2: the lowest-numbered ball on the table
 
-    def apply_defaults(self, st: State, shot: Shot, R: list) -> Shot:
+    def apply_defaults(self, st: State, shot: Shot, R: list[Ruling]) -> Shot:
         # Nobody reported the first ball hit: presumed fair, i.e. the lowest ball.
         if not shot.contact_reported and not st.push_out:
             shot = replace(shot, first_contact=min(st.on_table))
@@ -74,11 +74,19 @@ class RotationGame(GeneralRules):
     def money_down(self, shot: Shot) -> bool:
         return self.money_ball in shot.objects_pocketed or self.money_ball in shot.off_table
 
-    def spot_money(self, st: State, R: list, why: str, rule: str | None = None) -> State:
+    def spot_money(self, st: State, R: list[Ruling], why: str, rule: str | None = None) -> State:
         return self.spot(st, [self.money_ball], R, rule or self.rule_money_spot, why)
 
-    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
-        shooter = pre.at_table
+    def resolve(
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        R: list[Ruling],
+    ) -> State:
+        shooter = pre.shooter
         st = self.remove_shot_balls(st, shot)
         if foul:
             R.append(Ruling(foul.rule, f"Foul by {st.players[shooter]}: {foul.name}"))
@@ -104,7 +112,7 @@ class RotationGame(GeneralRules):
             R.append(
                 Ruling(
                     self.rule_std_penalty,
-                    f"{st.players[st.at_table]} has cue ball in hand anywhere on the table",
+                    f"{st.players[st.shooter]} has cue ball in hand anywhere on the table",
                 )
             )
             return replace(st, ball_in_hand="anywhere")
@@ -119,14 +127,14 @@ class RotationGame(GeneralRules):
             st = self.pass_turn(st, R, self.rule_push_out, "Push-out played")
             R.append(
                 Ruling(
-                    self.rule_push_out, f"{st.players[st.at_table]} may shoot or pass the shot back"
+                    self.rule_push_out, f"{st.players[st.shooter]} may shoot or pass the shot back"
                 )
             )
             return replace(st, awaiting="shoot_or_pass", option_rule=self.rule_push_out)
         return self.resolve_play(pre, st, shot, R)
 
-    def resolve_break(self, pre: State, st: State, shot: Shot, R: list) -> State:
-        shooter = pre.at_table
+    def resolve_break(self, pre: State, st: State, shot: Shot, R: list[Ruling]) -> State:
+        shooter = pre.shooter
         if self.money_down(shot):
             st = self.spot_money(st, R, "pocketed on the break", self.rule_intro)
         if shot.objects_pocketed:
@@ -139,13 +147,13 @@ class RotationGame(GeneralRules):
             )
         else:
             st = self.pass_turn(st, R, "general 36", "Legal break, nothing pocketed")
-        R.append(Ruling(self.rule_push_out, f"{st.players[st.at_table]} may play a push-out"))
+        R.append(Ruling(self.rule_push_out, f"{st.players[st.shooter]} may play a push-out"))
         return replace(st, push_out_allowed=True)
 
-    def resolve_play(self, pre: State, st: State, shot: Shot, R: list) -> State:
+    def resolve_play(self, pre: State, st: State, shot: Shot, R: list[Ruling]) -> State:
         raise NotImplementedError
 
-    def offer_option(self, st: State, R: list, rule: str, why: str) -> State:
+    def offer_option(self, st: State, R: list[Ruling], rule: str, why: str) -> State:
         st = self.pass_turn(st, R, rule, why)
-        R.append(Ruling(rule, f"{st.players[st.at_table]} may shoot or pass the shot back"))
+        R.append(Ruling(rule, f"{st.players[st.shooter]} may shoot or pass the shot back"))
         return replace(st, awaiting="shoot_or_pass", option_rule=rule)

@@ -7,9 +7,13 @@ lowest nearest the foot spot).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from .options import option_value
+
+T = TypeVar("T")
 
 POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")  # docs/architecture.md, "Conventions"
 BALL_IN_HAND = (None, "anywhere", "kitchen")
@@ -40,7 +44,7 @@ class Ruling:
     rule: str
     text: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str]:
         return {"text": self.text, "rule": self.rule}
 
 
@@ -92,26 +96,50 @@ class State:
     check: str | None = None
     provisional: str | None = None
 
-    def opt(self, name: str):
+    def opt(self, name: str) -> object:
         return option_value(self.options, name)
+
+    def opt_flag(self, name: str) -> bool:
+        """A true/false option (parse_options keeps each option of its default's type)."""
+        value = self.opt(name)
+        assert type(value) is bool, f"option {name} is not true/false"
+        return value
+
+    def opt_int(self, name: str) -> int:
+        """A number option (parse_options keeps each option of its default's type)."""
+        value = self.opt(name)
+        assert type(value) is int, f"option {name} is not a number"
+        return value
 
     def other(self, player: int) -> int:
         return 1 - player
+
+    @property
+    def shooter(self) -> int:
+        """`at_table` where play has begun: it is None only until the lag is decided."""
+        assert self.at_table is not None, "nobody is at the table before the lag"
+        return self.at_table
+
+    @property
+    def rack_breaker(self) -> int:
+        """`breaker` where the rack has a breaker: None only until the lag is decided."""
+        assert self.breaker is not None, "nobody has broken before the lag"
+        return self.breaker
 
     @property
     def over(self) -> bool:
         return self.match_winner is not None or self.ended is not None
 
 
-def set_pair(pair: tuple, i: int, value) -> tuple:
+def set_pair(pair: tuple[T, T], i: int, value: T) -> tuple[T, T]:
     return (value, pair[1]) if i == 0 else (pair[0], value)
 
 
-def add_pair(pair: tuple, i: int, delta: int) -> tuple:
+def add_pair(pair: tuple[int, int], i: int, delta: int) -> tuple[int, int]:
     return set_pair(pair, i, pair[i] + delta)
 
 
-def move_balls(st: State, balls, *, to: str) -> State:
+def move_balls(st: State, balls: Iterable[int], *, to: str) -> State:
     """Move balls between on_table / pocketed / to_spot, keeping every ball in exactly one
     place (the rack-size invariant). `to` is 'pocketed', 'to_spot' or 'on_table'."""
     balls = set(balls)

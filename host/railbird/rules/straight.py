@@ -5,12 +5,13 @@ the third consecutive foul -15 more and a re-break (4.11), re-racks (4.4, 4.8)."
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import BREAKING, Foul
 from .general import GeneralRules, balls_text
-from .inputs import Shot, get_bool
+from .inputs import JsonObject, Shot, get_bool
 from .state import Ruling, State, add_pair, set_pair
 
 
@@ -55,7 +56,7 @@ class StraightPool(GeneralRules):
             high_run=set_pair(st.high_run, p, max(st.high_run[p], run[p])),
         )
 
-    def penalize(self, st: State, p: int, n: int, R: list, rule: str, why: str) -> State:
+    def penalize(self, st: State, p: int, n: int, R: list[Ruling], rule: str, why: str) -> State:
         penalties = add_pair(st.penalties, p, n)
         st = replace(
             st, penalties=penalties, scores=set_pair(st.scores, p, st.credited[p] - penalties[p])
@@ -119,7 +120,7 @@ class StraightPool(GeneralRules):
         return None
 
     # -- inputs ------------------------------------------------------------------------
-    def ready_for_play(self, st: State, R: list) -> State:
+    def ready_for_play(self, st: State, R: list[Ruling]) -> State:
         if st.awaiting == "rerack":  # 4.8: no answers means neither ball interferes
             R.append(
                 Ruling(
@@ -131,7 +132,7 @@ class StraightPool(GeneralRules):
             st = self.rerack(st, False, False, False, R)
         return super().ready_for_play(st, R)
 
-    def on_rerack(self, st: State, inp: dict, R: list) -> State:
+    def on_rerack(self, st: State, inp: JsonObject, R: list[Ruling]) -> State:
         if st.awaiting != "rerack":
             raise OutOfTurn("no re-rack is due")
         cue_in = get_bool(inp, "cue_ball_in_rack_area", default=False)
@@ -148,7 +149,9 @@ class StraightPool(GeneralRules):
             )
         return self.rerack(st, cue_in, ball_in, behind, R)
 
-    def rerack(self, st: State, cue_in: bool, ball_in: bool, behind: bool, R: list) -> State:
+    def rerack(
+        self, st: State, cue_in: bool, ball_in: bool, behind: bool, R: list[Ruling]
+    ) -> State:
         """4.8: where the 15th (break) ball and the cue ball go when the 14 are re-racked."""
         ball = st.on_table[0] if st.on_table else None
         bih = None
@@ -217,7 +220,7 @@ class StraightPool(GeneralRules):
                 )
         else:
             R.append(Ruling("4.2", "14 balls re-racked with the apex empty"))
-        R.append(Ruling("4.8", f"{st.players[st.at_table]} continues; any ball may be played"))
+        R.append(Ruling("4.8", f"{st.players[st.shooter]} continues; any ball may be played"))
         return replace(
             st,
             on_table=self.full_rack(),
@@ -229,21 +232,20 @@ class StraightPool(GeneralRules):
             fresh_rack=fresh,
         )
 
-    def other_option(self, st: State, choice: str, R: list) -> State:
+    def other_option(self, st: State, choice: str, R: list[Ruling]) -> State:
         if st.awaiting != "accept_or_rebreak":
             raise OutOfTurn("no option is due")
         if choice == "accept":
-            R.append(Ruling("4.3", f"{st.players[st.at_table]} accepts the table"))
+            R.append(Ruling("4.3", f"{st.players[st.shooter]} accepts the table"))
             return replace(st, awaiting=None)
         if choice == "rebreak":
-            R.append(
-                Ruling("4.3", f"{st.players[st.at_table]} has {st.players[st.breaker]} break again")
-            )
+            who, breaker = st.players[st.shooter], st.players[st.rack_breaker]
+            R.append(Ruling("4.3", f"{who} has {breaker} break again"))
             # 4.3: a full re-rack of 15 balls, i.e. a new rack set up.
-            return self.set_up_rack(self.hand_on(st), st.breaker, R)
+            return self.set_up_rack(self.hand_on(st), st.rack_breaker, R)
         raise BadInput("choose accept or rebreak")
 
-    def on_stalemate(self, st: State, R: list) -> State:
+    def on_stalemate(self, st: State, R: list[Ruling]) -> State:
         """4.12: the players lag again for an opening break; the scores stand."""
         R.append(
             Ruling(
@@ -267,7 +269,7 @@ class StraightPool(GeneralRules):
             fresh_rack=False,
         )
 
-    def on_interference(self, st: State, R: list) -> State:
+    def on_interference(self, st: State, R: list[Ruling]) -> State:
         """General 34, read through WPA 1.9: a position that cannot be restored is handled
         as a stalemate, i.e. in 14.1 a new lag (4.12), scores standing. The seed's literal
         reading (the same player breaks again) is the option bca_34_same_breaker."""
@@ -276,11 +278,11 @@ class StraightPool(GeneralRules):
                 Ruling(
                     "general 34",
                     "Outside interference, position cannot be restored: "
-                    f"all 15 balls re-racked, {st.players[st.breaker]} "
+                    f"all 15 balls re-racked, {st.players[st.rack_breaker]} "
                     "breaks again (seed reading); scores stand",
                 )
             )
-            return self.set_up_rack(st, st.breaker, R)
+            return self.set_up_rack(st, st.rack_breaker, R)
         R.append(
             Ruling(
                 "general 34",
@@ -290,7 +292,7 @@ class StraightPool(GeneralRules):
         )
         return self.on_stalemate(st, R)
 
-    def spot_place_text(self, st: State, balls) -> str:
+    def spot_place_text(self, st: State, balls: Collection[int]) -> str:
         text = super().spot_place_text(st, balls)
         if st.fresh_rack:
             text += (
@@ -299,8 +301,16 @@ class StraightPool(GeneralRules):
         return text
 
     # -- outcome -------------------------------------------------------------------------
-    def resolve(self, pre: State, st: State, shot: Shot, foul, fouls, R: list) -> State:
-        shooter = pre.at_table
+    def resolve(
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        R: list[Ruling],
+    ) -> State:
+        shooter = pre.shooter
         st = replace(st, fresh_rack=pre.fresh_rack)  # for the 4.6 apex note while spotting
         st = self.remove_shot_balls(st, shot)
         down = sorted(shot.objects_pocketed | {b for b in shot.off_table if b})
@@ -321,7 +331,7 @@ class StraightPool(GeneralRules):
             R.append(
                 Ruling(
                     "4.3",
-                    f"{st.players[st.at_table]} accepts the table or has "
+                    f"{st.players[st.shooter]} accepts the table or has "
                     f"{st.players[shooter]} break again",
                 )
             )
@@ -345,7 +355,7 @@ class StraightPool(GeneralRules):
                 R.append(
                     Ruling(
                         "4.9",
-                        f"{st.players[st.at_table]} has cue ball in hand behind the head string",
+                        f"{st.players[st.shooter]} has cue ball in hand behind the head string",
                     )
                 )
                 return replace(st, ball_in_hand="kitchen", fresh_rack=False)
@@ -364,7 +374,7 @@ class StraightPool(GeneralRules):
         st = self.spot(st, down, R, "4.6", why)
         return replace(self.pass_turn(st, R, "4.4", f"Inning over ({why})"), fresh_rack=False)
 
-    def obvious_call(self, shot: Shot, R: list):
+    def obvious_call(self, shot: Shot, R: list[Ruling]) -> tuple[int, str] | None:
         """1.6: a call is needed unless the shot is obvious. Without a call, a single ball
         pocketed, or the first ball hit when it is pocketed, is taken as the obvious shot."""
         pk = shot.objects_pocketed
@@ -372,11 +382,19 @@ class StraightPool(GeneralRules):
         if target is None or target not in pk:
             return None
         pocket = shot.pocket_of(target)
+        assert pocket is not None, "target is one of the balls pocketed: it has a pocket"
         R.append(Ruling("1.6", f"No call: obvious shot presumed, the {target} in {pocket}"))
         return target, pocket
 
-    def scored(self, pre: State, st: State, shot: Shot, call, R: list) -> State:
-        shooter = pre.at_table
+    def scored(
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        call: tuple[int, str],
+        R: list[Ruling],
+    ) -> State:
+        shooter = pre.shooter
         points = len(shot.objects_pocketed)
         st = replace(self.credit(st, shooter, points), fresh_rack=False)
         R.append(
@@ -408,7 +426,7 @@ class StraightPool(GeneralRules):
             return replace(st, awaiting="rerack")
         return st
 
-    def serious_foul(self, st: State, shooter: int, R: list) -> State:
+    def serious_foul(self, st: State, shooter: int, R: list[Ruling]) -> State:
         """4.11: 1 point for the foul and 15 more, count reset, full re-rack, the offender
         breaks under 4.3 (the incoming player has no choice)."""
         if st.opt("thai_4_11_fifteen"):

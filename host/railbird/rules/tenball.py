@@ -23,25 +23,25 @@ class TenBall(RotationGame):
     call_on_break = False  # 9 (TN): on the break no ball may be called
 
     def cue_counts_on_break(self, st: State) -> bool:
-        return st.opt("thai_9_3_count_cue_ball")
+        return st.opt_flag("thai_9_3_count_cue_ball")
 
     def check_safety_allowed(self, st: State) -> None:
         super().check_safety_allowed(st)
         if st.opt("wpa2025_no_safety_call"):
             raise OutOfTurn("no safety call in ten-ball (WPA 2025 option)")
 
-    def obvious_call(self, pre: State, shot: Shot, R: list):
+    def obvious_call(self, pre: State, shot: Shot, R: list[Ruling]) -> tuple[int, str] | None:
         """9.5 / 1.6: no call is needed when the shot is obvious. Without a call the shot
         is taken to be at the ball the cue ball hit first, into the pocket it went in."""
         target = shot.first_contact
         pocket = shot.pocket_of(target) if target else None
-        if pocket is None:
+        if target is None or pocket is None:  # pocket_of only runs for a target
             return None
         R.append(Ruling("9.5", f"No call: obvious shot presumed, the {target} in {pocket} (1.6)"))
         return target, pocket
 
-    def resolve_play(self, pre: State, st: State, shot: Shot, R: list) -> State:
-        shooter = pre.at_table
+    def resolve_play(self, pre: State, st: State, shot: Shot, R: list[Ruling]) -> State:
+        shooter = pre.shooter
         pk = shot.objects_pocketed
         if pre.safety:
             if self.money_down(shot):

@@ -10,9 +10,16 @@ lists nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from . import doubt
 from .errors import RulesError
+from .inputs import JsonObject
 from .state import POCKETS, State
+
+if TYPE_CHECKING:  # for the annotation only: valid.py imports the engine lazily, too
+    from .general import GeneralRules
 
 # The choices of each decision in `awaiting` (9.4/9.6/9.7 and 2.4; 14.1 4.3; 8-ball 3.3).
 OPTION_CHOICES = {
@@ -24,7 +31,7 @@ OPTION_CHOICES = {
 }
 
 
-def _accepts(hook, *args) -> bool:
+def _accepts(hook: Callable[..., object], *args: object) -> bool:
     try:
         hook(*args)
     except RulesError:
@@ -32,7 +39,7 @@ def _accepts(hook, *args) -> bool:
     return True
 
 
-def _call(game, st: State) -> dict | None:
+def _call(game: GeneralRules, st: State) -> JsonObject | None:
     """The `call` entry: the balls that may be called (on the table or about to be
     spotted) and whether a safety may be called; None when no call is possible."""
     if not game.call_shot:
@@ -50,7 +57,7 @@ def _call(game, st: State) -> dict | None:
     return {"type": "call", "balls": balls, "pockets": list(POCKETS), "safety": safety}
 
 
-def _rerack(st: State) -> dict:
+def _rerack(st: State) -> JsonObject:
     fields = ["cue_ball_in_rack_area"]
     if st.on_table:  # 4.8.1: with the 15th ball pocketed only the cue ball can interfere
         fields += ["ball_in_rack_area", "ball_behind_head_string"]
@@ -59,7 +66,7 @@ def _rerack(st: State) -> dict:
 
 def valid_inputs(
     state: State, *, undo: bool = False, correct: bool = False, fresh: bool = False
-) -> list[dict]:
+) -> list[JsonObject]:
     """The input types acceptable in `state`, each a dict with its `type` and what a
     console needs to offer it: `lag` and `concede` the `players`, `option` the `choices`,
     `call` the `balls`, `pockets` and whether `safety` may be called, `rerack` the answer
@@ -72,7 +79,7 @@ def valid_inputs(
     from .engine import rules_for
 
     game = rules_for(state)
-    out: list[dict] = []
+    out: list[JsonObject] = []
     if state.over or fresh:
         out.append({"type": "match"})
     if not state.over:
