@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
+from typing import Any
 from urllib.parse import quote, unquote
 
 from . import doubt
@@ -55,6 +57,8 @@ FACT_CODES = {
 }
 FACT_NAMES = {v: k for k, v in FACT_CODES.items()}
 _SAFE = ".~"  # what a code or declared foul keeps unescaped
+# outcome code -> (label, rule) of every outcome a choice of a game may name
+Catalogue = dict[str, tuple[str, str | None]]
 
 
 class _Raw(Exception):
@@ -63,7 +67,7 @@ class _Raw(Exception):
 
 # -- labels -------------------------------------------------------------------------------
 @lru_cache(maxsize=64)
-def _catalogue(game: str, options: tuple) -> dict:
+def _catalogue(game: str, options: tuple[tuple[str, object], ...]) -> Catalogue:
     """code -> (label, rule) of every outcome a choice of `game` may name."""
     from .engine import GAMES
 
@@ -71,9 +75,10 @@ def _catalogue(game: str, options: tuple) -> dict:
     st = State(game=game, players=("a", "b"), goal=1, break_order="alternate", options=options)
     st = replace(st, breaking=True, on_table=g.full_rack())
     thai = st.opt_flag("thai_foul_names")
-    out: dict = {"L": ("legal break", None), "N": ("no foul", None)}
+    out: Catalogue = {"L": ("legal break", None), "N": ("no foul", None)}
     for d in declarable(g, thai):
         foul = declared_foul(g, d["declare"], thai)
+        assert foul is not None, d  # declarable() lists only fouls the game declares
         code = d["declare"].replace("general ", "g")
         out[code] = (f"foul: {foul.name}", foul.rule)
     out["g26"] = (f"foul: {GENERAL_FOULS[26][0]}", "general 26")  # bca_jump_miscue_foul
@@ -84,7 +89,7 @@ def _catalogue(game: str, options: tuple) -> dict:
     return out
 
 
-def _label_code(cat: dict, label: str, rule) -> str:
+def _label_code(cat: Catalogue, label: str, rule: str | None) -> str:
     for code, v in cat.items():
         if v == (label, rule):
             return code
@@ -104,25 +109,25 @@ def _bool(t: str) -> bool:
     return t == "1"
 
 
-def _ints(t: str) -> list:
+def _ints(t: str) -> list[int]:
     return [_int(x) for x in t.split(",")] if t else []
 
 
-def _facts(names) -> str:
+def _facts(names: Iterable[str]) -> str:
     try:
         return ",".join(FACT_CODES[n] for n in names)
     except KeyError:
         raise _Raw from None
 
 
-def _dec_facts(t: str) -> list:
+def _dec_facts(t: str) -> list[str]:
     try:
         return [FACT_NAMES[c] for c in t.split(",")] if t else []
     except KeyError:
         raise FenError(f"bad fact list {t!r}") from None
 
 
-def _value(fact: str, v) -> str:
+def _value(fact: str, v: object) -> str:
     if fact == doubt.RANGE:
         if type(v) is not int:
             raise _Raw
@@ -132,7 +137,7 @@ def _value(fact: str, v) -> str:
     return "1" if v else "0"
 
 
-def _dec_value(fact: str, t: str):
+def _dec_value(fact: str, t: str) -> int | bool:
     return _int(t) if fact == doubt.RANGE else _bool(t)
 
 
@@ -182,8 +187,8 @@ def _enc_shot(d: JsonObject) -> str:
     return ";".join(items)
 
 
-def _dec_shot(t: str) -> dict:
-    out: dict = {"type": "shot"}
+def _dec_shot(t: str) -> JsonObject:
+    out: JsonObject = {"type": "shot"}
     for item in t.split(";"):
         tag, v = item[:1], item[1:]
         if tag == "p":
@@ -192,7 +197,7 @@ def _dec_shot(t: str) -> dict:
                 m = re.fullmatch(r"(\?|\d+)@([A-Z]{2})(?:~(\d+))?(!?)", s)
                 if m is None or m.group(2) not in POCKETS:
                     raise FenError(f"bad pocketed ball {s!r}")
-                p: dict = {"pocket": m.group(2)}
+                p: JsonObject = {"pocket": m.group(2)}
                 if m.group(1) != "?":
                     p["ball"] = int(m.group(1))
                 if m.group(3) is not None:
@@ -230,7 +235,9 @@ def _dec_shot(t: str) -> dict:
 
 
 # -- choices ------------------------------------------------------------------------------
-def _enc_choices(cat: dict, names: list, choices: list, fair: int | None = None) -> str:
+def _enc_choices(
+    cat: Catalogue, names: list[str], choices: list[doubt.Choice], fair: int | None = None
+) -> str:
     out = []
     base = _untold(choices, names)
     for i, c in enumerate(choices):
@@ -242,7 +249,7 @@ def _enc_choices(cat: dict, names: list, choices: list, fair: int | None = None)
     return ",".join(out)
 
 
-def _untold(choices: list, names: list) -> list:
+def _untold(choices: list[doubt.Choice], names: list[str]) -> list[str]:
     """The labels without the facts general.decide appends to tell two alike apart."""
     out = []
     for c in choices:
@@ -253,8 +260,9 @@ def _untold(choices: list, names: list) -> list:
     return out
 
 
-def _dec_choices(cat: dict, names: list, t: str) -> tuple[list, int | None]:
-    choices, fair = [], None
+def _dec_choices(cat: Catalogue, names: list[str], t: str) -> tuple[list[doubt.Choice], int | None]:
+    choices: list[doubt.Choice] = []
+    fair: int | None = None
     for i, s in enumerate(t.split(",") if t else []):
         if s.startswith("*"):
             fair, s = i, s[1:]
@@ -270,12 +278,12 @@ def _dec_choices(cat: dict, names: list, t: str) -> tuple[list, int | None]:
 
 
 # -- the sentence ---------------------------------------------------------------------------
-def _sensed_shot(names: list, t: str) -> tuple[Shot, list]:
+def _sensed_shot(names: list[str], t: str) -> tuple[Shot, list[doubt.Axis]]:
     """A shot with the doubtful values `t` says, and the axes of `names` in it."""
     parts = t.split(",") if t else []
     if len(parts) != len(names):
         raise FenError(f"bad sensed values {t!r}")
-    kw: dict = {"uncertain": tuple(sorted(n for n in names if n != doubt.RANGE))}
+    kw: dict[str, Any] = {"uncertain": tuple(sorted(n for n in names if n != doubt.RANGE))}
     for name, v in zip(names, parts, strict=True):
         if name == doubt.RANGE:
             m = re.fullmatch(r"(\d+)-(\d+)(?:~(\d+))?", v)
@@ -297,7 +305,7 @@ _RANGE_TEXT = re.compile(
 _SAID = {"not sensed, not certain": "n", "sensed yes, not certain": "1"}
 
 
-def _enc_sensed(names: list, text: str) -> str:
+def _enc_sensed(names: list[str], text: str) -> str:
     """The doubtful values doubt.describe put in `text` (checked by the round trip)."""
     out = []
     for part, name in zip(text.split("; "), names, strict=False):
@@ -313,7 +321,7 @@ def _enc_sensed(names: list, text: str) -> str:
 
 
 # -- the two fields -------------------------------------------------------------------------
-def _check(st: State, held: dict) -> str:
+def _check(st: State, held: JsonObject) -> str:
     cat = _catalogue(st.game, st.options)
     names = held["facts"]
     return "|".join(
@@ -321,7 +329,7 @@ def _check(st: State, held: dict) -> str:
     )
 
 
-def _dec_check(st: State, t: str) -> dict:
+def _dec_check(st: State, t: str) -> JsonObject:
     parts = t.split("|")
     if len(parts) != 3:
         raise FenError(f"bad held shot {t!r}")
@@ -338,7 +346,7 @@ def _dec_check(st: State, t: str) -> dict:
     return {"shot": shot, "facts": names, "choices": choices, "text": doubt.describe(parsed, ax)}
 
 
-def _prov(st: State, entry: dict) -> str:
+def _prov(st: State, entry: JsonObject) -> str:
     cat = _catalogue(st.game, st.options)
     names = entry["facts"]
     labels = [c["label"] for c in entry["choices"]]
@@ -354,7 +362,7 @@ def _prov(st: State, entry: dict) -> str:
     )
 
 
-def _dec_prov(st: State, t: str) -> dict:
+def _dec_prov(st: State, t: str) -> JsonObject:
     parts = t.split("|")
     if len(parts) != 3:
         raise FenError(f"bad provisional ruling {t!r}")
