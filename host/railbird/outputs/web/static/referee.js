@@ -19,8 +19,9 @@
   // 1 yellow, 2 blue, 3 red, 4 purple, 5 orange, 6 green, 7 maroon, 8 black; 9-15 striped
   const COLOURS = [null, "#f2c300", "#1d4fc4", "#d7261e", "#5b2a86", "#f26d0f", "#11823b",
     "#7a1d22", "#111111"];
-  const RACK = { "10-ball": 10, "9-ball": 9, "8-ball": 15, "14.1": 15 };
-  const GAMES = ["10-ball", "9-ball", "8-ball", "14.1"];
+  // the games' facts, generated from the rules classes (games.js)
+  const RACK = Object.fromEntries(Object.entries(RB_VOCAB.games).map(([g, f]) => [g, f.rack]));
+  const GAMES = Object.keys(RB_VOCAB.games);
   const FACT_NAMES = { pocketed: "which balls dropped", first_contact: "first ball hit",
     rail_after_contact: "rail after contact", object_balls_to_rail: "balls driven to a rail",
     cue_ball_to_rail: "cue ball to a rail", off_table: "cue ball off the table" };
@@ -42,7 +43,7 @@
   const per = (v, i) => (Array.isArray(v) ? v[i] : v && typeof v === "object" ? v[names()[i]] : null);
   const other = (n) => names().find((x) => x !== n) || "";
   const rule = (r) => (r ? ` <span class="rule">(${esc(r)})</span>` : "");
-  const goal = () => { const m = /goal=(\d+)/.exec((snap && snap.fen) || ""); return m ? +m[1] : null; };
+  const goal = () => { const g = ((snap && snap.state) || {}).goal; return g == null ? null : +g; };
 
   function newId() {
     const b = new Uint8Array(12);
