@@ -79,7 +79,7 @@ function render(s) {
 
   RB.html($("nodes"), RB.nodeChips(s));
   const pk = s.pockets || {}, bp = pk.by_pocket || {};
-  RB.html($("pockets"), ["HL", "HR", "SL", "SR", "FL", "FR"]
+  RB.html($("pockets"), RB_VOCAB.pockets
     .map((p) => `<div id="pocket-${p}">${p}<b>${bp[p] || 0}</b></div>`).join(""));
   RB.text($("hours"), "today (" + (pk.day || "") + "): " + (pk.total || 0) +
           " balls \u00b7 by hour: " + Object.entries(pk.by_hour || {}).map(([h, c]) => h + "h " + c).join(", "));
