@@ -121,7 +121,8 @@ class TablePanel:
         d = (lambda s: f"{DIM}{s}{RESET}") if color else (lambda s: s)
         inner = width - 4
         st = self.state
-        goal = _fen_field(self.fen, "goal")
+        # the state's goal (REFEREE.md section 2); the FEN's goal= for a state older than it
+        goal = (st or {}).get("goal") or _fen_field(self.fen, "goal")
         game = self.game or "no game"
         if game == "14.1":
             head = f"{self.table} · 14.1 continuous" + (f" · to {goal}" if goal else "")
