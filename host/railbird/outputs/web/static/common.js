@@ -113,7 +113,7 @@ const RB = {
       (p.ball === 0 ? RB.ball(0, "small") : '<span class="ball unknown small"><i>?</i></span>') +
       RB.esc(p.pocket) + "</span>").join("");
     const said = [pk.length ? pk.length + (pk.length === 1 ? " ball" : " balls") + " pocketed" : "shot in play"];
-    if (s.game === "14.1" && obj) said.push("+" + obj + (obj === 1 ? " point" : " points"));
+    if (RB.byPoints(s.game) && obj) said.push("+" + obj + (obj === 1 ? " point" : " points"));
     if (obj < pk.length) said.push("cue ball down");
     return '<span class="prov">In play · provisional</span>' + balls +
       '<span class="ip-said">' + said.join(" · ") + "</span>";

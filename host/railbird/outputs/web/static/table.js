@@ -45,7 +45,7 @@ function render(s) {
     $("p" + k).classList.toggle("winner", over && st.match_winner === n[i]);
     const meta = [];
     if (st.breaker === n[i] && st.breaking && !over) meta.push("<span>breaks</span>");
-    if (s.game === "14.1") meta.push("<span>run " + (run[i] || 0) + " \u00b7 high " + (high[i] || 0) + "</span>");
+    if (RB.byPoints(s.game)) meta.push("<span>run " + (run[i] || 0) + " \u00b7 high " + (high[i] || 0) + "</span>");
     if (fouls[i] && !over) meta.push(RB.fouls(s.game, fouls[i]));
     RB.html($("meta-" + k), meta.join(" \u00b7 "));
   });
