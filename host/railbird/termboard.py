@@ -22,6 +22,8 @@ import re
 import sqlite3
 from collections import deque
 
+from railbird.rules.engine import GAMES
+
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
 DIM = "\x1b[2m"
@@ -50,6 +52,13 @@ def _fen_field(fen: str | None, key: str):
 
 def visible_len(s: str) -> int:
     return len(ANSI_RE.sub("", s))
+
+
+def three_foul_rule(game: str | None) -> bool:
+    """Whether three consecutive fouls cost the rack or points (6.14) in `game`: the rules
+    class's `three_fouls` (8-ball has none); a board without a known game warns anyway."""
+    g = GAMES.get(game or "")
+    return g is None or g.three_fouls
 
 
 class TablePanel:
@@ -112,7 +121,8 @@ class TablePanel:
         d = (lambda s: f"{DIM}{s}{RESET}") if color else (lambda s: s)
         inner = width - 4
         st = self.state
-        goal = _fen_field(self.fen, "goal")
+        # the state's goal (REFEREE.md section 2); the FEN's goal= for a state older than it
+        goal = (st or {}).get("goal") or _fen_field(self.fen, "goal")
         game = self.game or "no game"
         if game == "14.1":
             head = f"{self.table} · 14.1 continuous" + (f" · to {goal}" if goal else "")
@@ -139,8 +149,8 @@ class TablePanel:
                     extra = d(f" run {run} high {hr}")
                 fouls = (st.get("consecutive_fouls") or {}).get(p, 0)
                 if fouls and not st.get("match_winner") and not st.get("ended"):
-                    # 6.14: a player on two fouls is warned (8-ball has no three-foul rule)
-                    warn = fouls >= 2 and game != "8-ball"
+                    # 6.14: a player on two fouls is warned, where the rule applies
+                    warn = fouls >= 2 and three_foul_rule(game)
                     what = f"{fouls} foul{'s' if fouls > 1 else ''}" + (" WARNING" if warn else "")
                     extra += " " + c("red" if warn else "yellow", what)
                 left = f"{marker}{name}{extra}"

@@ -23,6 +23,8 @@ I64 = {"type": "integer", "minimum": -(2**63), "maximum": 2**63 - 1}
 SLUG = {"type": "string", "pattern": r"^[a-z0-9][a-z0-9-]{0,31}(?!\n)$"}
 POCKET = {"enum": ["HL", "HR", "SL", "SR", "FL", "FR"]}
 RAIL = {"enum": ["H", "F", "LH", "LF", "RH", "RF"]}
+# the rules engine's games (railbird.rules GAMES); tests/codebase/test_vocabulary.py checks
+GAME = {"enum": ["10-ball", "14.1", "9-ball", "8-ball"]}
 AMP = {"type": "integer", "minimum": 0, "maximum": 4095}
 V = {"const": 1, "description": "protocol major version"}
 
@@ -51,7 +53,7 @@ def obj(required, properties, **kw):
 
 # a table's entry of the venue summary; also the fields of `table_summary`
 TABLE_ENTRY = {
-    "game": nullable({"enum": ["10-ball", "14.1", "9-ball", "8-ball"]}),
+    "game": nullable(GAME),
     "scores": {"type": "array", "maxItems": 8, "items": I64},
     "at_table": nullable(U64),
     "online": {"type": "boolean"},
@@ -342,7 +344,7 @@ SCHEMAS = {
             {
                 "v": V,
                 "table": SLUG,
-                "game": {"enum": ["10-ball", "14.1", "9-ball", "8-ball"]},
+                "game": GAME,
                 "state": {"type": "object"},
                 "fen": string(1, 512),
                 "t": I64,

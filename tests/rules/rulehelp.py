@@ -1,8 +1,8 @@
 """Transcript helpers for the rules tests."""
 
-from railbird.rules import Referee
+from railbird.rules import GAMES as RULES_GAMES, Referee
 
-GAMES = ("10-ball", "14.1", "9-ball", "8-ball")
+GAMES = tuple(RULES_GAMES)  # the registry (tests/codebase/test_vocabulary.py)
 
 
 def rack_size(game: str) -> int:

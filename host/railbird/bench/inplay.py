@@ -29,13 +29,14 @@ import threading
 import time
 from pathlib import Path
 
+from rbproto.codec import POCKETS
+
 VENUE, TABLE, NODE, NODE_PW = "bench", "t1", "t1-pockets", "node-pw"
 GROUP = 8  # balls per shot
 GAP_S = 0.12  # between the drops of a shot
 QUIET_MS = 300  # the shot closes this long after its last ball
 BROKER_MESSAGES = 1000
 TARGET_P99_MS = 150.0
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 
 CONFIG = """
 venue = "{venue}"

@@ -60,6 +60,8 @@ import threading
 import time
 from pathlib import Path
 
+from rbproto.codec import POCKETS, RAILS
+
 VENUE = "scale"
 NODE_PW = "scale-node-pw"
 REFEREE_PIN = "583920"
@@ -69,8 +71,6 @@ LINGER_US = 20_000  # the firmware's batch_linger_ms
 STATUS_S, SYNC_S = 30, 60
 WARM_SYNCS = 5  # sync samples 5 s apart after the connect (FakeNode.periodic)
 NODES_PER_GENERATOR = 500
-RAILS = ("H", "F", "LH", "LF", "RH", "RF")
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 CUE_RETURN_US = {"HL": 2_850_000, "HR": 2_850_000, "SL": 2_000_000, "SR": 2_000_000}
 GAMES = ("9-ball", "10-ball")
 

@@ -36,11 +36,10 @@ import time
 
 from railbird.bench.subscriber import host_subscriber
 from rbproto import codec
+from rbproto.codec import POCKETS, RAILS
 
 VENUE, TABLE, NODE = "bench", "t1", "bench-node"
 RESTART_TARGET_S = 5.0  # issue 13: a journal of 1,000,000 events restarts in under 5 s
-RAILS = ("H", "F", "LH", "LF", "RH", "RF")
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 
 
 def make_payloads(n_msgs: int, batch: int, seed: int = 1) -> list:

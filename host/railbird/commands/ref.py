@@ -10,6 +10,8 @@ import threading
 import uuid
 
 from railbird.mqttopts import add_broker_options, make_client
+from railbird.rules.engine import GAMES
+from rbproto.codec import POCKETS
 
 HELP = "referee a table over MQTT: new match, lag, calls, options, confirm, undo, concede ..."
 DESCRIPTION = """\
@@ -32,7 +34,6 @@ examples:
   railbird ref --venue club --table t1 concede Bob
   railbird ref --venue club --table t1 match            # next match, same players
 """
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break")
 EXIT_OK, EXIT_REFUSED, EXIT_BROKER, EXIT_NO_ANSWER = 0, 1, 2, 3
 
@@ -192,7 +193,7 @@ def register(subparsers) -> None:
     sub = p.add_subparsers(dest="what", metavar="INPUT", required=True)
 
     m = sub.add_parser("match", help="a new match (what is left out: the last match or config)")
-    m.add_argument("--game", choices=("10-ball", "14.1", "9-ball", "8-ball"), help="the game")
+    m.add_argument("--game", choices=tuple(GAMES), help="the game")
     m.add_argument("--players", nargs=2, metavar="NAME", help="the two players")
     m.add_argument("--race-to", type=int, dest="race_to", help="racks to win (rack games)")
     m.add_argument("--target", type=int, help="points to win (14.1)")

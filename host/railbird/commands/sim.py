@@ -11,6 +11,11 @@ import os
 import signal
 import sys
 
+from railbird.rules.engine import GAMES
+
+# the games the simulated player has no strategy for (sim/player.py)
+UNPLAYED = ("8-ball",)
+
 HELP = "simulate a table: the real node firmware on simulated hardware plays a game"
 DESCRIPTION = """\
 Simulate one pool table. The real node firmware (firmware/rbnode) runs on the simulated
@@ -45,7 +50,7 @@ def register(sub) -> None:
     g = p.add_argument_group("game")
     g.add_argument(
         "--game",
-        choices=["10-ball", "14.1", "9-ball"],
+        choices=[g for g in GAMES if g not in UNPLAYED],
         default=None,
         help="the game (default: the scenario's match, else 10-ball)",
     )

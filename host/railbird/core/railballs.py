@@ -20,11 +20,12 @@ from __future__ import annotations
 import functools
 import math
 
+from rbproto.codec import RAILS
+
 BALL_RADIUS_MM = 28.575  # 2 1/4 in ball (WPA)
 # Playing surface (cushion nose to cushion nose), length x width, mm, by table size (WPA:
 # 100 x 50 in, 88 x 44 in, 78 x 39 in).
 TABLE_MM = {"7ft": (1981, 991), "8ft": (2235, 1118), "9ft": (2540, 1270)}
-RAILS = ("H", "F", "LH", "LF", "RH", "RF")
 RAIL_SET = frozenset(RAILS)
 HITS_MAX = 64  # hits considered (the earliest); a subset only weakens the bound
 # A hit on another rail this close to a louder one may be that impact heard through the

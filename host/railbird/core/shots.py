@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from railbird.core.railballs import TABLE_MM, object_balls_to_rail
+from rbproto.codec import POCKETS
 
 ACTIVITY = frozenset(("strike", "drop", "cue", "rail"))
 # Warnings kept per shot (and while the table is at rest); past that one line counts the
@@ -37,7 +38,6 @@ def add_warning(warnings: list, text: str) -> None:
         warnings[-1] = MORE + str(int(warnings[-1][len(MORE) :]) + 1)
 
 
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 # Expected cue-ball return delay (pocket drop -> cue detector), ms, by table size. The return
 # runs to the foot end, so a head pocket's ball travels the whole table: measured on a 9 ft
 # table about 1 s from a foot pocket, 2 s from a side, 2.6-3.1 s from a head pocket; the

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
+from rbproto import codec
+
 from . import pinmap_core
 
 ROW = 30
@@ -28,7 +30,7 @@ COLORS = {
     "gnd": "#222222",
 }
 
-POCKET_HINT = ["HL", "HR", "SL", "SR", "FL", "FR"]
+POCKET_HINT = list(codec.POCKETS)
 RAIL_HINT = ["H", "F", "LH", "LF", "RH", "RF"]
 
 GROUPS = [

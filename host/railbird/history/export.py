@@ -19,8 +19,8 @@ import io
 import json
 
 from railbird.history.period import clock, iso
+from rbproto.codec import POCKETS
 
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
 MATCH_COLUMNS = (
     "venue",
     "table",

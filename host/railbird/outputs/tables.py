@@ -15,8 +15,7 @@ import time
 from datetime import datetime, timedelta
 
 from railbird.scoreboard.screens import _pair, player_index
-
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
+from rbproto.codec import POCKETS
 
 
 class PocketCounts:

@@ -19,6 +19,7 @@ STRIPES = frozenset(range(9, 16))
 
 class EightBall(GeneralRules):
     name = "8-ball"
+    code = "8"
     rack_size = 15
     std_fouls = (
         "6.1",

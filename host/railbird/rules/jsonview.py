@@ -35,6 +35,8 @@ def state_to_json(state: State, rulings: Iterable[Ruling | dict[str, str]] = ())
         "game": state.game,
         "players": list(names),
         "rack": state.rack,
+        # the match's race to (racks) or, in 14.1, points target: the FEN's goal= (additive)
+        "goal": state.goal,
         "inning": state.inning,
         "at_table": name(state.at_table),
         "breaker": name(state.breaker),

@@ -17,7 +17,8 @@ class MatchLayer:
     """Match-level behaviour shared by all games (overridden where a game differs)."""
 
     # Set by each game.
-    name = ""
+    name = ""  # the game's name everywhere: inputs, state, protocol (rbproto GAMES)
+    code = ""  # its short code on the LED scoreboard (SCOREBOARD.md "Screens")
     rack_size = 0
     rack_scored = True  # False for 14.1 (points)
     three_fouls = True

@@ -10,6 +10,7 @@ from .state import Ruling, State
 
 class NineBall(RotationGame):
     name = "9-ball"
+    code = "9"
     rack_size = 9
     money_ball = 9
     std_foul_prefix = "2.7"

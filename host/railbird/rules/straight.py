@@ -17,6 +17,7 @@ from .state import Ruling, State, add_pair, set_pair
 
 class StraightPool(GeneralRules):
     name = "14.1"
+    code = "141"
     rack_size = 15
     rack_scored = False
     std_fouls = (

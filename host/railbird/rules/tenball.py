@@ -12,6 +12,7 @@ from .state import Ruling, State
 
 class TenBall(RotationGame):
     name = "10-ball"
+    code = "10"
     rack_size = 10
     money_ball = 10
     std_foul_prefix = "9.10"

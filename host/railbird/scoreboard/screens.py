@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
-GAME_CODES = {"10-ball": "10", "9-ball": "9", "8-ball": "8", "14.1": "141"}
+from railbird.rules.engine import GAMES
+
+GAME_CODES = {name: g.code for name, g in GAMES.items()}  # the rules classes' `code`
 WHO = ("a", "b")
 
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-POCKETS = ("HL", "HR", "SL", "SR", "FL", "FR")
-RAILS = ("H", "F", "LH", "LF", "RH", "RF")
+from rbproto.codec import RAILS
+
 # Rails that end at each pocket (docs/architecture.md, "Conventions"): a ball rattling in the
 # jaws touches them.
 POCKET_RAILS = {

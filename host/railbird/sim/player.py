@@ -18,7 +18,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .physics import POCKETS, ShotPlan
+from rbproto.codec import POCKETS
+
+from .physics import ShotPlan
 
 # Tendencies (probabilities); `Style.demo()` makes things happen sooner for a short demo.
 

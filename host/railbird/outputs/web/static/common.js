@@ -79,13 +79,18 @@ const RB = {
     if (v && typeof v === "object") return [v[n[0]], v[n[1]]];
     return [null, null];
   },
-  goal(s) {
-    const m = /goal=(\d+)/.exec(s.fen || (s.state || {}).fen || "");
-    return m ? +m[1] : null;
+  // the games' facts, generated from the rules classes (games.js)
+  GAMES: RB_VOCAB.games,
+  RACK: Object.fromEntries(Object.entries(RB_VOCAB.games).map(([g, f]) => [g, f.rack])),
+  byPoints(game) { return (RB_VOCAB.games[game] || {}).unit === "points"; },
+  threeFouls(game) { return (RB_VOCAB.games[game] || { three_fouls: true }).three_fouls; },
+  goal(s) {       // the state's race to (racks) or points target (REFEREE.md section 2, goal)
+    const g = (s.state || {}).goal;
+    return g == null ? null : +g;
   },
   goalText(s) {
     const g = RB.goal(s);
-    return g == null ? "" : (s.game === "14.1" ? "to " + g : "race to " + g);
+    return g == null ? "" : (RB.byPoints(s.game) ? "to " + g : "race to " + g);
   },
 
   // -- pool balls: standard colours, 9-15 striped, the number on a white disc --------------
@@ -94,7 +99,6 @@ const RB = {
     return '<span class="ball b' + k + (k >= 9 ? " stripe" : "") + (cls ? " " + cls : "") +
       '" data-ball="' + k + '" title="' + (k === 0 ? "cue ball" : "ball " + k) + '"><i>' + (k === 0 ? "" : k) + "</i></span>";
   },
-  RACK: { "9-ball": 9, "10-ball": 10, "8-ball": 15, "14.1": 15 },
   POCKETS: { HL: "head left", HR: "head right", SL: "side left", SR: "side right", FL: "foot left", FR: "foot right" },
 
   // -- the shot in play: PROVISIONAL until it closes and its ruling replaces it ---------------
@@ -109,7 +113,7 @@ const RB = {
       (p.ball === 0 ? RB.ball(0, "small") : '<span class="ball unknown small"><i>?</i></span>') +
       RB.esc(p.pocket) + "</span>").join("");
     const said = [pk.length ? pk.length + (pk.length === 1 ? " ball" : " balls") + " pocketed" : "shot in play"];
-    if (s.game === "14.1" && obj) said.push("+" + obj + (obj === 1 ? " point" : " points"));
+    if (RB.byPoints(s.game) && obj) said.push("+" + obj + (obj === 1 ? " point" : " points"));
     if (obj < pk.length) said.push("cue ball down");
     return '<span class="prov">In play · provisional</span>' + balls +
       '<span class="ip-said">' + said.join(" · ") + "</span>";
@@ -154,12 +158,12 @@ const RB = {
       (p.rule ? " (" + p.rule + ")" : "")).join(" \u00b7 ");
   },
   // 6.14: three consecutive fouls lose the rack (10/9-ball) or cost 15 more points (14.1);
-  // a player on two is warned. 8-ball has no three-foul rule, so no warning there.
+  // a player on two is warned, in the games the rule applies to (not 8-ball: games.js).
   fouls(game, n) {
     if (!n) return "";
-    if (n >= 2 && game !== "8-ball") {
+    if (n >= 2 && RB.threeFouls(game)) {
       return '<span class="warn">' + n + " FOULS \u2014 warning: a third " +
-        (game === "14.1" ? "costs 15 points" : "loses the rack") + "</span>";
+        (RB.byPoints(game) ? "costs 15 points" : "loses the rack") + "</span>";
     }
     return '<span class="foul">' + n + (n === 1 ? " foul" : " fouls") + "</span>";
   },

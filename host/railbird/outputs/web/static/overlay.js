@@ -16,7 +16,7 @@ function render(s) {
     const f = over ? 0 : fouls[i] || 0;
     RB.html($("fouls-" + k), f ? '<span class="long">' + f + (f === 1 ? " FOUL" : " FOULS") +
       '</span><span class="short">' + f + "F</span>" : "");
-    $("fouls-" + k).classList.toggle("warn", f >= 2 && s.game !== "8-ball");
+    $("fouls-" + k).classList.toggle("warn", f >= 2 && RB.threeFouls(s.game));
   });
   RB.text($("race"), RB.goalText(s) || s.game || "");
   RB.text($("over"), abandoned ? "No match" : over ? st.match_winner + " wins the match" : "");

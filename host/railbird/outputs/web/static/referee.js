@@ -19,8 +19,12 @@
   // 1 yellow, 2 blue, 3 red, 4 purple, 5 orange, 6 green, 7 maroon, 8 black; 9-15 striped
   const COLOURS = [null, "#f2c300", "#1d4fc4", "#d7261e", "#5b2a86", "#f26d0f", "#11823b",
     "#7a1d22", "#111111"];
-  const RACK = { "10-ball": 10, "9-ball": 9, "8-ball": 15, "14.1": 15 };
-  const GAMES = ["10-ball", "9-ball", "8-ball", "14.1"];
+  // the games' facts, generated from the rules classes (games.js)
+  const RACK = Object.fromEntries(Object.entries(RB_VOCAB.games).map(([g, f]) => [g, f.rack]));
+  const GAMES = Object.keys(RB_VOCAB.games);
+  // 14.1 is played to points (a target), the others are races to racks won
+  const byPoints = (g) => (RB_VOCAB.games[g] || {}).unit === "points";
+  const goalKey = (g) => (RB_VOCAB.games[g] || { goal: "race_to" }).goal;
   const FACT_NAMES = { pocketed: "which balls dropped", first_contact: "first ball hit",
     rail_after_contact: "rail after contact", object_balls_to_rail: "balls driven to a rail",
     cue_ball_to_rail: "cue ball to a rail", off_table: "cue ball off the table" };
@@ -42,7 +46,7 @@
   const per = (v, i) => (Array.isArray(v) ? v[i] : v && typeof v === "object" ? v[names()[i]] : null);
   const other = (n) => names().find((x) => x !== n) || "";
   const rule = (r) => (r ? ` <span class="rule">(${esc(r)})</span>` : "");
-  const goal = () => { const m = /goal=(\d+)/.exec((snap && snap.fen) || ""); return m ? +m[1] : null; };
+  const goal = () => { const g = ((snap && snap.state) || {}).goal; return g == null ? null : +g; };
 
   function newId() {
     const b = new Uint8Array(12);
@@ -301,15 +305,15 @@
       const meta = [];
       const f = per(fo, i) || 0;
       if (f) meta.push(f >= 2 ? `<span class="warn">${f} fouls: warning</span>` : "1 foul");
-      if (s.game === "14.1") meta.push("run " + (per(s.run, i) || 0));
-      if (s.breaker === n[i] && s.breaking && s.game !== "14.1") meta.push("breaks");
+      if (byPoints(s.game)) meta.push("run " + (per(s.run, i) || 0));
+      if (s.breaker === n[i] && s.breaking && !byPoints(s.game)) meta.push("breaks");
       const up = s.at_table === n[i];
       return `<div class="player${up ? " up" : ""}" id="p${i}" data-up="${up ? 1 : 0}">
         <div class="name">${esc(n[i])}</div><div class="score" id="score-${i}">${per(s.scores, i) ?? 0}</div>
         <div class="meta" id="meta-${i}">${meta.join(" · ")}</div></div>`;
     }).join("");
-    const line = [`<span>${esc(s.game)}${g ? (s.game === "14.1" ? " to " : " · race to ") + g : ""}</span>`];
-    if (s.game !== "14.1") line.push("<span>rack " + (s.rack || 1) + "</span>");
+    const line = [`<span>${esc(s.game)}${g ? (byPoints(s.game) ? " to " : " · race to ") + g : ""}</span>`];
+    if (!byPoints(s.game)) line.push("<span>rack " + (s.rack || 1) + "</span>");
     if (s.inning) line.push("<span>inning " + s.inning + "</span>");
     if (s.ball_in_hand) {
       line.push(`<span class="badge" id="bih">ball in hand${s.ball_in_hand === "kitchen" ? " behind the head string" : " anywhere"}</span>`);
@@ -348,7 +352,7 @@
     const w = s.match_winner;
     const text = s.ended === "abandoned" || !w ? "Match abandoned: no result"
       : s.ended === "conceded" ? `${esc(other(w))} conceded: ${esc(w)} wins` : `${esc(w)} wins`;
-    const hi = s.game === "14.1" ? `<p class="hint">high run: ${esc(n[0])} ${per(s.high_run, 0) || 0} · ${esc(n[1])} ${per(s.high_run, 1) || 0}</p>` : "";
+    const hi = byPoints(s.game) ? `<p class="hint">high run: ${esc(n[0])} ${per(s.high_run, 0) || 0} · ${esc(n[1])} ${per(s.high_run, 1) || 0}</p>` : "";
     return `<div class="card over" id="over"><h2>Match over</h2><div class="winner" id="winner">${text}</div>
       <div>${esc(n[0])} ${sc[0]} – ${sc[1]} ${esc(n[1])}</div>${hi}
       <div class="stack"><button class="primary" data-act="rematch" id="btn-rematch">Rematch: same players</button>
@@ -541,11 +545,11 @@
       <label>Game</label><div class="seg" id="m-game">${seg}</div>
       <label for="m-p1">Player 1</label><input id="m-p1" maxlength="32" value="${esc(n[0] || "")}" required>
       <label for="m-p2">Player 2</label><input id="m-p2" maxlength="32" value="${esc(n[1] || "")}" required>
-      <label id="m-goal-label">${g === "14.1" ? "Points to win" : "Race to (racks)"}</label>
+      <label id="m-goal-label">${byPoints(g) ? "Points to win" : "Race to (racks)"}</label>
       <div class="stepper"><button type="button" data-act="m-step" data-d="-1" aria-label="fewer">−</button>
-      <span id="m-goal">${gl && keep ? gl : g === "14.1" ? 100 : 5}</span>
+      <span id="m-goal">${gl && keep ? gl : byPoints(g) ? 100 : 5}</span>
       <button type="button" data-act="m-step" data-d="1" aria-label="more">+</button></div>
-      <div id="m-order-box" ${g === "14.1" ? "hidden" : ""}><label for="m-order">Who breaks after the first rack</label><select id="m-order">
+      <div id="m-order-box" ${byPoints(g) ? "hidden" : ""}><label for="m-order">Who breaks after the first rack</label><select id="m-order">
       <option value="alternate">players alternate</option><option value="winner">winner breaks</option>
       <option value="loser">loser breaks</option><option value="trailing">trailing player breaks</option></select></div>
       <p class="hint" id="m-error"></p>
@@ -560,8 +564,8 @@
     if (!p1 || !p2 || p1 === p2) { $("m-error").textContent = "Two different player names, please."; return; }
     // started from the referee's phone: a referee is at the table (REFEREE.md §3b)
     const m = { type: "match", game: g, players: [p1, p2], referee: true };
-    m[g === "14.1" ? "target" : "race_to"] = +$("m-goal").textContent;
-    if (g !== "14.1") m.break_order = $("m-order").value;
+    m[goalKey(g)] = +$("m-goal").textContent;
+    if (!byPoints(g)) m.break_order = $("m-order").value;
     act(m);
   }
 
@@ -630,20 +634,20 @@
       case "new-match": matchSheet(d.keep === "1"); break;
       case "rematch": {
         const m = { type: "match", game: s.game, players: s.players };
-        m[s.game === "14.1" ? "target" : "race_to"] = goal() || (s.game === "14.1" ? 100 : 5);
+        m[goalKey(s.game)] = goal() || (byPoints(s.game) ? 100 : 5);
         act(m);
         break;
       }
       case "m-game": {
         $("sheet").dataset.game = d.game;
         b.parentNode.querySelectorAll("button").forEach((x) => x.classList.toggle("on", x === b));
-        $("m-goal-label").textContent = d.game === "14.1" ? "Points to win" : "Race to (racks)";
-        $("m-goal").textContent = d.game === "14.1" ? 100 : 5;
-        $("m-order-box").hidden = d.game === "14.1";  // 14.1 has no racks to break after
+        $("m-goal-label").textContent = byPoints(d.game) ? "Points to win" : "Race to (racks)";
+        $("m-goal").textContent = byPoints(d.game) ? 100 : 5;
+        $("m-order-box").hidden = byPoints(d.game);  // 14.1 has no racks to break after
         break;
       }
       case "m-step": {
-        const big = $("sheet").dataset.game === "14.1";
+        const big = byPoints($("sheet").dataset.game);
         const x = +$("m-goal").textContent + (+d.d) * (big ? 25 : 1);
         $("m-goal").textContent = Math.max(1, Math.min(big ? 1000 : 99, big && x < 25 ? 25 : x));
         break;

@@ -45,7 +45,7 @@ function render(s) {
     $("p" + k).classList.toggle("winner", over && st.match_winner === n[i]);
     const meta = [];
     if (st.breaker === n[i] && st.breaking && !over) meta.push("<span>breaks</span>");
-    if (s.game === "14.1") meta.push("<span>run " + (run[i] || 0) + " \u00b7 high " + (high[i] || 0) + "</span>");
+    if (RB.byPoints(s.game)) meta.push("<span>run " + (run[i] || 0) + " \u00b7 high " + (high[i] || 0) + "</span>");
     if (fouls[i] && !over) meta.push(RB.fouls(s.game, fouls[i]));
     RB.html($("meta-" + k), meta.join(" \u00b7 "));
   });
@@ -79,7 +79,7 @@ function render(s) {
 
   RB.html($("nodes"), RB.nodeChips(s));
   const pk = s.pockets || {}, bp = pk.by_pocket || {};
-  RB.html($("pockets"), ["HL", "HR", "SL", "SR", "FL", "FR"]
+  RB.html($("pockets"), RB_VOCAB.pockets
     .map((p) => `<div id="pocket-${p}">${p}<b>${bp[p] || 0}</b></div>`).join(""));
   RB.text($("hours"), "today (" + (pk.day || "") + "): " + (pk.total || 0) +
           " balls \u00b7 by hour: " + Object.entries(pk.by_hour || {}).map(([h, c]) => h + "h " + c).join(", "));
