@@ -17,6 +17,8 @@ rotation games share), `match` (matches, races, break orders), `options` (named 
 and editions), `inputs` (JSON input parsed into typed values), `doubt` (uncertain sensed
 facts that decide a ruling), `referee` (`Referee`: a match fed input by input, with undo),
 `valid` (the inputs acceptable now), `errors` (the error kinds), `jsonview` (state as JSON),
+`vocabulary` (the registry of each game's facts, which codec, schemas, boards, CLI and web
+pages derive from or are checked against),
 and the one-line text form: `fen` (writing and reading), `fenvalues` (its value codes),
 `fendoubt` (a held shot and a provisional ruling in it) and `fenlegacy` (earlier forms still
 read).
