@@ -41,6 +41,7 @@ All arithmetic is integer or exact-rational-free float on small numbers; the res
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 KEEP = 32
@@ -53,6 +54,9 @@ CORROBORATE_US = 1_000_000
 FUTURE_SLACK_US = 100_000
 FUTURE_DRIFT = 2 * MAX_DRIFT_PPM * 1e-6  # `latest`: µs allowed per µs away from the samples
 
+# One exchange: (node time at its middle, offset host - node, round-trip delay).
+Sample = tuple[int, float, int]
+
 
 @dataclass
 class BootClock:
@@ -61,9 +65,11 @@ class BootClock:
     keep: int = KEEP
     slack_us: int = SLACK_US
     min_span_us: int = MIN_SPAN_US
-    samples: list = field(default_factory=list)  # (t_node_mid, offset, delay)
+    samples: list[Sample] = field(default_factory=list)  # (t_node_mid, offset, delay)
     fallback: int | None = None
-    suspect: tuple | None = None  # (t_node, fallback before it): a drop not yet confirmed
+    suspect: tuple[int, int | None] | None = (
+        None  # (t_node, fallback before it): a drop not yet confirmed
+    )
     # fitted: offset at t_ref and drift (µs per µs)
     t_ref: int = 0
     offset: float = 0.0
@@ -138,7 +144,7 @@ class BootClock:
             t = rx
         return t if t > 0 else 0
 
-    def to_table_many(self, ts: list, rx: int | None = None) -> list:
+    def to_table_many(self, ts: list[int], rx: int | None = None) -> list[int]:
         """`[to_table(t, rx) for t in ts]` (the times of one message), the model read once."""
         if self.synced:
             offset, drift, t_ref = self.offset, self.drift, self.t_ref
@@ -161,7 +167,7 @@ class BootClock:
             return rx
         return rx + self._future_allowed_us() + int(FUTURE_DRIFT * abs(t_node - self.t_ref))
 
-    def latest_many(self, ts: list, rx: int | None) -> list:
+    def latest_many(self, ts: list[int], rx: int | None) -> list[int | None]:
         """`[latest(t, rx) for t in ts]` (the times of one message), the model read once."""
         if rx is None:
             return [None] * len(ts)
@@ -192,7 +198,7 @@ class BootClock:
                     resid = r
         return lim // 2 + int(resid)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, int | float | bool]:
         if not self.synced:
             return {"synced": False, "offset_us": self._provisional(), "samples": 0}
         used_delay = min(s[2] for s in self.samples)
@@ -209,7 +215,7 @@ class ClockModels:
     """All boots of all nodes of one daemon: (node, boot) -> BootClock. The pipeline keeps
     only each node's recent boots (`forget`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._clocks: dict[tuple[str, int], BootClock] = {}
 
     def get(self, node: str, boot: int) -> BootClock:
@@ -221,8 +227,8 @@ class ClockModels:
     def forget(self, node: str, boot: int) -> None:
         self._clocks.pop((node, boot), None)
 
-    def add_sync(self, node: str, boot: int, msg: dict) -> bool:
+    def add_sync(self, node: str, boot: int, msg: Mapping[str, int]) -> bool:
         return self.get(node, boot).add_sample(msg["t1"], msg["t2"], msg["t3"], msg["t4"])
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, dict[str, int | float | bool]]:
         return {f"{n}/{b}": c.describe() for (n, b), c in sorted(self._clocks.items())}

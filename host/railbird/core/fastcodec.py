@@ -18,6 +18,7 @@ tests.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rbproto import codec
 
@@ -30,25 +31,30 @@ RAILS = frozenset(codec.RAILS)
 # requires: the shared codec's own tables, so a kind added there is checked the same here
 KNOWN_FIELDS = tuple(spec[0] for spec in codec._EVENT_KNOWN)
 NEEDS = dict(codec._EVENT_NEEDS)
+# (venue, table, kind, node) of a topic, as `codec.parse_topic` gives it
+ParsedTopic = tuple[str, str | None, str, str | None]
+# (kind, venue, table, node, msg), as `codec.decode_message` gives it; msg is decoded JSON
+Decoded = tuple[str, str, str | None, str | None, dict[str, Any]]
 TOPICS_KEPT = 4096  # parsed topics cached (a venue's node topics; cleared when full)
 # the batch fields the shared codec knows (a `wm` before it knew one is its to judge)
 BATCH_FIELDS = frozenset(f[0] for f in codec._SPECS["events"])
 
 
-def _no_constant(name):
+def _no_constant(name: str) -> None:
     raise ValueError(name + " is not JSON")  # NaN, Infinity: the codec refuses them too
 
 
 _decoder = json.JSONDecoder(parse_constant=_no_constant)  # what codec.decode's json.loads makes
 _raw_decode = _decoder.raw_decode
-_topics: dict = {}
+_topics: dict[str, ParsedTopic] = {}
 
 
-def decode_message(topic, payload):
+def decode_message(topic: str, payload: bytes | str) -> Decoded:
     """-> (kind, venue, table, node, msg), exactly as `codec.decode_message`."""
-    parsed = _topics.get(topic) if type(topic) is str else None
+    parsed: ParsedTopic | None = _topics.get(topic) if type(topic) is str else None
     if parsed is None:
-        parsed = codec.parse_topic(topic)  # raises as the codec would
+        # raises as the codec would (rbproto.codec, shared with the firmware, is unannotated)
+        parsed = codec.parse_topic(topic)  # type: ignore[no-untyped-call]  # unannotated codec
         if len(_topics) >= TOPICS_KEPT:
             _topics.clear()
         _topics[topic] = parsed
@@ -57,10 +63,11 @@ def decode_message(topic, payload):
         msg = _events(payload, node)
         if msg is not None:
             return (kind, venue, table, node, msg)
-    return codec.decode_message(topic, payload)
+    decoded: Decoded = codec.decode_message(topic, payload)  # type: ignore[no-untyped-call]  # unannotated codec
+    return decoded
 
 
-def _events(payload: bytes, node: str):
+def _events(payload: bytes, node: str | None) -> dict[str, Any] | None:
     """The decoded batch if it is certainly valid, else None (the codec decides)."""
     n = len(payload)
     if n == 0 or n > MAX_PAYLOAD:
@@ -143,7 +150,7 @@ def _events(payload: bytes, node: str):
     return msg
 
 
-def _ok(name: str, val) -> bool:
+def _ok(name: str, val: object) -> bool:
     """Whether `val` is a valid value of the known event field `name` (None: absent or
     null, neither of which these fields allow)."""
     if name == "pocket":

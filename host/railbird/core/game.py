@@ -7,30 +7,38 @@ game) a table still assembles and journals shots, it just has no game state.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from railbird.core.lifecycle import IN_PROGRESS, NO_GAME, complete_match
 from railbird.rules.inputs import SHOT_FACTS  # the facts a referee may enter (REFEREE.md §3a)
 
+if TYPE_CHECKING:
+    from railbird.rules import Referee, RulesError, State
+
+    # the engine's Referee, RulesError and to_fen (None: the engine has no FEN writer)
+    _Rules = tuple[type[Referee], type[RulesError], Callable[[State], str] | None]
+
 EARLIER_KEPT = 4  # matches a new `match` replaced, kept so that `undo` can bring one back
 
 
-def _rules():
+def _rules() -> _Rules | None:
     try:
         from railbird.rules import Referee, RulesError
     except Exception:  # noqa: BLE001 - engine missing or broken: shots still flow
         return None
     try:
-        from railbird.rules import to_fen
+        from railbird.rules import to_fen as fen_writer
     except Exception:  # noqa: BLE001 - no FEN is a lesser loss than no game
-        to_fen = None
-    return Referee, RulesError, to_fen
+        return Referee, RulesError, None
+    return Referee, RulesError, fen_writer
 
 
 # Shot warnings (docs/shots.md §8) after which the pocketed facts may be incomplete.
 _POCKETED_DOUBT = ("lost:", "jam:")
 
 
-def object_balls_bound(shot: dict, state: dict | None) -> int | None:
+def object_balls_bound(shot: dict[str, Any], state: dict[str, Any] | None) -> int | None:
     """How many object balls can have reached a rail on this shot: the object balls on the
     table (with those the referee is to spot) less the object-ball drops sensed on the shot
     (a drop not paired with the cue detector). None without a game state."""
@@ -41,7 +49,9 @@ def object_balls_bound(shot: dict, state: dict | None) -> int | None:
     return max(0, len(on_table) - drops)
 
 
-def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) -> dict:
+def shot_input(
+    shot: dict[str, Any], lip_policy: str = "warn", state: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Convert an assembled shot into the rules' `shot` input (protocol/REFEREE.md).
 
     `state` is the table's game state (the rules' output dict) the shot is played in.
@@ -123,14 +133,14 @@ def shot_input(shot: dict, lip_policy: str = "warn", state: dict | None = None) 
     return inp
 
 
-def referee_facts(inp: dict) -> dict:
+def referee_facts(inp: dict[str, Any]) -> dict[str, Any]:
     """The shot facts of a `confirm` input (empty: a plain confirmation)."""
     if not isinstance(inp, dict) or inp.get("type") != "confirm":
         return {}
     return {k: inp[k] for k in SHOT_FACTS if k in inp}
 
 
-def with_referee_facts(inp: dict, facts: dict) -> dict:
+def with_referee_facts(inp: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     """The sensed shot input `inp` with the referee's `facts` (a `confirm`'s shot facts):
     each given fact replaces the sensed one, as a `confirm` correction does (REFEREE.md
     §3a), and is certain (no longer `uncertain`; pocketed entries lose `source`)."""
@@ -161,12 +171,15 @@ class Game:
     the table's config (`defaults`); `undo` right after it brings the replaced match back.
     Every state it returns carries `valid_inputs` (railbird.rules.valid)."""
 
-    def __init__(self, match: dict | None, defaults: dict | None = None):
+    def __init__(
+        self, match: dict[str, Any] | None, defaults: dict[str, Any] | None = None
+    ) -> None:
         self.match = match
         self.defaults = match if defaults is None else defaults
-        self.referee = None
-        self.error = None
-        self._earlier: list = []  # (referee, match) replaced by a new match, newest last
+        self.referee: Referee | None = None
+        self.error: str | None = None
+        # (referee, match) replaced by a new match, newest last
+        self._earlier: list[tuple[Referee, dict[str, Any] | None]] = []
         self._mod = _rules()
         if match is not None:
             self._new(match)
@@ -177,9 +190,10 @@ class Game:
 
     @property
     def game(self) -> str | None:
-        return (self.match or {}).get("game")
+        game: str | None = (self.match or {}).get("game")
+        return game
 
-    def _new(self, match: dict):
+    def _new(self, match: dict[str, Any]) -> None:
         if self._mod is None:
             self.error = "rules engine not available"
             return
@@ -191,7 +205,7 @@ class Game:
             self.referee = None
             self.error = f"match refused: {e}"
 
-    def check_facts(self, facts: dict) -> str | None:
+    def check_facts(self, facts: dict[str, Any]) -> str | None:
         """The form of a `confirm`'s shot facts (types, ranges): None, or why it is bad.
         Whether they fit the table is known only when the shot is ruled."""
         try:
@@ -204,13 +218,13 @@ class Game:
             return str(e) or type(e).__name__
         return None
 
-    def state(self) -> dict | None:
+    def state(self) -> dict[str, Any] | None:
         if self.referee is None:
             return None
         st = _as_json(self.referee)
         return st if not isinstance(st, dict) else dict(st, valid_inputs=self.valid_inputs())
 
-    def snapshot(self) -> dict | None:
+    def snapshot(self) -> dict[str, Any] | None:
         """{"state", "fen"} of the current game (no announcements), or None."""
         if self.referee is None:
             return None
@@ -222,12 +236,15 @@ class Game:
         ref = self.referee
         return ref is not None and not ref.state.over and ref.applied > 0
 
-    def feed(self, inp: dict) -> tuple[bool, dict]:
+    def feed(self, inp: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
         """-> (True, {"state", "fen", "announcements"}) or (False, {"error"})."""
         if inp.get("type") == "match":
             return self._new_match(inp)
-        if inp.get("type") == "undo" and self._earlier and self.referee.applied == 0:
-            return self._undo_match()  # (a replaced match implies a current one)
+        if inp.get("type") == "undo" and self._earlier:
+            # (a replaced match implies a current one)
+            assert self.referee is not None
+            if self.referee.applied == 0:
+                return self._undo_match()
         if self.referee is None:
             return False, {"error": self.error or "no game configured for this table"}
         try:
@@ -236,7 +253,7 @@ class Game:
             return False, {"error": str(e) or type(e).__name__}
         return True, self._result(st, self.referee)
 
-    def _new_match(self, inp: dict) -> tuple[bool, dict]:
+    def _new_match(self, inp: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
         if self._mod is None:
             return False, {"error": "rules engine not available"}
         if self.in_progress():
@@ -254,16 +271,17 @@ class Game:
         self.referee, self.match = ref, match
         return True, self._result(_as_json(ref), ref)
 
-    def _undo_match(self) -> tuple[bool, dict]:
+    def _undo_match(self) -> tuple[bool, dict[str, Any]]:
         """`undo` of a `match`: the match it replaced comes back as it was."""
         ref, match = self._earlier.pop()
+        assert self.referee is not None  # a replaced match implies a current one
         dropped = self.referee.state.players
         text = f"Undo: the new match ({dropped[0]} v {dropped[1]}) is withdrawn"
         ref.announcements = [{"text": text + "; the previous match is back", "rule": "1.8"}]
         self.referee, self.match = ref, match
         return True, self._result(_as_json(ref), ref)
 
-    def valid_inputs(self, ref=None) -> list:
+    def valid_inputs(self, ref: Referee | None = None) -> list[dict[str, Any]]:
         """The inputs acceptable now (railbird.rules.valid), or only `match` without a
         match on the table."""
         ref = ref or self.referee
@@ -278,7 +296,7 @@ class Game:
             fresh=ref.applied == 0,
         )
 
-    def _result(self, st, ref) -> dict:
+    def _result(self, st: dict[str, Any] | None, ref: Referee) -> dict[str, Any]:
         fen = None
         to_fen = self._mod[2] if self._mod else None
         if to_fen is not None:
@@ -297,9 +315,10 @@ class Game:
         return {"state": st, "fen": fen, "announcements": anns}
 
 
-def _as_json(ref):
+def _as_json(ref: Referee) -> dict[str, Any] | None:
     f = getattr(ref, "state_json", None)
     if callable(f):
-        return f()
+        st_json: dict[str, Any] | None = f()
+        return st_json
     st = getattr(ref, "state", None)
     return st if isinstance(st, dict) else None

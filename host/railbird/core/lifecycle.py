@@ -10,6 +10,8 @@ game.
 
 from __future__ import annotations
 
+from typing import Any
+
 MATCH_FIELDS = ("game", "players", "race_to", "target", "break_order", "options", "referee")
 PER_GAME = ("race_to", "target", "break_order", "options")
 
@@ -17,7 +19,9 @@ IN_PROGRESS = "a match is in progress: finish, concede or abandon it first"
 NO_GAME = "no game: give the game (the table's config names none)"
 
 
-def complete_match(inp: dict, last: dict | None, table: dict | None) -> dict:
+def complete_match(
+    inp: dict[str, Any], last: dict[str, Any] | None, table: dict[str, Any] | None
+) -> dict[str, Any]:
     """The full `match` input for `inp`: its own fields, the rest from `last` (the table's
     last match) or `table` (the match of the table's config). A field given as null
     counts as missing."""

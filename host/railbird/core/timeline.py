@@ -28,11 +28,18 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
+from typing import Any
 
 DEFAULT_WINDOW_US = 500_000
 SEEN_SET_MAX = 4096
 FIRST_KEPT = 64  # contents of seqs below this are kept for the whole boot
 PRINTS_KEPT = 1024  # and those of the most recent seqs: at most about 0.5 MB per (node, boot)
+
+
+# What a node said about an event (`Event.content`): t_node, kind, pocket, rail, amp, dur, n
+Content = tuple[int, str, str | None, str | None, int | None, int | None, int | None]
+# An event's order in the timeline: (t, node, boot, seq)
+Key = tuple[int, str, int, int]
 
 
 class Event:
@@ -55,19 +62,19 @@ class Event:
 
     def __init__(
         self,
-        t,
-        node,
-        boot,
-        seq,
-        kind,
-        pocket=None,
-        rail=None,
-        amp=None,
-        dur=None,
-        n=None,
-        t_node=None,
-        synced=True,
-    ):
+        t: int,
+        node: str,
+        boot: int,
+        seq: int,
+        kind: str,
+        pocket: str | None = None,
+        rail: str | None = None,
+        amp: int | None = None,
+        dur: int | None = None,
+        n: int | None = None,
+        t_node: int | None = None,
+        synced: bool = True,
+    ) -> None:
         self.t = t
         self.node = node
         self.boot = boot
@@ -82,34 +89,40 @@ class Event:
         self.synced = synced
 
     @property
-    def key(self):
+    def key(self) -> Key:
         return (self.t, self.node, self.boot, self.seq)
 
-    def __lt__(self, other):
+    def __lt__(self, other: Event) -> bool:
         return self.key < other.key
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Event) and self.to_dict() == other.to_dict()
 
-    def to_dict(self) -> dict:
-        d = {"t": self.t, "node": self.node, "boot": self.boot, "seq": self.seq, "kind": self.kind}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "t": self.t,
+            "node": self.node,
+            "boot": self.boot,
+            "seq": self.seq,
+            "kind": self.kind,
+        }
         for k in ("pocket", "rail", "amp", "dur", "n"):
             v = getattr(self, k)
             if v is not None:
                 d[k] = v
         return d
 
-    def node_dict(self) -> dict:
+    def node_dict(self) -> dict[str, Any]:
         """The event as its node sent it (node time, not table time)."""
         return dict(self.to_dict(), t=self.t_node)
 
-    def content(self) -> tuple:
+    def content(self) -> Content:
         """What the node said about the event: equal for a re-sent copy, whatever the
         clock model made of its time meanwhile. The values themselves, not their `hash()`:
         string hashes differ from process to process, and a journal snapshot keeps these."""
         return (self.t_node, self.kind, self.pocket, self.rail, self.amp, self.dur, self.n)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Event({self.to_dict()})"
 
 
@@ -120,19 +133,21 @@ class SeqSet:
 
     __slots__ = ("above", "clashes", "first", "floor", "recent")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.floor = 0
-        self.above = set()
-        self.first: dict = {}  # seq < FIRST_KEPT -> content
+        self.above: set[int] = set()
+        self.first: dict[int, Content] = {}  # seq < FIRST_KEPT -> content
         # the last PRINTS_KEPT other seqs -> content, oldest first; ordered to drop the
         # oldest in constant time (a dict's first key is found past the ones deleted before)
-        self.recent: OrderedDict = OrderedDict()
-        self.clashes: set = set()  # (seq, content) of conflicts seen: a re-sent one is a dup
+        self.recent: OrderedDict[int, Content] = OrderedDict()
+        self.clashes: set[tuple[int, Content]] = (
+            set()
+        )  # (seq, content) of conflicts seen: a re-sent one is a dup
 
-    def content(self, seq: int):
+    def content(self, seq: int) -> Content | None:
         return self.first.get(seq) if seq < FIRST_KEPT else self.recent.get(seq)
 
-    def keep(self, seq: int, content: tuple) -> None:
+    def keep(self, seq: int, content: Content) -> None:
         if seq < FIRST_KEPT:
             self.first[seq] = content
             return
@@ -166,10 +181,10 @@ class Timeline:
 
     def __init__(self, window_us: int = DEFAULT_WINDOW_US):
         self.window_us = int(window_us)
-        self._heap: list = []
-        self._seen: dict = {}
-        self.max_seen = None  # largest table time received
-        self.released_t = None  # key of the last released event
+        self._heap: list[tuple[int, str, int, int, Event]] = []
+        self._seen: dict[tuple[str, int], SeqSet] = {}
+        self.max_seen: int | None = None  # largest table time received
+        self.released_t: Key | None = None  # key of the last released event
         self.counts = {
             "events": 0,
             "duplicate": 0,
@@ -232,7 +247,7 @@ class Timeline:
         """Drop the dedup state of (node, boot) (the pipeline keeps a node's recent boots)."""
         self._seen.pop((node, boot), None)
 
-    def release(self, upto: int | None = None) -> list:
+    def release(self, upto: int | None = None) -> list[Event]:
         """Pop the events whose time is <= `upto` (default: the watermark)."""
         if upto is None:
             if self.max_seen is None:
@@ -247,7 +262,7 @@ class Timeline:
             self.counts["released"] += len(out)
         return out
 
-    def flush(self) -> list:
+    def flush(self) -> list[Event]:
         """Release everything held (end of input)."""
         out = [h[4] for h in sorted(self._heap)]
         self._heap = []
