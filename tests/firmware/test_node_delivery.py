@@ -11,6 +11,7 @@ import time
 import pytest
 
 from harness.mqttsub import subscriber
+from harness.waiting import poll
 from rbnode.node import Node
 from rbnode.simnode import SimNode, default_device_config
 from rbproto import codec
@@ -207,8 +208,9 @@ def test_node_restarts_boot_rises_nothing_lost(broker, host, tmp_path):
         truth += schedule(sn, 3.0, 50, 250)
         while sn.call(lambda: bool(sn.hw._edges)):
             time.sleep(0.05)
-        time.sleep(0.3)
-        queued = sn.status()["queue"]
+        # wait for the edges to reach the queue (the broker is down, so they stay there)
+        # rather than sleeping a fixed 0.3 s that a busy machine may not cover
+        queued = poll(lambda: sn.status()["queue"], timeout=60)
         sn.restart(park=True)  # graceful: RAM queue parked in the flash spill
         b2 = sn.boot
         assert b2 == b1 + 1
