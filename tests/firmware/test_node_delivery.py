@@ -166,6 +166,9 @@ def test_broker_down_30s_mid_stream(broker, host, tmp_path):
         broker.stop()
         t_down = time.monotonic()
         time.sleep(30)  # real time: the node keeps sensing; ring -> spill
+        # and at least the ring's worth spilt before the broker is back, however slowly
+        # this machine ran the node meanwhile (its sensing runs in real time)
+        poll(lambda: sn.counters()["spilled"] > 512, 90, 0.1)
         mid = sn.counters()
         spill_len = sn.status()["spill"]
         broker.start()
