@@ -25,7 +25,8 @@ from railbird.core.pipeline import Pipeline
 from railbird.daemon import migrations, snapshots
 from railbird.daemon.journal import Journal, JournalError
 from railbird.daemon.offline import replay
-from railbird.daemon.worker import Daemon, rebuild
+from railbird.daemon.replay import rebuild
+from railbird.daemon.worker import Daemon
 from rbproto import codec
 
 from .nodepub import shot_events

@@ -34,7 +34,8 @@ from railbird.core import snapshot as snap
 from railbird.core.pipeline import Pipeline
 from railbird.daemon import snapshots
 from railbird.daemon.journal import Journal
-from railbird.daemon.worker import Daemon, rebuild
+from railbird.daemon.replay import rebuild
+from railbird.daemon.worker import Daemon
 from rbproto import codec
 
 from .snapstate import state_bytes

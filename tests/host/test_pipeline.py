@@ -6,7 +6,8 @@ import json
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
 from railbird.daemon.journal import Journal
-from railbird.daemon.worker import Daemon, rebuild
+from railbird.daemon.replay import rebuild
+from railbird.daemon.worker import Daemon
 
 from . import scripts as S
 

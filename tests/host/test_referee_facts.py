@@ -14,7 +14,8 @@ from railbird.config import from_dict
 from railbird.core.game import shot_input, with_referee_facts
 from railbird.core.pipeline import Pipeline
 from railbird.daemon.journal import Journal
-from railbird.daemon.worker import Daemon, now_us, rebuild
+from railbird.daemon.replay import rebuild
+from railbird.daemon.worker import Daemon, now_us
 from rbproto import codec
 
 from . import scripts as S

@@ -21,7 +21,8 @@ from railbird.core.pipeline import Pipeline, shot_json
 from railbird.daemon.ingest import now_us
 from railbird.daemon.journal import Journal
 from railbird.daemon.offline import assemble, export_inputs
-from railbird.daemon.worker import CATCHUP_IDLE_S, Daemon, rebuild
+from railbird.daemon.replay import rebuild
+from railbird.daemon.worker import CATCHUP_IDLE_S, Daemon
 from railbird.outputs.base import Output
 from rbproto import codec
 

@@ -17,7 +17,8 @@ from concurrent.futures import Future
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline, shot_json
 from railbird.daemon.offline import assemble, export_inputs
-from railbird.daemon.worker import Daemon, rebuild
+from railbird.daemon.replay import rebuild
+from railbird.daemon.worker import Daemon
 from rbproto import codec
 
 from . import scripts as S

@@ -131,6 +131,7 @@ def write(path: str, n_events: int, seed: int = 1, progress=None) -> dict:
     """Write a journal of `n_events` node events at `path` (a new file). -> figures."""
     from railbird.core.pipeline import Pipeline
     from railbird.daemon.journal import Journal
+    from railbird.daemon.replay import run_input
     from railbird.daemon.snapshots import Snapshots
 
     rnd = random.Random(seed)
@@ -174,25 +175,19 @@ def write(path: str, n_events: int, seed: int = 1, progress=None) -> dict:
         elif kind == "tick":
             todo.append(("tick", tid, None))
         for source, where, body in todo:
+            # run as the journal's input is replayed (railbird.daemon.replay)
             if source == "mqtt":
-                payload = json.dumps(body, separators=(",", ":")).encode()
-                status, reason, records = pipeline.on_message(where, payload, rx)
-                iid = journal.add_input(
-                    "mqtt", rx, where, payload, VENUE, tid, status, reason, wall=clock["wall"]
-                )
+                topic, payload, tbl = where, json.dumps(body, separators=(",", ":")).encode(), tid
             elif source == "local":
-                status, reason, records = pipeline.on_referee(VENUE, where, body, "local")
-                iid = journal.add_input(
-                    "local", rx, None, json.dumps(body), VENUE, where, status, reason,
-                    wall=clock["wall"],
-                )  # fmt: skip
+                topic, payload, tbl = None, json.dumps(body), where
             else:
-                records = pipeline.tick(rx, [(VENUE, where)])
-                if not records:
-                    continue
-                iid = journal.add_input(
-                    "tick", rx, None, None, VENUE, where, "ok", wall=clock["wall"]
-                )
+                topic, payload, tbl = None, None, where
+            status, reason, records = run_input(pipeline, source, rx, topic, payload, VENUE, tbl)
+            if source == "tick" and not records:
+                continue
+            iid = journal.add_input(
+                source, rx, topic, payload, VENUE, tbl, status, reason, wall=clock["wall"]
+            )
             journal.add_records(iid, records)
             inputs += 1
             pending += 1

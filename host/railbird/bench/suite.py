@@ -340,7 +340,7 @@ def _oldest_newest_snapshot(path: str, cfg) -> None:
 
     from railbird.daemon import snapshots
     from railbird.daemon.journal import Journal
-    from railbird.daemon.worker import rebuild
+    from railbird.daemon.replay import rebuild
 
     db = sqlite3.connect(path)
     (newest,) = db.execute("SELECT MAX(id) FROM inputs").fetchone()
@@ -373,7 +373,8 @@ def _parts(path: str, cfg) -> dict:
     reading the outputs' last 26 hours from the journal (seconds, measured apart)."""
     from railbird.daemon import gcpolicy, snapshots
     from railbird.daemon.journal import Journal
-    from railbird.daemon.worker import RESTORE_S, rebuild
+    from railbird.daemon.replay import rebuild
+    from railbird.daemon.worker import RESTORE_S
 
     j = Journal(path)
     try:

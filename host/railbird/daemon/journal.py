@@ -17,7 +17,7 @@ Tables:
              loads the newest and replays only the inputs after it.
 
 The inputs table is the source of truth: `inputs()` yields them in order so that a fresh
-pipeline can replay them (`railbird.daemon.worker.rebuild`, `railbird replay`). Derived tables are
+pipeline can replay them (`railbird.daemon.replay`, `railbird replay`). Derived tables are
 written in the same transaction as the input that produced them, so they are always
 consistent with it. Integers are kept exactly: the protocol's `uint` goes up to 2^64 - 1 and
 SQLite's INTEGER only to 2^63 - 1, so an integer outside SQLite's range is stored as its

@@ -25,6 +25,7 @@ from collections import Counter
 from railbird.config import Config
 from railbird.core.pipeline import Pipeline, shot_json
 from railbird.daemon.journal import Journal
+from railbird.daemon.replay import apply_input, rebuild
 
 
 def offline_config(base: Config | None = None) -> Config:
@@ -64,11 +65,13 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
             obj = json.loads(line)
             if not isinstance(obj, dict):
                 raise ValueError("not an object")
+            # ticks and reconnects run as the journal's; a message is not sealed (its
+            # referee token, if any, is checked against the configured one)
             if "tick" in obj:
-                one = [(obj["venue"], obj["table"])] if "table" in obj else None
-                records = pipe.tick(int(obj["tick"]), one)
+                venue, tbl = (obj["venue"], obj["table"]) if "table" in obj else (None, None)
+                records = apply_input(pipe, "tick", int(obj["tick"]), None, None, venue, tbl)
             elif "reconnect" in obj:
-                records = pipe.on_reconnect(int(obj["reconnect"]))
+                records = apply_input(pipe, "reconnect", int(obj["reconnect"]), *(None,) * 4)
             else:
                 payload = obj["payload"]
                 if not isinstance(payload, (str, bytes)):
@@ -92,10 +95,11 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
 def replay(
     journal: Journal, cfg: Config | None = None, latest: bool = False, report: dict | None = None
 ):
-    """A pipeline that has seen every journalled input (daemon.rebuild), and the shots it
-    produced in order -> (pipeline, shots). It starts from the beginning: a fresh pipeline,
-    or the base snapshot once the inputs before it were deleted (daemon.retention); with
-    `latest`, from the newest snapshot made under `cfg` (what a restart does).
+    """A pipeline that has seen every journalled input (railbird.daemon.replay.rebuild), and
+    the shots it produced in order -> (pipeline, shots). It starts from the beginning: a
+    fresh pipeline, or the base snapshot once the inputs before it were deleted
+    (daemon.retention); with `latest`, from the newest snapshot made under `cfg` (what a
+    restart does).
 
     On the way every snapshot the journal keeps under `cfg` is compared with the replayed
     pipeline at its input. `report` (a dict) receives `start` (the input id the replay
@@ -104,7 +108,6 @@ def replay(
     that differ)."""
     from railbird.core import snapshot as snap
     from railbird.daemon import snapshots
-    from railbird.daemon.worker import rebuild
 
     if cfg is None:
         cfg = journal_config(journal)

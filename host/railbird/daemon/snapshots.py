@@ -30,6 +30,7 @@ from railbird.core import snapshot as snap
 from railbird.core.pipeline import SHOTS_KEPT, Pipeline
 from railbird.daemon import gcpolicy
 from railbird.daemon.journal import Journal, JournalError
+from railbird.daemon.replay import rebuild
 
 log = logging.getLogger("railbird.snapshots")
 
@@ -225,8 +226,6 @@ def _shots(journal: Journal, venue: str, table: str, upto: int) -> list:
 def resume(cfg, journal: Journal, since_wall: float | None = None, on_records=None):
     """The restart: -> (pipeline, rebuild's result) from the newest usable snapshot and the
     inputs after it; `rb["snapshot"]` is its input id (0: none)."""
-    from railbird.daemon.worker import rebuild
-
     # Collections paused while the pipeline and the outputs' history are built (kept, all
     # of it): from a snapshot the inputs replayed are few (`EVERY_INPUTS`, or the minutes
     # since it), so is the cyclic garbage they leave; every input of a journal without one

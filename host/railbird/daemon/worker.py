@@ -58,6 +58,7 @@ from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal, JournalError
 from railbird.daemon.ratelog import RateLog
+from railbird.daemon.replay import run_input
 from railbird.daemon.snapshots import Snapshots, resume
 from railbird.daemon.ticks import Timers, deadline
 from railbird.history.store import HistoryStore
@@ -85,62 +86,6 @@ TICK_AGAIN_US = 1_000_000  # cluster mode: a tick asked for and not back yet is 
 
 
 RESTORE_S = 26 * 3600  # history given to the outputs at start: covers any business day
-
-
-def rebuild(
-    pipeline: Pipeline,
-    journal: Journal,
-    on_records=None,
-    since_wall: float | None = None,
-    after: int = 0,
-    on_input=None,
-) -> dict:
-    """Replay every journalled input through `pipeline`; returns the last state record of
-    each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
-    `history`: per table the `shot` and `state` records of inputs journalled at or after
-    that wall-clock time (each with `wall`), preceded by the last state before it (the nodes'
-    latest status is the pipeline's own: railbird.daemon.snapshots.resume). `after`: only the
-    inputs after that
-    id (`pipeline` has seen the others: a snapshot, railbird.daemon.snapshots.resume);
-    `on_input(id, pipeline)` after each input."""
-    last, history, before = {}, {}, {}
-    n = 0
-    for iid, source, rx, topic, payload, venue, tbl, wall in journal.inputs(after, wall=True):
-        n += 1
-        if source == "adopted" and topic.endswith("/tick"):  # cluster mode: a table's tick
-            records = pipeline.tick(rx, [(venue, tbl)])
-        elif source in ("mqtt", "adopted"):
-            records = pipeline.on_message(topic, payload, rx, sealed=True)[2]
-        elif source == "local":
-            records = pipeline.on_referee(venue, tbl, json.loads(payload), "local")[2]
-        elif source == "tick":  # one table's; all tables' in journals before per-table ticks
-            records = pipeline.tick(rx, None if tbl is None else [(venue, tbl)])
-        elif source == "reconnect":
-            records = pipeline.on_reconnect(rx)
-        else:
-            records = None  # set aside (`failed`): never replayed
-        if on_input is not None:
-            on_input(iid, pipeline)
-        if records is None:
-            continue
-        if on_records is not None:
-            on_records(records)
-        for r in records:
-            typ = r["type"]
-            if typ not in ("state", "shot"):
-                continue
-            key = (r["venue"], r["table"])
-            if typ == "state":
-                last[key] = r
-            if since_wall is None:
-                continue
-            if wall is not None and wall >= since_wall:
-                history.setdefault(key, []).append(dict(r, wall=wall))
-            elif typ == "state":
-                before[key] = r
-    for key, r in before.items():
-        history.setdefault(key, []).insert(0, dict(r, wall=None))
-    return {"states": last, "inputs": n, "history": history}
 
 
 class Daemon:
@@ -452,8 +397,10 @@ class Daemon:
             if kind == "mqtt":
                 _, rx, topic, payload, mid, qos = item
                 payload = self._sealed(topic, payload)
-                status, reason, records = self.pipeline.on_message(topic, payload, rx, sealed=True)
                 venue, tbl = _venue_table(topic)
+                status, reason, records = _run(
+                    self.pipeline, "mqtt", rx, topic, payload, venue, tbl
+                )
                 iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status, reason)
                 if status == "rejected":
                     self.lines.log("rejected", logging.WARNING, "rejected %s: %s", topic, reason)
@@ -476,10 +423,7 @@ class Daemon:
                 rx, topic, payload = item[1:4]
                 payload = self._sealed(topic, payload)  # referee input, as live
                 venue, tbl = _venue_table(topic)
-                if topic.endswith("/tick"):
-                    records = self.pipeline.tick(rx, [(venue, tbl)])
-                else:
-                    records = self.pipeline.on_message(topic, payload, rx, sealed=True)[2]
+                records = _run(self.pipeline, "adopted", rx, topic, payload, venue, tbl)[2]
                 self.journal.add_input("adopted", rx, topic, payload, venue, tbl, "ok")
                 for r in records:
                     if r["type"] == "state":
@@ -488,7 +432,7 @@ class Daemon:
                 # cluster mode: a table's tick, requested by `_tick_due` and come back through
                 # the stream in order with the table's messages (railbird.cluster.ingest)
                 _, rx, venue, table, mid, qos = item
-                records = self.pipeline.tick(rx, [(venue, table)])
+                records = _run(self.pipeline, "tick", rx, None, None, venue, table)[2]
                 if records:
                     iid = self.journal.add_input("tick", rx, None, None, venue, table, "ok")
                     self.journal.add_records(iid, records)
@@ -496,10 +440,9 @@ class Daemon:
                 acks.append((mid, qos))
             elif kind == "local":
                 _, rx, venue, table, msg, fut = item
-                status, reason, records = self.pipeline.on_referee(venue, table, msg, "local")
-                iid = self.journal.add_input(
-                    "local", rx, None, json.dumps(msg), venue, table, status, reason
-                )
+                text = json.dumps(msg)  # journalled as it is run: the replay reads this
+                status, reason, records = _run(self.pipeline, "local", rx, None, text, venue, table)
+                iid = self.journal.add_input("local", rx, None, text, venue, table, status, reason)
                 self.journal.add_records(iid, records)
                 dispatch += records
                 futures.append((fut, _referee_result(status, reason, records)))
@@ -510,7 +453,7 @@ class Daemon:
                         # the broker was lost (and so, most likely, were the nodes): every
                         # node holds its table until it is caught up (per-node watermarks)
                         rx = item[1]
-                        records = self.pipeline.on_reconnect(rx)
+                        records = _run(self.pipeline, "reconnect", rx, None, None, None, None)[2]
                         iid = self.journal.add_input("reconnect", rx, status="ok")
                         self.journal.add_records(iid, records)
                         dispatch += records
@@ -573,9 +516,9 @@ class Daemon:
             if self._dirty:
                 self._rebuild()
             for key in [None] if tables is None else tables:
-                records = self.pipeline.tick(t, None if key is None else [key])
+                venue, tbl = key or (None, None)
+                records = _run(self.pipeline, "tick", t, None, None, venue, tbl)[2]
                 if records:
-                    venue, tbl = key or (None, None)
                     iid = self.journal.add_input("tick", t, None, None, venue, tbl, "ok")
                     self.journal.add_records(iid, records)
                     out += records
@@ -754,6 +697,13 @@ class Daemon:
         if period and time.monotonic() - self._last_stats >= period:
             self._last_stats = time.monotonic()
             log.info("stats %s", json.dumps(self.stats(), sort_keys=True))
+
+
+def _run(pipeline: Pipeline, source: str, rx, topic, payload, venue, tbl):
+    """A live input through the pipeline as its replay will run it (railbird.daemon.replay)."""
+    out = run_input(pipeline, source, rx, topic, payload, venue, tbl)
+    assert out is not None  # only `failed` input is never run, and it is never live
+    return out
 
 
 def _venue_table(topic: str):

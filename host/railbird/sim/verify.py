@@ -91,7 +91,7 @@ def replay_check(path) -> dict:
     from railbird.core.pipeline import Pipeline, shot_json
     from railbird.daemon.journal import Journal
     from railbird.daemon.offline import journal_config
-    from railbird.daemon.worker import rebuild
+    from railbird.daemon.replay import rebuild
 
     j = Journal(path)
     try:

@@ -1,0 +1,109 @@
+"""Journal inputs through a pipeline: the one place that maps an input's `source` to the
+pipeline call that handles it.
+
+The journal keeps every input with its `source` (railbird.daemon.journal): `mqtt` a broker
+message, `adopted` a message or a table's tick taken over from another worker's stream
+(cluster mode), `local` referee input from this process (its JSON body), `tick` one
+table's tick (every table's in journals from before per-table ticks), `reconnect` the host
+reconnecting to the broker, `failed` an input the code failed on (set aside: never run).
+The daemon feeds its live input through `run_input` and journals it with that source, and a
+restart, `railbird replay`, the benchmarks and the cluster run the journalled inputs through
+the same function, so live and replay cannot disagree on what an input means.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+
+from railbird.core.pipeline import Pipeline
+from railbird.daemon.journal import Journal
+
+# (status, reason, records) of one input (`Pipeline.on_message`'s result)
+Outcome = tuple[str, str | None, list]
+
+
+def run_input(
+    pipeline: Pipeline,
+    source: str,
+    rx: int | None,
+    topic: str | None,
+    payload: bytes | str | None,
+    venue: str | None,
+    tbl: str | None,
+) -> Outcome | None:
+    """One input, as journalled, through `pipeline` -> (status, reason, records); None for
+    an input that is never run (`failed`). MQTT referee payloads are sealed (the daemon seals
+    them before they are journalled, railbird.core.refauth)."""
+    if source == "adopted" and topic is not None and topic.endswith("/tick"):
+        return ("ok", None, pipeline.tick(rx, [(venue, tbl)]))  # cluster mode: a table's tick
+    if source in ("mqtt", "adopted"):
+        return pipeline.on_message(topic, payload, rx, sealed=True)
+    if source == "local":
+        return pipeline.on_referee(venue, tbl, json.loads(payload), "local")
+    if source == "tick":  # one table's; all tables' in journals before per-table ticks
+        return ("ok", None, pipeline.tick(rx, None if tbl is None else [(venue, tbl)]))
+    if source == "reconnect":
+        return ("ok", None, pipeline.on_reconnect(rx))
+    return None  # set aside (`failed`): never replayed
+
+
+def apply_input(
+    pipeline: Pipeline,
+    source: str,
+    rx: int | None,
+    topic: str | None,
+    payload: bytes | str | None,
+    venue: str | None,
+    tbl: str | None,
+) -> list | None:
+    """`run_input`'s records only (None: not run)."""
+    out = run_input(pipeline, source, rx, topic, payload, venue, tbl)
+    return None if out is None else out[2]
+
+
+def rebuild(
+    pipeline: Pipeline,
+    journal: Journal,
+    on_records: Callable[[list], object] | None = None,
+    since_wall: float | None = None,
+    after: int = 0,
+    on_input: Callable[[int, Pipeline], object] | None = None,
+) -> dict:
+    """Replay every journalled input through `pipeline`; returns the last state record of
+    each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
+    `history`: per table the `shot` and `state` records of inputs journalled at or after
+    that wall-clock time (each with `wall`), preceded by the last state before it (the nodes'
+    latest status is the pipeline's own: railbird.daemon.snapshots.resume). `after`: only the
+    inputs after that id (`pipeline` has seen the others: a snapshot,
+    railbird.daemon.snapshots.resume); `on_input(id, pipeline)` after each input."""
+    last: dict = {}
+    history: dict = {}
+    before: dict = {}
+    n = 0
+    rows: Iterable = journal.inputs(after, wall=True)
+    for iid, source, rx, topic, payload, venue, tbl, wall in rows:
+        n += 1
+        records = apply_input(pipeline, source, rx, topic, payload, venue, tbl)
+        if on_input is not None:
+            on_input(iid, pipeline)
+        if records is None:
+            continue
+        if on_records is not None:
+            on_records(records)
+        for r in records:
+            typ = r["type"]
+            if typ not in ("state", "shot"):
+                continue
+            key = (r["venue"], r["table"])
+            if typ == "state":
+                last[key] = r
+            if since_wall is None:
+                continue
+            if wall is not None and wall >= since_wall:
+                history.setdefault(key, []).append(dict(r, wall=wall))
+            elif typ == "state":
+                before[key] = r
+    for key, r in before.items():
+        history.setdefault(key, []).insert(0, dict(r, wall=None))
+    return {"states": last, "inputs": n, "history": history}
