@@ -216,11 +216,11 @@ def _daemon_feed(d, inp: dict) -> None:
 
 
 def journal_replay(header: dict, inputs: list[dict], path: str):
-    """A daemon's journal replayed from its first input (railbird.daemon.worker.rebuild, what
+    """A daemon's journal replayed from its first input (railbird.daemon.replay.rebuild, what
     a restart without a snapshot and `railbird replay` run) -> (the replay's record lines,
     the live daemon pipeline's final state, the replayed one's; states as snapshot bytes)."""
     from railbird.daemon.journal import Journal
-    from railbird.daemon.worker import rebuild
+    from railbird.daemon.replay import rebuild
 
     cfg = config(header, path)
     d = _daemon(cfg, path)

@@ -10,7 +10,7 @@ from .options import OPTIONS
 from .state import POCKETS
 
 
-def game_facts(name: str) -> dict:
+def game_facts(name: str) -> dict[str, object]:
     """One game: its scoreboard code, rack (balls), unit (`racks` won or `points`), the goal
     field of its `match` input, whether the three-foul rule (6.14) applies, its options."""
     g = GAMES[name]
@@ -24,7 +24,7 @@ def game_facts(name: str) -> dict:
     }
 
 
-def registry() -> dict:
+def registry() -> dict[str, object]:
     """Every game, in the engine's order (the protocol's enum order), and the pockets."""
     return {"games": {name: game_facts(name) for name in GAMES}, "pockets": list(POCKETS)}
 
