@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.waiting import wait_for
 from railbird.sim import verify
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
@@ -209,11 +210,19 @@ def test_a_node_caught_up_before_the_host_reconnects_does_not_hold_its_table(bro
     host.start()
     status = {"v": 1, "node": NODE, "boot": 1, "state": "online", "queue": 0, "spill": 0}
     try:
+        mark = time.time()  # the host is subscribed: a save after this holds its session
         node = NodePub(broker.port, NODE, PW)
         node.raw("status", dict(status, uptime_us=5_000_000))
         node.close()
         host.wait(lambda s: s["received"] >= 1, "the node's status")
-        time.sleep(1.5)  # the broker's persistence (autosave 1 s) has the host's session
+        # the broker's persistence (autosave 1 s) has the host's session: waited for, not
+        # slept (a loaded run lost the session after a fixed 1.5 s: sessions_lost 1)
+        db = broker.workdir / "mosquitto.db"
+        wait_for(
+            lambda: db.exists() and db.stat().st_mtime > mark,
+            "the broker's persistence saved after the host subscribed",
+            30,
+        )
         broker.stop(kill=True)
         time.sleep(4)  # the host's reconnect backoff grows past the outage
         broker.start()

@@ -107,3 +107,14 @@ def test_an_outage_is_counted_logged_once_and_ends_when_the_broker_is_back(tmp_p
         broker.stop()
     # our own disconnect is not an outage
     assert link.outages == 2 and link.losses == 1
+
+
+def test_an_output_with_a_factory_client_keeps_its_stats_in_the_stats_file():
+    """`railbird run --stats-file` reads an output's `link` as a serial scoreboard's: the
+    feeds' broker Link once took that name and their stats became an error."""
+    from railbird.outputs.factory import describe
+    from railbird.outputs.mqtt_feeds import MqttFeedsOutput
+
+    out = MqttFeedsOutput("127.0.0.1", 1, "railbird-host", "host-secret")
+    info = describe([out])["mqtt-feeds"]
+    assert "error" not in info and info["connect_failures"] == 0, info

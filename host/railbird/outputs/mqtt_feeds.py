@@ -175,9 +175,11 @@ class MqttFeedsOutput(Output):
         self.summaries = SummaryFeed(self.venues)
         self._stopping = threading.Event()
         self._flusher: threading.Thread | None = None
-        self.link: Link | None = None  # the connection's outages, of a client of our own
+        # the connection's outages, of a client of our own (not `link`: outputs.factory
+        # reads an output's `link` as a serial scoreboard's)
+        self.broker_link: Link | None = None
         if client is None:
-            client, self.link = new_client(
+            client, self.broker_link = new_client(
                 "feeds",
                 BrokerLogin(host, port, username, password, tls, cafile),
                 client_id=client_id,
@@ -216,12 +218,12 @@ class MqttFeedsOutput(Output):
                 log.debug("feeds: disconnect failed", exc_info=True)
 
     def _on_connect_fail(self, client, userdata):
-        """The broker could not be reached (paho tries again by itself; self.link logs it
+        """The broker could not be reached (paho tries again by itself; self.broker_link logs it
         once per outage): counted every time."""
         self.stats["connect_failures"] += 1
 
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
-        if reason_code.is_failure:  # logged by self.link
+        if reason_code.is_failure:  # logged by self.broker_link
             return
         if self.discovery:
             client.subscribe(f"{self.prefix}/status", qos=1)
