@@ -165,13 +165,8 @@ class MqttFeedsOutput(Output):
         self._announced: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._long_fen: set = set()  # (venue, table) whose too-long state line was logged
-        self.stats = {
-            "published": 0,
-            "rejected": 0,
-            "errors": 0,
-            "discovery": 0,
-            "connect_failures": 0,
-        }
+        # the feeds' own counters; `stats` adds the broker link's (one count of each thing)
+        self.counts = {"published": 0, "rejected": 0, "errors": 0, "discovery": 0}
         self.summaries = SummaryFeed(self.venues)
         self._stopping = threading.Event()
         self._flusher: threading.Thread | None = None
@@ -186,7 +181,6 @@ class MqttFeedsOutput(Output):
                 mqtt311=mqtt311,
                 max_queued=max_queued,
                 on_connect=self._on_connect,
-                on_connect_fail=self._on_connect_fail,
             )
             self._host, self._port = host, port
         self.client = client
@@ -217,10 +211,12 @@ class MqttFeedsOutput(Output):
             except Exception:  # stopping anyway: note why, go on
                 log.debug("feeds: disconnect failed", exc_info=True)
 
-    def _on_connect_fail(self, client, userdata):
-        """The broker could not be reached (paho tries again by itself; self.broker_link logs it
-        once per outage): counted every time."""
-        self.stats["connect_failures"] += 1
+    @property
+    def stats(self) -> dict[str, int]:
+        """The feeds' counters with their own client's `connect_failures` and
+        `connections_lost` (counted by self.broker_link, which logs each outage once)."""
+        link = self.broker_link.stats() if self.broker_link is not None else {}
+        return {**self.counts, **link}
 
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
         if reason_code.is_failure:  # logged by self.broker_link
@@ -243,16 +239,16 @@ class MqttFeedsOutput(Output):
     def _publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
         info = self.client.publish(topic, payload, qos=1, retain=retain)
         if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
-            self.stats["errors"] += 1
+            self.counts["errors"] += 1
             log.warning("feeds: paho queue full, %s dropped", topic)
         else:
-            self.stats["published"] += 1
+            self.counts["published"] += 1
 
     def _send(self, venue, table, kind, msg, retain=False) -> None:
         try:
             payload = codec.encode(kind, msg)
         except codec.ProtocolError as e:
-            self.stats["rejected"] += 1
+            self.counts["rejected"] += 1
             log.warning("feeds: %s for %s/%s not sent: %s", kind, venue, table, e)
             return
         self._publish(codec.topic(venue, table, kind), payload, retain)
@@ -262,7 +258,7 @@ class MqttFeedsOutput(Output):
             return
         for topic, cfg in ha_discovery(venue, table, self.prefix):
             self._publish(topic, json.dumps(cfg, separators=(",", ":")).encode(), retain=True)
-            self.stats["discovery"] += 1
+            self.counts["discovery"] += 1
 
     def _seen(self, venue, table) -> None:
         with self._lock:
@@ -281,7 +277,7 @@ class MqttFeedsOutput(Output):
             for topic, payload in self.summaries.due(time.monotonic()):
                 self._publish(topic, payload, retain=True)
         except Exception:  # the feed thread must not die: logged, tried again next round
-            self.stats["errors"] += 1
+            self.counts["errors"] += 1
             log.exception("feeds: summaries not published")
 
     # -- Output ------------------------------------------------------------------------------
