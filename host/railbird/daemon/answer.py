@@ -44,8 +44,9 @@ def referee_answer(
     """(topic, payload) of the `referee_result` for one MQTT input, or None when the input
     was not on a `referee` topic of a table."""
     try:
-        # unannotated codec (core/fastcodec.py ignores the same call)
-        venue, table, kind, _ = codec.parse_topic(topic)  # type: ignore[no-untyped-call]
+        # (core/fastcodec.py ignores the same call; annotating the codec's parse_topic is a
+        # core change too)
+        venue, table, kind, _ = codec.parse_topic(topic)  # type: ignore[no-untyped-call]  # unannotated codec
     except codec.ProtocolError:
         return None
     if kind != "referee" or table is None:

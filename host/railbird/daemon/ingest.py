@@ -301,8 +301,8 @@ class Ingest:
 
     def _answer_sync(self, msg: mqtt.MQTTMessage, rx: int) -> bool:
         try:
-            # unannotated codec (core/fastcodec.py ignores the same call)
-            decoded = codec.decode_message(msg.topic, msg.payload)  # type: ignore[no-untyped-call]
+            # (core/fastcodec.py ignores the same call, as railbird.daemon.answer does)
+            decoded = codec.decode_message(msg.topic, msg.payload)  # type: ignore[no-untyped-call]  # unannotated codec
             _kind, venue, table, node, req = decoded
         except codec.ProtocolError:
             return False  # the daemon counts the rejection

@@ -58,8 +58,8 @@ def assemble(
     """Yield output lines (str, no newline): shots, or every record with `every_record`.
     `errors` (a Counter) counts the refused lines by reason instead of raising at the first;
     `stats` (a dict) receives the pipeline's counters at the end of input."""
-    # unannotated in core (railbird.core.pipeline); warn_unused_ignores reports it once it is
-    pipe = Pipeline(offline_config(cfg))  # type: ignore[no-untyped-call]
+    # warn_unused_ignores reports this ignore once core/ annotates Pipeline.__init__
+    pipe = Pipeline(offline_config(cfg))  # type: ignore[no-untyped-call]  # unannotated in core
     bad: Counter[str] = errors if errors is not None else Counter()
     kinds = None if every_record else ("shot",)
 

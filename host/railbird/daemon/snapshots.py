@@ -190,8 +190,8 @@ def starting_point(cfg: Config, journal: Journal, latest: bool = True) -> tuple[
             f"journal {journal.path}: inputs up to {first} were deleted and the snapshot "
             "that replaces them cannot be loaded"
         )
-    # unannotated in core (railbird.core.pipeline); warn_unused_ignores reports it once it is
-    return Pipeline(cfg), 0  # type: ignore[no-untyped-call]
+    # warn_unused_ignores reports this ignore once core/ annotates Pipeline.__init__
+    return Pipeline(cfg), 0  # type: ignore[no-untyped-call]  # unannotated in core
 
 
 def stored(journal: Journal, cfg: Config, after: int = 0) -> dict[int, bytes]:
