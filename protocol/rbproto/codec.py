@@ -616,7 +616,7 @@ except TypeError:
     _STRICT = False
 
 
-def encode(kind, msg):
+def encode(kind: str, msg: dict) -> bytes:
     """Validate and serialise `msg` as compact UTF-8 JSON bytes (at most MAX_PAYLOAD)."""
     validate(kind, msg)
     try:
@@ -670,7 +670,7 @@ def _topic_slug(what, s):
         raise ProtocolError("bad topic", what + ": " + _short(s) + " is not a slug")
 
 
-def topic(venue, table, kind, node=None):
+def topic(venue: str, table: str | None, kind: str, node: str | None = None) -> str:
     """The topic of message `kind`: node kinds need `node`; 'summary' and 'host' are
     venue-level (table and node None)."""
     _spec(kind)
@@ -680,6 +680,7 @@ def topic(venue, table, kind, node=None):
             raise ProtocolError("bad topic", kind + " is venue-level: table and node must be None")
         return ROOT + "/" + venue + "/" + kind
     _topic_slug("table", table)
+    assert table is not None  # for the type checker: _topic_slug refused None
     if kind in TABLE_KINDS or kind in _HAS_TABLE:
         if node is not None:
             raise ProtocolError("bad topic", kind + " is table-level: node must be None")
@@ -690,6 +691,7 @@ def topic(venue, table, kind, node=None):
             leaf = TABLE_SUMMARY_LEAF
         return ROOT + "/" + venue + "/" + table + "/" + leaf
     _topic_slug("node", node)
+    assert node is not None  # for the type checker: _topic_slug refused None
     return (
         ROOT + "/" + venue + "/" + table + "/node/" + node + "/" + _LEAVES[NODE_KINDS.index(kind)]
     )

@@ -67,7 +67,8 @@ def run(args) -> int:
     cfg = offline_config(cfg)
     if args.window_ms is not None:
         cfg.reorder_window_ms = args.window_ms
-    errors = Counter()
+    errors: Counter[str] = Counter()
+    stats: dict[str, object] = {}
     out = sys.stdout
     # surrogateescape: a line that is not UTF-8 is refused as a bad line, not a traceback
     try:
@@ -82,7 +83,7 @@ def run(args) -> int:
         print(f"railbird assemble: {args.input}: {e.strerror or e}", file=sys.stderr)
         return 2
     with src as lines:
-        for line in assemble(lines, cfg, every_record=args.all, errors=errors):
+        for line in assemble(lines, cfg, every_record=args.all, errors=errors, stats=stats):
             out.write(line + "\n")
     if errors:
         print(
@@ -90,5 +91,5 @@ def run(args) -> int:
             file=sys.stderr,
         )
     if args.stats:
-        print(json.dumps(assemble.last_stats, sort_keys=True), file=sys.stderr)
+        print(json.dumps(stats, sort_keys=True), file=sys.stderr)
     return 0

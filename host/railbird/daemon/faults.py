@@ -29,7 +29,7 @@ def describe(e: BaseException) -> str:
 
 
 class Faults:
-    def __init__(self):
+    def __init__(self) -> None:
         self.error: str | None = None  # the fault in force (None: writes go through)
         self.since: float | None = None  # monotonic time it began
         self.failures = 0  # batches (or ticks) rolled back, since start
@@ -57,7 +57,7 @@ class Faults:
         self.retry_at = time.monotonic() + self.delay
 
     def ok(self) -> None:
-        if self.error is not None:
+        if self.since is not None:  # set with `error`, in `failed`
             log.warning(
                 "journal writable again after %.1f s (%d failed tries); ingest resumed",
                 time.monotonic() - self.since,
@@ -68,7 +68,7 @@ class Faults:
         self.waiting = 0
         self.retry_at = 0.0
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, str | int | None]:
         return {
             "journal_error": self.error,
             "journal_failures": self.failures,

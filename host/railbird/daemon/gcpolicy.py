@@ -25,6 +25,7 @@ import contextlib
 import gc
 import logging
 import time
+from collections.abc import Callable, Iterator
 
 log = logging.getLogger("railbird.daemon")
 
@@ -33,7 +34,7 @@ THAW_EVERY_S = 3600.0
 
 
 class GcPolicy:
-    def __init__(self, clock=time.monotonic):
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.frozen_at = self.thawed_at = clock()
         self.freezes = 0
@@ -61,7 +62,7 @@ class GcPolicy:
 
 
 @contextlib.contextmanager
-def paused():
+def paused() -> Iterator[None]:
     """Automatic collection off inside; on again after, if it was on before."""
     enabled = gc.isenabled()
     gc.disable()

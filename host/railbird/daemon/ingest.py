@@ -27,10 +27,11 @@ import time
 import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 import railbird
-from railbird.config import host_client_id
+from railbird.config import BrokerConfig, host_client_id
 from railbird.mqttclient import BrokerLogin, new_client
 from rbproto import codec
 
@@ -47,10 +48,10 @@ def now_us() -> int:
     return time.monotonic_ns() // 1000
 
 
-def subscriptions(venue: str, tables: list) -> list:
+def subscriptions(venue: str, tables: list[str]) -> list[tuple[str, int]]:
     """(topic filter, qos) pairs. The version level is a wildcard so that a node speaking
     another major version is received, refused and counted instead of silently ignored."""
-    out = []
+    out: list[tuple[str, int]] = []
     for t in tables or ["+"]:
         base = f"railbird/+/{venue}/{t}"
         out += [
@@ -75,7 +76,13 @@ def protocol_retains(topic: str) -> bool:
 
 
 class Ingest:
-    def __init__(self, bcfg, venue: str, tables: list, inbox: queue.Queue):
+    def __init__(
+        self,
+        bcfg: BrokerConfig,
+        venue: str,
+        tables: list[str],
+        inbox: queue.Queue[tuple[object, ...]],  # the daemon's: ("mqtt", rx, ...), ("connected", t)
+    ) -> None:
         self.bcfg = bcfg
         self.venue = venue
         self.tables = list(tables)
@@ -107,7 +114,7 @@ class Ingest:
         self.client.max_inflight_messages_set(100)
         self.client.on_message = self._on_message
         self.client.on_subscribe = self._on_subscribe
-        self._sub_mid = None
+        self._sub_mid: int | None = None
         self.host_topic = codec.topic(venue, None, "host")
         self.host_seq = 0
         # the retained `online` of this connection: its echo says the backlog is in
@@ -121,7 +128,7 @@ class Ingest:
         return self.link.reason
 
     def start(self) -> None:
-        props = Properties(PacketTypes.CONNECT)
+        props = Properties(PacketTypes.CONNECT)  # paho's __init__ is unannotated (pyproject.toml)
         props.SessionExpiryInterval = int(self.bcfg.session_expiry_s)
         self.client.connect_async(
             self.bcfg.host,
@@ -147,7 +154,7 @@ class Ingest:
             self.client.loop_stop()
 
     def _host_msg(self, state: str) -> bytes:
-        msg = {"v": 1, "venue": self.venue, "state": state}
+        msg: dict[str, object] = {"v": 1, "venue": self.venue, "state": state}
         if state == "online":
             msg.update(period_s=HOST_PERIOD_S, seq=self.host_seq, version=railbird.__version__)
         return codec.encode("host", msg)
@@ -163,7 +170,14 @@ class Ingest:
             self.host_seq += 1
 
     # -- callbacks (network thread) --------------------------------------------------------
-    def _on_connect(self, client, userdata, flags, reason_code, properties):
+    def _on_connect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.ConnectFlags,
+        reason_code: ReasonCode,
+        properties: Properties | None,
+    ) -> None:
         if reason_code.is_failure:  # logged and counted by self.link
             return
         self.connects += 1
@@ -207,7 +221,14 @@ class Ingest:
         if result != mqtt.MQTT_ERR_SUCCESS:
             log.error("subscribe failed: %s", result)
 
-    def _on_subscribe(self, client, userdata, mid, reason_codes, properties):
+    def _on_subscribe(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        mid: int,
+        reason_codes: list[ReasonCode],
+        properties: Properties | None,
+    ) -> None:
         if mid == self._sub_mid:
             bad = [rc for rc in reason_codes if rc.is_failure]
             if bad:
@@ -215,7 +236,14 @@ class Ingest:
             self.connected.set()
             self.heartbeat(retain=True)  # replaces the retained will of a previous run
 
-    def _on_disconnect(self, client, userdata, flags, reason_code, properties):
+    def _on_disconnect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.DisconnectFlags,
+        reason_code: ReasonCode,
+        properties: Properties | None,
+    ) -> None:
         self.connected.clear()
         self.inbox.put(("disconnected", now_us()))
         if reason_code == TAKEN_OVER:
@@ -229,7 +257,7 @@ class Ingest:
             )
             return
 
-    def _on_message(self, client, userdata, msg):
+    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         rx = now_us()
         if msg.topic == self.host_topic:
             self._echo(msg)
@@ -241,7 +269,7 @@ class Ingest:
             return
         self.inbox.put(("mqtt", rx, msg.topic, bytes(msg.payload), msg.mid, msg.qos))
 
-    def _echo(self, msg) -> None:
+    def _echo(self, msg: mqtt.MQTTMessage) -> None:
         """The host's own messages on its `host` topic, back from the broker. The broker
         keeps one queue per session, in order, so the echo of the `online` published on
         subscribing comes after everything it held for the host: the backlog is in the inbox
@@ -253,7 +281,7 @@ class Ingest:
             self._barrier = None
             self.inbox.put(("caught_up", now_us()))
 
-    def _drop_retained(self, msg) -> None:
+    def _drop_retained(self, msg: mqtt.MQTTMessage) -> None:
         """A retained copy on a topic the protocol never retains: junk that the broker would
         hand over again on every subscribe. Not journalled (acknowledged at once, as nothing
         is to be kept); cleared at the broker when it is under the host's v1 tree (an empty
@@ -271,9 +299,11 @@ class Ingest:
                 msg.topic,
             )
 
-    def _answer_sync(self, msg, rx) -> bool:
+    def _answer_sync(self, msg: mqtt.MQTTMessage, rx: int) -> bool:
         try:
-            _kind, venue, table, node, req = codec.decode_message(msg.topic, msg.payload)
+            # (core/fastcodec.py ignores the same call, as railbird.daemon.answer does)
+            decoded = codec.decode_message(msg.topic, msg.payload)  # type: ignore[no-untyped-call]  # unannotated codec
+            _kind, venue, table, node, req = decoded
         except codec.ProtocolError:
             return False  # the daemon counts the rejection
         resp = {"v": 1, "id": req["id"], "t1": req["t1"], "t2": rx, "t3": now_us()}
@@ -288,5 +318,7 @@ class Ingest:
         if qos > 0:
             self.client.ack(mid, qos)
 
-    def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False):
+    def publish(
+        self, topic: str, payload: bytes, qos: int = 1, retain: bool = False
+    ) -> mqtt.MQTTMessageInfo:
         return self.client.publish(topic, payload, qos=qos, retain=retain)

@@ -48,7 +48,8 @@ VERSION = STEPS[-1][0]
 
 def version(db: sqlite3.Connection) -> int:
     """The journal's schema version (1 for one written before versions existed)."""
-    return max(1, db.execute("PRAGMA user_version").fetchone()[0])
+    found: int = db.execute("PRAGMA user_version").fetchone()[0]
+    return max(1, found)
 
 
 def refuse_newer(db: sqlite3.Connection, path: str) -> None:

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from railbird.config import Config
 from railbird.core.pipeline import Pipeline, shot_json
 from railbird.daemon.journal import Journal
-from railbird.daemon.replay import apply_input, rebuild
+from railbird.daemon.replay import Record, apply_input, rebuild
 
 
 def offline_config(base: Config | None = None) -> Config:
@@ -36,7 +38,7 @@ def offline_config(base: Config | None = None) -> Config:
     return cfg
 
 
-def _record_line(r: dict) -> str:
+def _record_line(r: Record) -> str:
     typ = r["type"]
     if typ == "shot":
         return shot_json(r["shot"])
@@ -46,13 +48,22 @@ def _record_line(r: dict) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
-def assemble(lines, cfg: Config | None = None, every_record: bool = False, errors=None):
-    """Yield output lines (str, no newline): shots, or every record with `every_record`."""
-    pipe = Pipeline(offline_config(cfg))
-    bad = errors if errors is not None else Counter()
+def assemble(
+    lines: Iterable[str],
+    cfg: Config | None = None,
+    every_record: bool = False,
+    errors: Counter[str] | None = None,
+    stats: dict[str, Any] | None = None,
+) -> Iterator[str]:
+    """Yield output lines (str, no newline): shots, or every record with `every_record`.
+    `errors` (a Counter) counts the refused lines by reason instead of raising at the first;
+    `stats` (a dict) receives the pipeline's counters at the end of input."""
+    # warn_unused_ignores reports this ignore once core/ annotates Pipeline.__init__
+    pipe = Pipeline(offline_config(cfg))  # type: ignore[no-untyped-call]  # unannotated in core
+    bad: Counter[str] = errors if errors is not None else Counter()
     kinds = None if every_record else ("shot",)
 
-    def emit(records):
+    def emit(records: list[Record]) -> Iterator[str]:
         for r in records:
             if kinds is None or r["type"] in kinds:
                 yield _record_line(r)
@@ -65,13 +76,14 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
             obj = json.loads(line)
             if not isinstance(obj, dict):
                 raise ValueError("not an object")
-            # ticks and reconnects run as the journal's; a message is not sealed (its
-            # referee token, if any, is checked against the configured one)
+            # ticks and reconnects run as the journal's (`or []`: apply_input gives None only
+            # for a `failed` input); a message is not sealed (its referee token, if any, is
+            # checked against the configured one)
             if "tick" in obj:
                 venue, tbl = (obj["venue"], obj["table"]) if "table" in obj else (None, None)
-                records = apply_input(pipe, "tick", int(obj["tick"]), None, None, venue, tbl)
+                records = apply_input(pipe, "tick", int(obj["tick"]), None, None, venue, tbl) or []
             elif "reconnect" in obj:
-                records = apply_input(pipe, "reconnect", int(obj["reconnect"]), *(None,) * 4)
+                records = apply_input(pipe, "reconnect", int(obj["reconnect"]), *(None,) * 4) or []
             else:
                 payload = obj["payload"]
                 if not isinstance(payload, (str, bytes)):
@@ -89,12 +101,16 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
             continue
         yield from emit(records)
     yield from emit(pipe.flush())
-    assemble.last_stats = pipe.stats()
+    if stats is not None:
+        stats.update(pipe.stats())
 
 
 def replay(
-    journal: Journal, cfg: Config | None = None, latest: bool = False, report: dict | None = None
-):
+    journal: Journal,
+    cfg: Config | None = None,
+    latest: bool = False,
+    report: dict[str, object] | None = None,
+) -> tuple[Pipeline, list[dict[str, Any]]]:
     """A pipeline that has seen every journalled input (railbird.daemon.replay.rebuild), and
     the shots it produced in order -> (pipeline, shots). It starts from the beginning: a
     fresh pipeline, or the base snapshot once the inputs before it were deleted
@@ -113,9 +129,10 @@ def replay(
         cfg = journal_config(journal)
     pipe, start = snapshots.starting_point(cfg, journal, latest=latest)
     kept = snapshots.stored(journal, cfg, after=start)
-    shots, bad = [], []
+    shots: list[dict[str, Any]] = []  # as the pipeline made them (JSON-shaped)
+    bad: list[int] = []
 
-    def compare(iid, p):
+    def compare(iid: int, p: Pipeline) -> None:
         if iid in kept and snap.encode(snap.dump(p, shots=False)) != kept[iid]:
             bad.append(iid)
 
@@ -131,7 +148,7 @@ def replay(
     return pipe, shots
 
 
-def stored_shots(journal: Journal, after: int = 0) -> list:
+def stored_shots(journal: Journal, after: int = 0) -> list[dict[str, Any]]:
     """The journal's shots of the inputs after `after`, by table and number."""
     rows = journal.db.execute(
         "SELECT shot FROM shots WHERE input_id > ? ORDER BY venue, tbl, n", (after,)
@@ -149,7 +166,7 @@ def journal_config(journal: Journal) -> Config:
     return from_dict(raw, check=False)  # accepted when journalled, maybe by older checks
 
 
-def export_inputs(journal: Journal):
+def export_inputs(journal: Journal) -> Iterator[str]:
     """The journal's MQTT inputs, ticks and reconnects as `assemble` input lines."""
     for _id, source, rx, topic, payload, venue, tbl in journal.inputs():
         if source == "mqtt":

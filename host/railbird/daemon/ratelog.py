@@ -17,34 +17,52 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 BURST = 10
 PERIOD_S = 10.0
 
 
+@dataclass(slots=True)
+class _Period:
+    """One kind's current period."""
+
+    start: float  # clock time it began
+    lines: int  # lines logged in it
+    suppressed: int  # lines counted, not logged
+    level: int  # the summary's: the highest of the first line's and those suppressed
+
+
 class RateLog:
-    def __init__(self, logger: logging.Logger, burst=BURST, period_s=PERIOD_S, clock=None):
+    def __init__(
+        self,
+        logger: logging.Logger,
+        burst: int = BURST,
+        period_s: float = PERIOD_S,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self.logger = logger
         self.burst = burst
         self.period_s = period_s
         self.clock = clock or time.monotonic
         self._lock = threading.Lock()
-        self._kinds: dict[str, list] = {}  # kind -> [period start, lines, suppressed, level]
+        self._kinds: dict[str, _Period] = {}
 
-    def log(self, kind: str, level: int, msg: str, *args) -> bool:
+    def log(self, kind: str, level: int, msg: str, *args: object) -> bool:
         """Log `msg % args` unless `kind` has had its `burst` this period; True if logged."""
         now = self.clock()
         with self._lock:
             st = self._kinds.get(kind)
-            if st is None or now - st[0] >= self.period_s:
+            if st is None or now - st.start >= self.period_s:
                 if st is not None:
                     self._summary(kind, st, now)
-                st = self._kinds[kind] = [now, 0, 0, level]
-            if st[1] >= self.burst:
-                st[2] += 1
-                st[3] = max(st[3], level)
+                st = self._kinds[kind] = _Period(now, 0, 0, level)
+            if st.lines >= self.burst:
+                st.suppressed += 1
+                st.level = max(st.level, level)
                 return False
-            st[1] += 1
+            st.lines += 1
         self.logger.log(level, msg, *args)
         return True
 
@@ -53,28 +71,28 @@ class RateLog:
         now = self.clock()
         with self._lock:
             for kind, st in self._kinds.items():
-                if st[2] and now - st[0] >= self.period_s:
+                if st.suppressed and now - st.start >= self.period_s:
                     self._summary(kind, st, now)
-                    st[0], st[1], st[2] = now, 0, 0
+                    st.start, st.lines, st.suppressed = now, 0, 0
 
     def close(self) -> None:
         """Every summary still owed (the daemon stops)."""
         now = self.clock()
         with self._lock:
             for kind, st in self._kinds.items():
-                if st[2]:
+                if st.suppressed:
                     self._summary(kind, st, now)
-                    st[2] = 0
+                    st.suppressed = 0
 
-    def _summary(self, kind: str, st: list, now: float) -> None:
-        if st[2]:
+    def _summary(self, kind: str, st: _Period, now: float) -> None:
+        if st.suppressed:
             self.logger.log(
-                st[3],
+                st.level,
                 "suppressed %d more %r line(s) in the last %.0f s (at most %d per %.0f s; "
                 "the stats count them all)",
-                st[2],
+                st.suppressed,
                 kind,
-                now - st[0],
+                now - st.start,
                 self.burst,
                 self.period_s,
             )

@@ -15,12 +15,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from typing import Any, NotRequired, TypedDict, cast
 
 from railbird.core.pipeline import Pipeline
 from railbird.daemon.journal import Journal
 
+# One pipeline record (railbird.core.pipeline): a JSON-shaped dict, its kind in `type`.
+Record = dict[str, Any]
 # (status, reason, records) of one input (`Pipeline.on_message`'s result)
-Outcome = tuple[str, str | None, list]
+Outcome = tuple[str, str | None, list[Record]]
+TableKey = tuple[str, str]  # (venue, table)
+# A row of `Journal.inputs(after, wall=True)`: id, source, rx, topic, payload, venue, tbl, wall
+InputRow = tuple[
+    int, str, int | None, str | None, bytes | str | None, str | None, str | None, float
+]
+
+
+class Rebuilt(TypedDict):
+    """`rebuild`'s result; `snapshots.resume` adds `snapshot` and, with `since_wall`,
+    `nodes`."""
+
+    states: dict[TableKey, Record]  # each table's last state record
+    inputs: int  # inputs replayed
+    history: dict[TableKey, list[Record]]  # with `since_wall`: shots and states, with `wall`
+    snapshot: NotRequired[int]  # the input id of the snapshot started from (0: none)
+    nodes: NotRequired[dict[TableKey, dict[str, dict[str, Any]]]]  # node -> its last status
 
 
 def run_input(
@@ -34,17 +53,27 @@ def run_input(
 ) -> Outcome | None:
     """One input, as journalled, through `pipeline` -> (status, reason, records); None for
     an input that is never run (`failed`). MQTT referee payloads are sealed (the daemon seals
-    them before they are journalled, railbird.core.refauth)."""
+    them before they are journalled, railbird.core.refauth).
+
+    The casts: the parameters are the journal's columns, which may be NULL; a cast names
+    what the input's source always has (a tick and a reconnect their time, a message its
+    topic, local input its table and JSON body) and converts nothing: an input goes on as
+    it was journalled, and the pipeline refuses what it cannot read, as it did live."""
+    out: Outcome  # on_message and on_referee are unannotated in core (railbird.core.pipeline)
     if source == "adopted" and topic is not None and topic.endswith("/tick"):
-        return ("ok", None, pipeline.tick(rx, [(venue, tbl)]))  # cluster mode: a table's tick
+        return ("ok", None, pipeline.tick(cast(int, rx), [(venue, tbl)]))  # a table's tick
     if source in ("mqtt", "adopted"):
-        return pipeline.on_message(topic, payload, rx, sealed=True)
+        # the payload may be str or NULL: the codec reads the one, refuses the other
+        out = pipeline.on_message(cast(str, topic), cast(bytes, payload), rx, sealed=True)
+        return out
     if source == "local":
-        return pipeline.on_referee(venue, tbl, json.loads(payload), "local")
+        body = json.loads(cast(bytes | str, payload))
+        out = pipeline.on_referee(cast(str, venue), cast(str, tbl), body, "local")
+        return out
     if source == "tick":  # one table's; all tables' in journals before per-table ticks
-        return ("ok", None, pipeline.tick(rx, None if tbl is None else [(venue, tbl)]))
+        return ("ok", None, pipeline.tick(cast(int, rx), None if tbl is None else [(venue, tbl)]))
     if source == "reconnect":
-        return ("ok", None, pipeline.on_reconnect(rx))
+        return ("ok", None, pipeline.on_reconnect(cast(int, rx)))
     return None  # set aside (`failed`): never replayed
 
 
@@ -56,7 +85,7 @@ def apply_input(
     payload: bytes | str | None,
     venue: str | None,
     tbl: str | None,
-) -> list | None:
+) -> list[Record] | None:
     """`run_input`'s records only (None: not run)."""
     out = run_input(pipeline, source, rx, topic, payload, venue, tbl)
     return None if out is None else out[2]
@@ -65,11 +94,11 @@ def apply_input(
 def rebuild(
     pipeline: Pipeline,
     journal: Journal,
-    on_records: Callable[[list], object] | None = None,
+    on_records: Callable[[list[Record]], object] | None = None,
     since_wall: float | None = None,
     after: int = 0,
     on_input: Callable[[int, Pipeline], object] | None = None,
-) -> dict:
+) -> Rebuilt:
     """Replay every journalled input through `pipeline`; returns the last state record of
     each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
     `history`: per table the `shot` and `state` records of inputs journalled at or after
@@ -77,11 +106,11 @@ def rebuild(
     latest status is the pipeline's own: railbird.daemon.snapshots.resume). `after`: only the
     inputs after that id (`pipeline` has seen the others: a snapshot,
     railbird.daemon.snapshots.resume); `on_input(id, pipeline)` after each input."""
-    last: dict = {}
-    history: dict = {}
-    before: dict = {}
+    last: dict[TableKey, Record] = {}
+    history: dict[TableKey, list[Record]] = {}
+    before: dict[TableKey, Record] = {}
     n = 0
-    rows: Iterable = journal.inputs(after, wall=True)
+    rows: Iterable[InputRow] = journal.inputs(after, wall=True)
     for iid, source, rx, topic, payload, venue, tbl, wall in rows:
         n += 1
         records = apply_input(pipeline, source, rx, topic, payload, venue, tbl)

@@ -26,8 +26,10 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import Any, TypedDict
 
 from railbird import private
+from railbird.config import Config
 from railbird.daemon import snapshots
 from railbird.daemon.journal import Journal
 
@@ -36,9 +38,32 @@ log = logging.getLogger("railbird.retention")
 CHECK_EVERY_S = 3600.0
 DAY_S = 86_400
 
+# An `inputs` row as `_export` selects it: id, source, rx, wall, topic, payload, venue, tbl,
+# status, reason
+InputRow = tuple[
+    int,
+    str,
+    int | None,
+    float,
+    str | None,
+    bytes | str | None,
+    str | None,
+    str | None,
+    str | None,
+    str | None,
+]
 
-def export_dir(cfg, journal: Journal) -> Path:
-    configured = getattr(cfg, "journal_export_dir", "")
+
+class Cut(TypedDict):
+    """One cut (`run`): the inputs deleted, the snapshot's input id, the export file."""
+
+    deleted: int
+    upto: int
+    file: str
+
+
+def export_dir(cfg: Config, journal: Journal) -> Path:
+    configured = cfg.journal_export_dir
     return Path(configured) if configured else Path(journal.path + ".exports")
 
 
@@ -46,16 +71,17 @@ def due(journal: Journal, keep_days: int, now: float) -> int | None:
     """The input id to cut at (the snapshot), or None: nothing is old enough."""
     if not keep_days or keep_days <= 0:
         return None
-    return journal.db.execute(
+    cut: int | None = journal.db.execute(
         "SELECT MIN(input_id) FROM snapshots WHERE input_id > ? AND wall < ?",
         (snapshots.base(journal), now - keep_days * DAY_S),
     ).fetchone()[0]
+    return cut
 
 
-def run(cfg, journal: Journal, now: float | None = None) -> dict | None:
+def run(cfg: Config, journal: Journal, now: float | None = None) -> Cut | None:
     """One cut if one is due: -> {"deleted", "upto", "file"} or None."""
     now = time.time() if now is None else now
-    cut = due(journal, getattr(cfg, "journal_keep_inputs_days", 0), now)
+    cut = due(journal, cfg.journal_keep_inputs_days, now)
     if cut is None:
         return None
     snapshots.load(cfg, journal, cut)  # raises: nothing is deleted
@@ -76,9 +102,9 @@ def run(cfg, journal: Journal, now: float | None = None) -> dict | None:
     return {"deleted": n, "upto": cut, "file": str(path)}
 
 
-def _line(row) -> str:
+def _line(row: InputRow) -> str:
     iid, source, rx, wall, topic, payload, venue, tbl, status, reason = row
-    d = {"id": iid, "source": source, "rx": rx, "wall": wall, "topic": topic}
+    d: dict[str, object] = {"id": iid, "source": source, "rx": rx, "wall": wall, "topic": topic}
     if isinstance(payload, str):
         d["payload"] = payload
     elif payload is not None:
@@ -115,7 +141,7 @@ def _export(journal: Journal, first: int, upto: int, folder: Path) -> Path:
     return path
 
 
-def read_export(path) -> list[dict]:
+def read_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The inputs of an export file, each as the journal held it (`payload` as str or
     bytes, as stored)."""
     out = []

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from railbird.core.refauth import reseal
 
 DONE = "sealed"
 
 
-def _old_config(db: sqlite3.Connection) -> dict:
+def _old_config(db: sqlite3.Connection) -> dict[str, Any]:
     row = db.execute("SELECT value FROM meta WHERE key='config'").fetchone()
     try:
         raw = json.loads(row[0]) if row and row[0] else {}
@@ -40,8 +41,8 @@ def seal_journal(db: sqlite3.Connection) -> int:
     from railbird.config import masked
 
     raw = _old_config(db)
-    token = raw.get("referee_token") if isinstance(raw.get("referee_token"), str) else ""
-    token = "" if token == "***" else token
+    given = raw.get("referee_token")
+    token = given if isinstance(given, str) and given != "***" else ""
     secure = db.execute("PRAGMA secure_delete").fetchone()[0]
     db.execute("PRAGMA secure_delete = ON")
     n = 0

@@ -25,12 +25,16 @@ import json
 import logging
 import time
 import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from railbird.config import Config
 from railbird.core import snapshot as snap
 from railbird.core.pipeline import SHOTS_KEPT, Pipeline
 from railbird.daemon import gcpolicy
-from railbird.daemon.journal import Journal, JournalError
-from railbird.daemon.replay import rebuild
+from railbird.daemon.journal import Journal
+from railbird.daemon.journalerror import JournalError
+from railbird.daemon.replay import Rebuilt, Record, TableKey, rebuild
 
 log = logging.getLogger("railbird.snapshots")
 
@@ -63,31 +67,29 @@ def _blob(pipeline: Pipeline) -> bytes:
         return zlib.compress(snap.encode(snap.dump(pipeline, shots=False)), 1)
 
 
-def read(blob: bytes) -> dict:
+def read(blob: bytes) -> dict[str, Any]:
     return snap.decode(zlib.decompress(blob))
 
 
 class Snapshots:
     def __init__(
         self,
-        cfg,
+        cfg: Config,
         journal: Journal,
         every_inputs: int | None = None,
         every_s: float | None = None,
         keep_days: int | None = None,
-        clock=time.time,
-    ):
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.journal = journal
         self.key = snap.config_key(cfg)
         self.every_inputs = EVERY_INPUTS if every_inputs is None else every_inputs
         self.every_s = EVERY_S if every_s is None else every_s
-        self.keep_days = (
-            getattr(cfg, "journal_keep_inputs_days", 0) if keep_days is None else keep_days
-        )
+        self.keep_days = cfg.journal_keep_inputs_days if keep_days is None else keep_days
         self.clock = clock
         self.since = clock()  # no snapshot yet: time counts from here
         self.taken = 0
-        self.failed_at = None  # input id of a snapshot that could not be made
+        self.failed_at: int | None = None  # input id of a snapshot that could not be made
 
     def after_batch(self, pipeline: Pipeline, now: float | None = None) -> bool:
         """Inside the open transaction: take a snapshot if one is due. -> taken"""
@@ -109,9 +111,10 @@ class Snapshots:
         return self.take(pipeline, newest, now)
 
     def _read_newest(self) -> tuple[int, float] | None:
-        return self.journal.db.execute(
+        row: tuple[int, float] | None = self.journal.db.execute(
             "SELECT input_id, wall FROM snapshots ORDER BY input_id DESC LIMIT 1"
         ).fetchone()
+        return row
 
     def take(self, pipeline: Pipeline, input_id: int, now: float) -> bool:
         """The pipeline's state as of input `input_id` (it must have seen exactly the
@@ -143,14 +146,14 @@ class Snapshots:
         return True
 
 
-def keep(rows, base_id: int, now: float, keep_days: int) -> set:
+def keep(rows: Sequence[tuple[int, float]], base_id: int, now: float, keep_days: int) -> set[int]:
     """Which snapshots (input_id, wall) to keep: the newest KEEP_LATEST, the base, and with
     a retention age the newest of each day (UTC) from the age on, for retention to cut at."""
     ids = {i for i, _ in sorted(rows)[-KEEP_LATEST:]}
     ids.update(i for i, _ in rows if i == base_id)
     if keep_days and keep_days > 0:
         oldest = now - (keep_days + 2) * DAY_S
-        per_day: dict = {}
+        per_day: dict[int, int] = {}  # day -> the newest snapshot's input id
         for i, wall in rows:
             if wall >= oldest:
                 day = int(wall // DAY_S)
@@ -160,7 +163,7 @@ def keep(rows, base_id: int, now: float, keep_days: int) -> set:
 
 
 # -- restart ---------------------------------------------------------------------------------
-def starting_point(cfg, journal: Journal, latest: bool = True) -> tuple[Pipeline, int]:
+def starting_point(cfg: Config, journal: Journal, latest: bool = True) -> tuple[Pipeline, int]:
     """(pipeline, input id it has seen up to) to replay the rest of the journal into:
     `latest` the newest usable snapshot, else the beginning (a fresh pipeline, or the base
     snapshot once inputs before it were deleted)."""
@@ -187,10 +190,11 @@ def starting_point(cfg, journal: Journal, latest: bool = True) -> tuple[Pipeline
             f"journal {journal.path}: inputs up to {first} were deleted and the snapshot "
             "that replaces them cannot be loaded"
         )
-    return Pipeline(cfg), 0
+    # warn_unused_ignores reports this ignore once core/ annotates Pipeline.__init__
+    return Pipeline(cfg), 0  # type: ignore[no-untyped-call]  # unannotated in core
 
 
-def stored(journal: Journal, cfg, after: int = 0) -> dict:
+def stored(journal: Journal, cfg: Config, after: int = 0) -> dict[int, bytes]:
     """{input id: the state as `snapshot.encode` gives it} of the snapshots after `after`
     made under `cfg` (for `railbird replay --check` to compare)."""
     rows = journal.db.execute(
@@ -200,7 +204,7 @@ def stored(journal: Journal, cfg, after: int = 0) -> dict:
     return {i: zlib.decompress(blob) for i, blob in rows}  # as dump(pipeline, shots=False)
 
 
-def load(cfg, journal: Journal, input_id: int) -> Pipeline:
+def load(cfg: Config, journal: Journal, input_id: int) -> Pipeline:
     row = journal.db.execute(
         "SELECT state, config FROM snapshots WHERE input_id = ?", (input_id,)
     ).fetchone()
@@ -213,7 +217,7 @@ def load(cfg, journal: Journal, input_id: int) -> Pipeline:
     )
 
 
-def _shots(journal: Journal, venue: str, table: str, upto: int) -> list:
+def _shots(journal: Journal, venue: str, table: str, upto: int) -> list[dict[str, Any]]:
     """A table's last SHOTS_KEPT shots as of input `upto` (`Table.shots`), from the journal."""
     rows = journal.db.execute(
         "SELECT shot FROM shots WHERE venue = ? AND tbl = ? AND input_id <= ?"
@@ -223,7 +227,12 @@ def _shots(journal: Journal, venue: str, table: str, upto: int) -> list:
     return [json.loads(s) for (s,) in reversed(rows)]
 
 
-def resume(cfg, journal: Journal, since_wall: float | None = None, on_records=None):
+def resume(
+    cfg: Config,
+    journal: Journal,
+    since_wall: float | None = None,
+    on_records: Callable[[list[Record]], object] | None = None,
+) -> tuple[Pipeline, Rebuilt]:
     """The restart: -> (pipeline, rebuild's result) from the newest usable snapshot and the
     inputs after it; `rb["snapshot"]` is its input id (0: none)."""
     # Collections paused while the pipeline and the outputs' history are built (kept, all
@@ -240,7 +249,7 @@ def resume(cfg, journal: Journal, since_wall: float | None = None, on_records=No
         if since_wall is not None:
             if after:
                 _history_before(journal, pipeline, rb, after, since_wall)
-            nodes: dict = {}
+            nodes: dict[TableKey, dict[str, dict[str, Any]]] = {}
             for (venue, table, node), status in pipeline.node_status.items():
                 nodes.setdefault((venue, table), {})[node] = status
             rb["nodes"] = nodes
@@ -249,9 +258,16 @@ def resume(cfg, journal: Journal, since_wall: float | None = None, on_records=No
 
 # -- the outputs' history from the derived tables ------------------------------------------
 _STATE_COLS = "s.id, s.venue, s.tbl, s.game, s.state, s.fen, s.announcements, s.cause, s.source"
+_Text = str | None  # a nullable TEXT column
+# A row of _STATE_COLS; with the state's input id and that input's wall clock (NULL once
+# retention deleted the input) after them
+StateRow = tuple[int, _Text, _Text, _Text, _Text, _Text, _Text, _Text, _Text]
+StateRowAt = tuple[int, _Text, _Text, _Text, _Text, _Text, _Text, _Text, _Text, int, float | None]
+# sh.shot, sh.input_id, i.wall
+ShotRowAt = tuple[str, int, float | None]
 
 
-def _state(row) -> dict:
+def _state(row: StateRow | StateRowAt) -> Record:
     _id, venue, tbl, game, state, fen, anns, cause, source = row[:9]
     return {
         "type": "state",
@@ -266,7 +282,9 @@ def _state(row) -> dict:
     }
 
 
-def _history_before(journal: Journal, pipeline: Pipeline, rb: dict, after: int, since: float):
+def _history_before(
+    journal: Journal, pipeline: Pipeline, rb: Rebuilt, after: int, since: float
+) -> None:
     """Prepend to rb's history and states what the inputs up to `after` (not replayed)
     gave: their shot and state records from `since` on, after the last state before it.
     The window starts at the first input journalled at or after `since`."""
@@ -313,16 +331,18 @@ def _history_before(journal: Journal, pipeline: Pipeline, rb: dict, after: int, 
             history[key] = head + window + tail
 
 
-def _interleave(venue, tbl, states, shots) -> list:
+def _interleave(
+    venue: str, tbl: str, states: list[StateRowAt], shots: list[ShotRowAt]
+) -> list[Record]:
     """Shot and state records in the order the pipeline made them: by input, and within an
     input each shot followed by the state it led to (a referee input makes no shot)."""
-    by_input: dict = {}
+    by_input: dict[int, tuple[list[Record], list[Record]]] = {}  # input id -> (shots, states)
     for row in states:
         by_input.setdefault(row[9], ([], []))[1].append(dict(_state(row), wall=row[10]))
     for shot, iid, wall in shots:
         rec = {"type": "shot", "venue": venue, "table": tbl, "shot": json.loads(shot)}
         by_input.setdefault(iid, ([], []))[0].append(dict(rec, wall=wall))
-    out = []
+    out: list[Record] = []
     for iid in sorted(by_input):
         shot_recs, state_recs = by_input[iid]
         for i in range(max(len(shot_recs), len(state_recs))):

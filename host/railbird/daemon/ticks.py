@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import heapq
 
+from railbird.core.pipeline import Pipeline
+
+# A table's key in the pipeline and here: (venue, table id).
+TableKey = tuple[str, str]
+
 # A table with anything in play is ticked at least this often, whatever `deadline` says:
 # a bound on the harm should the pipeline gain a timed rule this module does not know.
 RECHECK_US = 1_000_000
@@ -19,7 +24,7 @@ RECHECK_US = 1_000_000
 MIN_GAP_US = 1_000
 
 
-def deadline(pipeline, key, now: int) -> int | None:
+def deadline(pipeline: Pipeline, key: TableKey, now: int) -> int | None:
     """Host µs at which a tick can next change table `key` (None: only input can). Mirrors
     `Pipeline.tick`: the release point is now - window (`Pipeline.release_window`), capped at
     known - window of every held node; a hold expires `max_hold_ms` after it began."""
@@ -28,8 +33,8 @@ def deadline(pipeline, key, now: int) -> int | None:
         return None
     cfg = pipeline.cfg
     window = pipeline.release_window(t)  # shorter on a table whose nodes send watermarks
-    due = []
-    cap = None
+    due: list[int] = []
+    cap: int | None = None
     blocked = False  # a held node with no known time holds everything but its expiry
     for m in t.marks.values():
         if not m.holding:
@@ -57,14 +62,15 @@ def deadline(pipeline, key, now: int) -> int | None:
 class Timers:
     """One deadline per table; `due(now)` pops the tables whose time has come."""
 
-    def __init__(self):
-        self._at: dict = {}  # key -> deadline
-        self._heap: list = []  # (deadline, key); entries superseded in _at are skipped
+    def __init__(self) -> None:
+        self._at: dict[TableKey, int] = {}  # key -> deadline
+        # (deadline, key); entries superseded in _at are skipped
+        self._heap: list[tuple[int, TableKey]] = []
 
     def __len__(self) -> int:
         return len(self._at)
 
-    def set(self, key, at: int | None) -> None:
+    def set(self, key: TableKey, at: int | None) -> None:
         if at is None:
             self._at.pop(key, None)
             return
@@ -76,8 +82,8 @@ class Timers:
             self._heap = [(a, k) for k, a in self._at.items()]
             heapq.heapify(self._heap)
 
-    def due(self, now: int) -> list:
-        out = []
+    def due(self, now: int) -> list[TableKey]:
+        out: list[TableKey] = []
         heap = self._heap
         while heap and heap[0][0] <= now:
             at, key = heapq.heappop(heap)

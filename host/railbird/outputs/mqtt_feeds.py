@@ -71,7 +71,7 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
         "sw_version": railbird.__version__,
     }
     origin = {"name": "railbird", "sw_version": railbird.__version__}
-    ents = [
+    ents: list[tuple[str, str, dict[str, object]]] = [
         (
             "sensor",
             "score",
