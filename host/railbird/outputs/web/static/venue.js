@@ -12,7 +12,7 @@ document.getElementById("history-link").href = "/v/" + encodeURIComponent(R.venu
 document.title = BRAND + " \u00b7 " + R.venue;
 const Q = new URLSearchParams(location.search);
 const ROTATE_S = Math.max(1, +Q.get("rotate") || 12);
-const MAX_PER_PAGE = 24;    // 6 x 4 at 1920x1080: cards about 300 px wide, scores 50 px high
+const MAX_PER_PAGE = 24;    // 6 x 4 at 1920x1080: cards about 300 px wide, scores 53 px high
 // a card's content in units of --cu: 40 high (name, two players with their scores, chips,
 // rack, foot), 56 wide (a long name beside a four-digit score)
 const CARD_H_CU = 40, CARD_W_CU = 56, MAX_CU_PX = 26;
@@ -89,18 +89,18 @@ function fit() {
 }
 
 // once per frame, however many cards changed or came in a burst (the first snapshots)
-const due = { layout: false, fit: false };
+const due = { queued: false, layout: false };
 function later() {
   if (due.queued) return;
   due.queued = true;
   requestAnimationFrame(() => {
-    const { layout: l } = due;
-    due.queued = due.layout = due.fit = false;
-    if (l) layout(); else fit();
+    const again = due.layout;
+    due.queued = due.layout = false;
+    if (again) layout(); else fit();   // a layout fits too
   });
 }
 function relayout() { due.layout = true; later(); }
-function refit() { due.fit = true; later(); }
+function refit() { later(); }
 
 function card(s) {
   let c = cards[s.table];
