@@ -7,7 +7,8 @@ mode on NATS; `bench`, the benchmarks) and top-level modules with one job each (
 command line; `broker`, a private mosquitto; `mqttclient`, the one factory of the host's MQTT
 clients; `mqttopts`, MQTT command-line options;
 `private`, files only their owner may read; `hostwatch`, a display's view of the host's
-heartbeat; `termboard`, the demo's terminal scoreboard). May import the standard library,
+heartbeat; `termboard`, the demo's terminal scoreboard; `tableorder`, the one natural
+order tables are listed in). May import the standard library,
 paho-mqtt, pyserial and `rbproto`; its modules and units import each other only along the
 arrows of docs/architecture.md, "Layout", without a circle (tests/codebase/test_import_graph.py
 checks it).

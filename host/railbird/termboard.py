@@ -23,6 +23,7 @@ import sqlite3
 from collections import deque
 
 from railbird.rules.engine import GAMES
+from railbird.tableorder import natural_sorted
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
@@ -213,12 +214,13 @@ class TablePanel:
         if ip is not None:
             rows.append(c("yellow", ip))
         if self.nodes:
-            off = sorted(n for n, up in self.nodes.items() if not up)
+            off = natural_sorted(n for n, up in self.nodes.items() if not up)
             if off:
                 rows.append(c("red", "SENSORS OFFLINE: " + ", ".join(off)))
             else:
                 rows.append(
-                    c("green", "sensors online") + d(" (" + ", ".join(sorted(self.nodes)) + ")")
+                    c("green", "sensors online")
+                    + d(" (" + ", ".join(natural_sorted(self.nodes)) + ")")
                 )
         for text, rule, level in list(self.rulings)[-3:]:
             t = text if not rule else f"{text} [{rule}]"
@@ -281,7 +283,7 @@ class TermBoard:
 
     def render(self, width: int = 100, color: bool = True) -> str:
         stale = self.stale is not None
-        panels = [self.panels[k].lines(color, stale=stale) for k in sorted(self.panels)]
+        panels = [self.panels[k].lines(color, stale=stale) for k in natural_sorted(self.panels)]
         per_row = max(1, min(len(panels) or 1, width // (PANEL_W + 1)))
         title = f"{self.title} · live scoreboard"
         out = [(BOLD + title + RESET) if color else title, ""]

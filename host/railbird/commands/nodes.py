@@ -17,6 +17,7 @@ import time
 from types import SimpleNamespace
 
 from railbird.mqttopts import add_broker_options, make_client
+from railbird.tableorder import natural_key, natural_sorted
 
 HELP = "list the sensor nodes (firmware, pin map, last seen, counters, RSSI); update them"
 LIST_HELP = "list the fleet from the nodes' retained birth and status (the default action)"
@@ -191,10 +192,10 @@ def _fleet(args):
 def _plan(fleet, configured, tables, nodes) -> dict[str, list[str]]:
     plan: dict[str, list[str]] = {}
     seen = fleet.tables()
-    for t in sorted(set(seen) | set(configured)):
+    for t in natural_sorted(set(seen) | set(configured)):
         if tables and t not in tables:
             continue
-        ns = sorted(set(seen.get(t, [])) | set(configured.get(t, [])))
+        ns = natural_sorted(set(seen.get(t, [])) | set(configured.get(t, [])))
         ns = [n for n in ns if not nodes or n in nodes]
         if ns:
             plan[t] = ns
@@ -210,7 +211,8 @@ def run_list(args) -> int:
     client.loop_stop()
     rows = [r for r in fleet.rows() if not args.table or r["table"] in args.table]
     have = {(r["table"], r["node"]) for r in rows}
-    for t, nodes in sorted(configured.items()):
+    for t in natural_sorted(configured):
+        nodes = configured[t]
         if args.table and t not in args.table:
             continue
         for n in nodes:
@@ -231,7 +233,7 @@ def run_list(args) -> int:
                         "config_error": None,
                     }
                 )
-    rows.sort(key=lambda r: (r["table"], r["node"]))
+    rows.sort(key=lambda r: (natural_key(r["table"]), natural_key(r["node"])))
     if args.json:
         for r in rows:
             print(json.dumps(r, sort_keys=True))

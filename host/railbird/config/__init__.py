@@ -5,9 +5,10 @@ Schema and the secrets; `python -m railbird.config.schema --markdown` writes doc
 reference) and `check` (the rules across keys, and weak referee PINs). May import
 `railbird.core` (`ShotParams`, the table sizes and cue-ball returns in `core.shots`, the
 table's dimensions in `core.railballs`), `railbird.rules` (the games, their options and
-break orders) and the standard library; never the daemon, the outputs or the commands,
-which all import it. This `__init__` re-exports `model`'s public names, so
-`from railbird.config import Config, load` stays the way to read a config.
+break orders), `railbird.tableorder` (the tables an error lists) and the standard library;
+never the daemon, the outputs or the commands, which all import it. This `__init__`
+re-exports `model`'s public names, so `from railbird.config import Config, load` stays the
+way to read a config.
 """
 
 from railbird.config.model import (

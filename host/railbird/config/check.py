@@ -17,6 +17,7 @@ from functools import cache
 
 from railbird.config.schema import SECRETS, goal_key, schema
 from railbird.rules import GAMES, OPTIONS, RulesError, new_match
+from railbird.tableorder import natural_sorted
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _TYPE_NOUN = {
@@ -208,7 +209,7 @@ def _across(d: dict, dirty: set) -> list[str]:
     if isinstance(d.get("default_table"), dict):
         dt = d["default_table"]
         out.extend(_table(["default_table"], dt, clean=("default_table",) not in dirty))
-    known = None if d.get("accept_unknown_tables") is True else sorted(tables)
+    known = None if d.get("accept_unknown_tables") is True else natural_sorted(tables or {})
     out.extend(_subscribe(d.get("subscribe"), known))
     out.extend(_referee_token(d.get("referee_token")))
     out.extend(_broker(d.get("broker")))

@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from railbird.tableorder import pair_key
 from rbproto import codec
 
 # counters shown in the table (every counter is in --json)
@@ -139,14 +140,14 @@ class Fleet:
     def tables(self) -> dict[str, list[str]]:
         with self._cv:
             out: dict[str, list[str]] = {}
-            for table, node in sorted(self.nodes):
+            for table, node in sorted(self.nodes, key=pair_key):
                 out.setdefault(table, []).append(node)
             return out
 
     def rows(self) -> list[dict]:
         now = now_us()
         with self._cv:
-            return [self.nodes[k].row(now) for k in sorted(self.nodes)]
+            return [self.nodes[k].row(now) for k in sorted(self.nodes, key=pair_key)]
 
     def wait(self, predicate, timeout: float) -> bool:
         """Wait until predicate(fleet) is true (checked at every message) -> whether it is."""

@@ -3,6 +3,7 @@ the journal's `state` and `shot` records, in order, folded into matches and pock
 `store` (the history tables in the journal, kept up to date in the daemon's transactions and
 caught up from the derived records whenever they fall behind), `period` (business days and
 hours in local time), `export` (table, CSV and JSON) and `chart` (server-rendered SVG bar
-charts). May import only the standard library: the daemon, the outputs and the commands
+charts). May import only the standard library and `railbird.tableorder` (tables listed in
+natural order): the daemon, the outputs and the commands
 import it, never the other way round.
 """

@@ -19,6 +19,7 @@ import io
 import json
 
 from railbird.history.period import clock, iso
+from railbird.tableorder import natural_key
 from rbproto.codec import POCKETS
 
 MATCH_COLUMNS = (
@@ -110,7 +111,7 @@ def counts_rows(raw: list[tuple], by: str) -> list[dict]:
         r["cue"] += cue or 0
         name = pocket if pocket in POCKETS else "other"
         r["pockets"][name] = r["pockets"].get(name, 0) + n
-    return [rows[k] for k in sorted(rows)]
+    return [rows[k] for k in sorted(rows, key=lambda k: (natural_key(k[0]), k[1]))]
 
 
 def counts_columns(by: str, rows: list[dict]) -> list[str]:

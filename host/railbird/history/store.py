@@ -30,6 +30,7 @@ import sqlite3
 import time
 
 from railbird.history.fold import Fold, Match
+from railbird.tableorder import natural_sorted
 
 log = logging.getLogger("railbird.history")
 
@@ -443,7 +444,7 @@ def drop_counts(
 def venues(db: sqlite3.Connection) -> list[str]:
     if not has_history(db):
         return []
-    return [r[0] for r in db.execute("SELECT DISTINCT venue FROM history_matches ORDER BY 1")]
+    return natural_sorted(r[0] for r in db.execute("SELECT DISTINCT venue FROM history_matches"))
 
 
 def tables(db: sqlite3.Connection, venue: str) -> list[str]:
@@ -455,7 +456,7 @@ def tables(db: sqlite3.Connection, venue: str) -> list[str]:
         " WHERE venue=? ORDER BY 1",
         (venue, venue),
     )
-    return [r[0] for r in rows]
+    return natural_sorted(r[0] for r in rows)
 
 
 def open_readonly(path) -> sqlite3.Connection:

@@ -4,7 +4,8 @@ config, one config JSON per node, a local CA with broker and node certificates (
 systemd units, and a record of every secret. Idempotent: a second run adds tables and nodes
 and keeps every secret. May import `railbird.broker` (templates, ACL, CA),
 `railbird.config.check` and `railbird.config.schema` (the host config's check), `railbird.rules`
-(the games), `railbird.private` and `railbird.hardware` (the default sensing config), never
+(the games), `railbird.private`, `railbird.tableorder` (natural order) and `railbird.hardware` (the
+default sensing config), never
 the daemon or the outputs; only `railbird.commands.setup` imports it.
 
 Modules: `layout` (where each file goes under the root), `mqttpass` (mosquitto's password

@@ -3,6 +3,8 @@ itself: terminals and logs keep what they show) and what to do next."""
 
 from __future__ import annotations
 
+from railbird.tableorder import natural_sorted
+
 from .apply import Report
 from .layout import SERVICE_USER
 from .system import ADD_USER, INSTALL_MOSQUITTO
@@ -80,7 +82,7 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
                 )
             if r.changed(L.host_toml):
                 steps.append("restart the host for its new tables: systemctl restart railbird")
-    nodes = sorted(n for t in host["tables"].values() for n in t.get("nodes", []))
+    nodes = natural_sorted(n for t in host["tables"].values() for n in t.get("nodes", []))
     if nodes:
         example = L.node_json(nodes[0])
         step = (
@@ -96,7 +98,7 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
         steps.append(step)
     web = host.get("outputs", {}).get("web")
     if web is not None:
-        table = sorted(host["tables"])[0]
+        table = natural_sorted(host["tables"])[0]
         addr = c.get("broker_address", "HOST")
         steps.append(
             f"scoreboard: http://{addr}:{web.get('port', 8080)}/v/{venue}/ ; referee app "

@@ -19,6 +19,7 @@ import logging
 import threading
 
 from railbird.outputs.tables import Venues
+from railbird.tableorder import natural_sorted, pair_key
 from rbproto import codec
 
 log = logging.getLogger("railbird.feeds")
@@ -56,7 +57,7 @@ class SummaryFeed:
                 self.day = day
             keys, self.dirty = self.dirty, set()
         out = []
-        for venue, table in sorted(keys):
+        for venue, table in sorted(keys, key=pair_key):
             msg = self.venues.table_summary(venue, table, day)
             payload = self._table_payload(venue, table, msg) if msg is not None else None
             if payload is None:
@@ -64,7 +65,7 @@ class SummaryFeed:
             out.append((codec.topic(venue, table, "table_summary"), payload))
             self.stats["tables"] += 1
             self._account(venue, table, msg)
-        for venue in sorted(self.index_due):
+        for venue in natural_sorted(self.index_due):
             if now - self.index_at.get(venue, float("-inf")) < INDEX_PERIOD_S:
                 continue  # sent within the period: it goes out in a later round
             out.append((codec.topic(venue, None, "summary"), self._index_payload(venue)))
@@ -98,7 +99,7 @@ class SummaryFeed:
         return {
             "v": 1,
             "venue": venue,
-            "tables": dict(sorted(entries.items())) if listed else {},
+            "tables": {t: entries[t] for t in natural_sorted(entries)} if listed else {},
             "complete": listed,
             "count": len(entries),
             "online_count": online,

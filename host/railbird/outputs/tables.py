@@ -15,6 +15,7 @@ import time
 from datetime import datetime, timedelta
 
 from railbird.scoreboard.screens import _pair, player_index
+from railbird.tableorder import natural_sorted, pair_key
 from rbproto.codec import POCKETS
 
 
@@ -216,11 +217,15 @@ class Venues:
 
     def venue_tables(self, venue) -> list[Table]:
         with self.lock:
-            return [t for (v, _), t in sorted(self.tables.items()) if v == venue]
+            return [
+                t
+                for (v, _), t in sorted(self.tables.items(), key=lambda kv: pair_key(kv[0]))
+                if v == venue
+            ]
 
     def venues(self) -> list[str]:
         with self.lock:
-            return sorted({v for v, _ in self.tables})
+            return natural_sorted({v for v, _ in self.tables})
 
     def keys(self) -> list:
         with self.lock:

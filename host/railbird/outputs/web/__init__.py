@@ -6,8 +6,9 @@ preview, foul catalogue), `pinguard` (failed-PIN accounting), `sessions` (sign-i
 sessions), `history` (the history pages, docs/history.md), `wire` (the request and reply
 the routes see), `gamesjs` (writes `static/games.js`, the registry's games and pockets for
 the pages), and `static/`, the pages, scripts and styles the browser loads as they
-are. May import `railbird.outputs.base`, `railbird.outputs.tables`, `railbird.rules` (the
-foul catalogue), `railbird.history` (the history pages), aiohttp and the standard library;
+are. May import `railbird.outputs.base`, `railbird.outputs.tables`, `railbird.tableorder`,
+`railbird.rules` (the foul catalogue), `railbird.history` (the history pages), aiohttp and
+the standard library;
 the daemon reaches it only through the `Output` interface and the referee callback
 `railbird.outputs.factory` hands it.
 """

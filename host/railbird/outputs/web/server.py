@@ -60,6 +60,7 @@ from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
 from railbird.outputs.web.hub import SSE_QUEUE, Hub, Sub, sse
 from railbird.outputs.web.limits import MAX_CONNECTIONS, Listener, connection_cap
 from railbird.outputs.web.wire import Reply, Req, json_reply
+from railbird.tableorder import natural_sorted
 
 log = logging.getLogger("railbird.outputs.web")
 server_log = logging.getLogger("railbird.outputs.web.aiohttp")  # aiohttp's own lines
@@ -329,7 +330,7 @@ class WebOutput(Output):
         return [t.table for t in self.venues.venue_tables(venue)]
 
     def known_venues(self) -> list[str]:
-        return sorted(set(self.venues.venues()) | set(self.pins))
+        return natural_sorted(set(self.venues.venues()) | set(self.pins))
 
     # -- Output ----------------------------------------------------------------------------
     def _changed(self, venue, table):

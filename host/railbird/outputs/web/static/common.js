@@ -66,6 +66,25 @@ const RB = {
       new Date().toLocaleTimeString() + "</span>";
   },
 
+  // -- the one order of table names: natural, t2 before t10 (the twin of Python's
+  // railbird/tableorder.py natural_key; tests/host/test_table_order.py holds them to one
+  // order). Runs of digits compare by value then length, other runs by code point, and
+  // names equal so far by their whole text.
+  naturalCompare(a, b) {
+    a = String(a); b = String(b);
+    const x = a.split(/(\d+)/), y = b.split(/(\d+)/);
+    const cmp = (p, q) => (p < q ? -1 : p > q ? 1 : 0);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) {
+      if (i % 2) {   // digits: the value (no leading zeros: longer is larger), then the length
+        const p = x[i].replace(/^0+/, ""), q = y[i].replace(/^0+/, "");
+        const d = p.length - q.length || cmp(p, q) || x[i].length - y[i].length;
+        if (d) return d < 0 ? -1 : 1;
+      } else if (x[i] !== y[i]) return cmp(x[i], y[i]);
+    }
+    return x.length !== y.length ? (x.length < y.length ? -1 : 1) : cmp(a, b);
+  },
+  naturalSort(names) { return [...names].sort(RB.naturalCompare); },
+
   esc(v) { return String(v).replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";"); },
   text(el, v) { if (el && el.textContent !== String(v)) el.textContent = v; },
   html(el, v) { if (el && el.innerHTML !== v) el.innerHTML = v; },
@@ -175,7 +194,7 @@ const RB = {
     return ["sensors offline: " + off.join(", "), "offline"];
   },
   nodeChips(s) {
-    return Object.entries(s.nodes || {}).sort().map(([n, on]) =>
+    return Object.entries(s.nodes || {}).sort(([p], [q]) => RB.naturalCompare(p, q)).map(([n, on]) =>
       '<span class="node ' + (on ? "online" : "offline") + '" data-node="' + RB.esc(n) + '">' +
       (on ? "\u25CF " : "\u25CB ") + RB.esc(n) + " " + (on ? "online" : "OFFLINE") + "</span>").join("");
   },

@@ -1,21 +1,122 @@
 "use strict";
-// The venue board: every table as a card, for a phone (one column) or a TV (a grid).
+// The venue board: every table as a card, in natural order (t2 before t10). A phone scrolls
+// one column. A TV (landscape, 1000 px wide or more) is a screen nobody scrolls: the board
+// lays the cards out so that every one of them fits it, as large as their count allows, and
+// past MAX_PER_PAGE tables shows them page by page, turning every ROTATE_S seconds
+// (`?rotate=S` on the address), with "page 2 of 3" in the header. The cards of the pages not
+// shown are kept up to date too: a page that turns never shows a score from before.
 const R = RB.route();
 const BRAND = document.title.replace(/ · venue$/, "");
 document.getElementById("title").textContent = R.venue;
 document.getElementById("history-link").href = "/v/" + encodeURIComponent(R.venue) + "/history";
 document.title = BRAND + " \u00b7 " + R.venue;
+const Q = new URLSearchParams(location.search);
+const ROTATE_S = Math.max(1, +Q.get("rotate") || 12);
+const MAX_PER_PAGE = 24;    // 6 x 4 at 1920x1080: cards about 300 px wide, scores 53 px high
+// a card's content in units of --cu: 40 high (name, two players with their scores, chips,
+// rack, foot), 56 wide (a long name beside a four-digit score)
+const CARD_H_CU = 40, CARD_W_CU = 56, MAX_CU_PX = 26;
 const cards = {};
+const board = { page: 0, pages: 1, per: 0, cu: 0, names: [] };
+
+const isTv = () => innerWidth >= 1000 && innerWidth > innerHeight;
+
+// The grid for `per` cards in a w x h box: the columns whose cards have the largest unit
+// (the fewest empty places among equals), and that unit.
+function grid(per, w, h, gap) {
+  let best = null;
+  for (let cols = 1; cols <= per; cols++) {
+    const rows = Math.ceil(per / cols);
+    const cw = (w - gap * (cols - 1)) / cols, ch = (h - gap * (rows - 1)) / rows;
+    const cu = Math.min(MAX_CU_PX, ch / CARD_H_CU, cw / CARD_W_CU);
+    if (!best || cu > best.cu + 0.01) best = { cols, rows, cu };
+  }
+  return best;
+}
+
+function layout() {
+  const all = document.getElementById("tables");
+  const names = RB.naturalSort(Object.keys(cards));
+  names.forEach((t, i) => { if (all.children[i] !== cards[t]) all.insertBefore(cards[t], all.children[i] || null); });
+  board.names = names;
+  all.dataset.n = names.length;
+  const tv = isTv();
+  document.body.classList.toggle("tv", tv);
+  if (!tv || !names.length) {
+    all.style.cssText = "";
+    board.pages = 1; board.page = 0; board.per = names.length;
+    show();
+    return;
+  }
+  board.pages = Math.ceil(names.length / MAX_PER_PAGE);
+  board.per = Math.ceil(names.length / board.pages);
+  board.page = Math.min(board.page, board.pages - 1);
+  const cs = getComputedStyle(all), box = all.getBoundingClientRect();
+  const w = box.width - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  const h = box.height - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+  const g = grid(board.per, w, h, parseFloat(cs.columnGap) || 0);
+  board.cu = g.cu;
+  all.style.gridTemplateColumns = `repeat(${g.cols}, minmax(0, 1fr))`;
+  all.style.gridTemplateRows = `repeat(${g.rows}, minmax(0, 1fr))`;
+  show();
+}
+
+// The cards of the current page, the page indicator, and a --cu at which they all fit.
+function show() {
+  const { names, per, page, pages } = board;
+  names.forEach((t, i) => { cards[t].hidden = per > 0 && Math.floor(i / per) !== page; });
+  const el = document.getElementById("page");
+  el.hidden = pages < 2;
+  const first = names[page * per], last = names[Math.min(names.length, (page + 1) * per) - 1];
+  RB.text(el, pages < 2 ? "" : `page ${page + 1} of ${pages} \u00b7 ${first}\u2013${last}`);
+  document.getElementById("tables").dataset.page = page + 1;
+  fit();
+}
+
+// Shrink the cards' unit until no shown card's content is cut off (a long name wraps, a
+// busy state adds chips); each time from the size the grid gives, so cards grow back.
+function fit() {
+  const all = document.getElementById("tables");
+  if (!document.body.classList.contains("tv")) return;
+  const shown = board.names.map((t) => cards[t]).filter((c) => !c.hidden);
+  const over = () => shown.some((c) => c.scrollHeight > c.clientHeight + 1 || c.scrollWidth > c.clientWidth + 1);
+  let cu = board.cu;
+  all.style.setProperty("--cu", cu + "px");
+  for (let k = 0; k < 16 && over(); k++) {
+    cu *= 0.92;
+    all.style.setProperty("--cu", cu + "px");
+  }
+}
+
+// once per frame, however many cards changed or came in a burst (the first snapshots)
+const due = { queued: false, layout: false };
+function later() {
+  if (due.queued) return;
+  due.queued = true;
+  requestAnimationFrame(() => {
+    const again = due.layout;
+    due.queued = due.layout = false;
+    if (again) layout(); else fit();   // a layout fits too
+  });
+}
+function relayout() { due.layout = true; later(); }
+function refit() { later(); }
 
 function card(s) {
   let c = cards[s.table];
   if (!c) {
     c = document.createElement("article"); c.className = "card"; c.id = "table-" + s.table;
-    const all = document.getElementById("tables");
-    const after = Object.keys(cards).sort().find((t) => t > s.table);   // keep tables in order
-    all.insertBefore(c, after ? cards[after] : null); cards[s.table] = c;
-    all.dataset.n = Object.keys(cards).length;
+    cards[s.table] = c; c.hidden = true;   // shown by the layout, on its page
+    document.getElementById("tables").appendChild(c);
+    fill(c, s);
+    relayout();   // a new table: the grid, the pages and the order change
+    return;
   }
+  fill(c, s);
+  if (!c.hidden) refit();
+}
+
+function fill(c, s) {
   const n = RB.names(s), sc = RB.per(s, "scores"), st = s.state || {};
   const abandoned = st.ended === "abandoned";  // REFEREE.md §9: no result, "no match"
   const fouls = RB.per(s, "consecutive_fouls"), over = !!st.match_winner || abandoned;
@@ -52,5 +153,11 @@ function card(s) {
 
 fetch("/api/v/" + encodeURIComponent(R.venue)).then((r) => r.json()).then((d) => d.tables.forEach(card));
 RB.live(R.venue, card);
+new ResizeObserver(() => relayout()).observe(document.getElementById("tables"));   // a stale bar, a resize
+setInterval(() => {
+  if (board.pages < 2) return;
+  board.page = (board.page + 1) % board.pages;
+  show();
+}, ROTATE_S * 1000);
 const tick = () => { document.getElementById("clock").textContent = new Date().toLocaleTimeString(); };
 tick(); setInterval(tick, 1000);
