@@ -11,7 +11,7 @@ from .errors import BadInput, OutOfTurn
 from .fouls import STANDARD, Foul
 from .general import GeneralRules, balls_text
 from .inputs import Shot
-from .state import Ruling, State, set_pair
+from .state import Ruling, State, foul_ruling, set_pair
 
 SOLIDS = frozenset(range(1, 8))
 STRIPES = frozenset(range(9, 16))
@@ -96,7 +96,7 @@ class EightBall(GeneralRules):
         if pre.breaking:
             return self.resolve_break(pre, st, shot, foul, eight, R)
         if foul:
-            R.append(Ruling(foul.rule, f"Foul by {st.players[shooter]}: {foul.name}"))
+            R.append(foul_ruling(foul.rule, st.players[shooter], foul.name))
             st, serious = self.standard_foul(st, shooter, foul, R)
             if st.over:
                 return st
@@ -163,7 +163,7 @@ class EightBall(GeneralRules):
     ) -> State:
         shooter = pre.shooter
         if foul:
-            R.append(Ruling(foul.rule, f"Foul on the break by {st.players[shooter]}: {foul.name}"))
+            R.append(foul_ruling(foul.rule, st.players[shooter], foul.name, on_break=True))
             if eight and shot.scratch:
                 st = self.pass_turn(st, R, "3.3", "8 pocketed with a scratch on the break")
                 R.append(

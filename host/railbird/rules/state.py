@@ -37,6 +37,13 @@ GROUPS = (None, "solids", "stripes")
 ENDED = (None, "conceded", "abandoned")
 
 
+# A ruling's level (protocol/REFEREE.md §2): "foul" only on the one ruling that states a
+# foul was committed, which every game words the same way (`foul_ruling`); all else is
+# "info". A "no foul" (9.7), a warning on two fouls (6.14) or a penalty line is not it.
+LEVELS = ("info", "foul")
+FOUL_PREFIXES = ("Foul by ", "Foul on the break by ")
+
+
 @dataclass(frozen=True)
 class Ruling:
     """One decision of the engine and the rule that produced it."""
@@ -46,6 +53,20 @@ class Ruling:
 
     def as_dict(self) -> dict[str, str]:
         return {"text": self.text, "rule": self.rule}
+
+
+def foul_ruling(rule: str, player: str, name: str, *, on_break: bool = False) -> Ruling:
+    """The ruling that states `player` committed the foul `name`: the only kind of ruling
+    whose level is "foul" (`ruling_level`)."""
+    prefix = FOUL_PREFIXES[1] if on_break else FOUL_PREFIXES[0]
+    return Ruling(rule, f"{prefix}{player}: {name}")
+
+
+def ruling_level(ruling: dict[str, object]) -> str:
+    """The level of a ruling as the engine gave it (`{"text", "rule"}`): "foul" when it is
+    a `foul_ruling`, else "info"."""
+    text = ruling.get("text")
+    return "foul" if isinstance(text, str) and text.startswith(FOUL_PREFIXES) else "info"
 
 
 @dataclass(frozen=True)

@@ -332,7 +332,7 @@
         <div id="refusal">${esc(shown.error)}</div></div>`;
     }
     const rs = shown.rulings || [];
-    const foul = rs.some((r) => /foul/i.test(r.text || "") || r.level === "foul");
+    const foul = rs.some((r) => r.level === "foul");  // the engine's level: 9.7 is no foul
     const head = shown.label ? `<b>${esc(shown.label)}</b>` +
       (shown.pending ? ' <span class="tag">held for the shot in play</span>' : "") +
       (shown.repeat ? ' <span class="tag">already applied</span>' : "") : "<b>Ruling</b>";
