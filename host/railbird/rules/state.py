@@ -27,10 +27,20 @@ AWAITING = (
     "spot_or_rebreak",  # 8-ball 3.3: breaker pocketed the 8 on a legal break
     "spot_or_break",  # 8-ball 3.3: 8 pocketed with a scratch on the break
     "accept_or_break",  # 8-ball 3.3: illegal break
+    "accept_or_kitchen",  # 8-ball 3.3: object ball jumped off the table on the break
     # REFEREE.md §3b: a referee is at the table and the ruling of the last shot depends on
     # a fact the sensors cannot decide; the shot is held in `check` until he says.
     "referee_check",
 )
+# The choices of each decision in `awaiting` (9.4/9.6/9.7 and 2.4; 14.1 4.3; 8-ball 3.3).
+OPTION_CHOICES = {
+    "shoot_or_pass": ("shoot", "pass"),
+    "accept_or_rebreak": ("accept", "rebreak"),
+    "spot_or_rebreak": ("spot", "rebreak"),
+    "spot_or_break": ("spot", "break"),
+    "accept_or_break": ("accept", "break", "rebreak"),
+    "accept_or_kitchen": ("accept", "kitchen"),
+}
 GROUPS = (None, "solids", "stripes")
 # How a match ended other than by play: conceded (1.11: loss of the match) or abandoned by
 # the referee (no result).
