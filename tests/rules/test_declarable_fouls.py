@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from railbird.rules.engine import GAMES
-from railbird.rules.fouls import declarable
+from railbird.rules.fouls import SAME_AS_WPA, declarable
 from rulehelp import MISS, match
 
 
@@ -43,3 +43,18 @@ def test_lists_follow_each_games_section():
     # counted by the engine or no foul under the WPA text: never offered
     for lst in (ten, straight):
         assert "6.14" not in lst and "general 26" not in lst
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_each_foul_is_offered_once(game):
+    """General 22 (double hit) and 23 (push shot) are 6.7 and 6.8 under other numbers: the
+    app offers the game's own list entry only (9.10.7, 9.10.8...); the engine still takes
+    either number when declared (tests/rules/test_general.py)."""
+    g = GAMES[game]
+    codes = [f["declare"] for f in declarable(g)]
+    assert len(codes) == len(set(codes))
+    for n, wpa in SAME_AS_WPA.items():
+        assert wpa in codes and f"general {n}" not in codes, (game, n)
+    names = [f["name"].lower() for f in declarable(g)]
+    assert sum("double hit" in x for x in names) == 1, names
+    assert sum("push shot" in x for x in names) == 1, names

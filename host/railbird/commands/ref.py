@@ -34,7 +34,7 @@ examples:
   railbird ref --venue club --table t1 concede Bob
   railbird ref --venue club --table t1 match            # next match, same players
 """
-CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break")
+CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break", "kitchen")
 EXIT_OK, EXIT_REFUSED, EXIT_BROKER, EXIT_NO_ANSWER = 0, 1, 2, 3
 
 

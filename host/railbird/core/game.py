@@ -304,11 +304,14 @@ class Game:
                 fen = to_fen(ref.state)
             except Exception:  # noqa: BLE001 - a state without a FEN still counts
                 fen = None
+        from railbird.rules.state import ruling_level
+
         anns = []
         for a in getattr(ref, "announcements", None) or []:
             a = dict(a)
             a.setdefault("rule", None)
-            a.setdefault("level", "foul" if "foul" in str(a.get("text", "")).lower() else "info")
+            # the engine's level, never a guess from the words ("no foul" is no foul)
+            a.setdefault("level", ruling_level(a))
             anns.append(a)
         if isinstance(st, dict):
             st = dict(st, valid_inputs=self.valid_inputs(ref))

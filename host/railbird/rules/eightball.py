@@ -8,12 +8,14 @@ from collections.abc import Set
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn
-from .fouls import STANDARD, Foul
+from .fouls import BREAKING, Foul
 from .general import GeneralRules, balls_text
 from .inputs import Shot
-from .state import Ruling, State, set_pair
+from .state import OPTION_CHOICES, Ruling, State, foul_ruling, set_pair
 
 SOLIDS = frozenset(range(1, 8))
+# The decisions of 3.3 (their choices: state.OPTION_CHOICES, the one list).
+EIGHT_OPTIONS = ("spot_or_rebreak", "spot_or_break", "accept_or_break", "accept_or_kitchen")
 STRIPES = frozenset(range(9, 16))
 
 
@@ -70,15 +72,29 @@ class EightBall(GeneralRules):
             raise OutOfTurn("the 8 may be called only after the shooter's group is cleared (3.6)")
 
     def break_foul(self, st: State, shot: Shot) -> Foul | None:
-        if shot.objects_pocketed or shot.object_balls_to_rail is None:
+        """3.3: no ball pocketed and fewer than four object balls to a rail. A break that
+        touches no ball is one whatever the count says (nothing can have moved). Graded
+        BREAKING: when the break has other fouls too (a scratch, 6.3, a ball jumped off),
+        general 29 penalises this one, by the rule and not by the order they were found,
+        because its remedy keeps every choice the others give the incoming player (the
+        table, or a re-rack) and `resolve_break` adds the ball in hand they give."""
+        if shot.objects_pocketed:
             return None
-        if shot.object_balls_to_rail + sum(1 for b in shot.off_table if b) >= 4:
-            return None
+        if not (shot.contact_reported and shot.first_contact is None):
+            if shot.object_balls_to_rail is None:
+                return None
+            if shot.object_balls_to_rail + sum(1 for b in shot.off_table if b) >= 4:
+                return None
         return Foul(
             "3.3",
             "illegal break: no ball pocketed and fewer than four object balls to a rail",
-            STANDARD,
+            BREAKING,
         )
+
+    def break_default_text(self, st: State, shot: Shot) -> str | None:
+        if shot.contact_reported and shot.first_contact is None:
+            return None  # no ball touched: the count decides nothing (break_foul)
+        return super().break_default_text(st, shot)
 
     # -- outcome ---------------------------------------------------------------------------
     def resolve(
@@ -94,9 +110,9 @@ class EightBall(GeneralRules):
         st = self.remove_shot_balls(st, shot)
         eight = 8 in shot.objects_pocketed or 8 in shot.off_table
         if pre.breaking:
-            return self.resolve_break(pre, st, shot, foul, eight, R)
+            return self.resolve_break(pre, st, shot, foul, fouls, eight, R)
         if foul:
-            R.append(Ruling(foul.rule, f"Foul by {st.players[shooter]}: {foul.name}"))
+            R.append(foul_ruling(foul.rule, st.players[shooter], foul.name))
             st, serious = self.standard_foul(st, shooter, foul, R)
             if st.over:
                 return st
@@ -159,11 +175,22 @@ class EightBall(GeneralRules):
         return target, pocket
 
     def resolve_break(
-        self, pre: State, st: State, shot: Shot, foul: Foul | None, eight: bool, R: list[Ruling]
+        self,
+        pre: State,
+        st: State,
+        shot: Shot,
+        foul: Foul | None,
+        fouls: list[Foul],
+        eight: bool,
+        R: list[Ruling],
     ) -> State:
         shooter = pre.shooter
         if foul:
-            R.append(Ruling(foul.rule, f"Foul on the break by {st.players[shooter]}: {foul.name}"))
+            # Which fault decides, by 3.3 (not by the order they were detected): the 8
+            # with a scratch (its own case), then an illegal break (graded BREAKING, so
+            # general 29 has already chosen it), then a ball jumped off, then any other
+            # foul. A second fault never takes a choice away from the incoming player.
+            R.append(foul_ruling(foul.rule, st.players[shooter], foul.name, on_break=True))
             if eight and shot.scratch:
                 st = self.pass_turn(st, R, "3.3", "8 pocketed with a scratch on the break")
                 R.append(
@@ -177,16 +204,32 @@ class EightBall(GeneralRules):
                 return replace(st, awaiting="spot_or_break")
             if eight:
                 st = self.spot(st, [8], R, "3.7", "the 8 on a foul break")
-            if foul.rule == "3.3":
+            others = [f for f in fouls if f is not foul]
+            if foul.grade == BREAKING:
                 st = self.pass_turn(st, R, "3.3", "Illegal break")
+                in_hand = bool(others)  # what the other foul gives, kept (ball in hand)
                 R.append(
                     Ruling(
                         "3.3",
-                        f"{st.players[st.shooter]} accepts the table, re-racks "
-                        f"and breaks, or has {st.players[shooter]} break again",
+                        f"{st.players[st.shooter]} accepts the table"
+                        f"{' with cue ball in hand behind the head string' if in_hand else ''}"
+                        f", re-racks and breaks, or has {st.players[shooter]} break again",
                     )
                 )
-                return replace(st, awaiting="accept_or_break")
+                return replace(
+                    st, awaiting="accept_or_break", ball_in_hand="kitchen" if in_hand else None
+                )
+            jumped = any(b for b in shot.off_table)
+            if jumped and not shot.scratch:  # a scratch leaves no cue ball in position
+                st = self.pass_turn(st, R, "3.3", "Object ball off the table on the break")
+                R.append(
+                    Ruling(
+                        "3.3",
+                        f"{st.players[st.shooter]} accepts the table in position, or takes "
+                        "cue ball in hand behind the head string",
+                    )
+                )
+                return replace(st, awaiting="accept_or_kitchen")
             st = self.pass_turn(st, R)
             R.append(
                 Ruling(
@@ -215,12 +258,8 @@ class EightBall(GeneralRules):
         return self.pass_turn(st, R, "3.3", "Legal break, nothing pocketed; the table is open")
 
     def other_option(self, st: State, choice: str, R: list[Ruling]) -> State:
-        allowed = {
-            "spot_or_rebreak": ("spot", "rebreak"),
-            "spot_or_break": ("spot", "break"),
-            "accept_or_break": ("accept", "break", "rebreak"),
-        }.get(st.awaiting or "")  # None: nothing awaited, no option
-        if allowed is None:
+        allowed = OPTION_CHOICES.get(st.awaiting or "")  # None: nothing awaited, no option
+        if allowed is None or st.awaiting not in EIGHT_OPTIONS:
             raise OutOfTurn("no option is due")
         if choice not in allowed:
             raise BadInput(f"choose {' or '.join(allowed)}")
@@ -232,8 +271,16 @@ class EightBall(GeneralRules):
                 return replace(st, ball_in_hand="kitchen")
             return st
         if choice == "accept":
-            R.append(Ruling("3.3", f"{st.players[p]} accepts the table"))
+            # after an illegal break that also scratched (or fouled otherwise) the state
+            # already holds his cue ball in hand behind the head string: accepting keeps it
+            with_hand = " with cue ball in hand behind the head string" if st.ball_in_hand else ""
+            R.append(Ruling("3.3", f"{st.players[p]} accepts the table{with_hand}"))
             return st
+        if choice == "kitchen":
+            R.append(
+                Ruling("3.3", f"{st.players[p]} takes cue ball in hand behind the head string")
+            )
+            return replace(st, ball_in_hand="kitchen")
         breaker = p if choice == "break" else st.rack_breaker
         R.append(Ruling("3.3", f"Re-rack: {st.players[breaker]} breaks"))
         return self.set_up_rack(self.hand_on(st), breaker, R, new_rack=False)

@@ -76,7 +76,7 @@ def _catalogue(game: str, options: tuple[tuple[str, object], ...]) -> Catalogue:
     st = replace(st, breaking=True, on_table=g.full_rack())
     thai = st.opt_flag("thai_foul_names")
     out: Catalogue = {"L": ("legal break", None), "N": ("no foul", None)}
-    for d in declarable(g, thai):
+    for d in declarable(g, thai, every_code=True):
         foul = declared_foul(g, d["declare"], thai)
         assert foul is not None, d  # declarable() lists only fouls the game declares
         code = d["declare"].replace("general ", "g")

@@ -69,6 +69,11 @@ GENERAL_FOULS = {
     42: ("illegal marking of the table", "unsportsmanlike"),
 }
 
+# General items that are a section-6 foul under another number (seed 3 repeats them): the
+# referee app offers each foul once, by the game's own list number (9.10.7, not general
+# 22); the engine still accepts either number when declared.
+SAME_AS_WPA = {22: "6.7", 23: "6.8"}
+
 
 @dataclass(frozen=True)
 class Foul:
@@ -133,18 +138,26 @@ def declared_foul(game: FoulList, text: str, thai: bool) -> Foul | None:
     raise BadInput(f"unknown foul rule {text!r} for {game.name}")
 
 
-def declarable(game: FoulList, thai: bool = False) -> list[dict[str, str]]:
+def declarable(
+    game: FoulList, thai: bool = False, *, every_code: bool = False
+) -> list[dict[str, str]]:
     """The fouls a referee may declare in `game` (a rules object of `engine.GAMES`), as the
     referee app lists them: `declare` is what goes in a shot's `fouls`, `rule` the number
     the ruling cites, `name` the foul's name. Built with `declared_foul`, so the list and
-    the rulings cannot disagree. Left out: 6.14 (counted, never declared) and general 26,
-    which is no foul under the WPA text."""
+    the rulings cannot disagree. Left out: 6.14 (counted, never declared), general 26,
+    which is no foul under the WPA text, and a general item that repeats a foul the game
+    lists (`SAME_AS_WPA`: one entry per foul), unless `every_code` (every number the
+    engine accepts, for the FEN's codes)."""
     out = []
     codes = list(game.std_fouls)
     if "6.11" in codes:
         codes.insert(codes.index("6.11") + 1, "6.11.2")
     codes.append("6.16")
-    codes += [f"general {n}" for n in GENERAL_FOULS]
+    codes += [
+        f"general {n}"
+        for n in GENERAL_FOULS
+        if every_code or SAME_AS_WPA.get(n) not in game.std_fouls
+    ]
     for code in codes:
         foul = declared_foul(game, code, thai)
         if foul is None:

@@ -59,7 +59,7 @@ INPUT_FIELDS = {
     "concede": {"player"},
     "abandon": set(),
 }
-CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break")
+CHOICES = ("shoot", "pass", "accept", "rebreak", "spot", "break", "kitchen")
 
 
 def input_type(inp: object) -> str:

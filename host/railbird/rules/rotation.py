@@ -9,7 +9,7 @@ from dataclasses import replace
 from .fouls import STANDARD, Foul
 from .general import GeneralRules, balls_text
 from .inputs import Shot
-from .state import Ruling, State
+from .state import Ruling, State, foul_ruling
 
 
 class RotationGame(GeneralRules):
@@ -89,7 +89,7 @@ class RotationGame(GeneralRules):
         shooter = pre.shooter
         st = self.remove_shot_balls(st, shot)
         if foul:
-            R.append(Ruling(foul.rule, f"Foul by {st.players[shooter]}: {foul.name}"))
+            R.append(foul_ruling(foul.rule, st.players[shooter], foul.name))
             if self.money_down(shot):
                 st = self.spot_money(st, R, "pocketed on a foul or off the table")
             st, serious = self.standard_foul(st, shooter, foul, R)

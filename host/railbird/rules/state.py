@@ -27,14 +27,31 @@ AWAITING = (
     "spot_or_rebreak",  # 8-ball 3.3: breaker pocketed the 8 on a legal break
     "spot_or_break",  # 8-ball 3.3: 8 pocketed with a scratch on the break
     "accept_or_break",  # 8-ball 3.3: illegal break
+    "accept_or_kitchen",  # 8-ball 3.3: object ball jumped off the table on the break
     # REFEREE.md §3b: a referee is at the table and the ruling of the last shot depends on
     # a fact the sensors cannot decide; the shot is held in `check` until he says.
     "referee_check",
 )
+# The choices of each decision in `awaiting` (9.4/9.6/9.7 and 2.4; 14.1 4.3; 8-ball 3.3).
+OPTION_CHOICES = {
+    "shoot_or_pass": ("shoot", "pass"),
+    "accept_or_rebreak": ("accept", "rebreak"),
+    "spot_or_rebreak": ("spot", "rebreak"),
+    "spot_or_break": ("spot", "break"),
+    "accept_or_break": ("accept", "break", "rebreak"),
+    "accept_or_kitchen": ("accept", "kitchen"),
+}
 GROUPS = (None, "solids", "stripes")
 # How a match ended other than by play: conceded (1.11: loss of the match) or abandoned by
 # the referee (no result).
 ENDED = (None, "conceded", "abandoned")
+
+
+# A ruling's level (protocol/REFEREE.md §2): "foul" only on the one ruling that states a
+# foul was committed, which every game words the same way (`foul_ruling`); all else is
+# "info". A "no foul" (9.7), a warning on two fouls (6.14) or a penalty line is not it.
+LEVELS = ("info", "foul")
+FOUL_PREFIXES = ("Foul by ", "Foul on the break by ")
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,20 @@ class Ruling:
 
     def as_dict(self) -> dict[str, str]:
         return {"text": self.text, "rule": self.rule}
+
+
+def foul_ruling(rule: str, player: str, name: str, *, on_break: bool = False) -> Ruling:
+    """The ruling that states `player` committed the foul `name`: the only kind of ruling
+    whose level is "foul" (`ruling_level`)."""
+    prefix = FOUL_PREFIXES[1] if on_break else FOUL_PREFIXES[0]
+    return Ruling(rule, f"{prefix}{player}: {name}")
+
+
+def ruling_level(ruling: dict[str, object]) -> str:
+    """The level of a ruling as the engine gave it (`{"text", "rule"}`): "foul" when it is
+    a `foul_ruling`, else "info"."""
+    text = ruling.get("text")
+    return "foul" if isinstance(text, str) and text.startswith(FOUL_PREFIXES) else "info"
 
 
 @dataclass(frozen=True)

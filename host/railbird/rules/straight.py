@@ -12,7 +12,7 @@ from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import BREAKING, Foul
 from .general import GeneralRules, balls_text
 from .inputs import JsonObject, Shot, get_bool
-from .state import Ruling, State, add_pair, set_pair
+from .state import Ruling, State, add_pair, foul_ruling, set_pair
 
 
 class StraightPool(GeneralRules):
@@ -317,7 +317,7 @@ class StraightPool(GeneralRules):
         down = sorted(shot.objects_pocketed | {b for b in shot.off_table if b})
         scratch = shot.scratch or any(f.kitchen for f in fouls)
         if foul and foul.grade == BREAKING:
-            R.append(Ruling(foul.rule, f"Foul by {st.players[shooter]}: {foul.name}"))
+            R.append(foul_ruling(foul.rule, st.players[shooter], foul.name))
             st = self.penalize(st, shooter, 2, R, "4.10", "breaking foul")
             if len(fouls) > 1:
                 R.append(
@@ -343,7 +343,7 @@ class StraightPool(GeneralRules):
                 ball_in_hand="kitchen" if shot.scratch else None,
             )
         if foul:
-            R.append(Ruling(foul.rule, f"Foul by {st.players[shooter]}: {foul.name}"))
+            R.append(foul_ruling(foul.rule, st.players[shooter], foul.name))
             st = self.spot(st, down, R, "4.6", "pocketed on a foul or off the table")
             st, serious = self.standard_foul(st, shooter, foul, R)
             if st.over:

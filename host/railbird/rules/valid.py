@@ -16,19 +16,10 @@ from typing import TYPE_CHECKING
 from . import doubt
 from .errors import RulesError
 from .inputs import JsonObject
-from .state import POCKETS, State
+from .state import OPTION_CHOICES, POCKETS, State
 
 if TYPE_CHECKING:  # for the annotation only: valid.py imports the engine lazily, too
     from .general import GeneralRules
-
-# The choices of each decision in `awaiting` (9.4/9.6/9.7 and 2.4; 14.1 4.3; 8-ball 3.3).
-OPTION_CHOICES = {
-    "shoot_or_pass": ("shoot", "pass"),
-    "accept_or_rebreak": ("accept", "rebreak"),
-    "spot_or_rebreak": ("spot", "rebreak"),
-    "spot_or_break": ("spot", "break"),
-    "accept_or_break": ("accept", "break", "rebreak"),
-}
 
 
 def _accepts(hook: Callable[..., object], *args: object) -> bool:

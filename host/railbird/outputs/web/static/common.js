@@ -167,6 +167,7 @@ const RB = {
       case "spot_or_rebreak": return who + "spot the 8 or re-break?";
       case "spot_or_break": return who + "spot the 8 or break again?";
       case "accept_or_break": return who + "accept the table or break again?";
+      case "accept_or_kitchen": return who + "accept the table or take ball in hand in the kitchen?";
       default: return who + RB.esc(String(st.awaiting).replace(/_/g, " "));
     }
   },

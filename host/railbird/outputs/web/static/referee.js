@@ -332,7 +332,7 @@
         <div id="refusal">${esc(shown.error)}</div></div>`;
     }
     const rs = shown.rulings || [];
-    const foul = rs.some((r) => /foul/i.test(r.text || "") || r.level === "foul");
+    const foul = rs.some((r) => r.level === "foul");  // the engine's level: 9.7 is no foul
     const head = shown.label ? `<b>${esc(shown.label)}</b>` +
       (shown.pending ? ' <span class="tag">held for the shot in play</span>' : "") +
       (shown.repeat ? ' <span class="tag">already applied</span>' : "") : "<b>Ruling</b>";
@@ -376,9 +376,11 @@
     const up = s.at_table, o = other(up);
     const label = { shoot: `${up} shoots`, pass: `${up} passes it back to ${o}`,
       accept: `${up} accepts the table`, rebreak: `${o} breaks again`,
-      spot: "Spot the 8 and shoot", break: `${up} re-racks and breaks` };
+      spot: "Spot the 8 and shoot", break: `${up} re-racks and breaks`,
+      kitchen: `${up} takes ball in hand behind the head string` };
     const q = { shoot_or_pass: "shoot, or pass the shot back?",
-      accept_or_rebreak: "accept the table, or have the breaker break again?" }[s.awaiting] || "decide";
+      accept_or_rebreak: "accept the table, or have the breaker break again?",
+      accept_or_kitchen: "accept the table, or take ball in hand behind the head string?" }[s.awaiting] || "decide";
     return `<div class="card" id="option"><h2>${esc(up)}: ${esc(q)}</h2><div class="stack">
       ${v.choices.map((c) => `<button class="primary" data-act="option" data-choice="${esc(c)}">${esc(label[c] || c)}</button>`).join("")}
       </div></div>`;

@@ -65,7 +65,7 @@ function render(s) {
   const anns = (s.announcements || []).filter((a) => !/\(default\)$/.test(a.text || ""));
   const b = $("banner");
   RB.text(b, over ? "" : anns.map((a) => a.text).join(" \u2014 "));
-  b.className = anns.some((a) => a.level === "foul" || /^foul/i.test(a.text)) ? "foul" : "";
+  b.className = anns.some((a) => a.level === "foul") ? "foul" : "";
 
   // rack view: every ball of the game in order, the ones still on the table lit
   const on = new Set(st.balls_on_table || []), size = RB.RACK[s.game] || 15;
