@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 from railbird.core.clockmodel import BootClock, Sample
 from railbird.core.game import Game
 from railbird.core.pipeline import NodeMark, Pipeline, Table
-from railbird.core.shots import Shot, ShotAssembler, _Open
+from railbird.core.shots import ShotAssembler, _Open
 from railbird.core.timeline import Content, Event, Key, SeqSet, Timeline
 
 if TYPE_CHECKING:  # annotations only: config imports the core, the rules load lazily
@@ -203,7 +203,7 @@ class TableData(TypedDict):
     referee_ids: list[str]
     pos: int
     unsynced_warned: list[tuple[str, int]]  # (node, boot)
-    shots: NotRequired[list[Shot]]  # absent: dumped with shots=False
+    shots: NotRequired[list[JsonObject]]  # Table.shots (absent: dumped with shots=False)
     pending_facts: JsonObject
     marks: list[tuple[str, MarkData]]  # (node, its watermark state)
     conflicted: list[tuple[str, int]]
@@ -430,7 +430,7 @@ def _table(t: Table, shots: bool) -> TableData:
 def load(
     cfg: Config,
     data: SnapshotData,
-    shots: Callable[[str, str], Iterable[Shot]] | None = None,
+    shots: Callable[[str, str], Iterable[JsonObject]] | None = None,
 ) -> Pipeline:
     """A pipeline for `cfg` in the state `data` (from `dump`). A table the configuration no
     longer has is left out (a full replay under this configuration would refuse its input).
@@ -535,7 +535,9 @@ def _load_table(t: Table, d: TableData) -> None:
         m = t.marks[node] = NodeMark()
         m.known, m.since, m.reason, m.gone = md["known"], md["since"], md["reason"], md["gone"]
         m.boot, m.reconnects = md["boot"], md["reconnects"]
-        m.status_key = None if md["status_key"] is None else tuple(md["status_key"])
+        sk = md["status_key"]
+        # cast: a tuple again of the (boot, uptime_us) `_mark` listed
+        m.status_key = None if sk is None else cast("tuple[int, int]", tuple(sk))
         m.wm, m.wm_boot = md.get("wm"), md.get("wm_boot")  # absent before node watermarks
     t.conflicted = {(n, b) for n, b in d["conflicted"]}
     t.quarantine_warned = {(n, b) for n, b in d["quarantine_warned"]}
