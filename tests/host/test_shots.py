@@ -129,3 +129,16 @@ def test_shot_message_is_valid_protocol():
         msg = dict(s.items())
         msg["v"] = 1
         codec.validate("shot", msg)
+
+
+def test_from_dict_types_every_field_it_sets():
+    """`ShotParams.from_dict` casts its ints to `_IntParams` (mypy cannot follow its key
+    check): the TypedDict names exactly the fields a `[shots]` key may set."""
+    from dataclasses import fields
+
+    from railbird.core.shots import _IntParams
+
+    settable = {f.name for f in fields(ShotParams)} - {"cue_return_us", "table_mm"}
+    assert set(_IntParams.__annotations__) == settable
+    assert all(f.type == "int" for f in fields(ShotParams) if f.name in settable)
+    assert ShotParams.from_dict({"quiet_us": 4_000_000.0}).quiet_us == 4_000_000

@@ -7,7 +7,7 @@ game) a table still assembles and journals shots, it just has no game state.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from railbird.core.lifecycle import IN_PROGRESS, NO_GAME, complete_match
@@ -38,7 +38,7 @@ def _rules() -> _Rules | None:
 _POCKETED_DOUBT = ("lost:", "jam:")
 
 
-def object_balls_bound(shot: dict[str, Any], state: dict[str, Any] | None) -> int | None:
+def object_balls_bound(shot: Mapping[str, Any], state: dict[str, Any] | None) -> int | None:
     """How many object balls can have reached a rail on this shot: the object balls on the
     table (with those the referee is to spot) less the object-ball drops sensed on the shot
     (a drop not paired with the cue detector). None without a game state."""
@@ -50,11 +50,13 @@ def object_balls_bound(shot: dict[str, Any], state: dict[str, Any] | None) -> in
 
 
 def shot_input(
-    shot: dict[str, Any], lip_policy: str = "warn", state: dict[str, Any] | None = None
+    shot: Mapping[str, Any], lip_policy: str = "warn", state: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Convert an assembled shot into the rules' `shot` input (protocol/REFEREE.md).
 
-    `state` is the table's game state (the rules' output dict) the shot is played in.
+    `shot` is a `railbird.core.shots.Shot`, as assembled or as read back from JSON (a
+    Mapping: only read). `state` is the table's game state (the rules' output dict) the
+    shot is played in.
 
     Sensors cannot see the first ball contacted, balls off the table or double hits: those
     are left out, so the rules apply the fair default (protocol/REFEREE.md §3).

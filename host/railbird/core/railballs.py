@@ -19,21 +19,39 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING, TypedDict
 
+from railbird.core.timeline import Event
 from rbproto.codec import RAILS
+
+if TYPE_CHECKING:  # shots imports this module: ShotParams is for the annotation only
+    from railbird.core.shots import ShotParams
 
 BALL_RADIUS_MM = 28.575  # 2 1/4 in ball (WPA)
 # Playing surface (cushion nose to cushion nose), length x width, mm, by table size (WPA:
 # 100 x 50 in, 88 x 44 in, 78 x 39 in).
-TABLE_MM = {"7ft": (1981, 991), "8ft": (2235, 1118), "9ft": (2540, 1270)}
+TableMM = tuple[int, int]  # (length, width) of the playing surface, mm
+TABLE_MM: dict[str, TableMM] = {"7ft": (1981, 991), "8ft": (2235, 1118), "9ft": (2540, 1270)}
 RAIL_SET = frozenset(RAILS)
 HITS_MAX = 64  # hits considered (the earliest); a subset only weakens the bound
 # A hit on another rail this close to a louder one may be that impact heard through the
 # frame (two balls on two rails within 5 ms is rare enough that leaving one out costs little)
 RAIL_ECHO_US = 5_000
 
+Point = tuple[float, float]  # a ball centre's (x, y) on the table, mm
+Segment = tuple[Point, Point]
+RailDistances = dict[tuple[str, str], float]  # (rail, rail) -> mm (`rail_distances`)
 
-def rail_segments(table_mm: tuple) -> dict:
+
+class RailBalls(TypedDict):
+    """`object_balls_to_rail`'s answer."""
+
+    estimate: int
+    range: list[int]  # [lo, hi]
+    balls: int  # the fewest balls that can have made the hits (`fewest_balls`)
+
+
+def rail_segments(table_mm: TableMM) -> dict[str, Segment]:
     """Where a ball's centre is when it touches each rail: a segment per rail, foot at
     y = 0. Pocket openings are left out (each rail runs to the corner, the long rails to
     the middle), which only shortens distances: the bound stays a lower bound."""
@@ -50,7 +68,7 @@ def rail_segments(table_mm: tuple) -> dict:
     }
 
 
-def _point_segment(p, a, b) -> float:
+def _point_segment(p: Point, a: Point, b: Point) -> float:
     (px, py), (ax, ay), (bx, by) = p, a, b
     dx, dy = bx - ax, by - ay
     t = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
@@ -58,13 +76,13 @@ def _point_segment(p, a, b) -> float:
 
 
 @functools.lru_cache(maxsize=16)
-def rail_distances(table_mm: tuple) -> dict:
+def rail_distances(table_mm: TableMM) -> RailDistances:
     """Shortest distance (mm) a ball's centre travels from touching one rail to touching
     another: 0 for a rail and itself or its neighbours across a pocket. Computed once per
     table size (it was half the pipeline's time, recomputed for every shot): the dict is
     shared, callers only read it."""
     seg = rail_segments(table_mm)
-    out = {}
+    out: RailDistances = {}
     for a in RAILS:
         for b in RAILS:
             (p, q), (s, t) = seg[a], seg[b]
@@ -77,7 +95,7 @@ def rail_distances(table_mm: tuple) -> dict:
     return out
 
 
-def distinct_hits(rails: list, echo_us: int) -> list:
+def distinct_hits(rails: list[Event], echo_us: int) -> list[Event]:
     """The hits that cannot be an echo of another: a hit on another rail within `echo_us`
     of a louder one (or as loud and earlier) may be the same impact heard through the frame,
     so it is left out. Leaving hits out only weakens the bound."""
@@ -90,7 +108,7 @@ def distinct_hits(rails: list, echo_us: int) -> list:
         # in time order (a shot's rail events are) and no two hits within echo_us: none is
         # an echo, and the pairwise search below would find none (the usual shot)
         return list(rails)
-    out = []
+    out: list[Event] = []
     for i, e in enumerate(rails):
         echo = False
         for j, o in enumerate(rails):
@@ -104,7 +122,15 @@ def distinct_hits(rails: list, echo_us: int) -> list:
     return out
 
 
-def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
+def _rail_of(hit: Event) -> str:
+    """The rail of a hit `fewest_balls` is given: one on a known rail (`object_balls_to_rail`
+    keeps only those). A hit on no rail has no distance to any other: refused, by name."""
+    if hit.rail is None:
+        raise ValueError(f"a rail hit without a rail: {hit!r}")
+    return hit.rail
+
+
+def fewest_balls(hits: list[Event], dist: RailDistances, speed_mm_s: int) -> int:
     """The fewest balls that can have made `hits` (time order): a minimum path cover of the
     graph whose edge i -> j says one ball can make hit j after hit i (it can travel from
     rail i to rail j in the time between them), = len(hits) - maximum matching."""
@@ -113,7 +139,7 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
         return n  # no pair to match (a shot with one rail hit or none)
     speed = speed_mm_s
     ts = [h.t for h in hits]
-    rs = [h.rail for h in hits]
+    rs = [_rail_of(h) for h in hits]
     for i in range(n - 1):
         if (ts[i + 1] - ts[i]) * speed < dist[rs[i], rs[i + 1]] * 1_000_000:
             break
@@ -122,9 +148,9 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
         # (a matching of n - 1, the most there is: the first hit follows none)
         return 1
     # µs * mm/s >= mm * 1e6: integer-safe form of dt >= d / v
-    succ: list = [None] * n  # i -> the hits one ball can make after hit i, as needed
+    succ: list[list[int] | None] = [None] * n  # i -> the hits one ball can make after hit i
 
-    def successors(i) -> list:
+    def successors(i: int) -> list[int]:  # succ[i], worked out the first time it is needed
         s = succ[i]
         if s is None:
             ti, ri = ts[i], rs[i]
@@ -138,7 +164,7 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
     # first free hit it reaches, found without listing all it reaches), then augmenting
     # paths from the hits it left unmatched: a maximum matching as from the empty one
     # (Kuhn), with few searches.
-    free = []
+    free: list[int] = []
     for i in range(n):
         ti, ri = ts[i], rs[i]
         for j in range(i + 1, n):
@@ -148,7 +174,7 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
         else:
             free.append(i)
 
-    def augment(i, seen) -> bool:
+    def augment(i: int, seen: set[int]) -> bool:
         for j in successors(i):
             if j in seen:
                 continue
@@ -162,7 +188,9 @@ def fewest_balls(hits: list, dist: dict, speed_mm_s: int) -> int:
     return n - matched
 
 
-def object_balls_to_rail(rails: list, start: int, object_drops: int, bound: int, p) -> dict:
+def object_balls_to_rail(
+    rails: list[Event], start: int, object_drops: int, bound: int, p: ShotParams
+) -> RailBalls:
     """{"estimate", "range": [lo, hi], "balls"} for a shot's rail events (timeline order),
     the shot starting at `start`.
 
@@ -171,18 +199,20 @@ def object_balls_to_rail(rails: list, start: int, object_drops: int, bound: int,
     stayed on the table. The estimate is the hit clusters of the first `break_window_us`
     (hits on one rail within `rail_merge_us` are one), put inside the range."""
     window, merge = p.break_window_us, p.rail_merge_us
-    dist = rail_distances(tuple(p.table_mm))
+    length, width = p.table_mm  # a tuple however it was given: rail_distances caches by it
+    dist = rail_distances((length, width))
     speed = p.ball_speed_max_mm_s
     # One pass (issue 16, item 5: this ran for every shot): the clusters; the hits (the
     # first HITS_MAX on known rails); whether two of them come within RAIL_ECHO_US (then
     # `distinct_hits` has echoes to weigh), and whether one ball can have made each after the
     # one before (then it made them all: `fewest_balls` is 1, see there).
     clusters = 0
-    last_hit: dict = {}
+    last_hit: dict[str | None, int] = {}
     counting = True
-    hits = []
+    hits: list[Event] = []
     spread = chain = True
-    prev = None
+    prev_t = 0  # the last hit's time and rail (prev_rail None: no hit yet)
+    prev_rail: str | None = None
     for e in rails:
         t, rail = e.t, e.rail
         if counting:
@@ -193,15 +223,17 @@ def object_balls_to_rail(rails: list, start: int, object_drops: int, bound: int,
                 if before is None or t - before > merge:
                     clusters += 1
                 last_hit[rail] = t
-        if rail in RAIL_SET and len(hits) < HITS_MAX:
-            if prev is not None:
-                dt = t - prev.t
+        # `rail is not None`: a rail event always names its rail (the codec requires it), and
+        # None is not in RAIL_SET anyway; the check is what lets the type say str
+        if rail is not None and rail in RAIL_SET and len(hits) < HITS_MAX:
+            if prev_rail is not None:
+                dt = t - prev_t
                 if dt <= RAIL_ECHO_US:
                     spread = False
-                elif chain and dt * speed < dist[prev.rail, rail] * 1_000_000:
+                elif chain and dt * speed < dist[prev_rail, rail] * 1_000_000:
                     chain = False
             hits.append(e)
-            prev = e
+            prev_t, prev_rail = t, rail
     if not spread:
         balls = fewest_balls(distinct_hits(hits, RAIL_ECHO_US), dist, speed)
     elif chain:

@@ -16,14 +16,21 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Mapping
 
 from rbproto import codec
 
 TOKEN_OK = "token_ok"
 TOKEN_MAX = 128  # protocol/SPEC.md `referee`: token 1…128
 
+# A payload as it arrives (MQTT: bytes) or is read back (a journal's BLOB; bytearray,
+# memoryview): anything `bytes()` copies
+Payload = bytes | bytearray | memoryview
+# What `_stand_in` puts where a refused token was: an empty value of its JSON type
+StandIn = bool | int | float | str | list[object] | dict[str, object] | None
 
-def is_referee_topic(topic) -> bool:
+
+def is_referee_topic(topic: object) -> bool:
     return isinstance(topic, str) and topic.endswith("/referee")
 
 
@@ -32,7 +39,7 @@ def _same(given: str, token: str) -> bool:
     return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode("utf-8", "replace"))
 
 
-def _stand_in(value):
+def _stand_in(value: object) -> StandIn:
     """A value of the same JSON type that the codec refuses as a token just as it refused
     `value` (not a string, or a string of the wrong length), without the value itself."""
     if isinstance(value, bool) or value is None:
@@ -59,30 +66,30 @@ def _scrub(payload: bytes, token: str) -> bytes:
 _ABSENT = object()
 
 
-def seal(payload, token: str) -> bytes:
+def seal(payload: Payload, token: str) -> bytes:
     """The form of one MQTT `referee` payload that the daemon feeds to the pipeline and
     journals: no `token`, and `token_ok` true when no token is configured or the message
     carries the configured one, false otherwise."""
     return _seal(payload, token, None)
 
 
-def reseal(payload, ok: bool, token: str = "") -> bytes:
+def reseal(payload: Payload, ok: bool, token: str = "") -> bytes:
     """`payload` sealed with a verdict already reached (a journal written before sealing,
     whose status says whether the token was accepted); `token`, the one it was checked
     against, is overwritten also where the payload is not a JSON object."""
     return _seal(payload, token, bool(ok))
 
 
-def _seal(payload, token: str, verdict: bool | None) -> bytes:
-    payload = bytes(payload)
-    if not 0 < len(payload) <= codec.MAX_PAYLOAD:
-        return _scrub(payload, token)
+def _seal(payload: Payload, token: str, verdict: bool | None) -> bytes:
+    raw = bytes(payload)
+    if not 0 < len(raw) <= codec.MAX_PAYLOAD:
+        return _scrub(raw, token)
     try:
-        msg = json.loads(payload.decode("utf-8"))
+        msg = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return _scrub(payload, token)
+        return _scrub(raw, token)
     if not isinstance(msg, dict):
-        return _scrub(payload, token)
+        return _scrub(raw, token)
     given = msg.pop("token", _ABSENT)
     msg.pop(TOKEN_OK, None)
     if given is _ABSENT:
@@ -99,7 +106,7 @@ def _seal(payload, token: str, verdict: bool | None) -> bytes:
         return json.dumps(msg, separators=(",", ":")).encode("ascii")
 
 
-def authorized(msg: dict, token: str, sealed: bool) -> bool:
+def authorized(msg: Mapping[str, object], token: str, sealed: bool) -> bool:
     """Whether a decoded MQTT referee message may act: by its seal when `sealed` (and it has
     one), else by comparing its token with the configured one (no token configured: yes)."""
     if sealed and TOKEN_OK in msg:

@@ -10,9 +10,12 @@ function of the event sequence plus explicit `advance(now)` calls, so replays ar
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Literal, NotRequired, TypedDict, cast
 
-from railbird.core.railballs import TABLE_MM, object_balls_to_rail
+from railbird.core.railballs import TABLE_MM, TableMM, object_balls_to_rail
+from railbird.core.timeline import Event
 from rbproto.codec import POCKETS
 
 ACTIVITY = frozenset(("strike", "drop", "cue", "rail"))
@@ -29,7 +32,87 @@ INPLAY_DROPS_MAX = 32
 INPLAY_KINDS = frozenset(("strike", "drop", "cue"))
 
 
-def add_warning(warnings: list, text: str) -> None:
+# -- what a shot is made of (docs/shots.md; protocol/SPEC.md `shot`) ----------------------
+Source = Literal["sensed", "inferred"]
+
+
+class Pocketed(TypedDict):
+    """A ball pocketed on the shot: `ball` 0 for the drop paired with the cue detector (the
+    cue ball, inferred), None for an object ball (the sensors cannot tell which)."""
+
+    ball: int | None
+    pocket: str
+    t: int
+    source: Source
+    lip: NotRequired[bool]  # the lone drop after rest of general rule 30
+
+
+class RailHit(TypedDict):
+    rail: str
+    t: int
+    amp: int
+    source: Source
+
+
+class Strike(TypedDict):
+    t: int
+    amp: int | None  # the strike sensor's amplitude, when the node sends one
+    source: Source
+
+
+class Shot(TypedDict):
+    """The facts of one shot, as `assemble` builds them (and the journal keeps them)."""
+
+    table: str
+    n: int
+    start: int
+    end: int
+    pocketed: list[Pocketed]
+    rails: list[RailHit]
+    distinct_rails: int
+    object_balls_to_rail: int
+    object_balls_to_rail_range: list[int]  # [lo, hi]
+    warnings: list[str]
+    cue_unpaired: list[int]  # times of cue-detector events no drop paired with
+    strike: Strike | None
+    clicks: int
+    sources: dict[str, Source]  # field -> how it is known
+    rest_before: int | None  # µs the table was at rest before the shot (None: unknown)
+
+
+class InPlayBall(TypedDict):
+    """A ball pocketed so far on the shot in play (`provisional_pocketed`)."""
+
+    pocket: str
+    t: int
+    ball: NotRequired[int]  # 0: paired with the cue detector so far
+
+
+class InPlay(TypedDict):
+    """The shot in play (`ShotAssembler.inplay`): the pipeline's `inplay` record body."""
+
+    shot: int
+    start: int
+    pocketed: list[InPlayBall]
+    provisional: bool
+
+
+def _pocket_of(drop: Event) -> str:
+    """A drop's pocket: a drop always names one (the codec requires it)."""
+    if drop.pocket is None:
+        raise ValueError(f"a drop without a pocket: {drop!r}")
+    return drop.pocket
+
+
+def _rail_hit(e: Event) -> RailHit:
+    """A rail event as a fact: it always names its rail and amplitude (the codec requires
+    both)."""
+    if e.rail is None or e.amp is None:
+        raise ValueError(f"a rail event without its rail or amp: {e!r}")
+    return {"rail": e.rail, "t": e.t, "amp": e.amp, "source": "sensed"}
+
+
+def add_warning(warnings: list[str], text: str) -> None:
     if len(warnings) < WARNINGS_MAX:
         warnings.append(text)
     elif len(warnings) == WARNINGS_MAX:
@@ -42,7 +125,7 @@ def add_warning(warnings: list, text: str) -> None:
 # runs to the foot end, so a head pocket's ball travels the whole table: measured on a 9 ft
 # table about 1 s from a foot pocket, 2 s from a side, 2.6-3.1 s from a head pocket; the
 # smaller tables are scaled by length. `railbird calibrate` measures a table's own.
-CUE_RETURN_MS = {
+CUE_RETURN_MS: dict[str, dict[str, int]] = {
     "7ft": {"HL": 2200, "HR": 2200, "SL": 1550, "SR": 1550, "FL": 800, "FR": 800},
     "8ft": {"HL": 2500, "HR": 2500, "SL": 1750, "SR": 1750, "FL": 900, "FR": 900},
     "9ft": {"HL": 2850, "HR": 2850, "SL": 2000, "SR": 2000, "FL": 1000, "FR": 1000},
@@ -50,12 +133,15 @@ CUE_RETURN_MS = {
 DEFAULT_TABLE_SIZE = "9ft"
 # The pairing window: the slowest expected return x 13/10 + this (docs/shots.md).
 CUE_MARGIN_US = 250_000
+CueReturns = tuple[tuple[str, int], ...]  # ((pocket, expected return delay µs), ...)
 
 
-def cue_return_us(table_size: str = DEFAULT_TABLE_SIZE, measured: dict | None = None) -> tuple:
+def cue_return_us(
+    table_size: str = DEFAULT_TABLE_SIZE, measured: Mapping[str, float] | None = None
+) -> CueReturns:
     """((pocket, expected return delay µs), ...) in POCKETS order: `measured` (ms per pocket)
     where given, the table size's defaults for the rest."""
-    ms = dict(CUE_RETURN_MS[table_size])
+    ms: dict[str, float] = dict(CUE_RETURN_MS[table_size])
     ms.update(measured or {})
     return tuple((p, int(ms[p]) * 1000) for p in POCKETS)
 
@@ -78,8 +164,8 @@ class ShotParams:
     # (the sensing corpus had one rolling 5.2 s after its last sensed event)
     strike_quiet_us: int = 8_000_000
     # per table (railbird.config.TableConfig.shot_params), not a [shots] key
-    cue_return_us: tuple = cue_return_us()
-    table_mm: tuple = TABLE_MM[DEFAULT_TABLE_SIZE]  # playing surface (length, width), per table
+    cue_return_us: tuple[tuple[str, int], ...] = cue_return_us()  # CueReturns (ruff: a tuple)
+    table_mm: TableMM = TABLE_MM[DEFAULT_TABLE_SIZE]  # playing surface (length, width), per table
     # object balls to a rail (core/railballs.py, docs/shots.md): no ball moves faster than
     # this after the stroke (above the fastest breaks measured; an object ball never outruns
     # the cue ball that set it moving)
@@ -93,31 +179,49 @@ class ShotParams:
         return max(us for _, us in self.cue_return_us) * 13 // 10 + CUE_MARGIN_US
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> ShotParams:
+    def from_dict(cls, d: Mapping[str, float] | None) -> ShotParams:
         d = dict(d or {})
         known = set(asdict(cls())) - {"cue_return_us", "table_mm"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown shot parameter(s): {', '.join(sorted(unknown))}")
-        return cls(**{k: int(v) for k, v in d.items()})
+        # cast: every key is now one of the int fields, which mypy cannot follow from the
+        # check above (tests/host/test_shots.py holds _IntParams to those fields)
+        return cls(**cast(_IntParams, {k: int(v) for k, v in d.items()}))
+
+
+class _IntParams(TypedDict, total=False):
+    """The fields of ShotParams that `from_dict` sets: all of them but the per-table ones
+    (`cue_return_us`, `table_mm`), every one an int."""
+
+    quiet_us: int
+    lip_rest_us: int
+    cue_before_us: int
+    cue_after_us: int
+    break_window_us: int
+    rail_merge_us: int
+    max_object_balls: int
+    strike_gap_us: int
+    strike_quiet_us: int
+    ball_speed_max_mm_s: int
 
 
 class _Open:
     __slots__ = ("cues", "drops", "events", "last", "rest_before", "start", "warnings")
 
-    def __init__(self, ev, rest_before, warnings):
-        self.events = []
+    def __init__(self, ev: Event, rest_before: int | None, warnings: list[str]) -> None:
+        self.events: list[Event] = []
         # the shot's drop and cue events so far (derived from `events`; snapshots rebuild
         # them): the in-play record pairs these, not the whole shot, on every drop
-        self.drops = []
-        self.cues = []
+        self.drops: list[Event] = []
+        self.cues: list[Event] = []
         self.start = ev.t
         self.last = ev.t
         self.rest_before = rest_before
         self.warnings = warnings
         self.add(ev)
 
-    def add(self, ev) -> None:
+    def add(self, ev: Event) -> None:
         self.events.append(ev)
         self.last = ev.t
         if ev.kind == "drop":
@@ -138,14 +242,14 @@ class ShotAssembler:
         self.pending_warnings: list[str] = []
 
     # -- input -------------------------------------------------------------------------
-    def feed(self, ev) -> list[dict]:
+    def feed(self, ev: Event) -> list[Shot]:
         out = []
         cur = self.cur
         t, kind = ev.t, ev.kind
         if cur is not None:
             gap = self.p.strike_gap_us
             if t >= cur.last + self.quiet_us(cur) or (kind == "strike" and t - cur.last >= gap):
-                out.append(self._close())
+                out.append(self._close(cur))
                 cur = None
         if kind in ACTIVITY:
             if cur is None:
@@ -160,7 +264,7 @@ class ShotAssembler:
             add_warning(cur.warnings if cur is not None else self.pending_warnings, w)
         return out
 
-    def inplay(self, ev) -> dict | None:
+    def inplay(self, ev: Event) -> InPlay | None:
         """The open shot in play after `ev` was fed, when `ev` changed its pocketed list (a
         drop; a cue event that paired a drop) or opened it at a strike: the body of the
         pipeline's provisional `inplay` record. None otherwise. A function of the open shot
@@ -171,7 +275,7 @@ class ShotAssembler:
         if ev.kind == "strike":
             if len(cur.events) > 1:
                 return None  # a click
-            pocketed = []
+            pocketed: list[InPlayBall] = []
         elif ev.kind not in ("drop", "cue") or len(cur.drops) > INPLAY_DROPS_MAX:
             return None
         else:
@@ -182,7 +286,7 @@ class ShotAssembler:
                 return None
         return {"shot": self.n, "start": cur.start, "pocketed": pocketed, "provisional": True}
 
-    def quiet_us(self, cur) -> int:
+    def quiet_us(self, cur: _Open) -> int:
         """The rest that closes the open shot `cur`: longer when it opened at a strike."""
         return self.p.strike_quiet_us if cur.events[0].kind == "strike" else self.p.quiet_us
 
@@ -190,40 +294,46 @@ class ShotAssembler:
         """A warning from outside the sensors (late event, unsynced node)."""
         add_warning(self.cur.warnings if self.cur is not None else self.pending_warnings, text)
 
-    def advance(self, now: int) -> list[dict]:
+    def advance(self, now: int) -> list[Shot]:
         """Table time has reached `now` with no further events before it."""
-        if self.cur is not None and now >= self.cur.last + self.quiet_us(self.cur):
-            return [self._close()]
+        cur = self.cur
+        if cur is not None and now >= cur.last + self.quiet_us(cur):
+            return [self._close(cur)]
         return []
 
-    def flush(self) -> list[dict]:
-        return [self._close()] if self.cur is not None else []
+    def flush(self) -> list[Shot]:
+        return [self._close(self.cur)] if self.cur is not None else []
 
     @property
     def open(self) -> bool:
         return self.cur is not None
 
     # -- assembly ----------------------------------------------------------------------
-    def _close(self) -> dict:
-        cur, self.cur = self.cur, None
+    def _close(self, cur: _Open) -> Shot:
+        """The open shot `cur` (= self.cur), closed."""
+        self.cur = None
         shot = assemble(self.table, self.n, cur.events, cur.rest_before, cur.warnings, self.p)
         self.n += 1
         return shot
 
 
-def _warning_for(ev) -> str:
+def _warning_for(ev: Event) -> str:
     if ev.kind == "jam":
         return f"jam: pocket {ev.pocket} blocked {(ev.dur or 0) / 1e6:.1f} s (pocket full?)"
     where = f"pocket {ev.pocket}" if ev.pocket else f"rail {ev.rail}"
     return f"lost: {where} missed {ev.n} edge(s); a ball may be missing from the facts"
 
 
-def pair_cues(drops: list, cues: list, p: ShotParams) -> tuple:
+def pair_cues(
+    drops: list[Event], cues: list[Event], p: ShotParams
+) -> tuple[list[Pocketed], list[int]]:
     """(pocketed, unpaired): each drop as a pocketed fact, the cue ball's labelled `ball: 0`
     (inferred), sorted by time; and the times of cue-detector events with no drop to pair
     (a scratch in an unknown pocket)."""
-    pocketed = [{"ball": None, "pocket": e.pocket, "t": e.t, "source": "sensed"} for e in drops]
-    unpaired = []
+    pocketed: list[Pocketed] = [
+        {"ball": None, "pocket": _pocket_of(e), "t": e.t, "source": "sensed"} for e in drops
+    ]
+    unpaired: list[int] = []
     # Pair each cue-detector event with the unpaired drop in the window (before it, or just
     # after it for skew between nodes) whose delay to it is nearest to that pocket's expected
     # return delay: that drop was the cue ball. The return time depends on the pocket, so
@@ -234,14 +344,15 @@ def pair_cues(drops: list, cues: list, p: ShotParams) -> tuple:
         slowest = max(expected.values())
         window = p.cue_window_us()
     for c in cues:
-        best = best_err = None
+        best: int | None = None  # the drop nearest its expected delay so far
+        best_err = 0  # its distance to it (read only once `best` is set)
         for i, e in enumerate(drops):
             if pocketed[i]["ball"] is not None:
                 continue
             dt = c.t - e.t
             if not -p.cue_after_us <= dt <= window:
                 continue
-            err = abs(dt - expected.get(e.pocket, slowest))
+            err = abs(dt - expected.get(pocketed[i]["pocket"], slowest))
             if best is None or err < best_err:
                 best, best_err = i, err
         if best is None:
@@ -254,22 +365,31 @@ def pair_cues(drops: list, cues: list, p: ShotParams) -> tuple:
     return pocketed, unpaired
 
 
-def provisional_pocketed(drops: list, cues: list, p: ShotParams) -> list:
+def provisional_pocketed(drops: list[Event], cues: list[Event], p: ShotParams) -> list[InPlayBall]:
     """The pocketed list of a shot still in play, as the `inplay` record shows it:
     `{"pocket", "t"}`, with `"ball": 0` on the drop paired with the cue detector so far."""
     pocketed, _ = pair_cues(drops, cues, p)
-    out = []
+    out: list[InPlayBall] = []
     for x in pocketed:
-        item = {"pocket": x["pocket"], "t": x["t"]}
+        item: InPlayBall = {"pocket": x["pocket"], "t": x["t"]}
         if x["ball"] == 0:
             item["ball"] = 0
         out.append(item)
     return out
 
 
-def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: ShotParams) -> dict:
+def assemble(
+    table: str,
+    n: int,
+    events: list[Event],
+    rest_before: int | None,
+    warnings: list[str],
+    p: ShotParams,
+) -> Shot:
     """The facts of one shot from its activity events (in timeline order)."""
-    drops, cues, rails = [], [], []
+    drops: list[Event] = []
+    cues: list[Event] = []
+    rails: list[Event] = []
     strikes = 0
     for e in events:
         kind = e.kind
@@ -309,12 +429,12 @@ def assemble(table: str, n: int, events: list, rest_before, warnings: list, p: S
     # The strike that opened the shot (the cue tip on the ball); later strikes are clicks
     # (ball on ball, heard by the same sensor, or the strike of a shot that opened without it).
     opening = events[0] if events[0].kind == "strike" else None
-    strike = None
+    strike: Strike | None = None
     if opening is not None:
         strike = {"t": opening.t, "amp": opening.amp, "source": "sensed"}
     clicks = strikes - (opening is not None)
 
-    rail_facts = [{"rail": e.rail, "t": e.t, "amp": e.amp, "source": "sensed"} for e in rails]
+    rail_facts = [_rail_hit(e) for e in rails]
     distinct = len({e.rail for e in rails})
 
     # Object balls to a rail: an estimate and the range the rail hits support (railballs).

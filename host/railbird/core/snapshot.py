@@ -40,12 +40,20 @@ import hashlib
 import json
 import operator
 from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
-from railbird.core.clockmodel import BootClock
+from railbird.core.clockmodel import BootClock, Sample
+from railbird.core.game import Game
 from railbird.core.pipeline import NodeMark, Pipeline, Table
-from railbird.core.shots import _Open
-from railbird.core.timeline import Event, SeqSet
+from railbird.core.shots import ShotAssembler, _Open
+from railbird.core.timeline import Content, Event, Key, SeqSet, Timeline
+
+if TYPE_CHECKING:  # annotations only: config imports the core, the rules load lazily
+    from railbird.config import Config
+    from railbird.rules import Referee, State
+    from railbird.rules.inputs import JsonObject
 
 FORMAT = 1  # the layout of `dump`; a snapshot of another format is not used
 
@@ -103,7 +111,120 @@ FIELDS = {
 }
 
 
-def config_key(cfg) -> str:
+# -- the layout `dump` writes ---------------------------------------------------------------
+# Rows of several values (a key and what it maps to, a (node, boot) pair, an event) are
+# tuples as `dump` builds them and JSON arrays once through `encode`/`decode` (the same
+# bytes either way): `load` only unpacks them. A value the state keeps as a tuple (a clock
+# sample, an event's content, a timeline key) `dump` writes as a list of its values, and
+# `load` makes it a tuple again: JSON cannot say the type of each, so those `tuple(...)`
+# are `cast` to the state's tuple type. FORMAT and the config key say the data is `dump`'s.
+ContentRow = list[int | str | None]  # Event.content as a list
+# An event (`_event`): t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced
+EventRow = tuple[
+    int, str, int, int, str, str | None, str | None, int | None, int | None, int | None, int, bool
+]
+StateRow = list[object]  # a rules State's field values, in field order (`_state_layout`)
+
+
+class ClockData(TypedDict):
+    keep: int
+    slack_us: int
+    min_span_us: int
+    samples: list[list[float]]  # each clockmodel.Sample as a list
+    fallback: int | None
+    suspect: list[int | None] | None  # BootClock.suspect as a list
+    t_ref: int
+    offset: float
+    drift: float
+    synced: bool
+
+
+class SeqSetData(TypedDict):
+    floor: int
+    above: list[int]
+    first: list[tuple[int, ContentRow]]
+    recent: list[tuple[int, ContentRow]]
+    clashes: list[tuple[int, ContentRow]]
+
+
+class TimelineData(TypedDict):
+    heap: list[EventRow]
+    seen: list[tuple[str, int, SeqSetData]]  # (node, boot, its seqs)
+    max_seen: int | None
+    released_t: list[int | str] | None  # a timeline Key as a list
+    counts: dict[str, int]
+
+
+class OpenShotData(TypedDict):
+    events: list[EventRow]
+    start: int
+    last: int
+    rest_before: int | None
+    warnings: list[str]
+
+
+class AssemblerData(TypedDict):
+    n: int
+    last_activity: int | None
+    pending_warnings: list[str]
+    cur: OpenShotData | None
+
+
+class RefereeData(TypedDict):
+    history: list[tuple[StateRow, list[dict[str, str]], JsonObject]]
+    state: StateRow
+    announcements: list[dict[str, str]]
+
+
+class GameData(TypedDict):
+    match: JsonObject | None
+    defaults: JsonObject | None
+    error: str | None
+    referee: RefereeData | None
+    earlier: list[tuple[RefereeData, JsonObject | None]]  # (referee, its match)
+
+
+class MarkData(TypedDict):
+    known: int | None
+    since: int | None
+    reason: str | None
+    gone: bool
+    boot: int | None
+    status_key: list[int] | None  # (boot, uptime_us) as a list
+    reconnects: int | None
+    wm: NotRequired[int | None]  # absent before node watermarks
+    wm_boot: NotRequired[int | None]
+
+
+class TableData(TypedDict):
+    timeline: TimelineData
+    assembler: AssemblerData
+    game: GameData
+    referee_ids: list[str]
+    pos: int
+    unsynced_warned: list[tuple[str, int]]  # (node, boot)
+    shots: NotRequired[list[JsonObject]]  # Table.shots (absent: dumped with shots=False)
+    pending_facts: JsonObject
+    marks: list[tuple[str, MarkData]]  # (node, its watermark state)
+    conflicted: list[tuple[str, int]]
+    quarantine_warned: list[tuple[str, int]]
+
+
+class SnapshotData(TypedDict):
+    """What `dump` returns and `decode` gives back."""
+
+    format: int
+    state_fields: list[str]
+    counters: list[tuple[str, int]]
+    unknown_kinds: NotRequired[list[tuple[str, int]]]  # node -> events; absent before kinds
+    rejected: list[tuple[str, int]]
+    node_status: list[tuple[str, str, str, JsonObject]]  # (venue, table, node, status)
+    clocks: list[tuple[str, int, ClockData]]  # (node, boot, its clock)
+    boots: list[tuple[str, list[int]]]  # node -> its boots, least recently active first
+    tables: list[tuple[str, str, TableData]]  # (venue, table, its state)
+
+
+def config_key(cfg: Config) -> str:
     """What of the configuration the pipeline's behaviour depends on, as a short digest.
     Not the referee token: the pipeline judges journalled referee input by its seal
     (railbird.core.refauth), and a digest of a short PIN in the journal would give it away."""
@@ -136,16 +257,18 @@ def config_key(cfg) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def encode(data: dict) -> bytes:
+def encode(data: SnapshotData) -> bytes:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def decode(blob: bytes) -> dict:
-    return json.loads(blob)
+def decode(blob: bytes) -> SnapshotData:
+    """The data `encode` wrote. cast: JSON cannot say its layout; `load` refuses data of
+    another FORMAT before it reads any of the rest."""
+    return cast(SnapshotData, json.loads(blob))
 
 
 # -- dump ------------------------------------------------------------------------------------
-def dump(p: Pipeline, shots: bool = True) -> dict:
+def dump(p: Pipeline, shots: bool = True) -> SnapshotData:
     """The state as JSON data. It shares the pipeline's own lists and dicts (a copy would cost
     more than the rest): encode it before the pipeline sees more input. `shots=False` leaves
     out each table's last shots (`Table.shots`, up to SHOTS_KEPT of them, the bulk of the
@@ -156,14 +279,14 @@ def dump(p: Pipeline, shots: bool = True) -> dict:
         "counters": list(p.counters.items()),
         "unknown_kinds": list(p.unknown_kinds.items()),
         "rejected": list(p.rejected.items()),
-        "node_status": [[v, t, n, m] for (v, t, n), m in p.node_status.items()],
-        "clocks": [[n, b, _clock(c)] for (n, b), c in p.clocks._clocks.items()],
-        "boots": [[n, list(boots)] for n, boots in p.boots.items()],
-        "tables": [[v, t, _table(tb, shots)] for (v, t), tb in p.tables.items()],
+        "node_status": [(v, t, n, m) for (v, t, n), m in p.node_status.items()],
+        "clocks": [(n, b, _clock(c)) for (n, b), c in p.clocks._clocks.items()],
+        "boots": [(n, list(boots)) for n, boots in p.boots.items()],
+        "tables": [(v, t, _table(tb, shots)) for (v, t), tb in p.tables.items()],
     }
 
 
-def _clock(c: BootClock) -> dict:
+def _clock(c: BootClock) -> ClockData:
     return {
         "keep": c.keep,
         "slack_us": c.slack_us,
@@ -178,32 +301,34 @@ def _clock(c: BootClock) -> dict:
     }
 
 
-def _event(e: Event) -> list:
-    return [e.t, e.node, e.boot, e.seq, e.kind, e.pocket, e.rail, e.amp, e.dur, e.n, e.t_node,
-            e.synced]  # fmt: skip
+def _event(e: Event) -> EventRow:
+    return (e.t, e.node, e.boot, e.seq, e.kind, e.pocket, e.rail, e.amp, e.dur, e.n, e.t_node,
+            e.synced)  # fmt: skip
 
 
-def _seqset(s: SeqSet) -> dict:
+def _seqset(s: SeqSet) -> SeqSetData:
     return {
         "floor": s.floor,
         "above": sorted(s.above),
-        "first": [[k, list(v)] for k, v in s.first.items()],
-        "recent": [[k, list(v)] for k, v in s.recent.items()],
-        "clashes": sorted([k, list(v)] for k, v in s.clashes),
+        "first": [(k, list(v)) for k, v in s.first.items()],
+        "recent": [(k, list(v)) for k, v in s.recent.items()],
+        # sorted by seq, then content (a clash is one per content): tuples sort as the
+        # lists they become, element by element
+        "clashes": sorted((k, list(v)) for k, v in s.clashes),
     }
 
 
-def _timeline(tl) -> dict:
+def _timeline(tl: Timeline) -> TimelineData:
     return {
         "heap": [_event(h[4]) for h in tl._heap],  # the heap's own order, kept as it is
-        "seen": [[n, b, _seqset(s)] for (n, b), s in tl._seen.items()],
+        "seen": [(n, b, _seqset(s)) for (n, b), s in tl._seen.items()],
         "max_seen": tl.max_seen,
         "released_t": None if tl.released_t is None else list(tl.released_t),
         "counts": dict(tl.counts),
     }
 
 
-def _assembler(a) -> dict:
+def _assembler(a: ShotAssembler) -> AssemblerData:
     cur = a.cur
     return {
         "n": a.n,
@@ -222,7 +347,7 @@ def _assembler(a) -> dict:
 
 
 @functools.cache
-def _state_layout() -> tuple:
+def _state_layout() -> tuple[tuple[str, ...], Callable[[State], tuple[object, ...]]]:
     """(field names, a getter of all their values): worked out once. `dataclasses.fields`
     on every state row was 60 % of a snapshot at 1,000 tables (0.5 s of the worker's)."""
     from dataclasses import fields
@@ -233,44 +358,42 @@ def _state_layout() -> tuple:
     return names, operator.attrgetter(*names)
 
 
-def _state_fields() -> tuple:
+def _state_fields() -> tuple[str, ...]:
     return _state_layout()[0]
 
 
-def _state_row(st) -> list:
+def _state_row(st: State) -> StateRow:
     """A rules `State` (immutable data of numbers, strings and tuples) as its field values."""
     return list(_state_layout()[1](st))
 
 
-def _tuples(v):
+def _tuples(v: object) -> object:
     return tuple(map(_tuples, v)) if v.__class__ is list else v
 
 
-def _referee(ref) -> dict | None:
+def _referee(ref: Referee) -> RefereeData:
     """The match's undo history as it is: each state with the announcements and input that
     followed it (JSON turns their tuples into lists; `_tuples` turns them back)."""
-    if ref is None:
-        return None
     if ref.state is not ref._produced:
         raise ValueError("a referee state set from outside its history cannot be kept")
     return {
-        "history": [[_state_row(st), anns, inp] for st, anns, inp in ref._history],
+        "history": [(_state_row(st), anns, inp) for st, anns, inp in ref._history],
         "state": _state_row(ref.state),
         "announcements": ref.announcements,
     }
 
 
-def _game(g) -> dict:
+def _game(g: Game) -> GameData:
     return {
         "match": g.match,
         "defaults": g.defaults,
         "error": g.error,
-        "referee": _referee(g.referee),
-        "earlier": [[_referee(r), m] for r, m in g._earlier],
+        "referee": None if g.referee is None else _referee(g.referee),
+        "earlier": [(_referee(r), m) for r, m in g._earlier],
     }
 
 
-def _mark(m: NodeMark) -> dict:
+def _mark(m: NodeMark) -> MarkData:
     return {
         "known": m.known,
         "since": m.since,
@@ -284,19 +407,19 @@ def _mark(m: NodeMark) -> dict:
     }
 
 
-def _table(t: Table, shots: bool) -> dict:
-    d = {
+def _table(t: Table, shots: bool) -> TableData:
+    d: TableData = {
         "timeline": _timeline(t.timeline),
         "assembler": _assembler(t.assembler),
         "game": _game(t.game),
         "referee_ids": list(t.referee_ids),
         "pos": t.pos,
-        "unsynced_warned": sorted([n, b] for n, b in t.unsynced_warned),
+        "unsynced_warned": sorted((n, b) for n, b in t.unsynced_warned),
         "shots": t.shots,
         "pending_facts": t.pending_facts,
-        "marks": [[n, _mark(m)] for n, m in t.marks.items()],
-        "conflicted": sorted([n, b] for n, b in t.conflicted),
-        "quarantine_warned": sorted([n, b] for n, b in t.quarantine_warned),
+        "marks": [(n, _mark(m)) for n, m in t.marks.items()],
+        "conflicted": sorted((n, b) for n, b in t.conflicted),
+        "quarantine_warned": sorted((n, b) for n, b in t.quarantine_warned),
     }
     if not shots:
         del d["shots"]
@@ -304,7 +427,11 @@ def _table(t: Table, shots: bool) -> dict:
 
 
 # -- load ------------------------------------------------------------------------------------
-def load(cfg, data: dict, shots=None) -> Pipeline:
+def load(
+    cfg: Config,
+    data: SnapshotData,
+    shots: Callable[[str, str], Iterable[JsonObject]] | None = None,
+) -> Pipeline:
     """A pipeline for `cfg` in the state `data` (from `dump`). A table the configuration no
     longer has is left out (a full replay under this configuration would refuse its input).
     `shots(venue, table)` gives a table's last shots when `data` was dumped without them."""
@@ -340,11 +467,13 @@ def load(cfg, data: dict, shots=None) -> Pipeline:
     return p
 
 
-def _load_clock(d: dict) -> BootClock:
+def _load_clock(d: ClockData) -> BootClock:
     c = BootClock(keep=d["keep"], slack_us=d["slack_us"], min_span_us=d["min_span_us"])
-    c.samples = [tuple(s) for s in d["samples"]]
+    # cast: a tuple again of the values `_clock` listed (see "the layout `dump` writes")
+    c.samples = [cast(Sample, tuple(s)) for s in d["samples"]]
     c.fallback = d["fallback"]
-    c.suspect = None if d["suspect"] is None else tuple(d["suspect"])
+    suspect = d["suspect"]
+    c.suspect = None if suspect is None else cast("tuple[int, int | None]", tuple(suspect))
     c.t_ref = d["t_ref"]
     c.offset = d["offset"]
     c.drift = d["drift"]
@@ -352,27 +481,33 @@ def _load_clock(d: dict) -> BootClock:
     return c
 
 
-def _load_event(x: list) -> Event:
+def _load_event(x: EventRow) -> Event:
     t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced = x
     return Event(t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced)
 
 
-def _load_seqset(d: dict) -> SeqSet:
+def _content(v: ContentRow) -> Content:
+    return cast(Content, tuple(v))  # a tuple again of what `_seqset` listed
+
+
+def _load_seqset(d: SeqSetData) -> SeqSet:
     s = SeqSet()
     s.floor = d["floor"]
     s.above = set(d["above"])
-    s.first = {k: tuple(v) for k, v in d["first"]}
-    s.recent = OrderedDict((k, tuple(v)) for k, v in d["recent"])
-    s.clashes = {(k, tuple(v)) for k, v in d["clashes"]}
+    s.first = {k: _content(v) for k, v in d["first"]}
+    s.recent = OrderedDict((k, _content(v)) for k, v in d["recent"])
+    s.clashes = {(k, _content(v)) for k, v in d["clashes"]}
     return s
 
 
-def _load_table(t: Table, d: dict) -> None:
+def _load_table(t: Table, d: TableData) -> None:
     tl, td = t.timeline, d["timeline"]
     tl._heap = [(e.t, e.node, e.boot, e.seq, e) for e in map(_load_event, td["heap"])]
     tl._seen = {(n, b): _load_seqset(s) for n, b, s in td["seen"]}
     tl.max_seen = td["max_seen"]
-    tl.released_t = None if td["released_t"] is None else tuple(td["released_t"])
+    released = td["released_t"]
+    # cast: a tuple again of the Key `_timeline` listed
+    tl.released_t = None if released is None else cast(Key, tuple(released))
     tl.counts = dict(td["counts"])
     a, ad = t.assembler, d["assembler"]
     a.n = ad["n"]
@@ -400,27 +535,32 @@ def _load_table(t: Table, d: dict) -> None:
         m = t.marks[node] = NodeMark()
         m.known, m.since, m.reason, m.gone = md["known"], md["since"], md["reason"], md["gone"]
         m.boot, m.reconnects = md["boot"], md["reconnects"]
-        m.status_key = None if md["status_key"] is None else tuple(md["status_key"])
+        sk = md["status_key"]
+        # cast: a tuple again of the (boot, uptime_us) `_mark` listed
+        m.status_key = None if sk is None else cast("tuple[int, int]", tuple(sk))
         m.wm, m.wm_boot = md.get("wm"), md.get("wm_boot")  # absent before node watermarks
     t.conflicted = {(n, b) for n, b in d["conflicted"]}
     t.quarantine_warned = {(n, b) for n, b in d["quarantine_warned"]}
 
 
-def _load_game(g, d: dict) -> None:
+def _load_game(g: Game, d: GameData) -> None:
     g.match, g.defaults, g.error = d["match"], d["defaults"], d["error"]
-    g.referee = _load_referee(g, d["referee"], g.match)
+    ref = d["referee"]
+    g.referee = None if ref is None else _load_referee(g, ref, g.match)
     g._earlier = [(_load_referee(g, r, m), m) for r, m in d["earlier"]]
 
 
-def _load_referee(g, d: dict | None, match: dict | None):
-    if d is None:
-        return None
+def _load_referee(g: Game, d: RefereeData, match: JsonObject | None) -> Referee:
     if g._mod is None:
         raise ValueError("the snapshot has a game but the rules engine is not available")
+    if match is None:  # a Game holds a referee only with the match it was made for
+        raise ValueError("the snapshot has a referee without its match")
     from railbird.rules.state import State
 
-    def state(row):
-        return State(*map(_tuples, row))
+    def state(row: StateRow) -> State:
+        # cast: the State's field values in field order (`_state_row`, `_tuples` making
+        # JSON's lists tuples again); a row cannot say each field's type, State's own do
+        return State(*cast("Iterable[Any]", map(_tuples, row)))
 
     ref = g._mod[0](copy.deepcopy(match))
     ref._history = [(state(row), anns, inp) for row, anns, inp in d["history"]]

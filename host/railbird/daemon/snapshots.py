@@ -67,7 +67,7 @@ def _blob(pipeline: Pipeline) -> bytes:
         return zlib.compress(snap.encode(snap.dump(pipeline, shots=False)), 1)
 
 
-def read(blob: bytes) -> dict[str, Any]:
+def read(blob: bytes) -> snap.SnapshotData:
     return snap.decode(zlib.decompress(blob))
 
 

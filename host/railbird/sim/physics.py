@@ -28,8 +28,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rbproto.codec import RAILS
+
+if TYPE_CHECKING:  # the core is imported where it is used (below); this is for annotations
+    from railbird.core.shots import Shot
 
 # Rails that end at each pocket (docs/architecture.md, "Conventions"): a ball rattling in the
 # jaws touches them.
@@ -269,7 +273,7 @@ def duration_us(es: list) -> int:
     return es[-1].t_us if es else 0
 
 
-def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> dict:
+def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> Shot:
     """The shot the host will assemble from these edges (railbird.core.shots.assemble on the
     same events), for the simulator's own expectation of the game state."""
     from railbird.core.shots import assemble
