@@ -26,6 +26,8 @@ from harness.waiting import wait_for
 from railbird.cluster import subjects
 from railbird.cluster.reference import journalled, reference_run
 from railbird.config import load
+from railbird.core.pipeline import Pipeline
+from railbird.core.refauth import is_referee_topic, seal
 from rbnode.simnode import SimNode
 from rbproto import codec
 
@@ -71,6 +73,24 @@ def drained(urls, tables) -> bool:
         return asyncio.run(run())
     except Exception:  # noqa: BLE001 - a consumer being re-created: not yet
         return False
+
+
+def settled(cfg, urls) -> bool:
+    """The stream, run as one host would (railbird.cluster.reference), leaves nothing in
+    play: no table with a shot open or an event held in its window."""
+    pipe = Pipeline(cfg)
+    for _seq, rx, topic, payload in stream_messages(urls):
+        if not subjects.host_input(topic):
+            continue
+        if topic.endswith("/tick"):
+            pipe.tick(rx, [tuple(topic.split("/")[2:4])])
+        else:
+            if is_referee_topic(topic):
+                payload = seal(payload, cfg.referee_token)
+            pipe.on_message(topic, payload, rx, sealed=True)
+    if pipe.stats()["pending"]:
+        return False
+    return not any(t.shot_in_play() for t in pipe.tables.values())
 
 
 def referee_lags(port: int, tables) -> None:
@@ -226,13 +246,17 @@ def _run(tmp, n_tables, play_s, drops, rails, workers: dict, nodes: list) -> dic
                 60,
             )
             wait_for(lambda: drained(c.nats_urls, tables), "every message journalled", 60)
-            time.sleep(1.5)  # quiet_ms (0.4 s) and the window: the last shots close
+            # the last shots close on ticks quiet_ms (0.4 s) and the window after their last
+            # events: waited for until the stream holds them (not a fixed 1.5 s, which a
+            # loaded worker may not keep; a tick journalled after the stream is read would
+            # be a shot the single-host run lacks)
+            cfg = load(workers["w1"].conf)
+            wait_for(lambda: settled(cfg, c.nats_urls), "the last shots closed", 60, 0.5)
             wait_for(lambda: drained(c.nats_urls, tables), "the last ticks journalled", 60)
             messages = stream_messages(c.nats_urls)
             survivor.stop()
         finally:
             _stop(workers, nodes)
-    cfg = load(workers["w1"].conf)
     figures["reference"] = reference_run(cfg, messages)
     figures["journals"] = journalled([w.journal for w in workers.values()])
     figures["journal_paths"] = {name: w.journal for name, w in workers.items()}
