@@ -251,7 +251,8 @@ def _run(tmp, n_tables, play_s, drops, rails, workers: dict, nodes: list) -> dic
             # loaded worker may not keep; a tick journalled after the stream is read would
             # be a shot the single-host run lacks)
             cfg = load(workers["w1"].conf)
-            wait_for(lambda: settled(cfg, c.nats_urls), "the last shots closed", 60, 0.5)
+            # (every 2 s: each read is a consumer, and churning them slows the cluster)
+            wait_for(lambda: settled(cfg, c.nats_urls), "the last shots closed", 60, 2.0)
             wait_for(lambda: drained(c.nats_urls, tables), "the last ticks journalled", 60)
             messages = stream_messages(c.nats_urls)
             survivor.stop()
