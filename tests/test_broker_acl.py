@@ -140,6 +140,8 @@ def test_a_node_reads_its_own_update_commands_only(acl, broker, tmp_path):
     for topic in (codec.topic(VENUE, TABLE, "update", "n2"), own):
         host.publish(topic, b'{"v":1}', qos=1).wait_for_publish(5)
     assert [t for t, _ in got.wait_for(1)] == [own]
+    # the order above is the proof; this pause can only make a slow broker pass falsely
+    # (the other node's command not delivered yet), never fail falsely
     time.sleep(0.3)
     assert [t for t, _ in got.messages] == [own]
     for c in (node, host):

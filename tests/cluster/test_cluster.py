@@ -19,6 +19,7 @@ def test_failover_loses_nothing_and_scores_as_one_host(tmp_path):
     print(
         f"\ncluster: {fig['inputs']} inputs; killed {fig['nats_killed']} (stream leader), "
         f"then worker {fig['worker_killed']}: its {fig['orphaned_tables']} table(s) served "
-        f"again after {fig['failover_s']} s"
+        f"again after {fig['failover_s']} s (taken before the kill: "
+        f"{fig['taken_before_kill']}; kill after {fig['kill_tries']} tries)"
     )
     scenario.check(fig)

@@ -50,7 +50,8 @@ def run(daemon: Daemon, items: list) -> None:
     while daemon.pipeline.counters["received"] < want or daemon.inbox.qsize():
         assert time.monotonic() < deadline, "the daemon did not take its input"
         time.sleep(0.02)
-    time.sleep(0.3)  # the last batch's commit
+    # the last batch may still be under way (rules, commit): the caller reads the pipeline
+    # and the journal after `daemon.stop()`, which joins the worker thread
 
 
 def test_adopted_history_rebuilds_on_restart_and_is_not_journalled_twice(tmp_path):
@@ -67,10 +68,10 @@ def test_adopted_history_rebuilds_on_restart_and_is_not_journalled_twice(tmp_pat
     d = Daemon(cfg, connect=False).start()
     try:
         run(d, adopted + live + [("caught_up", msgs[-1][1])])
-        game = d.pipeline.tables[(S.VENUE, S.TABLE)].game.snapshot()
-        shots = list(d.pipeline.tables[(S.VENUE, S.TABLE)].shots)
     finally:
         d.stop()
+    game = d.pipeline.tables[(S.VENUE, S.TABLE)].game.snapshot()
+    shots = list(d.pipeline.tables[(S.VENUE, S.TABLE)].shots)
     ref = reference_run(cfg, msgs)
     # the worker's pipeline is the single-host run of the same stream
     assert [shot_json(s) for s in shots] == ref["shots"][S.TABLE]

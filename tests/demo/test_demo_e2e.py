@@ -110,7 +110,9 @@ def test_demo_20s_on_a_fresh_checkout(demo_run):
     # it was the copy's code that ran: the firmware came from the copy
     log = (r.work / "sim-t1.log").read_text()
     assert "railbird sim: table demo/t1" in log
-    assert r.elapsed < 60
+    # it ends by itself after its 20 s (a demo that hung would reach the 120 s timeout);
+    # how long the start takes is the machine's business, so the bound is generous
+    assert r.elapsed < 110, r.elapsed
     s = verify.summary(r.work / "journal.sqlite")
     assert s["t1"]["shots"] >= 2 and s["t2"]["shots"] >= 2
     assert s["t1"]["score_changes"] >= 1 and s["t2"]["score_changes"] >= 1

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import paho.mqtt.client as mqtt
 import pytest
 
-from harness.waiting import poll
+from harness.waiting import poll, wait_for
 from railbird.outputs import summaries
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput
 from railbird.outputs.tables import Venues
@@ -185,7 +185,10 @@ def test_an_update_costs_the_same_at_10_and_at_1000_tables():
     print(f"per update: {s10 * 1e6:.0f} µs at 10 tables, {s1k * 1e6:.0f} µs at 1000")
     assert built10 == built1k == 1  # one table's summary encoded per update, never the venue
     assert bytes1k <= bytes10 * 1.5, (bytes10, bytes1k)
-    assert s1k < 3 * s10, (s10, s1k)  # before: ~100 times as long at 1000 tables
+    # the counts above are the proof; the time is a backstop for a cost they do not see,
+    # so its bound is generous (the best of 5 runs each, yet a loaded machine can stall
+    # one size's runs more than the other's): before the fix, ~100 times as long
+    assert s1k < 20 * s10, (s10, s1k)
 
 
 def test_a_new_business_day_sets_every_table_to_zero():
@@ -238,7 +241,21 @@ def test_per_table_topics_and_the_index_are_retained_and_correct(broker):
         # the states, the shots (one more), at least a summary per table and 2 indexes
         n = 3 + HALL
         assert poll(lambda: out.stats["published"] >= n + (n + 1) + n + 2, timeout=10)
-        time.sleep(2 * summaries.TABLE_PERIOD_S + summaries.INDEX_PERIOD_S)
+        # every summary and index sent (the feed thread's rounds, however late they run on
+        # a loaded machine), seen twice a round apart (not caught inside a round) ...
+        feed = out.summaries
+
+        def sent() -> bool:
+            return not feed.dirty and not feed.index_due
+
+        wait_for(
+            lambda: sent() and (time.sleep(2 * summaries.TABLE_PERIOD_S) or sent()),
+            "every summary sent",
+            30,
+        )
+        # ... and through the broker: its answer to a later publish on the same
+        # connection comes after it has taken (and retained) those before
+        out.client.publish("railbird/v1/club/t0/test-mark", b"", qos=1).wait_for_publish(10)
 
         got, retained = {}, {}
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 import urllib.request
 
@@ -171,7 +172,18 @@ def test_a_frozen_table_page_is_dropped_reconnects_and_shows_the_current_score(t
             " x.open('GET', '/api/v/club/wake', false); x.send();"
             " if (x.status === 200) break; } }, 300)"  # once the driver has its answer
         )
-        time.sleep(0.8)
+        # frozen once the server is asked for "wake" (its loop's first request), rather
+        # than after 0.8 s: a page not yet frozen takes the flood and is never dropped
+        wake_asked = threading.Event()
+        snapshot = web.venues.snapshot
+
+        def watched(venue, table):
+            if table == "wake":
+                wake_asked.set()
+            return snapshot(venue, table)
+
+        web.venues.snapshot = watched
+        assert wake_asked.wait(30), "the page never froze"
         big = "x" * 100_000
         for i in range(300):  # megabytes the frozen page cannot take
             web.on_state("club", "t1", *_state(1, i % 7, f"{i} {big}"))

@@ -327,6 +327,9 @@ def test_wait_idle_counts_an_unsent_birth(broker, host, tmp_path, monkeypatch):
     sn.start()
     try:
         sn.wait_connected(20)
+        # the birth is never sent, so idle() must stay false however long this takes: a
+        # slow machine could only make this pass falsely (idle not yet computed), never
+        # fail falsely; the sleep gives the node its chance to claim idle wrongly
         time.sleep(0.3)
         assert not sn.idle()
         with pytest.raises(TimeoutError):

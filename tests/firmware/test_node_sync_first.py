@@ -9,6 +9,7 @@ import time
 import pytest
 
 from harness.mqttsub import subscriber
+from harness.waiting import wait_for
 from rbnode.simnode import SimNode
 from rbproto import codec
 
@@ -62,8 +63,8 @@ def test_backlog_waits_for_the_first_sync_result(broker, tmp_path):
         sn.call(setattr, sn.node.mqtt, "backoff_max_ms", 300)
         for i, p in enumerate(("HL", "HR", "SL", "SR", "FL", "FR")):
             sn.drop(p, 30000, at_us=sn.now_us + 20_000 + i * 100_000)
-        time.sleep(1.0)
-        assert not sn.connected() and sn.status()["queue"] == 6  # the backlog
+        wait_for(lambda: sn.status()["queue"] == 6, lambda: f"the backlog: {sn.status()}", 20)
+        assert not sn.connected()
         broker.start()
         host = SyncHost(broker)
         sn.wait_connected(15)

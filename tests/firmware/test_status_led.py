@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.mqttsub import subscriber
+from harness.waiting import wait_for
 from rbnode import led as rbled
 from rbnode.hw.sim import SimHardware
 from rbnode.simnode import SimNode
@@ -117,8 +118,10 @@ def segments(sn: SimNode, since_us: int) -> list[tuple[bool, int]]:
 
 def assert_blinks(sn: SimNode, name: str, since_us: int, seconds: float) -> None:
     """Over `seconds`, the LED's on and off times are the guide's, within the LED task's
-    step (and some scheduling slack on a loaded machine)."""
-    time.sleep(seconds)
+    step (and some scheduling slack on a loaded machine). `seconds` of the node's clock:
+    a starved simulation runs late, and the segments are measured on that clock anyway."""
+    end_us = since_us + int(seconds * 1e6)
+    wait_for(lambda: sn.now_us >= end_us, f"{seconds} s of the node's clock", 10 * seconds + 20)
     period, windows = GUIDE[name]
     segs = segments(sn, since_us)
     ons = sorted(d for on, d in segs if on)

@@ -207,6 +207,8 @@ def test_a_restart_journals_none_of_the_retained_junk(rig):
     *_, last_input = journal_since(host.journal, 0)
     host.start()
     s = host.wait(lambda s: s.get("retained_ignored", 0) >= 1, "the retained copy ignored")
+    # looking for what must NOT be journalled: a slow machine can only make this pause pass
+    # falsely (junk not journalled yet), never fail falsely
     time.sleep(1.0)
     inputs, *_ = journal_since(host.journal, last_input)
     # Only topics the protocol never retains are junk by their retain flag alone: a retained

@@ -35,7 +35,7 @@ HOUR_US = 3_600_000_000
 CONFIG = """
 venue = "club"
 subscribe = ["t1"]
-reorder_window_ms = 300
+reorder_window_ms = 2000
 stats_period_s = 0
 [broker]
 host = "127.0.0.1"
@@ -95,7 +95,10 @@ class Node:
 
     def jittered(self, rng: random.Random, n: int) -> None:
         """`n` rail hits 40 ms apart, each sent live but stamped 0..120 ms before it was
-        sent (a node's batch linger and a busy Wi-Fi): inside the 300 ms window."""
+        sent (a node's batch linger and a busy Wi-Fi): inside the window. The window is
+        2 s, not the 300 ms a hall would use, because the delivery on this machine adds
+        to the lateness (the host's clock is the real one): a loaded machine delays an
+        event by hundreds of ms, which must not make it count as late here."""
         for _ in range(n):
             self.event(self.now() - rng.randrange(0, 120_000))
             time.sleep(0.04)
@@ -152,7 +155,7 @@ def test_a_far_future_event_is_quarantined_not_poisoning_the_table(broker, tmp_p
         node.jittered(rng, N)
         s = host.wait(lambda s: s["events"] == 2 * N and s["quarantined"] == 1, "all events")
         # nothing stays pending: the shots close with the quiet period
-        s = host.wait(lambda s: s["pending"] == 0, "nothing pending", timeout=5)
+        s = host.wait(lambda s: s["pending"] == 0, "nothing pending", timeout=30)
         # the quiet period (400 ms) closes the last shot: waited for, not slept
         wait_for(lambda: _last_event_in_a_shot(host.journal), "the last shot closed", 30)
         _referee_confirm(broker.port)
@@ -205,7 +208,7 @@ def test_an_unsynced_glitch_gives_no_negative_table_times(broker, tmp_path):
         node.event(2**62)  # a glitch: node time far beyond the host's own uptime
         node.jittered(rng, 10)
         s = host.wait(lambda s: s["events"] == 21, "all events")  # the glitch placed at arrival
-        s = host.wait(lambda s: s["pending"] == 0, "nothing pending", timeout=5)
+        s = host.wait(lambda s: s["pending"] == 0, "nothing pending", timeout=30)
     finally:
         pub.close()
         host.stop()

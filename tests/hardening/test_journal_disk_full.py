@@ -139,11 +139,20 @@ def test_disk_full_on_a_real_small_filesystem(broker, tmp_path, small_disk):
         assert "full" in faulty["journal_error"], faulty
         assert faulty["journal_failures"] >= 1
         quiet_from = time.monotonic()
-        time.sleep(5.5)  # still full: retried, and nothing half-written meanwhile
+        # still full: retried (the positive signal: another failure counted), and nothing
+        # half-written meanwhile
+        host.wait(
+            lambda s: s["journal_failures"] > faulty["journal_failures"], "a retry", timeout=30
+        )
+        # the silence displays go by: 5.5 s of it is the product's promise ("scores may be
+        # stale" after 3 s), so this one is a span of wall time by design
+        time.sleep(max(0.0, quiet_from + 5.5 - time.monotonic()))
         assert host.stats()["journal_error"]
         assert len(journal_events(host.journal)) < len(evs)
-        # nothing is scored: no heartbeat, so displays say "scores may be stale" (> 5 s)
-        assert not [t for t, _ in beats if t > quiet_from + 0.5], beats[-3:]
+        # nothing is scored: no heartbeat (one a second when healthy). A beat sent before
+        # the fault may still arrive on a loaded machine: 1.5 s for it, which leaves 4 s in
+        # which a healthy host would have sent 4
+        assert not [t for t, _ in beats if t > quiet_from + 1.5], beats[-3:]
 
         filler.unlink()
         t0 = time.monotonic()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 
 import pytest
 
@@ -116,20 +115,29 @@ def published_through(broker, tables=("t1", "t2", "t3")) -> list:
     """The tables under which the broker passes on an `events` message of the node's login
     (QoS 0: a refused publish is dropped silently)."""
     got, lock = [], threading.Lock()
+    body = {"v": 1, "node": NODE, "boot": 1, "events": [{"seq": 0, "t": 1, "kind": "cue"}]}
+    last = codec.encode("events", {**body, "boot": 2})
+    done = threading.Event()
 
     def on_message(client, userdata, msg):
+        if msg.payload == last:
+            done.set()  # everything published before it has been dealt with
+            return
         with lock:
             got.append(msg.topic.split("/")[3])
 
     watch = subscriber(broker.port, on_message, "watch", topic="railbird/+/club/+/node/+/events")
     node = client(broker.port, NODE, PW)
     try:
-        body = {"v": 1, "node": NODE, "boot": 1, "events": [{"seq": 0, "t": 1, "kind": "cue"}]}
         # its own table first: mosquitto may close the connection at a refused publish
         node.publish(f"railbird/v2/club/t1/node/{NODE}/events", b"{}")  # counted by the host
         for t in tables:
             node.publish(codec.topic("club", t, "events", NODE), codec.encode("events", body))
-        time.sleep(1.0)
+        # then the last one, own table, on the same connection (QoS 1: sent again should
+        # the broker have closed it): once the broker passes it on it has dealt with every
+        # one before it. Were one late, this would pass falsely, never fail falsely.
+        node.publish(codec.topic("club", tables[0], "events", NODE), last, qos=1)
+        assert done.wait(20), "the node's last message never passed on"
     finally:
         for c in (node, watch):
             c.disconnect()

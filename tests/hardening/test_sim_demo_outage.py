@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness.hostproc import RailbirdRun
-from harness.waiting import wait_for
+from harness.waiting import poll, wait_for
 from railbird.sim import verify
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
@@ -232,8 +232,10 @@ def test_a_node_caught_up_before_the_host_reconnects_does_not_hold_its_table(bro
         s = host.wait(
             lambda s: s["reconnects"] == 1 and s["received"] >= 2, "reconnected, status in", 30
         )
-        time.sleep(1.0)
-        s = host.stats()
+        # before the fix the table stayed held (["t1/t1-node"]) until the node's next
+        # status, which never comes here: waited for with a deadline, not read after 1 s
+        # (a loaded host may still be releasing it then)
+        s = poll(lambda: (st := host.stats()).get("held") == [] and st, 15) or host.stats()
     finally:
         host.stop()
     assert s["held"] == [], s  # before: ["t1/t1-node"] until the node's next status

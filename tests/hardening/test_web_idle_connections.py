@@ -24,6 +24,7 @@ import urllib.request
 import pytest
 
 from harness.hostproc import RailbirdRun
+from harness.waiting import poll
 
 from .nodepub import NodePub, shot_events
 
@@ -113,10 +114,23 @@ def test_idle_connections_cannot_starve_the_daemon(broker, tmp_path):
                 s.close()
                 continue
             socks.append(s)
-        time.sleep(1.0)  # the server accepts (or refuses) them all
-        held = [s for s in socks if not _closed_by_server(s)]
-        web = host.stats()["outputs"]["web"]
+        # the server accepts (or refuses) them all: waited for (its count of refusals),
+        # not a fixed 1 s that a loaded machine may not cover
+        web = host.wait(
+            lambda s: (
+                s["outputs"]["web"]["refused_connections"]
+                >= IDLE - s["outputs"]["web"]["max_connections"]
+            ),
+            "the connections over the cap refused",
+            timeout=30,
+        )["outputs"]["web"]
         cap = web["max_connections"]
+
+        def open_ones() -> list:
+            return [s for s in socks if not _closed_by_server(s)]
+
+        poll(lambda: len(open_ones()) <= cap, 10)
+        held = open_ones()
         assert cap < FD_LIMIT, web  # the cap leaves the daemon its descriptors
         assert len(held) <= cap, (len(held), web)
         assert len(socks) - len(held) >= IDLE - cap, (len(socks), len(held), web)
@@ -182,10 +196,12 @@ def test_a_slow_request_is_closed_after_the_idle_timeout(broker, tmp_path):
                 closed = True
                 break
             time.sleep(0.1)
-            if time.monotonic() - t0 > IDLE_TIMEOUT_S + 5:
+            # the trickle would last ~24 s: held open that long is the bug. The margin past
+            # the idle timeout is generous (the server's idle sweep runs late on a loaded
+            # machine); a wall-clock bound tighter than that is a benchmark's business
+            if time.monotonic() - t0 > IDLE_TIMEOUT_S + 12:
                 break
         assert closed, "a request trickling in was held open past the idle timeout"
-        assert time.monotonic() - t0 <= IDLE_TIMEOUT_S + 3
     finally:
         s.close()
         host.stop()
@@ -248,7 +264,9 @@ def test_a_stream_that_stops_reading_is_dropped_and_never_blocks_the_worker():
             # the stalled stream is megabytes behind, the reader's queue never full
             web.on_state("club", f"t{i % 128}", "10-ball", {"rack": 1}, "", said)
             slowest = max(slowest, time.perf_counter() - t0)
-        assert slowest < 0.05, slowest
+        # blocked on the stalled stream, a call would take WRITE_TIMEOUT_S (10 s); 1 s
+        # leaves a loaded machine room to deschedule the thread now and then
+        assert slowest < 1.0, slowest
         deadline = time.monotonic() + WRITE_TIMEOUT_S + 5
         while web.stats["dropped_streams"] < 1 and time.monotonic() < deadline:
             reader.fp.read1(65536)  # the reading client keeps up

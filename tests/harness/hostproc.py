@@ -23,7 +23,7 @@ class RailbirdRun:
         self.popen_kw: dict = {}  # e.g. preexec_fn: a lowered fd limit (tests/hardening)
         self.proc: subprocess.Popen | None = None
 
-    def start(self, ready=lambda s: s.get("connected"), what="host connected", timeout=20):
+    def start(self, ready=lambda s: s.get("connected"), what="host connected", timeout=60):
         if self.stats_file.exists():
             self.stats_file.unlink()  # a stale file would satisfy `ready` at once
         with open(self.dir / "host.log", "ab") as log:
@@ -48,7 +48,7 @@ class RailbirdRun:
         self.wait(ready, what, timeout)
         return self
 
-    def start_with_web(self, timeout: float = 20) -> str:
+    def start_with_web(self, timeout: float = 60) -> str:
         """`start`, until the host is connected and its web scoreboard listens: its URL."""
         self.start(
             lambda s: s.get("connected") and s["outputs"]["web"]["url"], "host and web up", timeout

@@ -105,9 +105,9 @@ class Broker:
         return self
 
     def reload(self) -> None:
-        """SIGHUP, as `systemctl reload railbird-broker` sends: new logins and ACL."""
+        """SIGHUP, as `systemctl reload railbird-broker` sends: new logins and ACL, taken
+        up in mosquitto's main loop a moment later (the caller waits for a new login)."""
         self.proc.send_signal(signal.SIGHUP)
-        time.sleep(0.5)  # mosquitto rereads the files in its main loop
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:

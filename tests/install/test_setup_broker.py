@@ -18,6 +18,7 @@ import time
 import pytest
 
 from harness.mqttsub import subscriber
+from harness.waiting import poll, wait_for
 from rbnode.simnode import SimNode
 from rbproto import codec
 
@@ -56,9 +57,13 @@ def published_through(
     refused publish is dropped silently; own table first, since mosquitto may close the
     connection at a refused one)."""
     got, lock = [], threading.Lock()
+    done = threading.Event()
 
     def on_message(client, userdata, msg):
         parts = msg.topic.split("/")
+        if codec.decode("events", msg.payload)["boot"] == 2:
+            done.set()  # the last one: everything published before it has been through
+            return
         with lock:
             got.append((parts[3], parts[5]))
 
@@ -75,7 +80,12 @@ def published_through(
         body = {"v": 1, "node": node, "boot": 1, "events": [{"seq": 0, "t": 1, "kind": "cue"}]}
         for table, as_node in tables:
             c.publish(codec.topic(VENUE, table, "events", as_node), codec.encode("events", body))
-        time.sleep(1.0)
+        # then the last one, own table, on the same connection (QoS 1: sent again should
+        # the broker have closed it): once the broker passes it on it has dealt with every
+        # one before it. Were one late, this would pass falsely, never fail falsely.
+        own_topic = codec.topic(VENUE, tables[0][0], "events", node)
+        c.publish(own_topic, codec.encode("events", {**body, "boot": 2}), qos=1)
+        assert done.wait(20), f"{own_topic} never passed on"
     finally:
         for client in (c, watch):
             client.disconnect()
@@ -163,8 +173,10 @@ def test_setup_then_check_config_broker_users_acl_and_a_second_run(tmp_path):
         # confined to its table, and the old logins still work
         broker.reload()
         users2 = secrets2["mqtt"]
-        for user, pw in users2.items():
-            assert accepted(inst.port, user, pw), f"{user} refused after the second run"
+        for user, pw in users2.items():  # mosquitto rereads the files in its main loop
+            assert poll(lambda u=user, p=pw: accepted(inst.port, u, p), 20), (
+                f"{user} refused after the second run"
+            )
         tries = [("t3", "t3-node"), ("t1", "t3-node")]
         assert published_through(inst.port, hpw, "t3-node", users2["t3-node"], tries) == [
             ("t3", "t3-node")
@@ -254,15 +266,25 @@ def test_a_login_that_is_not_a_node_of_the_acl_reads_nothing_it_should_not(tmp_p
         )
         ref, rc = login(inst.port, "railbird-referee", users["railbird-referee"])
         assert not rc.is_failure
+        last = f"railbird/v1/{VENUE}/t9/state"
         try:
-            ref.publish(f"railbird/v1/{VENUE}/t1/referee", b'{"v":1}', qos=0)
-            ref.publish(f"railbird/v1/{VENUE}/t1/node/t1-a/events", b"{}", qos=0)
-            ref.publish(f"railbird/v1/{VENUE}/t1/state", b"{}", qos=0)
-            time.sleep(1.0)
+            for topic in ("referee", "node/t1-a/events", "state"):
+                ref.publish(f"railbird/v1/{VENUE}/t1/{topic}", b'{"v":1}', qos=0)
+            # the referee login can write nothing the display may read, so the positive
+            # signal comes from the host, published after the three: a state the display
+            # sees. Two connections keep no order between them, so a slow broker could make
+            # this pass falsely (one of the three not passed on yet), never fail falsely.
+            host, rc = login(inst.port, "railbird-host", users["railbird-host"])
+            assert not rc.is_failure
+            host.publish(last, b'{"v":1}', qos=0).wait_for_publish(10)
+            wait_for(lambda: last in got, f"{last} at the display", 20)
+            host.disconnect()
+            host.loop_stop()
         finally:
             for c in (ref, display):
                 c.disconnect()
                 c.loop_stop()
+    got.remove(last)
     assert got == [], got  # referee input unseen by displays; the other two refused
 
 
