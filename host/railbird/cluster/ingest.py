@@ -359,11 +359,18 @@ class ClusterIngest:
 
         kv = self.kv
         me = self.worker.encode()
+        # the presence key's failure must not skip the fencing below: a worker cut off from
+        # NATS times out here first, and would go on consuming tables it can no longer hold
         try:
-            e = await kv.get(f"w.{self.worker}")
-            await kv.update(f"w.{self.worker}", me, last=e.revision)
-        except KeyNotFoundError:
-            await kv.create(f"w.{self.worker}", me)
+            try:
+                entry = await kv.get(f"w.{self.worker}")
+                await kv.update(f"w.{self.worker}", me, last=entry.revision)
+            except KeyNotFoundError:
+                await kv.create(f"w.{self.worker}", me)
+        except Exception as e:  # noqa: BLE001 - NATS unreachable for now: the leases decide
+            log.warning(
+                "cluster: presence of %s not renewed: %s: %s", self.worker, type(e).__name__, e
+            )
         for p, rev in list(self.owned.items()):
             now = time.monotonic()
             try:
