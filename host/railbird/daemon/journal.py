@@ -7,6 +7,8 @@ Tables:
              Source `failed`: an input the code failed on, kept raw and never replayed.
 - `events`   timeline events by (venue, table, node, boot, seq), unique; `pos` is the position
              in the table's timeline, `late` = 1 for events that arrived after the window.
+             Keyed by that alone (WITHOUT ROWID, no other index: one B-tree write per event,
+             railbird.daemon.migrations version 3).
 - `conflicts` events whose (venue, table, node, boot, seq) was seen before with other
              content (a node that reused its boot counter): kept here, not in the timeline.
 - `quarantined` events whose table time lay implausibly far beyond their arrival `rx` (a
@@ -48,7 +50,8 @@ from railbird import private
 from railbird.daemon import migrations, sealing
 from railbird.daemon.journalerror import JournalError  # also imported from here by its users
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS inputs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -59,14 +62,9 @@ CREATE TABLE IF NOT EXISTS inputs (
   venue TEXT, tbl TEXT,
   status TEXT, reason TEXT
 );
-CREATE TABLE IF NOT EXISTS events (
-  venue TEXT NOT NULL, tbl TEXT NOT NULL, node TEXT NOT NULL, boot INTEGER NOT NULL,
-  seq INTEGER NOT NULL, t INTEGER NOT NULL, t_node INTEGER NOT NULL, kind TEXT NOT NULL,
-  pocket TEXT, rail TEXT, amp INTEGER, dur INTEGER, n INTEGER, synced INTEGER,
-  late INTEGER NOT NULL, pos INTEGER, input_id INTEGER,
-  PRIMARY KEY (venue, tbl, node, boot, seq)
-);
-CREATE INDEX IF NOT EXISTS events_pos ON events (venue, tbl, pos);
+"""
+    + f"CREATE TABLE IF NOT EXISTS events ({migrations.EVENTS_COLUMNS};"
+    + """
 CREATE TABLE IF NOT EXISTS shots (
   venue TEXT NOT NULL, tbl TEXT NOT NULL, n INTEGER NOT NULL, shot TEXT NOT NULL,
   input_id INTEGER, PRIMARY KEY (venue, tbl, n)
@@ -99,6 +97,7 @@ CREATE TABLE IF NOT EXISTS nodes (
   PRIMARY KEY (venue, tbl, node)
 );
 """
+)
 
 
 def _j(x) -> str:
