@@ -26,6 +26,8 @@ SQLite's INTEGER only to 2^63 - 1, so an integer outside SQLite's range is store
 decimal digits in a BLOB (`sql_int`; SQLite would turn a text too large for INTEGER into an
 inexact REAL) and read back with `py_int`. A batch whose writes fail is rolled back whole
 (`rollback`); the daemon then rebuilds its pipeline from what is committed and tries again.
+The `states` and `shots` rows a transaction writes are also kept as written for the match
+history, which folds them from there (`take_written`) instead of reading them back.
 
 No secret is journalled: MQTT referee input is kept sealed (its token replaced by the
 check's outcome, railbird.core.refauth), the config masked, and a journal from before that
