@@ -303,3 +303,36 @@ def test_a_journal_with_state_lines_of_the_first_form_replays_as_identical(tmp_p
     db.close()
     r = replay_check(path)
     assert r.returncode == 1 and "MISMATCH" in r.stderr, r.stderr
+
+
+def test_a_version_2_journal_keeps_its_events_keyed_by_their_key_alone(tmp_path):
+    """Version 3: the events table without rowid and without `events_pos`, every row as it
+    was (an integer past SQLite's range is its digits, railbird.daemon.journal `sql_int`)."""
+    path = tmp_path / "journal.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.executescript(V1_CONFLICTS)
+    for sql in dict(migrations.STEPS)[2]:
+        db.execute(sql)
+    db.execute("PRAGMA user_version = 2")
+    rows = [
+        ("club", "t1", NODE, 1, seq, 10_000 + seq, 900 + seq, "rail", None, "F", 800, None,
+         None, 1, seq % 2, None if seq % 2 else seq, seq)
+        for seq in (3, 1, 2)
+    ]  # fmt: skip
+    rows.append(("club", "t1", NODE, b"18446744073709551615", 0, 5, 5, "drop", "HL", None,
+                 None, 20_000, None, 0, 0, 7, 4))  # fmt: skip
+    db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    db.close()
+    key = "ORDER BY venue, tbl, node, boot, seq"
+    before = _rows(path, f"SELECT * FROM events {key}")
+
+    Journal(path).close()
+    assert _rows(path, "PRAGMA user_version") == [(migrations.VERSION,)]
+    assert _rows(path, f"SELECT * FROM events {key}") == before
+    names = {n for (n,) in _rows(path, "SELECT name FROM sqlite_master WHERE tbl_name='events'")}
+    assert names == {"events"}  # the table is its key's B-tree: no index beside it
+    (sql,) = _rows(path, "SELECT sql FROM sqlite_master WHERE name='events'")[0]
+    assert sql.endswith("WITHOUT ROWID")
+    fresh = tmp_path / "fresh.sqlite"
+    Journal(fresh).close()
+    assert _schema(path) == _schema(fresh)

@@ -29,7 +29,8 @@ class Night:
         """`live`: keep the history in each input's transaction, as the daemon does."""
         self.journal = Journal(str(path))
         self.venue = venue
-        self.history = HistoryStore(self.journal.db) if live else None
+        # as the daemon's: folding the rows the journal says it wrote (`Written`)
+        self.history = HistoryStore(self.journal.db, self.journal) if live else None
         self.games: dict[str, Game] = {}
         self.shots: dict[str, int] = {}
         self.rx = 0
@@ -40,9 +41,10 @@ class Night:
 
     def _write(self, table, wall, records) -> int:
         self.rx += 1000
-        iid = self.journal.add_input("local", self.rx, None, b"{}", self.venue, table, "ok")
         # the evening's time, not the test's
-        self.journal.db.execute("UPDATE inputs SET wall=? WHERE id=?", (wall, iid))
+        iid = self.journal.add_input(
+            "local", self.rx, None, b"{}", self.venue, table, "ok", wall=wall
+        )
         self.journal.add_records(iid, records)
         if self.history is not None:
             self.history.after_batch()

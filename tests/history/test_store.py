@@ -189,3 +189,49 @@ def test_the_daemon_keeps_the_history_through_a_restart(tmp_path):
         assert json.loads(record[0]) == m
     finally:
         d.stop()
+
+
+def _batched(path, steps, size: int, as_written: bool) -> dict:
+    """The script in transactions of `size` inputs, then a shot of t1 with no drops and, in
+    the next batch, that shot written again twice (a correction: the same number), with
+    one drop and then two, and a shot of t2 after them; folded as the journal wrote it
+    (`as_written`) or read back from its tables."""
+    night = Night(path)
+    j = night.journal
+    history = HistoryStore(j.db, j if as_written else None)
+    commit, j.commit = j.commit, lambda: None  # the batches commit below, not each input
+
+    def batch_end():
+        history.after_batch()
+        commit()
+
+    def shot(table, shot):
+        iid = j.add_input("local", 1, None, b"{}", "club", table, "ok", wall=W + 999)
+        j.add_records(iid, [{"type": "shot", "venue": "club", "table": table, "shot": shot}])
+
+    for i, step in enumerate(steps):
+        play(night, [step])
+        if i % size == size - 1:
+            batch_end()
+    batch_end()
+    n = night.shots["t1"] + 1
+    shot("t1", {"n": n, "pocketed": []})
+    batch_end()
+    shot("t1", {"n": n, "pocketed": [{"pocket": "SR"}]})
+    shot("t1", {"n": n, "pocketed": [{"pocket": "SR"}, {"pocket": "HL"}]})
+    shot("t2", {"n": night.shots["t2"] + 1, "pocketed": [{"pocket": "SL"}]})
+    batch_end()
+    out = tables(j.db)
+    assert history.errors == 0
+    assert j._logging == as_written  # the batches were folded from what the journal kept
+    j.commit = commit
+    night.close()
+    return out
+
+
+def test_folded_as_the_journal_wrote_it_equals_folded_as_read_back(tmp_path):
+    steps = script()
+    for size in (1, 3, len(steps)):
+        written = _batched(tmp_path / f"w{size}.sqlite", steps, size, True)
+        assert written == _batched(tmp_path / f"r{size}.sqlite", steps, size, False)
+        assert [d[5] for d in written["drops"] if d[1] == "t1"][-2:] == ["SR", "HL"]

@@ -68,8 +68,10 @@ def journalled(paths) -> dict:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             ev = db.execute(
-                "SELECT e.tbl, e.node, e.boot, e.seq, e.t, i.rx, e.rowid FROM events e "
-                "JOIN inputs i ON i.id = e.input_id ORDER BY e.rowid"
+                # in the order they were written: by input, each input's in release
+                # order (`pos`; the journal's events have no rowid since schema 3)
+                "SELECT e.tbl, e.node, e.boot, e.seq, e.t, i.rx FROM events e JOIN inputs i"
+                " ON i.id = e.input_id ORDER BY e.input_id, e.late, e.pos, e.node, e.seq"
             ).fetchall()
             sh = db.execute("SELECT tbl, n, shot FROM shots ORDER BY tbl, n").fetchall()
             st = db.execute(
@@ -78,8 +80,8 @@ def journalled(paths) -> dict:
             ).fetchall()
         finally:
             db.close()
-        for tbl, node, boot, seq, t, rx, rowid in ev:
-            keyed.setdefault(tbl, []).append(((rx, j, rowid), (node, boot, seq, t)))
+        for k, (tbl, node, boot, seq, t, rx) in enumerate(ev):
+            keyed.setdefault(tbl, []).append(((rx, j, k), (node, boot, seq, t)))
             seen[(node, boot, seq)] = seen.get((node, boot, seq), 0) + 1
         for tbl, n, shot in sh:
             shots.setdefault(tbl, []).append((n, shot))

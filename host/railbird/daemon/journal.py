@@ -7,6 +7,8 @@ Tables:
              Source `failed`: an input the code failed on, kept raw and never replayed.
 - `events`   timeline events by (venue, table, node, boot, seq), unique; `pos` is the position
              in the table's timeline, `late` = 1 for events that arrived after the window.
+             Keyed by that alone (WITHOUT ROWID, no other index: one B-tree write per event,
+             railbird.daemon.migrations version 3).
 - `conflicts` events whose (venue, table, node, boot, seq) was seen before with other
              content (a node that reused its boot counter): kept here, not in the timeline.
 - `quarantined` events whose table time lay implausibly far beyond their arrival `rx` (a
@@ -24,6 +26,8 @@ SQLite's INTEGER only to 2^63 - 1, so an integer outside SQLite's range is store
 decimal digits in a BLOB (`sql_int`; SQLite would turn a text too large for INTEGER into an
 inexact REAL) and read back with `py_int`. A batch whose writes fail is rolled back whole
 (`rollback`); the daemon then rebuilds its pipeline from what is committed and tries again.
+The `states` and `shots` rows a transaction writes are also kept as written for the match
+history, which folds them from there (`take_written`) instead of reading them back.
 
 No secret is journalled: MQTT referee input is kept sealed (its token replaced by the
 check's outcome, railbird.core.refauth), the config masked, and a journal from before that
@@ -42,13 +46,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 from railbird import private
 from railbird.daemon import migrations, sealing
 from railbird.daemon.journalerror import JournalError  # also imported from here by its users
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS inputs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -59,14 +66,9 @@ CREATE TABLE IF NOT EXISTS inputs (
   venue TEXT, tbl TEXT,
   status TEXT, reason TEXT
 );
-CREATE TABLE IF NOT EXISTS events (
-  venue TEXT NOT NULL, tbl TEXT NOT NULL, node TEXT NOT NULL, boot INTEGER NOT NULL,
-  seq INTEGER NOT NULL, t INTEGER NOT NULL, t_node INTEGER NOT NULL, kind TEXT NOT NULL,
-  pocket TEXT, rail TEXT, amp INTEGER, dur INTEGER, n INTEGER, synced INTEGER,
-  late INTEGER NOT NULL, pos INTEGER, input_id INTEGER,
-  PRIMARY KEY (venue, tbl, node, boot, seq)
-);
-CREATE INDEX IF NOT EXISTS events_pos ON events (venue, tbl, pos);
+"""
+    + f"CREATE TABLE IF NOT EXISTS events ({migrations.EVENTS_COLUMNS};"
+    + """
 CREATE TABLE IF NOT EXISTS shots (
   venue TEXT NOT NULL, tbl TEXT NOT NULL, n INTEGER NOT NULL, shot TEXT NOT NULL,
   input_id INTEGER, PRIMARY KEY (venue, tbl, n)
@@ -99,23 +101,31 @@ CREATE TABLE IF NOT EXISTS nodes (
   PRIMARY KEY (venue, tbl, node)
 );
 """
+)
 
 
-def _j(x) -> str:
-    return json.dumps(x, sort_keys=True, separators=(",", ":"))
+# One encoder for every row's JSON: `json.dumps` with options builds a new one per call.
+_j = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
+T = TypeVar("T")
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
+# A row of `states` / `shots` as railbird.history.store reads it back (`_STATES`, `_SHOTS`):
+# (id, venue, tbl, game, state, fen, announcements, cause, input_id, wall) and
+# (rowid, venue, tbl, n, shot, input_id, wall).
+StateRow = tuple[int, str, str, Any, str, Any, str, Any, int, float | None]
+ShotRow = tuple[int, str, str, Any, str, int, float | None]
 
-def sql_int(x):
+
+def sql_int(x: int | None) -> int | bytes | None:
     """An integer as SQLite keeps it exactly (None stays None)."""
     if x is None or I64_MIN <= x <= I64_MAX:
         return x
     return str(x).encode("ascii")
 
 
-def py_int(v):
+def py_int(v: int | bytes | None) -> int | None:
     """The integer `sql_int` stored (None stays None)."""
     return int(v) if isinstance(v, bytes) else v
 
@@ -132,7 +142,7 @@ def _refuse_non_journal(path: str) -> None:
 
 
 class Journal:
-    def __init__(self, path, synchronous: str = "normal"):
+    def __init__(self, path: str | Path, synchronous: str = "normal") -> None:
         self.path = str(path)
         _refuse_non_journal(self.path)
         # 0600 before the first byte: SQLite gives the -wal and -shm the same mode
@@ -165,34 +175,49 @@ class Journal:
             self.db.close()
             raise
         # The shots written in the open transaction, by their JSON text: the match history
-        # reads them back in the same transaction (railbird.history.store) and takes them
-        # from here instead of parsing the text again. Emptied when the transaction ends.
-        self.shots_written: dict = {}
+        # takes them from here instead of parsing the text again. Emptied when the
+        # transaction ends.
+        self.shots_written: dict[str, dict[str, Any]] = {}
+        # The `states` and `shots` rows written since the match history last took them
+        # (`take_written`), as it would read them back: it folds a batch from here instead
+        # of a SELECT of what the batch has just written. `_logging`: they are all here (off
+        # until the history has read the journal itself, `log_written`, and again after a
+        # rollback or a commit that left rows untaken). `_walls`: the wall-clock time of
+        # each input of the open transaction, for the rows' `wall`.
+        self._logging = False
+        self._states: list[StateRow] = []
+        self._shots: dict[tuple[str, str, Any], ShotRow] = {}
+        self._walls: dict[int, float] = {}
         # Values read from the journal once and then kept up to date by its writers
         # (`remembered`), so that a batch does not ask SQLite for them again: the committed
         # ones, and those set in the open transaction (dropped by a rollback).
-        self._kept: dict = {}
-        self._open: dict = {}
+        self._kept: dict[str, Any] = {}
+        self._open: dict[str, Any] = {}
 
-    def remembered(self, key: str, read):
+    def remembered(self, key: str, read: Callable[[], T]) -> T:
         """The value kept under `key`, as of the open transaction; `read()` (a query in it)
         when none is kept."""
         if key in self._open:
-            return self._open[key]
+            value: T = self._open[key]
+            return value
         if key in self._kept:
-            return self._kept[key]
+            value = self._kept[key]
+            return value
         value = self._open[key] = read()
         return value
 
-    def remember(self, key: str, value) -> None:
+    def remember(self, key: str, value: object) -> None:
         """`key`'s value as the open transaction leaves it (kept if it commits)."""
         self._open[key] = value
 
     def newest_input(self) -> int | None:
         """The id of the newest input (None: none), without a query once known."""
-        return self.remembered(
-            "newest_input", lambda: self.db.execute("SELECT MAX(id) FROM inputs").fetchone()[0]
-        )
+
+        def read() -> int | None:
+            newest: int | None = self.db.execute("SELECT MAX(id) FROM inputs").fetchone()[0]
+            return newest
+
+        return self.remembered("newest_input", read)
 
     def close(self) -> None:
         self.rollback()  # an open transaction here is a batch that never committed
@@ -207,42 +232,73 @@ class Journal:
 
     def commit(self) -> None:
         self.shots_written.clear()
+        self._walls.clear()
         if self.db.in_transaction:
             self.db.execute("COMMIT")
             self._kept.update(self._open)
-        elif self._open:  # SQLite ended the transaction itself: what it kept is not known
-            self._kept.clear()
+            if self._states or self._shots:  # committed rows the history did not take
+                self._stop_logging()
+        else:  # SQLite ended the transaction itself: what it kept is not known
+            if self._open:
+                self._kept.clear()
+            self._stop_logging()
         self._open.clear()
 
     def rollback(self) -> None:
         """Undo everything since `begin`: after a failed write the batch is not in."""
         self.shots_written.clear()
+        self._walls.clear()
+        self._stop_logging()
         self._open.clear()
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
+    # -- the rows written, for the match history (railbird.history.store) ----------------
+    def log_written(self) -> None:
+        """The history has read every `states` and `shots` row there is, in the open
+        transaction: from now on the rows written are kept for `take_written`."""
+        self._states, self._shots = [], {}
+        self._logging = True
+
+    def take_written(self) -> tuple[list[StateRow], list[ShotRow]] | None:
+        """The `states` and `shots` rows written since the last take (or `log_written`),
+        in the form and order the history's own queries give; None: not known here (the
+        history reads them from the tables). Shots as they are now: a shot written again
+        in between replaced the earlier row."""
+        if not self._logging:
+            return None
+        states, shots = self._states, sorted(self._shots.values())
+        self._states, self._shots = [], {}
+        return states, shots
+
+    def _stop_logging(self) -> None:
+        self._logging = False
+        self._states, self._shots = [], {}
+
     def add_input(
         self,
-        source,
-        rx,
-        topic=None,
-        payload=None,
-        venue=None,
-        table=None,
-        status=None,
-        reason=None,
-        wall=None,
+        source: str,
+        rx: int | None,
+        topic: str | None = None,
+        payload: bytes | str | None = None,
+        venue: str | None = None,
+        table: str | None = None,
+        status: str | None = None,
+        reason: str | None = None,
+        wall: float | None = None,
     ) -> int:
         """`wall`: the wall-clock time to record (default now; tools that write a journal
         of simulated days give theirs)."""
         self.begin()
+        if wall is None:
+            wall = time.time()
         cur = self.db.execute(
             "INSERT INTO inputs (source, rx, wall, topic, payload, venue, tbl, status, reason)"
             " VALUES (?,?,?,?,?,?,?,?,?)",
             (
                 source,
                 rx,
-                time.time() if wall is None else wall,
+                wall,
                 topic,
                 payload,
                 venue,
@@ -251,20 +307,29 @@ class Journal:
                 reason,
             ),
         )
-        self._open["newest_input"] = cur.lastrowid
-        return cur.lastrowid
+        iid = cur.lastrowid
+        assert iid is not None  # an INSERT into a rowid table
+        self._open["newest_input"] = iid
+        self._walls[iid] = wall
+        return iid
 
-    def add_records(self, input_id: int, records: list) -> None:
+    def add_records(self, input_id: int, records: list[dict[str, Any]]) -> None:
         ex = self.db.execute
-        events = []  # written with one executemany: the rows of a batch of 8 cost half
+        # written with one executemany: the rows of a batch of 8 cost half
+        events: list[tuple[object, ...]] = []
+        wall = self._walls.get(input_id)
+        if wall is None and self._logging:  # an input of an earlier transaction: no `wall`
+            self._stop_logging()
         for r in records:
             typ = r["type"]
             if typ in ("event", "late"):
                 e = r["event"]
-                ints = (e.boot, e.seq, e.t, e.t_node, e.amp, e.dur, e.n)
+                ints: tuple[int | bytes | None, ...] = (e.boot, e.seq, e.t, e.t_node, e.amp,
+                                                        e.dur, e.n)  # fmt: skip
                 nums = (e.boot, e.seq, e.t, e.t_node, e.amp or 0, e.dur or 0, e.n or 0)
                 if min(nums) < I64_MIN or max(nums) > I64_MAX:  # rare: see `sql_int`
-                    ints = tuple(sql_int(x) for x in ints)
+                    ints = (sql_int(e.boot), sql_int(e.seq), sql_int(e.t), sql_int(e.t_node),
+                            sql_int(e.amp), sql_int(e.dur), sql_int(e.n))  # fmt: skip
                 boot, seq, t, t_node, amp, dur, n = ints
                 events.append(
                     (
@@ -325,27 +390,41 @@ class Journal:
             elif typ == "shot":
                 s = r["shot"]
                 text = _j(s)
-                ex(
+                venue, tbl, n = r["venue"], r["table"], s["n"]
+                cur = ex(
                     "INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
-                    (r["venue"], r["table"], s["n"], text, input_id),
+                    (venue, tbl, n, text, input_id),
                 )
                 self.shots_written[text] = s
+                if self._logging:
+                    rowid = cur.lastrowid
+                    assert rowid is not None
+                    self._shots[(venue, tbl, n)] = (rowid, venue, tbl, n, text, input_id, wall)
             elif typ == "state":
-                ex(
+                venue, tbl = r["venue"], r["table"]
+                state, anns = _j(r["state"]), _j(r["announcements"])
+                cur = ex(
                     "INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"
                     " source, input_id) VALUES (?,?,?,?,?,?,?,?,?)",
                     (
-                        r["venue"],
-                        r["table"],
+                        venue,
+                        tbl,
                         r["game"],
-                        _j(r["state"]),
+                        state,
                         r["fen"],
-                        _j(r["announcements"]),
+                        anns,
                         r["cause"],
                         r["source"],
                         input_id,
                     ),
                 )
+                if self._logging:
+                    sid = cur.lastrowid
+                    assert sid is not None
+                    self._states.append(
+                        (sid, venue, tbl, r["game"], state, r["fen"], anns, r["cause"],
+                         input_id, wall)
+                    )  # fmt: skip
             elif typ == "referee":
                 ex(
                     "INSERT INTO referee (venue, tbl, rid, by_, input, ok, error, source,"
@@ -379,18 +458,19 @@ class Journal:
             )
 
     # -- reading -------------------------------------------------------------------------
-    def inputs(self, after: int = 0, wall: bool = False):
+    def inputs(self, after: int = 0, wall: bool = False) -> Iterator[Any]:
         """(id, source, rx, topic, payload, venue, tbl[, wall]) in journal order."""
         cols = "id, source, rx, topic, payload, venue, tbl" + (", wall" if wall else "")
         cur = self.db.execute(f"SELECT {cols} FROM inputs WHERE id > ? ORDER BY id", (after,))
         yield from cur
 
-    def count(self, table: str, where: str = "", args=()) -> int:
-        return self.db.execute(f"SELECT COUNT(*) FROM {table} {where}", args).fetchone()[0]
+    def count(self, table: str, where: str = "", args: tuple[object, ...] = ()) -> int:
+        n: int = self.db.execute(f"SELECT COUNT(*) FROM {table} {where}", args).fetchone()[0]
+        return n
 
-    def shots(self, venue=None, table=None) -> list:
+    def shots(self, venue: str | None = None, table: str | None = None) -> list[Any]:
         q = "SELECT shot FROM shots"
-        args = ()
+        args: tuple[object, ...] = ()
         if venue is not None:
             q += " WHERE venue=? AND tbl=?"
             args = (venue, table)

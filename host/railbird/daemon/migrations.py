@@ -6,6 +6,8 @@ Released versions:
   of version 1 added tables only (`conflicts`, ...), which `SCHEMA` creates where missing.
 - 2: `snapshots` (the pipeline state after an input, railbird.daemon.snapshots), and the
   indexes a restart reads by: inputs by wall-clock time, shots and states by table and input.
+- 3: `events` keyed by (venue, tbl, node, boot, seq) alone, WITHOUT ROWID, and no index on
+  `pos` (`EVENTS_COLUMNS`): the same columns and rows, a third of the B-tree writes.
 
 Opening a journal: `refuse_newer` first, before any pragma, so a journal written by a newer
 railbird is refused (`JournalError`, one line) with nothing in it changed; then `prepare`
@@ -25,6 +27,18 @@ import sqlite3
 
 from railbird.daemon.journalerror import JournalError
 
+# The events table from version 3 on: keyed by its primary key alone (WITHOUT ROWID, no
+# index on `pos`), so an event row is one B-tree insert instead of three (the rowid table,
+# the primary key's index, `events_pos`). Nothing read events by `pos`; the worker wrote 8
+# rows per message through all three (issue 21).
+EVENTS_COLUMNS = """
+  venue TEXT NOT NULL, tbl TEXT NOT NULL, node TEXT NOT NULL, boot INTEGER NOT NULL,
+  seq INTEGER NOT NULL, t INTEGER NOT NULL, t_node INTEGER NOT NULL, kind TEXT NOT NULL,
+  pocket TEXT, rail TEXT, amp INTEGER, dur INTEGER, n INTEGER, synced INTEGER,
+  late INTEGER NOT NULL, pos INTEGER, input_id INTEGER,
+  PRIMARY KEY (venue, tbl, node, boot, seq)
+) WITHOUT ROWID"""
+
 # Each step: (the version it reaches, its statements).
 STEPS: list[tuple[int, tuple[str, ...]]] = [
     (
@@ -40,6 +54,17 @@ STEPS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX IF NOT EXISTS inputs_wall ON inputs (wall)",
             "CREATE INDEX IF NOT EXISTS shots_input ON shots (venue, tbl, input_id)",
             "CREATE INDEX IF NOT EXISTS states_input ON states (venue, tbl, input_id)",
+        ),
+    ),
+    (
+        3,
+        (
+            # copied in key order (the old table's primary key index): appends, not a
+            # random insert per row; `events_pos` goes with the old table
+            f"CREATE TABLE events_v3 ({EVENTS_COLUMNS}",
+            "INSERT INTO events_v3 SELECT * FROM events ORDER BY venue, tbl, node, boot, seq",
+            "DROP TABLE events",
+            "ALTER TABLE events_v3 RENAME TO events",
         ),
     ),
 ]

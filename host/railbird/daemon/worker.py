@@ -125,8 +125,8 @@ class Daemon:
         self._dirty = False  # the pipeline saw a batch that was rolled back
         self.snapshots = Snapshots(cfg, self.journal)
         self._retention_at = None  # monotonic time of the last retention check
-        # match history, in the batches' transactions (the shots they wrote, unparsed)
-        self.history = HistoryStore(self.journal.db, self.journal.shots_written)
+        # match history, in the batches' transactions (the rows they wrote, as written)
+        self.history = HistoryStore(self.journal.db, self.journal)
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> Daemon:

@@ -12,11 +12,13 @@ They are derived from the journal's `states` and `shots` records and the wall-cl
 the input that produced them, which are never deleted (railbird.daemon.retention deletes
 raw inputs only: the history keeps each time it needs in its own rows before that). The
 daemon calls `after_batch` in every transaction that writes records, so the history commits
-with them; a rolled-back batch rolls the history back too, and the store then reloads its
-fold (`catch_up` notices the marks moved back). `catch_up` also brings a journal written
-before the history existed, or by another tool, up to date: `railbird history` runs it
-first. Reloading re-folds only the last two matches of each table from their first state
-(an undo can reach back no further), so a restart costs two matches, not the whole journal.
+with them; it folds them as its journal says it wrote them (`Written`: the rows as these
+queries would give them, not read back). A rolled-back batch rolls the history back too,
+and the store then reloads its fold (`catch_up` notices the marks moved back). `catch_up`
+also brings a journal written before the history existed, or by another tool, up to date:
+`railbird history` runs it first. Reloading re-folds only the last two matches of each
+table from their first state (an undo can reach back no further), so a restart costs two
+matches, not the whole journal.
 
 A failure here never stops scoring: `after_batch` runs in a savepoint, and on an error it is
 undone, logged and tried again from the marks with the next batch.
@@ -28,6 +30,8 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from railbird.history.fold import Fold, Match
 from railbird.tableorder import natural_sorted
@@ -69,6 +73,20 @@ _SHOTS = (
     "SELECT sh.rowid, sh.venue, sh.tbl, sh.n, sh.shot, sh.input_id, i.wall FROM shots sh"
     " LEFT JOIN inputs i ON i.id = sh.input_id"
 )
+
+
+class Written(Protocol):
+    """What the writer of the journal knows of the rows it wrote (railbird.daemon.journal):
+    the daemon's batches are folded from there, not SELECTed back."""
+
+    shots_written: dict[str, dict[str, Any]]  # the open transaction's shots by JSON text
+
+    def take_written(self) -> tuple[Sequence[tuple], Sequence[tuple]] | None:
+        """The `states` and `shots` rows written since the last take, as `_STATES` and
+        `_SHOTS` give them; None: not known (read them)."""
+
+    def log_written(self) -> None:
+        """Every row there is has been read: keep the rows written from now on."""
 
 
 def ensure(db: sqlite3.Connection) -> None:
@@ -127,11 +145,13 @@ def _in_order(states: list[dict], shots: list[dict]):
 
 
 class HistoryStore:
-    def __init__(self, db: sqlite3.Connection, parsed: dict | None = None):
-        """`parsed`: the journal's `shots_written` (the shots of the open transaction by
-        their JSON text), to fold them without parsing them again; read only."""
+    def __init__(self, db: sqlite3.Connection, written: Written | None = None):
+        """`written`: the journal that writes `db` (railbird.daemon.journal.Journal): the
+        rows of its transactions are folded as it wrote them, and its shots without parsing
+        their text again. Without it every batch's rows are read back."""
         self.db = db
-        self.parsed = parsed
+        self.written = written
+        self.parsed = None if written is None else written.shots_written
         self.fold: Fold | None = None
         self.marks: tuple[int, int] | None = None  # what `fold` has read
         self._rows: dict[int, tuple] = {}  # match id -> its indexed columns as written
@@ -140,6 +160,7 @@ class HistoryStore:
         # was written before (only a correction writes one again: the table's last shot).
         # Rebuilt with the fold (`_reload`), so a rolled-back batch leaves nothing behind.
         self._dropped: dict[tuple, tuple[int, set[int]]] = {}
+        self._drops: list[tuple] = []  # rows for history_drops, written once per `_apply`
         self.errors = 0
         self._error_logged = 0.0
 
@@ -196,9 +217,35 @@ class HistoryStore:
         if self.fold is None:
             ensure(self.db)
         marks = self._read_marks()
-        if self.fold is None or self.marks != marks:
+        reloaded = self.fold is None or self.marks != marks
+        if reloaded:
             ensure(self.db)  # the batch that created the tables may have been rolled back
             self._reload(marks)
+        taken = None if self.written is None or reloaded else self.written.take_written()
+        if taken is not None:
+            done = self._fold_written(taken, marks)
+        else:
+            done = self._fold_read(marks)
+            if self.written is not None:  # all is read: the journal keeps what comes next
+                self.written.log_written()
+        return done
+
+    def _fold_written(self, taken, marks: tuple[int, int]) -> int:
+        """The rows the journal says it wrote since the marks, as `_fold_read` would have
+        read them: those with an id (rowid) past the marks, a shot written again only as
+        it is now (`Journal.take_written`)."""
+        s_upto, sh_upto = marks
+        states = [_state_rec(r) for r in taken[0] if r[0] > s_upto]
+        shots = [_shot_rec(r, self.parsed) for r in taken[1] if r[0] > sh_upto]
+        if states or shots:
+            self._apply(states, shots)
+            s_upto = states[-1]["id"] if states else s_upto
+            sh_upto = max([sh_upto] + [r["rowid"] for r in shots])
+        self._mark(marks, (s_upto, sh_upto))
+        return len(states) + len(shots)
+
+    def _fold_read(self, marks: tuple[int, int]) -> int:
+        """The rows past the marks, read from the journal's tables."""
         s_upto, sh_upto = marks
         done = 0
         while True:
@@ -224,17 +271,22 @@ class HistoryStore:
             sh_upto = max([sh_upto] + [r["rowid"] for r in shots])
             if last:
                 break
-        if (s_upto, sh_upto) != marks:
+        self._mark(marks, (s_upto, sh_upto))
+        return done
+
+    def _mark(self, marks: tuple[int, int], now: tuple[int, int]) -> None:
+        if now != marks:
             self.db.executemany(
                 "INSERT OR REPLACE INTO history_marks VALUES (?, ?)",
-                (("states", s_upto), ("shots", sh_upto)),
+                (("states", now[0]), ("shots", now[1])),
             )
-        self.marks = (s_upto, sh_upto)
-        return done
+        self.marks = now
 
     def _apply(self, states: list[dict], shots: list[dict]) -> None:
         changed: dict[int, Match] = {}
         fold = self.fold
+        assert fold is not None  # loaded by `catch_up`
+        self._drops = []
         for kind, r in _in_order(states, shots):
             if kind == "state":
                 for m in fold.state(r):
@@ -242,21 +294,25 @@ class HistoryStore:
                 continue
             if self._seen(r):
                 continue  # a shot written again (same number): its balls are counted
-            drops, m = fold.shot(r)
+            drops, counted = fold.shot(r)
             if drops:
                 self._note_dropped(r["venue"], r["table"], {d.shot for d in drops})
-                self.db.executemany(
-                    "INSERT OR IGNORE INTO history_drops VALUES (?,?,?,?,?,?,?,?,?)",
-                    [
-                        (d.venue, d.table, d.shot, d.i, d.wall, d.pocket, d.ball, d.player,
-                         d.match)
-                        for d in drops
-                    ],
-                )  # fmt: skip
-            if m is not None:
-                changed[m.id] = m
+                self._drops += [
+                    (d.venue, d.table, d.shot, d.i, d.wall, d.pocket, d.ball, d.player, d.match)
+                    for d in drops
+                ]
+            if counted is not None:
+                changed[counted.id] = counted
+        self._write_drops()
         for m in changed.values():
             self._write(m)
+
+    def _write_drops(self) -> None:
+        if self._drops:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO history_drops VALUES (?,?,?,?,?,?,?,?,?)", self._drops
+            )
+            self._drops = []
 
     def _seen(self, shot: dict) -> bool:
         if not shot["shot"].get("pocketed"):
@@ -272,6 +328,7 @@ class HistoryStore:
         start, numbers = known
         if isinstance(n, int) and n >= start:
             return n in numbers
+        self._write_drops()  # the query sees the drops of the shots before this one
         return (  # older than what is kept: rare
             self.db.execute(
                 "SELECT 1 FROM history_drops WHERE venue=? AND tbl=? AND shot=? LIMIT 1",
