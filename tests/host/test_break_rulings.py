@@ -118,7 +118,8 @@ def test_a_ball_pocketed_decides_the_ten_ball_break_whatever_the_range():
 
 def _hits(spec):
     return [
-        Event(t * 1000, "n", 1, i, "rail", rail=r, amp=a) for i, (t, r, a, _) in enumerate(spec)
+        Event(t=t * 1000, node="n", boot=1, seq=i, kind="rail", rail=r, amp=a)
+        for i, (t, r, a, _) in enumerate(spec)
     ]
 
 

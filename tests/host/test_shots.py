@@ -114,7 +114,7 @@ def test_whole_game_script():
 
 def test_advance_closes_after_quiet():
     a = ShotAssembler("t1", ShotParams(quiet_us=1000))
-    assert a.feed(Event(0, "n", 1, 0, "rail", rail="H", amp=1)) == []
+    assert a.feed(Event(t=0, node="n", boot=1, seq=0, kind="rail", rail="H", amp=1)) == []
     assert a.advance(999) == []
     (shot,) = a.advance(1000)
     assert shot["n"] == 1 and not a.open

@@ -65,7 +65,7 @@ def test_soft_safety_heard_only_by_the_strike_sensor_is_a_shot_and_passes_the_tu
 
 def test_shot_input_flags_the_missing_rail_of_a_strike_only_shot():
     a = ShotAssembler("t1")
-    a.feed(Event(5_000_000, "n", 1, 0, "strike", amp=200))
+    a.feed(Event(t=5_000_000, node="n", boot=1, seq=0, kind="strike", amp=200))
     (shot,) = a.flush()
     inp = shot_input(shot, state={"breaking": False, "balls_on_table": [1, 2, 3]})
     assert inp["rail_after_contact"] is False
@@ -78,9 +78,9 @@ def test_a_rail_or_a_pocket_makes_the_missing_rail_no_question():
     the fact is sensed; with a pocketed ball 6.3 does not apply."""
     for follow in ("rail", "drop"):
         a = ShotAssembler("t1")
-        a.feed(Event(0, "n", 1, 0, "strike", amp=2000))
+        a.feed(Event(t=0, node="n", boot=1, seq=0, kind="strike", amp=2000))
         extra = {"rail": "H", "amp": 500} if follow == "rail" else {"pocket": "SL", "dur": 30000}
-        a.feed(Event(400_000, "n", 1, 1, follow, **extra))
+        a.feed(Event(t=400_000, node="n", boot=1, seq=1, kind=follow, **extra))
         (shot,) = a.flush()
         inp = shot_input(shot, state={"breaking": False, "balls_on_table": [1, 2, 3]})
         assert "rail_after_contact" not in inp.get("uncertain", [])
@@ -106,13 +106,13 @@ def test_the_next_strike_closes_the_shot_in_play_at_once():
     strike opens the next shot."""
     a = ShotAssembler("t1")
     evs = [
-        Event(0, "n", 1, 0, "strike", amp=2500),
-        Event(300_000, "n", 1, 1, "rail", rail="F", amp=700),
-        Event(900_000, "n", 1, 2, "drop", pocket="FR", dur=30000),
+        Event(t=0, node="n", boot=1, seq=0, kind="strike", amp=2500),
+        Event(t=300_000, node="n", boot=1, seq=1, kind="rail", rail="F", amp=700),
+        Event(t=900_000, node="n", boot=1, seq=2, kind="drop", pocket="FR", dur=30000),
     ]
     for e in evs:
         assert a.feed(e) == []
-    nxt = Event(900_000 + 2_600_000, "n", 1, 3, "strike", amp=2400)
+    nxt = Event(t=900_000 + 2_600_000, node="n", boot=1, seq=3, kind="strike", amp=2400)
     (closed,) = a.feed(nxt)
     assert (closed["n"], closed["start"], closed["end"]) == (1, 0, 900_000)
     assert [p["pocket"] for p in closed["pocketed"]] == ["FR"]
@@ -122,8 +122,8 @@ def test_the_next_strike_closes_the_shot_in_play_at_once():
 def test_a_click_after_a_shorter_silence_stays_in_its_shot():
     """A slow ball meets another 2 s after the last sensed activity: a click, same shot."""
     a = ShotAssembler("t1")
-    a.feed(Event(0, "n", 1, 0, "strike", amp=800))
-    assert a.feed(Event(2_000_000, "n", 1, 1, "strike", amp=300)) == []
+    a.feed(Event(t=0, node="n", boot=1, seq=0, kind="strike", amp=800))
+    assert a.feed(Event(t=2_000_000, node="n", boot=1, seq=1, kind="strike", amp=300)) == []
     (shot,) = a.flush()
     assert shot["clicks"] == 1 and shot["end"] == 2_000_000
 
