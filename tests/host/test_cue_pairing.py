@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import ShotRecord
 from railbird.core.shots import (
     CUE_RETURN_MS,
     ShotParams,
@@ -32,7 +33,7 @@ def run(events, cfg=None):
         assert status == "ok", reason
         records += recs
     records += pipe.flush()
-    return [r["shot"] for r in records if r["type"] == "shot"]
+    return [r.shot for r in records if isinstance(r, ShotRecord)]
 
 
 def pocketed(shot):

@@ -9,6 +9,7 @@ strikes as clicks; the provisional `inplay` record. In-process, no broker.
 from railbird.config import from_dict
 from railbird.core.game import shot_input
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import InplayRecord, ShotRecord
 from railbird.core.shots import ShotAssembler, ShotParams
 from railbird.core.timeline import Event
 
@@ -39,7 +40,7 @@ def play(events, config=None):
 
 
 def of(records, typ):
-    return [r for r in records if r["type"] == typ]
+    return [r for r in records if r.kind == typ]
 
 
 def strike(t_ms, amp=None):
@@ -51,13 +52,13 @@ def test_soft_safety_heard_only_by_the_strike_sensor_is_a_shot_and_passes_the_tu
     nothing else, no rail, no pocket. Before the strike channel that shot did not exist, A
     stayed at the table and B's next balls would have been A's."""
     recs = play([strike(1000, 3000), *S.break_shot(1200), strike(20000, 350)])
-    shots = [r["shot"] for r in of(recs, "shot")]
+    shots = [r.shot for r in of(recs, "shot")]
     assert len(shots) == 2
     safety = shots[1]
     assert (safety["start"], safety["end"]) == (20_000_000, 20_000_000)
     assert safety["strike"] == {"t": 20_000_000, "amp": 350, "source": "sensed"}
     assert safety["pocketed"] == [] and safety["rails"] == []
-    states = [r["state"] for r in of(recs, "state") if r["cause"] == "shot"]
+    states = [r.state for r in of(recs, "state") if r.cause == "shot"]
     assert states[0]["at_table"] == "A"  # a legal break with a ball down: A continues
     assert states[1]["at_table"] == "B"  # the soft safety was A's turn
     assert "rail_after_contact" in states[1]["unconfirmed"]
@@ -88,7 +89,7 @@ def test_a_rail_or_a_pocket_makes_the_missing_rail_no_question():
 
 def test_the_shot_opens_at_its_strike_and_later_strikes_are_clicks():
     recs = play([strike(1000, 3000), S.ev(1250, "strike", amp=900), *S.break_shot(1300)])
-    (shot,) = [r["shot"] for r in of(recs, "shot")]
+    (shot,) = [r.shot for r in of(recs, "shot")]
     assert shot["start"] == 1_000_000  # the strike, not the first rail hit 300 ms later
     assert shot["strike"]["t"] == 1_000_000 and shot["clicks"] == 1
     assert shot["sources"]["start"] == "sensed"
@@ -96,7 +97,7 @@ def test_the_shot_opens_at_its_strike_and_later_strikes_are_clicks():
 
 def test_a_shot_without_a_strike_has_none():
     recs = play(S.single_pot(1000))
-    (shot,) = [r["shot"] for r in of(recs, "shot")]
+    (shot,) = [r.shot for r in of(recs, "shot")]
     assert shot["strike"] is None and shot["clicks"] == 0 and shot["start"] == 1_000_000
 
 
@@ -134,7 +135,7 @@ def test_strike_gap_is_a_shots_parameter():
     assert ShotParams().strike_gap_us == 2_500_000
     evs = [strike(0, 900), S.ev(200, "rail", rail="H", amp=400), strike(1300, 800)]
     recs = play(evs, config)
-    assert [(r["shot"]["start"], r["shot"]["end"]) for r in of(recs, "shot")] == [
+    assert [(r.shot["start"], r.shot["end"]) for r in of(recs, "shot")] == [
         (0, 200_000),
         (1_300_000, 1_300_000),
     ]
@@ -153,9 +154,9 @@ def test_inplay_records_follow_the_open_shots_pocketed_list():
         S.ev(1400 + 2900, "cue"),
     ]
     recs = play(evs)
-    kinds = [r["type"] for r in recs if r["type"] in ("inplay", "shot")]
+    kinds = [r.kind for r in recs if isinstance(r, (InplayRecord, ShotRecord))]
     assert kinds == ["inplay"] * 4 + ["shot"]
-    bodies = [r["inplay"] for r in of(recs, "inplay")]
+    bodies = [r.inplay for r in of(recs, "inplay")]
     assert all(b["shot"] == 1 and b["start"] == 1_000_000 and b["provisional"] for b in bodies)
     assert [b["pocketed"] for b in bodies] == [
         [],

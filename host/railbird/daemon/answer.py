@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from railbird.core.records import PendingRecord, RefereeRecord, StateRecord
 from rbproto import codec
 
 ERROR_MAX = 200
@@ -42,21 +43,23 @@ def referee_answer(topic: str, payload, status: str, reason, records: list):
         return None
     if kind != "referee" or table is None:
         return None
-    msg = {"v": 1, "table": table, "id": _id_of(payload), "status": status}
+    # str(): the codec takes exact strs only, and the pipeline's status is a Status (StrEnum)
+    msg = {"v": 1, "table": table, "id": _id_of(payload), "status": str(status)}
     for r in records:
-        if r["type"] == "referee" and r.get("input"):
-            msg["input"] = _cut(r["input"].get("type"), 32)
-        elif r["type"] == "pending":
+        if isinstance(r, RefereeRecord):
+            if r.input:
+                msg["input"] = _cut(r.input.get("type"), 32)
+        elif isinstance(r, PendingRecord):
             msg["status"] = "pending"
-            msg["facts"] = list(r["facts"])[:16]
-        elif r["type"] == "state" and status == "ok":
+            msg["facts"] = list(r.facts)[:16]
+        elif isinstance(r, StateRecord) and status == "ok":
             msg["rulings"] = [
                 {"text": _cut(a.get("text"), RULING_MAX), "rule": a.get("rule") or None}
-                for a in r["announcements"][:RULINGS_MAX]
+                for a in r.announcements[:RULINGS_MAX]
             ]
             # a line past the protocol's limit is left out, never cut (a cut one is no state)
-            if r.get("fen") and len(r["fen"]) <= codec.FEN_MAX:
-                msg["fen"] = r["fen"]
+            if r.fen and len(r.fen) <= codec.FEN_MAX:
+                msg["fen"] = r.fen
     if status not in ("ok", "pending"):
         msg["error"] = _cut(reason or status, ERROR_MAX)
     try:

@@ -45,6 +45,18 @@ import time
 from pathlib import Path
 
 from railbird import private
+from railbird.core.records import (
+    ConflictRecord,
+    EventRecord,
+    LateRecord,
+    NodeRecord,
+    QuarantinedRecord,
+    Record,
+    RefereeRecord,
+    RulesErrorRecord,
+    ShotRecord,
+    StateRecord,
+)
 from railbird.daemon import migrations, sealing
 from railbird.daemon.journalerror import JournalError  # also imported from here by its users
 
@@ -254,13 +266,14 @@ class Journal:
         self._open["newest_input"] = cur.lastrowid
         return cur.lastrowid
 
-    def add_records(self, input_id: int, records: list) -> None:
+    def add_records(self, input_id: int, records: list[Record]) -> None:
+        """Each record into its table, by its type (railbird.core.records); the kinds no
+        table keeps (hold, inplay, pending) are left out."""
         ex = self.db.execute
         events = []  # written with one executemany: the rows of a batch of 8 cost half
         for r in records:
-            typ = r["type"]
-            if typ in ("event", "late"):
-                e = r["event"]
+            if isinstance(r, (EventRecord, LateRecord)):
+                e = r.event
                 ints = (e.boot, e.seq, e.t, e.t_node, e.amp, e.dur, e.n)
                 nums = (e.boot, e.seq, e.t, e.t_node, e.amp or 0, e.dur or 0, e.n or 0)
                 if min(nums) < I64_MIN or max(nums) > I64_MAX:  # rare: see `sql_int`
@@ -268,8 +281,8 @@ class Journal:
                 boot, seq, t, t_node, amp, dur, n = ints
                 events.append(
                     (
-                        r["venue"],
-                        r["table"],
+                        r.venue,
+                        r.table,
                         e.node,
                         boot,
                         seq,
@@ -282,19 +295,19 @@ class Journal:
                         dur,
                         n,
                         int(e.synced),
-                        1 if typ == "late" else 0,
-                        r.get("pos"),
+                        1 if isinstance(r, LateRecord) else 0,
+                        r.pos if isinstance(r, EventRecord) else None,
                         input_id,
                     )
                 )
-            elif typ == "conflict":
-                e = r["event"]
+            elif isinstance(r, ConflictRecord):
+                e = r.event
                 ex(
                     "INSERT INTO conflicts (venue, tbl, node, boot, seq, t_node, event,"
                     " input_id) VALUES (?,?,?,?,?,?,?,?)",
                     (
-                        r["venue"],
-                        r["table"],
+                        r.venue,
+                        r.table,
                         e.node,
                         sql_int(e.boot),
                         sql_int(e.seq),
@@ -303,75 +316,75 @@ class Journal:
                         input_id,
                     ),
                 )
-            elif typ == "quarantined":
-                e = r["event"]
+            elif isinstance(r, QuarantinedRecord):
+                e = r.event
                 ex(
                     "INSERT INTO quarantined (venue, tbl, node, boot, seq, t_node, t, rx, event,"
                     " reason, input_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        r["venue"],
-                        r["table"],
+                        r.venue,
+                        r.table,
                         e.node,
                         sql_int(e.boot),
                         sql_int(e.seq),
                         sql_int(e.t_node),
                         sql_int(e.t),
-                        r["rx"],
+                        r.rx,
                         _j(e.node_dict()),
-                        r["reason"],
+                        r.reason,
                         input_id,
                     ),
                 )
-            elif typ == "shot":
-                s = r["shot"]
+            elif isinstance(r, ShotRecord):
+                s = r.shot
                 text = _j(s)
                 ex(
                     "INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
-                    (r["venue"], r["table"], s["n"], text, input_id),
+                    (r.venue, r.table, s["n"], text, input_id),
                 )
                 self.shots_written[text] = s
-            elif typ == "state":
+            elif isinstance(r, StateRecord):
                 ex(
                     "INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"
                     " source, input_id) VALUES (?,?,?,?,?,?,?,?,?)",
                     (
-                        r["venue"],
-                        r["table"],
-                        r["game"],
-                        _j(r["state"]),
-                        r["fen"],
-                        _j(r["announcements"]),
-                        r["cause"],
-                        r["source"],
+                        r.venue,
+                        r.table,
+                        r.game,
+                        _j(r.state),
+                        r.fen,
+                        _j(r.announcements),
+                        r.cause,
+                        r.source,
                         input_id,
                     ),
                 )
-            elif typ == "referee":
+            elif isinstance(r, RefereeRecord):
                 ex(
                     "INSERT INTO referee (venue, tbl, rid, by_, input, ok, error, source,"
                     " input_id) VALUES (?,?,?,?,?,?,?,?,?)",
                     (
-                        r["venue"],
-                        r["table"],
-                        r["id"],
-                        r["by"],
-                        _j(r["input"]),
-                        int(r["ok"]),
-                        r["error"],
-                        r["source"],
+                        r.venue,
+                        r.table,
+                        r.id,
+                        r.by,
+                        _j(r.input),
+                        int(r.ok),
+                        r.error,
+                        r.source,
                         input_id,
                     ),
                 )
-            elif typ == "rules_error":
+            elif isinstance(r, RulesErrorRecord):
                 ex(
                     "INSERT INTO rules_errors (venue, tbl, input, error, source, input_id)"
                     " VALUES (?,?,?,?,?,?)",
-                    (r["venue"], r["table"], _j(r["input"]), r["error"], r["source"], input_id),
+                    (r.venue, r.table, _j(r.input), r.error, r.source, input_id),
                 )
-            elif typ == "node":
+            elif isinstance(r, NodeRecord):
                 ex(
                     "INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?)",
-                    (r["venue"], r["table"], r["node"], _j(r["status"]), input_id),
+                    (r.venue, r.table, r.node, _j(r.status), input_id),
                 )
         if events:
             self.db.executemany(

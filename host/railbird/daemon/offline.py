@@ -24,6 +24,7 @@ from collections import Counter
 
 from railbird.config import Config
 from railbird.core.pipeline import Pipeline, shot_json
+from railbird.core.records import Record, ShotRecord, Source, Status
 from railbird.daemon.journal import Journal
 from railbird.daemon.replay import apply_input, rebuild
 
@@ -36,11 +37,10 @@ def offline_config(base: Config | None = None) -> Config:
     return cfg
 
 
-def _record_line(r: dict) -> str:
-    typ = r["type"]
-    if typ == "shot":
-        return shot_json(r["shot"])
-    body = dict(r.items())
+def _record_line(r: Record) -> str:
+    if isinstance(r, ShotRecord):
+        return shot_json(r.shot)
+    body = r.as_dict()
     if "event" in body:
         body["event"] = body["event"].to_dict()
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
@@ -50,11 +50,10 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
     """Yield output lines (str, no newline): shots, or every record with `every_record`."""
     pipe = Pipeline(offline_config(cfg))
     bad = errors if errors is not None else Counter()
-    kinds = None if every_record else ("shot",)
 
     def emit(records):
         for r in records:
-            if kinds is None or r["type"] in kinds:
+            if every_record or isinstance(r, ShotRecord):
                 yield _record_line(r)
 
     for no, line in enumerate(lines, 1):
@@ -69,9 +68,9 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
             # referee token, if any, is checked against the configured one)
             if "tick" in obj:
                 venue, tbl = (obj["venue"], obj["table"]) if "table" in obj else (None, None)
-                records = apply_input(pipe, "tick", int(obj["tick"]), None, None, venue, tbl)
+                records = apply_input(pipe, Source.TICK, int(obj["tick"]), None, None, venue, tbl)
             elif "reconnect" in obj:
-                records = apply_input(pipe, "reconnect", int(obj["reconnect"]), *(None,) * 4)
+                records = apply_input(pipe, Source.RECONNECT, int(obj["reconnect"]), *(None,) * 4)
             else:
                 payload = obj["payload"]
                 if not isinstance(payload, (str, bytes)):
@@ -80,7 +79,7 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
                     payload = payload.encode("utf-8")
                 rx = obj.get("rx")
                 status, reason, records = pipe.on_message(obj["topic"], payload, rx)
-                if status == "rejected":
+                if status == Status.REJECTED:
                     bad[reason.split(":", 1)[0]] += 1
         except (ValueError, KeyError, TypeError) as e:
             bad["bad line"] += 1
@@ -122,7 +121,7 @@ def replay(
     rebuild(
         pipe,
         journal,
-        lambda recs: shots.extend(r["shot"] for r in recs if r["type"] == "shot"),
+        lambda recs: shots.extend(r.shot for r in recs if isinstance(r, ShotRecord)),
         after=start,
         on_input=compare if kept else None,
     )
@@ -152,7 +151,7 @@ def journal_config(journal: Journal) -> Config:
 def export_inputs(journal: Journal):
     """The journal's MQTT inputs, ticks and reconnects as `assemble` input lines."""
     for _id, source, rx, topic, payload, venue, tbl in journal.inputs():
-        if source == "mqtt":
+        if source == Source.MQTT:
             try:
                 p = json.loads(payload)
             except (ValueError, TypeError, UnicodeDecodeError):
@@ -160,8 +159,8 @@ def export_inputs(journal: Journal):
             yield json.dumps(
                 {"topic": topic, "payload": p, "rx": rx}, sort_keys=True, separators=(",", ":")
             )
-        elif source == "tick":
+        elif source == Source.TICK:
             one = {} if tbl is None else {"venue": venue, "table": tbl}
             yield json.dumps({"tick": rx, **one})
-        elif source == "reconnect":
+        elif source == Source.RECONNECT:
             yield json.dumps({"reconnect": rx})

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import Outcome, Record, ShotRecord, Source, StateRecord, Status
 from railbird.daemon.journal import Journal
-
-# (status, reason, records) of one input (`Pipeline.on_message`'s result)
-Outcome = tuple[str, str | None, list]
 
 
 def run_input(
@@ -35,16 +34,16 @@ def run_input(
     """One input, as journalled, through `pipeline` -> (status, reason, records); None for
     an input that is never run (`failed`). MQTT referee payloads are sealed (the daemon seals
     them before they are journalled, railbird.core.refauth)."""
-    if source == "adopted" and topic is not None and topic.endswith("/tick"):
-        return ("ok", None, pipeline.tick(rx, [(venue, tbl)]))  # cluster mode: a table's tick
-    if source in ("mqtt", "adopted"):
+    if source == Source.ADOPTED and topic is not None and topic.endswith("/tick"):
+        return (Status.OK, None, pipeline.tick(rx, [(venue, tbl)]))  # cluster mode: a tick
+    if source in (Source.MQTT, Source.ADOPTED):
         return pipeline.on_message(topic, payload, rx, sealed=True)
-    if source == "local":
-        return pipeline.on_referee(venue, tbl, json.loads(payload), "local")
-    if source == "tick":  # one table's; all tables' in journals before per-table ticks
-        return ("ok", None, pipeline.tick(rx, None if tbl is None else [(venue, tbl)]))
-    if source == "reconnect":
-        return ("ok", None, pipeline.on_reconnect(rx))
+    if source == Source.LOCAL:
+        return pipeline.on_referee(venue, tbl, json.loads(payload), Source.LOCAL)
+    if source == Source.TICK:  # one table's; all tables' in journals before per-table ticks
+        return (Status.OK, None, pipeline.tick(rx, None if tbl is None else [(venue, tbl)]))
+    if source == Source.RECONNECT:
+        return (Status.OK, None, pipeline.on_reconnect(rx))
     return None  # set aside (`failed`): never replayed
 
 
@@ -56,7 +55,7 @@ def apply_input(
     payload: bytes | str | None,
     venue: str | None,
     tbl: str | None,
-) -> list | None:
+) -> list[Record] | None:
     """`run_input`'s records only (None: not run)."""
     out = run_input(pipeline, source, rx, topic, payload, venue, tbl)
     return None if out is None else out[2]
@@ -65,7 +64,7 @@ def apply_input(
 def rebuild(
     pipeline: Pipeline,
     journal: Journal,
-    on_records: Callable[[list], object] | None = None,
+    on_records: Callable[[list[Record]], object] | None = None,
     since_wall: float | None = None,
     after: int = 0,
     on_input: Callable[[int, Pipeline], object] | None = None,
@@ -73,13 +72,13 @@ def rebuild(
     """Replay every journalled input through `pipeline`; returns the last state record of
     each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
     `history`: per table the `shot` and `state` records of inputs journalled at or after
-    that wall-clock time (each with `wall`), preceded by the last state before it (the nodes'
+    that wall-clock time (each with its `wall`), preceded by the last state before it (the nodes'
     latest status is the pipeline's own: railbird.daemon.snapshots.resume). `after`: only the
     inputs after that id (`pipeline` has seen the others: a snapshot,
     railbird.daemon.snapshots.resume); `on_input(id, pipeline)` after each input."""
-    last: dict = {}
-    history: dict = {}
-    before: dict = {}
+    last: dict[tuple[str, str], StateRecord] = {}
+    history: dict[tuple[str, str], list[ShotRecord | StateRecord]] = {}
+    before: dict[tuple[str, str], StateRecord] = {}
     n = 0
     rows: Iterable = journal.inputs(after, wall=True)
     for iid, source, rx, topic, payload, venue, tbl, wall in rows:
@@ -92,18 +91,17 @@ def rebuild(
         if on_records is not None:
             on_records(records)
         for r in records:
-            typ = r["type"]
-            if typ not in ("state", "shot"):
+            if not isinstance(r, (StateRecord, ShotRecord)):
                 continue
-            key = (r["venue"], r["table"])
-            if typ == "state":
+            key = (r.venue, r.table)
+            if isinstance(r, StateRecord):
                 last[key] = r
             if since_wall is None:
                 continue
             if wall is not None and wall >= since_wall:
-                history.setdefault(key, []).append(dict(r, wall=wall))
-            elif typ == "state":
+                history.setdefault(key, []).append(replace(r, wall=wall))
+            elif isinstance(r, StateRecord):
                 before[key] = r
-    for key, r in before.items():
-        history.setdefault(key, []).insert(0, dict(r, wall=None))
+    for key, st in before.items():  # the pipeline's records have no `wall`: None
+        history.setdefault(key, []).insert(0, st)
     return {"states": last, "inputs": n, "history": history}

@@ -28,6 +28,7 @@ import zlib
 
 from railbird.core import snapshot as snap
 from railbird.core.pipeline import SHOTS_KEPT, Pipeline
+from railbird.core.records import Origin, ShotRecord, StateRecord
 from railbird.daemon import gcpolicy
 from railbird.daemon.journal import Journal, JournalError
 from railbird.daemon.replay import rebuild
@@ -251,19 +252,19 @@ def resume(cfg, journal: Journal, since_wall: float | None = None, on_records=No
 _STATE_COLS = "s.id, s.venue, s.tbl, s.game, s.state, s.fen, s.announcements, s.cause, s.source"
 
 
-def _state(row) -> dict:
+def _state(row, wall: float | None = None) -> StateRecord:
     _id, venue, tbl, game, state, fen, anns, cause, source = row[:9]
-    return {
-        "type": "state",
-        "venue": venue,
-        "table": tbl,
-        "game": game,
-        "state": json.loads(state) if state is not None else None,
-        "fen": fen,
-        "announcements": json.loads(anns) if anns is not None and anns != "[]" else [],
-        "cause": cause,
-        "source": source,
-    }
+    return StateRecord(
+        venue=venue,
+        table=tbl,
+        game=game,
+        state=json.loads(state) if state is not None else None,
+        fen=fen,
+        announcements=json.loads(anns) if anns is not None and anns != "[]" else [],
+        cause=cause,
+        source=None if source is None else Origin(source),
+        wall=wall,
+    )
 
 
 def _history_before(journal: Journal, pipeline: Pipeline, rb: dict, after: int, since: float):
@@ -288,14 +289,14 @@ def _history_before(journal: Journal, pipeline: Pipeline, rb: dict, after: int, 
             ).fetchone()
             if row is not None:
                 last[key] = _state(row)
-        if tail and tail[0].get("wall") is None:
+        if tail and tail[0].wall is None:
             continue  # the replayed inputs reach back before the window: complete
         row = db.execute(
             f"SELECT {_STATE_COLS} FROM states s WHERE s.venue = ? AND s.tbl = ?"
             " AND s.input_id < ? ORDER BY s.input_id DESC, s.id DESC LIMIT 1",
             (venue, tbl, start),
         ).fetchone()
-        head = [] if row is None else [dict(_state(row), wall=None)]
+        head = [] if row is None else [_state(row)]
         states = db.execute(
             f"SELECT {_STATE_COLS}, s.input_id, i.wall FROM states s"
             " LEFT JOIN inputs i ON i.id = s.input_id WHERE s.venue = ? AND s.tbl = ?"
@@ -318,10 +319,10 @@ def _interleave(venue, tbl, states, shots) -> list:
     input each shot followed by the state it led to (a referee input makes no shot)."""
     by_input: dict = {}
     for row in states:
-        by_input.setdefault(row[9], ([], []))[1].append(dict(_state(row), wall=row[10]))
+        by_input.setdefault(row[9], ([], []))[1].append(_state(row, wall=row[10]))
     for shot, iid, wall in shots:
-        rec = {"type": "shot", "venue": venue, "table": tbl, "shot": json.loads(shot)}
-        by_input.setdefault(iid, ([], []))[0].append(dict(rec, wall=wall))
+        rec = ShotRecord(venue=venue, table=tbl, shot=json.loads(shot), wall=wall)
+        by_input.setdefault(iid, ([], []))[0].append(rec)
     out = []
     for iid in sorted(by_input):
         shot_recs, state_recs = by_input[iid]
