@@ -749,11 +749,14 @@ class Pipeline:
     ) -> None:
         if ok:
             self.counters["states"] += 1
+            game = t.game.game
+            # a game that rules has a match, and a match a known game (rules.engine.new_match)
+            assert game is not None
             records.append(
                 StateRecord(
                     venue=t.venue,
                     table=t.table,
-                    game=t.game.game,
+                    game=game,
                     state=res["state"],
                     fen=res["fen"],
                     announcements=res["announcements"],

@@ -252,7 +252,7 @@ class StateRecord:
     kind: ClassVar[Kind] = Kind.STATE
     venue: str
     table: str
-    game: str | None  # the rules' game name (None only without a configured match)
+    game: str  # the rules' game name
     state: JSON
     fen: str
     announcements: list[JSON]

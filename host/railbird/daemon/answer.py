@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from railbird.core.records import PendingRecord, RefereeRecord, StateRecord
+from railbird.core.records import PendingRecord, RefereeRecord, StateRecord, Status
 from rbproto import codec
 
 ERROR_MAX = 200
@@ -50,9 +50,9 @@ def referee_answer(topic: str, payload, status: str, reason, records: list):
             if r.input:
                 msg["input"] = _cut(r.input.get("type"), 32)
         elif isinstance(r, PendingRecord):
-            msg["status"] = "pending"
+            msg["status"] = str(Status.PENDING)
             msg["facts"] = list(r.facts)[:16]
-        elif isinstance(r, StateRecord) and status == "ok":
+        elif isinstance(r, StateRecord) and status == Status.OK:
             msg["rulings"] = [
                 {"text": _cut(a.get("text"), RULING_MAX), "rule": a.get("rule") or None}
                 for a in r.announcements[:RULINGS_MAX]
@@ -60,7 +60,7 @@ def referee_answer(topic: str, payload, status: str, reason, records: list):
             # a line past the protocol's limit is left out, never cut (a cut one is no state)
             if r.fen and len(r.fen) <= codec.FEN_MAX:
                 msg["fen"] = r.fen
-    if status not in ("ok", "pending"):
+    if status not in (Status.OK, Status.PENDING):
         msg["error"] = _cut(reason or status, ERROR_MAX)
     try:
         return codec.topic(venue, table, "referee_result"), codec.encode("referee_result", msg)

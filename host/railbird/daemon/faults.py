@@ -29,7 +29,7 @@ def describe(e: BaseException) -> str:
 
 
 class Faults:
-    def __init__(self):
+    def __init__(self) -> None:
         self.error: str | None = None  # the fault in force (None: writes go through)
         self.since: float | None = None  # monotonic time it began
         self.failures = 0  # batches (or ticks) rolled back, since start

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from railbird.core.records import Status
 from railbird.core.refauth import reseal
 
 DONE = "sealed"
@@ -57,7 +58,9 @@ def seal_journal(db: sqlite3.Connection) -> int:
                     continue
                 if isinstance(payload, str):
                     payload = payload.encode("utf-8", "surrogateescape")
-                ok = not (status == "rejected" and str(reason or "").startswith("unauthorized"))
+                ok = not (
+                    status == Status.REJECTED and str(reason or "").startswith("unauthorized")
+                )
                 sealed = reseal(payload, ok, token)
                 if sealed != bytes(payload):
                     db.execute("UPDATE inputs SET payload=? WHERE id=?", (sealed, iid))

@@ -258,7 +258,7 @@ def _state(row, wall: float | None = None) -> StateRecord:
         venue=venue,
         table=tbl,
         game=game,
-        state=json.loads(state) if state is not None else None,
+        state=json.loads(state if state is not None else "null"),  # NULL: None, as always
         fen=fen,
         announcements=json.loads(anns) if anns is not None and anns != "[]" else [],
         cause=cause,

@@ -57,7 +57,7 @@ def deadline(pipeline, key, now: int) -> int | None:
 class Timers:
     """One deadline per table; `due(now)` pops the tables whose time has come."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._at: dict = {}  # key -> deadline
         self._heap: list = []  # (deadline, key); entries superseded in _at are skipped
 

@@ -668,11 +668,12 @@ class Daemon:
             except Exception:  # a bug must not stop the start-up: the board waits for input
                 log.exception("no initial state for %s/%s", *key)
                 continue
-            if snap:
+            game = t.game.game
+            if snap and game is not None:  # a snapshot is of a match, a match of a game
                 out[key] = StateRecord(
                     venue=key[0],
                     table=key[1],
-                    game=t.game.game,
+                    game=game,
                     state=snap["state"],
                     fen=snap["fen"],
                     announcements=[],
