@@ -30,9 +30,9 @@ def run(msgs: list) -> dict:
     def collect(records):
         for r in records:
             if isinstance(r, EventRecord):
-                timeline[r["table"]].append(r["event"].to_dict())
+                timeline[r.table].append(r.event.to_dict())
             elif isinstance(r, ShotRecord):
-                shots[r["table"]].append({k: v for k, v in r["shot"].items() if k != "warnings"})
+                shots[r.table].append({k: v for k, v in r.shot.items() if k != "warnings"})
 
     for m in msgs:
         status, reason, records = pipe.on_message(m.topic, m.payload, m.rx)
