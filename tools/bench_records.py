@@ -24,11 +24,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "host"), str(ROOT / "protocol"), str(ROOT)]
 
-from railbird.core import pipeline as pipeline_module  # noqa: E402, I001
-from railbird.core import records as rec  # noqa: E402
-from railbird.core.pipeline import Pipeline  # noqa: E402
-from tests.golden import replay  # noqa: E402
-from tests.golden.canon import _plain, record_line  # noqa: E402
+# after sys.path: the checkout's host code and its golden corpus, not an installed copy
+from railbird.core import pipeline as pipeline_module  # noqa: E402, I001 - after sys.path
+from railbird.core import records as rec  # noqa: E402 - after sys.path
+from railbird.core.pipeline import Pipeline  # noqa: E402 - after sys.path
+from tests.golden import replay  # noqa: E402 - after sys.path
+from tests.golden.canon import _plain, record_line  # noqa: E402 - after sys.path
 
 REPEATS = 7
 CLASSES = (
@@ -159,7 +160,7 @@ def run_dicts(events: list) -> float:
     for _ in range(REPEATS):
         t0 = time.process_time()
         for venue, table, ev, pos in vals:
-            {"type": "event", "venue": venue, "table": table, "event": ev, "pos": pos}  # noqa: B018
+            {"type": "event", "venue": venue, "table": table, "event": ev, "pos": pos}  # noqa: B018 - built to be timed
         dt = time.process_time() - t0
         best = dt if best is None or dt < best else best
     return best

@@ -130,14 +130,14 @@ def write_v1(path, schema: str) -> Pipeline:
             if isinstance(r, ShotRecord):
                 db.execute(
                     "INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
-                    (r["venue"], r["table"], r["shot"]["n"], _j(r["shot"]), cur.lastrowid),
+                    (r.venue, r.table, r.shot["n"], _j(r.shot), cur.lastrowid),
                 )
             elif isinstance(r, StateRecord):
                 db.execute(
                     "INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"
                     " source, input_id) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (r["venue"], r["table"], r["game"], _j(r["state"]), r["fen"],
-                     _j(r["announcements"]), r["cause"], r["source"], cur.lastrowid),
+                    (r.venue, r.table, r.game, _j(r.state), r.fen,
+                     _j(r.announcements), r.cause, r.source, cur.lastrowid),
                 )  # fmt: skip
 
     lag = {"input": {"type": "lag", "winner": 0}, "id": "lag-1"}

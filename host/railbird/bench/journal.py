@@ -22,6 +22,7 @@ import heapq
 import json
 import random
 import time
+from typing import Any
 
 from railbird.core.records import Source
 from rbproto import codec
@@ -157,7 +158,7 @@ def write(path: str, n_events: int, seed: int = 1, progress=None) -> dict:
         node = f"{tid}-node"
         rx = t + LATENCY_US
         clock["wall"] = wall0 + rx / 1e6
-        todo = []  # (source, topic or table, payload or msg)
+        todo: list[tuple[Source, Any, Any]] = []  # (source, topic or table, payload or msg)
         if kind == "event":
             body = {"v": 1, "node": node, "boot": 1, "events": [data]}
             todo.append((Source.MQTT, codec.topic(VENUE, tid, "events", node), body))

@@ -80,7 +80,7 @@ def assemble(lines, cfg: Config | None = None, every_record: bool = False, error
                 rx = obj.get("rx")
                 status, reason, records = pipe.on_message(obj["topic"], payload, rx)
                 if status == Status.REJECTED:
-                    bad[reason.split(":", 1)[0]] += 1
+                    bad[(reason or "").split(":", 1)[0]] += 1
         except (ValueError, KeyError, TypeError) as e:
             bad["bad line"] += 1
             if errors is None:

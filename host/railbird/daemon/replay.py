@@ -35,13 +35,14 @@ def run_input(
     an input that is never run (`failed`). MQTT referee payloads are sealed (the daemon seals
     them before they are journalled, railbird.core.refauth)."""
     if source == Source.ADOPTED and topic is not None and topic.endswith("/tick"):
-        return (Status.OK, None, pipeline.tick(rx, [(venue, tbl)]))  # cluster mode: a tick
+        # cluster mode: a table's tick ("": no such table, as None was: nothing to tick)
+        return (Status.OK, None, pipeline.tick(rx, [(venue or "", tbl or "")]))
     if source in (Source.MQTT, Source.ADOPTED):
         return pipeline.on_message(topic, payload, rx, sealed=True)
     if source == Source.LOCAL:
         return pipeline.on_referee(venue, tbl, json.loads(payload), Source.LOCAL)
     if source == Source.TICK:  # one table's; all tables' in journals before per-table ticks
-        return (Status.OK, None, pipeline.tick(rx, None if tbl is None else [(venue, tbl)]))
+        return (Status.OK, None, pipeline.tick(rx, None if tbl is None else [(venue or "", tbl)]))
     if source == Source.RECONNECT:
         return (Status.OK, None, pipeline.on_reconnect(rx))
     return None  # set aside (`failed`): never replayed
