@@ -108,7 +108,7 @@ class NodeRecord:
 
     def as_dict(self) -> JSON:
         return {
-            "type": "node",
+            "type": self.kind,
             "venue": self.venue,
             "table": self.table,
             "node": self.node,
@@ -134,7 +134,7 @@ class HoldRecord:
 
     def as_dict(self) -> JSON:
         d: JSON = {
-            "type": "hold",
+            "type": self.kind,
             "venue": self.venue,
             "table": self.table,
             "node": self.node,
@@ -161,7 +161,7 @@ class EventRecord:
 
     def as_dict(self) -> JSON:
         return {
-            "type": "event",
+            "type": self.kind,
             "venue": self.venue,
             "table": self.table,
             "event": self.event,
@@ -179,7 +179,7 @@ class LateRecord:
     event: Event
 
     def as_dict(self) -> JSON:
-        return {"type": "late", "venue": self.venue, "table": self.table, "event": self.event}
+        return {"type": self.kind, "venue": self.venue, "table": self.table, "event": self.event}
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +192,7 @@ class ConflictRecord:
     event: Event
 
     def as_dict(self) -> JSON:
-        return {"type": "conflict", "venue": self.venue, "table": self.table, "event": self.event}
+        return {"type": self.kind, "venue": self.venue, "table": self.table, "event": self.event}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +208,7 @@ class QuarantinedRecord:
 
     def as_dict(self) -> JSON:
         return {
-            "type": "quarantined",
+            "type": self.kind,
             "venue": self.venue,
             "table": self.table,
             "event": self.event,
@@ -227,7 +227,7 @@ class InplayRecord:
     inplay: JSON
 
     def as_dict(self) -> JSON:
-        return {"type": "inplay", "venue": self.venue, "table": self.table, "inplay": self.inplay}
+        return {"type": self.kind, "venue": self.venue, "table": self.table, "inplay": self.inplay}
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +241,7 @@ class ShotRecord:
     wall: float | None = None  # journalled at (restore history only; see the docstring)
 
     def as_dict(self) -> JSON:
-        return {"type": "shot", "venue": self.venue, "table": self.table, "shot": self.shot}
+        return {"type": self.kind, "venue": self.venue, "table": self.table, "shot": self.shot}
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +263,7 @@ class StateRecord:
 
     def as_dict(self) -> JSON:
         d: JSON = {
-            "type": "state",
+            "type": self.kind,
             "venue": self.venue,
             "table": self.table,
             "game": self.game,
@@ -291,7 +291,7 @@ class RulesErrorRecord:
 
     def as_dict(self) -> JSON:
         return {
-            "type": "rules_error",
+            "type": self.kind,
             "venue": self.venue,
             "table": self.table,
             "input": self.input,
@@ -317,7 +317,7 @@ class RefereeRecord:
 
     def as_dict(self) -> JSON:
         d: JSON = {
-            "type": "referee",
+            "type": self.kind,
             "venue": self.venue,
             "table": self.table,
             "id": self.id,
@@ -346,7 +346,7 @@ class PendingRecord:
 
     def as_dict(self) -> JSON:
         return {
-            "type": "pending",
+            "type": self.kind,
             "venue": self.venue,
             "table": self.table,
             "facts": self.facts,
