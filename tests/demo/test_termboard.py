@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from railbird.core.records import Origin, ShotRecord, StateRecord
 from railbird.daemon.journal import Journal
 from railbird.rules import Referee, to_fen
 from railbird.termboard import ANSI_RE, JournalFeed, TermBoard
@@ -84,35 +85,33 @@ def test_journal_feed_follows_in_order(tmp_path):
     j.add_records(
         iid,
         [
-            {"type": "shot", "venue": "club", "table": "t1", "shot": SHOT},
-            {
-                "type": "state",
-                "venue": "club",
-                "table": "t1",
-                "game": "10-ball",
-                "state": ten.state_json(),
-                "fen": to_fen(ten.state),
-                "announcements": ten.announcements,
-                "cause": "shot",
-                "source": "sensed",
-            },
+            ShotRecord(venue="club", table="t1", shot=SHOT),
+            StateRecord(
+                venue="club",
+                table="t1",
+                game="10-ball",
+                state=ten.state_json(),
+                fen=to_fen(ten.state),
+                announcements=ten.announcements,
+                cause="shot",
+                source=Origin.SENSED,
+            ),
         ],
     )
     iid = j.add_input("mqtt", 2, "x", b"{}", "other", "t1", "ok")
     j.add_records(
         iid,
         [
-            {
-                "type": "state",
-                "venue": "other",
-                "table": "t1",
-                "game": "10-ball",
-                "state": ten.state_json(),
-                "fen": "x",
-                "announcements": [],
-                "cause": "shot",
-                "source": "sensed",
-            }
+            StateRecord(
+                venue="other",
+                table="t1",
+                game="10-ball",
+                state=ten.state_json(),
+                fen="x",
+                announcements=[],
+                cause="shot",
+                source=Origin.SENSED,
+            )
         ],
     )
     j.commit()

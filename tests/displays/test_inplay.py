@@ -20,6 +20,7 @@ import pytest
 from harness.hostproc import RailbirdRun
 from harness.mqttsub import subscriber
 from harness.waiting import poll
+from railbird.core.records import HoldRecord, HoldState, InplayRecord
 from railbird.hostwatch import HostWatch
 from railbird.termboard import TermBoard
 from rbnode.simnode import SimNode
@@ -172,8 +173,9 @@ def test_every_output_gets_the_inplay_record_and_the_serial_board_marks_it_provi
     serial.on_state("club", "t1", "14.1", {"players": ["A", "B"]}, "", [])
     d._dispatch(
         [
-            {"type": "inplay", "venue": "club", "table": "t1", "inplay": ip},
-            {"type": "something-new", "venue": "club", "table": "t1"},
+            InplayRecord(venue="club", table="t1", inplay=ip),
+            # a kind no output is called for
+            HoldRecord(venue="club", table="t1", node="n", state=HoldState.HELD, known=1, at=2),
         ]
     )
     assert seen.got == [("club", "t1", ip)] and d.output_errors == 0

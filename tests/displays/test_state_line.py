@@ -11,6 +11,7 @@ import json
 import pytest
 
 from harness.waiting import poll
+from railbird.core.records import Origin, RefereeRecord, Source, StateRecord
 from railbird.daemon.answer import referee_answer
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput
 from railbird.rules import Referee, from_fen
@@ -65,8 +66,26 @@ def test_the_referee_console_answer_carries_the_line_or_none():
     for players, whole in ((["Ann", "Bob"], True), (["A" * 300, "B" * 300], False)):
         ref, st = played(players)
         records = [
-            {"type": "referee", "input": SOFT_BREAK},
-            {"type": "state", "announcements": ref.announcements, "fen": st["fen"]},
+            RefereeRecord(
+                venue="club",
+                table="t1",
+                id="x1",
+                by=None,
+                input=SOFT_BREAK,
+                ok=True,
+                error=None,
+                source=Source.MQTT,
+            ),
+            StateRecord(
+                venue="club",
+                table="t1",
+                game="10-ball",
+                state=st,
+                fen=st["fen"],
+                announcements=ref.announcements,
+                cause=SOFT_BREAK["type"],
+                source=Origin.REFEREE,
+            ),
         ]
         topic, payload = referee_answer(
             "railbird/v1/club/t1/referee", b'{"id": "x1"}', "ok", None, records

@@ -14,6 +14,7 @@ from hypothesis import event, given, note, settings, strategies as st
 
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import EventRecord, ShotRecord
 
 from . import ingest as F
 from .budget import examples
@@ -28,10 +29,10 @@ def run(msgs: list) -> dict:
 
     def collect(records):
         for r in records:
-            if r["type"] == "event":
-                timeline[r["table"]].append(r["event"].to_dict())
-            elif r["type"] == "shot":
-                shots[r["table"]].append({k: v for k, v in r["shot"].items() if k != "warnings"})
+            if isinstance(r, EventRecord):
+                timeline[r.table].append(r.event.to_dict())
+            elif isinstance(r, ShotRecord):
+                shots[r.table].append({k: v for k, v in r.shot.items() if k != "warnings"})
 
     for m in msgs:
         status, reason, records = pipe.on_message(m.topic, m.payload, m.rx)

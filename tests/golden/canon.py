@@ -2,11 +2,10 @@
 looks, for the golden corpus (tests/golden/README.md).
 
 `record_line(record)` is THE single place to adapt when the record representation
-changes. The pipeline's records are dicts today (some holding a
-`railbird.core.timeline.Event`); a branch turning them into typed frozen records must make
-this function turn such a record into the same dict as before, so that the corpus shows the
-refactor changed nothing. Everything else here (the test, the generator) calls it and never
-looks inside a record itself.
+changes. The pipeline's records are typed frozen values (railbird.core.records, some holding
+a `railbird.core.timeline.Event`); each one's `as_dict()` is the dict a record was before it
+had a type, so the corpus shows that the refactor changed nothing. Everything else here (the
+test, the generator) calls it and never looks inside a record itself.
 
 A line is compact JSON with sorted keys. An `Event` is written with every field, by name
 (not through its own `to_dict`, which leaves out `t_node` and `synced` and may change with
@@ -18,6 +17,7 @@ from __future__ import annotations
 
 import json
 
+from railbird.core.records import Record
 from railbird.core.timeline import Event
 
 EVENT_FIELDS = (
@@ -49,9 +49,9 @@ def _plain(value):
     )
 
 
-def record_line(record) -> str:
+def record_line(record: Record) -> str:
     """The canonical line of one record (no newline)."""
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), default=_plain)
+    return json.dumps(record.as_dict(), sort_keys=True, separators=(",", ":"), default=_plain)
 
 
 def result_line(status: str, reason) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import StateRecord
 from railbird.daemon.ticks import deadline
 from railbird.sim import physics
 from railbird.sim.player import Player
@@ -77,8 +78,8 @@ class Stream:
             self.done.append(inp)
             self.floor = t
             for r in replay.feed(self.pipe, self.cfg, inp)[2]:
-                if r["type"] == "state":
-                    self.state[(r["venue"], r["table"])] = r["state"]
+                if isinstance(r, StateRecord):
+                    self.state[(r.venue, r.table)] = r.state
         self.pending = []
 
     # inputs of the host itself

@@ -177,9 +177,13 @@ def test_warnings_waiting_for_the_next_shot_stay_bounded():
     shot. Before: all 10,000 kept, and then in that shot."""
     a = ShotAssembler("t1")
     for i in range(10_000):
-        a.feed(Event(1_000 + i, "t1-node", 1, i, "jam", pocket="FL", dur=2_000_000))
+        a.feed(
+            Event(
+                t=1_000 + i, node="t1-node", boot=1, seq=i, kind="jam", pocket="FL", dur=2_000_000
+            )
+        )
     assert len(a.pending_warnings) == WARNINGS_MAX + 1
     assert a.pending_warnings[-1] == f"more warnings not listed: {10_000 - WARNINGS_MAX}"
-    a.feed(Event(20_000_000, "t1-node", 1, 10_000, "rail", rail="H", amp=800))
+    a.feed(Event(t=20_000_000, node="t1-node", boot=1, seq=10_000, kind="rail", rail="H", amp=800))
     (shot,) = a.flush()
     assert len(shot["warnings"]) <= WARNINGS_MAX + 1 + 4, len(shot["warnings"])

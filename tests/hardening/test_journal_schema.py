@@ -22,6 +22,7 @@ import pytest
 
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import ShotRecord, StateRecord
 from railbird.daemon import migrations, snapshots
 from railbird.daemon.journal import Journal, JournalError
 from railbird.daemon.offline import replay
@@ -126,17 +127,17 @@ def write_v1(path, schema: str) -> Pipeline:
             (source, rx, wall + rx / 1e6, topic, payload, venue, tbl, status, reason),
         )
         for r in records:
-            if r["type"] == "shot":
+            if isinstance(r, ShotRecord):
                 db.execute(
                     "INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
-                    (r["venue"], r["table"], r["shot"]["n"], _j(r["shot"]), cur.lastrowid),
+                    (r.venue, r.table, r.shot["n"], _j(r.shot), cur.lastrowid),
                 )
-            elif r["type"] == "state":
+            elif isinstance(r, StateRecord):
                 db.execute(
                     "INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"
                     " source, input_id) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (r["venue"], r["table"], r["game"], _j(r["state"]), r["fen"],
-                     _j(r["announcements"]), r["cause"], r["source"], cur.lastrowid),
+                    (r.venue, r.table, r.game, _j(r.state), r.fen,
+                     _j(r.announcements), r.cause, r.source, cur.lastrowid),
                 )  # fmt: skip
 
     lag = {"input": {"type": "lag", "winner": 0}, "id": "lag-1"}

@@ -32,6 +32,7 @@ from railbird import broker as broker_mod
 from railbird.broker import PrivateBroker, confined_acl
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import StateRecord
 from railbird.daemon.journal import Journal
 from railbird.daemon.offline import journal_config, replay
 from rbproto import codec
@@ -288,7 +289,7 @@ def old_journal(path) -> tuple[str, dict]:
         iid = j.add_input("mqtt", 1_000_000 * (i + 1), t, payload, "club", "t1", status, reason)
         j.add_records(iid, records)
         j.commit()
-        fen = next((r["fen"] for r in records if r["type"] == "state"), fen)
+        fen = next((r.fen for r in records if isinstance(r, StateRecord)), fen)
     j.close()
     return fen, pipe.stats()
 

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 import zlib
+from dataclasses import replace
 
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
@@ -32,6 +33,7 @@ from harness.waiting import poll
 from railbird.config import from_dict
 from railbird.core import snapshot as snap
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import StateRecord
 from railbird.daemon import snapshots
 from railbird.daemon.journal import Journal
 from railbird.daemon.replay import rebuild
@@ -348,7 +350,8 @@ class Recorder:
 
     def restore(self, venue, table, history, nodes):
         self.restored[(venue, table)] = (
-            [{k: v for k, v in r.items() if k != "referee_facts"} for r in history],
+            # referee facts are not journalled: a history read from the journal has none
+            [replace(r, referee_facts=None) if isinstance(r, StateRecord) else r for r in history],
             nodes,
         )
 

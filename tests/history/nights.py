@@ -9,6 +9,7 @@ import time
 from datetime import datetime
 
 from railbird.core.game import Game
+from railbird.core.records import Origin, ShotRecord, StateRecord
 from railbird.daemon.journal import Journal
 from railbird.history.store import HistoryStore
 
@@ -51,18 +52,17 @@ class Night:
         self.journal.commit()
         return iid
 
-    def _state(self, table, inp, res, source) -> dict:
-        return {
-            "type": "state",
-            "venue": self.venue,
-            "table": table,
-            "game": self.games[table].game,
-            "state": res["state"],
-            "fen": res["fen"],
-            "announcements": res["announcements"],
-            "cause": inp.get("type"),
-            "source": source,
-        }
+    def _state(self, table, inp, res, source) -> StateRecord:
+        return StateRecord(
+            venue=self.venue,
+            table=table,
+            game=self.games[table].game,
+            state=res["state"],
+            fen=res["fen"],
+            announcements=res["announcements"],
+            cause=inp.get("type"),
+            source=Origin(source),
+        )
 
     def referee(self, table: str, wall: float, inp: dict) -> dict:
         ok, res = self.games[table].feed(inp)
@@ -83,7 +83,7 @@ class Night:
             pocketed.append(d)
         shot = {"n": n, "start": n * 1_000_000, "pocketed": pocketed, "rails": [],
                 "warnings": []}  # fmt: skip
-        records = [{"type": "shot", "venue": self.venue, "table": table, "shot": shot}]
+        records: list = [ShotRecord(venue=self.venue, table=table, shot=shot)]
         game = self.games[table]
         state = None
         if game.available:

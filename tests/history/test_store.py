@@ -10,6 +10,7 @@ import json
 import sqlite3
 
 from railbird.config import from_dict
+from railbird.core.records import ShotRecord
 from railbird.daemon.worker import Daemon
 from railbird.history import store
 from railbird.history.store import HistoryStore
@@ -102,7 +103,7 @@ def test_a_rolled_back_batch_leaves_no_trace(tmp_path):
     j = night.journal
     iid = j.add_input("local", 1, None, b"{}", "club", "t1", "ok")
     shot = {"n": 99, "pocketed": [{"pocket": "HL"}]}
-    j.add_records(iid, [{"type": "shot", "venue": "club", "table": "t1", "shot": shot}])
+    j.add_records(iid, [ShotRecord(venue="club", table="t1", shot=shot)])
     night.history.after_batch()
     assert j.db.execute("SELECT COUNT(*) FROM history_drops WHERE shot=99").fetchone()[0] == 1
     j.rollback()

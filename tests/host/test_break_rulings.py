@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
 from railbird.core.railballs import fewest_balls, rail_distances
+from railbird.core.records import ShotRecord, StateRecord
 from railbird.core.shots import ShotParams
 from railbird.core.timeline import Event
 
@@ -57,8 +58,8 @@ def ruled(table: dict, referee: bool | None, hits, drops=()):
         assert status == "ok", reason
         recs += r
     recs += pipe.flush()
-    (shot,) = [r["shot"] for r in recs if r["type"] == "shot"]
-    (state,) = [r["state"] for r in recs if r["type"] == "state"]
+    (shot,) = [r.shot for r in recs if isinstance(r, ShotRecord)]
+    (state,) = [r.state for r in recs if isinstance(r, StateRecord)]
     return shot, state, pipe
 
 
@@ -74,7 +75,7 @@ def test_three_ball_break_waits_for_the_referee_at_the_table(table):
     # the referee taps "foul" (illegal break): ruled once, with his count
     st, _, recs = pipe.on_referee("club", "t1", {"input": {"type": "confirm", **choices["foul"]}})
     assert st == "ok"
-    (after,) = [r["state"] for r in recs if r["type"] == "state"]
+    (after,) = [r.state for r in recs if isinstance(r, StateRecord)]
     assert after["awaiting"] is not None or after["ball_in_hand"] == "anywhere"
     assert after["at_table"] == "Bob" and after["provisional"] == []
 
@@ -106,7 +107,7 @@ def test_fourteen_one_called_ball_pocketed_is_ruled_without_a_flag():
     ):
         recs += pipe.on_message(topic, payload, None)[2]
     recs += pipe.flush()
-    (s,) = [r["state"] for r in recs if r["type"] == "state"]
+    (s,) = [r.state for r in recs if isinstance(r, StateRecord)]
     assert s["awaiting"] is None and s["provisional"] == [] and s["at_table"] == "Ann"
     assert s["points"]["Ann"] == 1
 
@@ -118,7 +119,8 @@ def test_a_ball_pocketed_decides_the_ten_ball_break_whatever_the_range():
 
 def _hits(spec):
     return [
-        Event(t * 1000, "n", 1, i, "rail", rail=r, amp=a) for i, (t, r, a, _) in enumerate(spec)
+        Event(t=t * 1000, node="n", boot=1, seq=i, kind="rail", rail=r, amp=a)
+        for i, (t, r, a, _) in enumerate(spec)
     ]
 
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import ShotRecord
 from railbird.core.shots import (
     CUE_RETURN_MS,
     ShotParams,
@@ -32,7 +33,7 @@ def run(events, cfg=None):
         assert status == "ok", reason
         records += recs
     records += pipe.flush()
-    return [r["shot"] for r in records if r["type"] == "shot"]
+    return [r.shot for r in records if isinstance(r, ShotRecord)]
 
 
 def pocketed(shot):
@@ -162,11 +163,11 @@ def test_scratch_is_attributed_to_the_cue_balls_drop(case):
     events, cue_index = [], None
     for i, (t, kind, pk, is_cue) in enumerate(evs):
         if kind == "drop":
-            events.append(Event(t, "n", 1, i, "drop", pocket=pk, dur=30000))
+            events.append(Event(t=t, node="n", boot=1, seq=i, kind="drop", pocket=pk, dur=30000))
             if is_cue:
                 cue_index = (t, pk)
         else:
-            events.append(Event(t, "n", 1, i, "cue"))
+            events.append(Event(t=t, node="n", boot=1, seq=i, kind="cue"))
     shot = assemble("t1", 1, events, None, [], p)
     cue = [(x["t"], x["pocket"]) for x in shot["pocketed"] if x["ball"] == 0]
     assert cue == [cue_index]

@@ -14,6 +14,7 @@ from railbird.config import from_dict
 from railbird.core.game import Game
 from railbird.core.lifecycle import IN_PROGRESS, complete_match
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import StateRecord
 
 TEN = {"type": "match", "game": "10-ball", "players": ["Ann", "Bob"], "race_to": 2}
 
@@ -79,9 +80,9 @@ def test_first_match_defaults_come_from_the_table_config_break_order_included():
     pipe = Pipeline(cfg)
     status, _, recs = pipe.on_referee("club", "t1", {"input": {"type": "match"}})
     assert status == "ok"
-    (state,) = [r for r in recs if r["type"] == "state"]
-    assert "order=winner" in state["fen"] and "goal=3" in state["fen"]
-    assert state["state"]["players"] == ["Ann", "Bob"] and state["game"] == "9-ball"
+    (state,) = [r for r in recs if isinstance(r, StateRecord)]
+    assert "order=winner" in state.fen and "goal=3" in state.fen
+    assert state.state["players"] == ["Ann", "Bob"] and state.game == "9-ball"
 
 
 def test_a_table_without_a_game_takes_a_match_that_names_one():
@@ -99,7 +100,7 @@ def test_a_table_without_a_game_takes_a_match_that_names_one():
         "club", "t1", {"input": {"type": "match", "game": "8-ball", "race_to": 2}}
     )
     assert status == "ok"
-    assert [r["state"]["players"] for r in recs if r["type"] == "state"] == [["Ann", "Bob"]]
+    assert [r.state["players"] for r in recs if isinstance(r, StateRecord)] == [["Ann", "Bob"]]
 
 
 # -- a match in progress -------------------------------------------------------------------

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from railbird.config import from_dict
 from railbird.core import snapshot
 from railbird.core.pipeline import XWINDOW_FLOOR_US, Pipeline, shot_json
+from railbird.core.records import EventRecord, InplayRecord, LateRecord, ShotRecord
 from rbproto import codec
 
 from . import scripts as S
@@ -42,7 +43,7 @@ def synced(p, node=S.NODE, delay_us=200, boot=1):
 
 
 def released(records):
-    return [(r["event"].kind, r["event"].t - OFF) for r in records if r["type"] == "event"]
+    return [(r.event.kind, r.event.t - OFF) for r in records if isinstance(r, EventRecord)]
 
 
 def table(p):
@@ -65,7 +66,7 @@ def single_node_drop(wm=True, sync=True):
 def test_single_node_drop_is_released_by_the_batch_whose_wm_covers_it():
     p, recs = single_node_drop()
     assert released(recs) == [("drop", 1_300_000)]  # the rail came out with its own batch
-    (inplay,) = [r["inplay"] for r in recs if r["type"] == "inplay"]
+    (inplay,) = [r.inplay for r in recs if isinstance(r, InplayRecord)]
     assert inplay["pocketed"] == [{"pocket": "SL", "t": OFF + 1_300_000}]
     assert table(p).timeline.pending == 0
 
@@ -142,7 +143,7 @@ def test_wm_never_runs_past_the_batchs_arrival():
     p.on_message(*batch([e0], wm=900_000_000), OFF + 1_020_000)
     assert table(p).marks[S.NODE].wm == OFF + 1_020_000
     recs = p.on_message(*batch([e1], wm=1_520_000), OFF + 1_520_000)[2]
-    assert not [r for r in recs if r["type"] == "late"]
+    assert not [r for r in recs if isinstance(r, LateRecord)]
     assert released(recs) == [("rail", 1_500_000)]
 
 
@@ -266,14 +267,14 @@ def run_stream(batches, split=None):
 def test_any_batching_with_wm_releases_in_time_order_once_and_replays_alike(stream, split):
     evs, batches = stream
     recs = run_stream(batches)
-    out = [r["event"] for r in recs if r["type"] == "event"]
-    assert not [r for r in recs if r["type"] == "late"]
+    out = [r.event for r in recs if isinstance(r, EventRecord)]
+    assert not [r for r in recs if isinstance(r, LateRecord)]
     assert [e.seq for e in out] == [e["seq"] for e in sorted(evs, key=lambda e: e["t"])]
     assert [e.t for e in out] == sorted(e.t for e in out)
-    shots = [shot_json(r["shot"]) for r in recs if r["type"] == "shot"]
+    shots = [shot_json(r.shot) for r in recs if isinstance(r, ShotRecord)]
     # a replay, and a restart from a snapshot anywhere, give the same records
     again = run_stream(batches, split=split % (len(batches) + 1))
-    assert [shot_json(r["shot"]) for r in again if r["type"] == "shot"] == shots
-    assert json.dumps([r["inplay"] for r in again if r["type"] == "inplay"]) == json.dumps(
-        [r["inplay"] for r in recs if r["type"] == "inplay"]
+    assert [shot_json(r.shot) for r in again if isinstance(r, ShotRecord)] == shots
+    assert json.dumps([r.inplay for r in again if isinstance(r, InplayRecord)]) == json.dumps(
+        [r.inplay for r in recs if isinstance(r, InplayRecord)]
     )

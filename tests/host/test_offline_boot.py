@@ -16,6 +16,7 @@ import json
 from railbird.config import from_dict
 from railbird.core.clockmodel import BootClock
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import EventRecord, LateRecord, ShotRecord
 from railbird.daemon.offline import assemble
 from rbproto import codec
 
@@ -86,15 +87,15 @@ def run(inputs):
         for e in msg.get("events", ()):
             arrived.setdefault(e["seq"], rx)
         for r in pipe.on_message(topic, payload, rx)[2]:
-            if r["type"] in ("event", "late"):
-                seen.append((r["type"], r["event"], arrived[r["event"].seq]))
-            elif r["type"] == "shot":
-                shots.append(r["shot"])
+            if isinstance(r, (EventRecord, LateRecord)):
+                seen.append((r.kind, r.event, arrived[r.event.seq]))
+            elif isinstance(r, ShotRecord):
+                shots.append(r.shot)
     for r in pipe.tick(H0 + (OFFLINE_S + 40) * 1_000_000) + pipe.flush():
-        if r["type"] == "event":
-            seen.append((r["type"], r["event"], arrived[r["event"].seq]))
-        elif r["type"] == "shot":
-            shots.append(r["shot"])
+        if isinstance(r, EventRecord):
+            seen.append((r.kind, r.event, arrived[r.event.seq]))
+        elif isinstance(r, ShotRecord):
+            shots.append(r.shot)
     return seen, shots
 
 

@@ -5,6 +5,7 @@ import json
 
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import ShotRecord
 from railbird.daemon.journal import Journal
 from railbird.daemon.replay import rebuild
 from railbird.daemon.worker import Daemon
@@ -65,10 +66,10 @@ def test_bad_input_is_counted_and_good_data_around_it_kept():
         assert status == "rejected" and reason.startswith(code), (reason, code)
         status, reason, recs = pipe.on_message(topic, payload, None)
         assert status == "ok", reason
-        shots += [r["shot"] for r in recs if r["type"] == "shot"]
+        shots += [r.shot for r in recs if isinstance(r, ShotRecord)]
     for topic2, payload2, _code in BAD:
         pipe.on_message(topic2, payload2, None)
-    shots += [r["shot"] for r in pipe.flush() if r["type"] == "shot"]
+    shots += [r.shot for r in pipe.flush() if isinstance(r, ShotRecord)]
     assert len(shots) == 2 and pipe.counters["events"] == 4
     assert pipe.counters["rejected"] == len(BAD) + len(msgs)
     assert pipe.rejected["unsupported version"] >= 2

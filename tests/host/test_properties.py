@@ -6,6 +6,7 @@ import json
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from railbird.core.pipeline import Pipeline, shot_json
+from railbird.core.records import EventRecord, LateRecord, ShotRecord
 from railbird.daemon.offline import offline_config
 from rbproto import codec
 
@@ -74,16 +75,16 @@ def run(msgs):
         status, reason, recs = pipe.on_message(topic, payload, None)
         assert status in ("ok", "duplicate"), reason
         for r in recs:
-            if r["type"] == "event":
-                timeline.append(json.dumps(r["event"].to_dict(), sort_keys=True))
-            elif r["type"] == "shot":
-                shots.append(shot_json(r["shot"]))
-            assert r["type"] != "late"
+            if isinstance(r, EventRecord):
+                timeline.append(json.dumps(r.event.to_dict(), sort_keys=True))
+            elif isinstance(r, ShotRecord):
+                shots.append(shot_json(r.shot))
+            assert not isinstance(r, LateRecord)
     for r in pipe.flush():
-        if r["type"] == "event":
-            timeline.append(json.dumps(r["event"].to_dict(), sort_keys=True))
-        elif r["type"] == "shot":
-            shots.append(shot_json(r["shot"]))
+        if isinstance(r, EventRecord):
+            timeline.append(json.dumps(r.event.to_dict(), sort_keys=True))
+        elif isinstance(r, ShotRecord):
+            shots.append(shot_json(r.shot))
     return timeline, shots, pipe
 
 
@@ -128,10 +129,10 @@ def test_a_message_beyond_the_window_is_late_flagged_and_not_in_the_timeline():
     pipe.on_message(*second, None)
     status, _, recs = pipe.on_message(*first, None)
     assert status == "ok"
-    assert [r["type"] for r in recs] == ["late", "late"]
+    assert [r.kind for r in recs] == ["late", "late"]
     assert pipe.counters["late"] == 2
     # the next shot carries the warning; the late events never reach the facts
-    shots = [r["shot"] for r in pipe.flush() if r["type"] == "shot"]
+    shots = [r.shot for r in pipe.flush() if isinstance(r, ShotRecord)]
     assert len(shots) == 1 and sum(w.startswith("late:") for w in shots[0]["warnings"]) == 2
 
 

@@ -54,7 +54,8 @@ def reference(hits, dist, speed_mm_s) -> int:
 )
 def test_same_count_as_kuhn_from_the_empty_matching(spec, speed, size):
     hits = [
-        Event(t * 1000, "n", 1, i, "rail", rail=r, amp=900) for i, (t, r) in enumerate(sorted(spec))
+        Event(t=t * 1000, node="n", boot=1, seq=i, kind="rail", rail=r, amp=900)
+        for i, (t, r) in enumerate(sorted(spec))
     ]
     dist = rail_distances(TABLE_MM[size])
     assert fewest_balls(hits, dist, speed) == reference(hits, dist, speed)
@@ -64,10 +65,16 @@ def test_one_ball_and_many_balls():
     p = ShotParams()
     dist = rail_distances(p.table_mm)
     # one ball: H then F, far enough apart in time
-    one = [Event(0, "n", 1, 0, "rail", rail="H"), Event(2_000_000, "n", 1, 1, "rail", rail="F")]
+    one = [
+        Event(t=0, node="n", boot=1, seq=0, kind="rail", rail="H"),
+        Event(t=2_000_000, node="n", boot=1, seq=1, kind="rail", rail="F"),
+    ]
     assert fewest_balls(one, dist, p.ball_speed_max_mm_s) == 1
     # the same rails 1 ms apart: no ball crosses the table in 1 ms, two balls
-    two = [Event(0, "n", 1, 0, "rail", rail="H"), Event(1_000, "n", 1, 1, "rail", rail="F")]
+    two = [
+        Event(t=0, node="n", boot=1, seq=0, kind="rail", rail="H"),
+        Event(t=1_000, node="n", boot=1, seq=1, kind="rail", rail="F"),
+    ]
     assert fewest_balls(two, dist, p.ball_speed_max_mm_s) == 2
     assert fewest_balls([], dist, p.ball_speed_max_mm_s) == 0
 
@@ -98,7 +105,10 @@ def echo_reference(rails, echo_us) -> list:
 def test_distinct_hits_as_the_pairwise_search(spec, in_order):
     # times in ms steps of 2: hits within the 5 ms echo window and hits apart both come up
     spec = sorted(spec, key=lambda x: x[0]) if in_order else spec
-    hits = [Event(t * 2000, "n", 1, i, "rail", rail=r, amp=a) for i, (t, r, a) in enumerate(spec)]
+    hits = [
+        Event(t=t * 2000, node="n", boot=1, seq=i, kind="rail", rail=r, amp=a)
+        for i, (t, r, a) in enumerate(spec)
+    ]
     assert distinct_hits(hits, RAIL_ECHO_US) == echo_reference(hits, RAIL_ECHO_US)
 
 
@@ -137,7 +147,10 @@ def test_object_balls_to_rail_as_its_parts(spec, before, drops, bound, size):
     # window and more than HITS_MAX hits all come up
     p = ShotParams(table_mm=TABLE_MM[size])
     spec = sorted(spec, key=lambda x: x[0])
-    rails = [Event(t * 5000, "n", 1, i, "rail", rail=r, amp=a) for i, (t, r, a) in enumerate(spec)]
+    rails = [
+        Event(t=t * 5000, node="n", boot=1, seq=i, kind="rail", rail=r, amp=a)
+        for i, (t, r, a) in enumerate(spec)
+    ]
     start = (spec[0][0] * 5000 if spec else 0) - before
     got = object_balls_to_rail(rails, start, drops, bound, p)
     assert got == obr_reference(rails, start, drops, bound, p)

@@ -13,6 +13,7 @@ from harness.waiting import wait_for
 from railbird.config import from_dict
 from railbird.core.game import shot_input, with_referee_facts
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import RefereeRecord, RulesErrorRecord, ShotRecord, StateRecord
 from railbird.daemon.journal import Journal
 from railbird.daemon.replay import rebuild
 from railbird.daemon.worker import Daemon, now_us
@@ -60,7 +61,7 @@ def feed(pipe, events, first_seq=0):
 
 
 def states(recs):
-    return [r for r in recs if r["type"] == "state"]
+    return [r for r in recs if isinstance(r, StateRecord)]
 
 
 def texts(state):
@@ -82,14 +83,14 @@ def started(table, breaker="Ann"):
 def test_break_burst_is_accepted_and_ruled_legal(table):
     pipe = started(table)
     recs = feed(pipe, burst_break(10_000)) + pipe.flush()
-    shot = next(r["shot"] for r in recs if r["type"] == "shot")
+    shot = next(r.shot for r in recs if isinstance(r, ShotRecord))
     assert shot["object_balls_to_rail"] == 15  # 18+ clusters: the raw estimate, capped
     # hits on far-apart rails closer in time than a ball can travel: 2 balls at least, one
     # of them perhaps the cue ball (core/railballs.py); nothing bounds the count from above
     assert shot["object_balls_to_rail_range"] == [1, 15]
-    assert not [r for r in recs if r["type"] == "rules_error"]
+    assert not [r for r in recs if isinstance(r, RulesErrorRecord)]
     (st,) = states(recs)
-    s = st["state"]
+    s = st.state
     assert "Foul" not in texts(s), texts(s)
     assert s["rack"] == 1 and s["consecutive_fouls"] == {"Ann": 0, "Bob": 0}
     if table is TEN:
@@ -112,7 +113,7 @@ def test_ten_ball_break_burst_with_balls_down():
     pipe = started(TEN)
     recs = feed(pipe, burst_break(10_000, drops=[("FR", 800), ("SL", 1100)])) + pipe.flush()
     (st,) = states(recs)
-    s = st["state"]
+    s = st.state
     assert s["at_table"] == "Ann" and "Legal break" in texts(s)
     assert len(s["balls_on_table"]) == 8
 
@@ -146,13 +147,13 @@ def test_non_break_shot_with_many_rail_hits_late_in_the_rack():
         ),
     )
     recs = pipe.flush()
-    s = states(recs)[-1]["state"]
+    s = states(recs)[-1].state
     assert len(s["balls_on_table"]) == 4
     pipe.on_referee(
         "club", "t1", {"input": {"type": "call", "ball": s["balls_on_table"][0], "pocket": "HL"}}
     )
     recs = feed(pipe, burst_break(40_000), first_seq=100) + pipe.flush()
-    assert not [r for r in recs if r["type"] == "rules_error"]
+    assert not [r for r in recs if isinstance(r, RulesErrorRecord)]
     assert states(recs)
 
 
@@ -165,12 +166,12 @@ def test_identity_over_mqtt_while_the_shot_is_in_play_is_one_shot():
         *referee_msg({"type": "confirm", "pocketed": [{"ball": 7, "pocket": "FR"}]}, "r1"), None
     )
     assert status == "pending", reason
-    assert r[0]["type"] == "referee" and r[0]["ok"] and r[0]["pending"]
+    assert isinstance(r[0], RefereeRecord) and r[0].ok and r[0].pending
     assert not states(r)
     recs = pipe.flush()
     (st,) = states(recs)
-    s = st["state"]
-    assert st["referee_facts"] == ["pocketed"]
+    s = st.state
+    assert st.referee_facts == ["pocketed"]
     assert 7 not in s["balls_on_table"] and 1 in s["balls_on_table"]
     assert "not identified" not in texts(s)
     assert s["at_table"] == "Ann" and s["inning"] == 1
@@ -187,7 +188,7 @@ def test_wrong_ball_first_declared_during_the_shot():
     status, _, _ = pipe.on_referee("club", "t1", {"input": {"type": "confirm", "first_contact": 5}})
     assert status == "pending"
     (st,) = states(pipe.flush())
-    s = st["state"]
+    s = st.state
     assert "Foul by Bob" in texts(s) and s["ball_in_hand"] == "anywhere"
     assert s["at_table"] == "Ann" and s["consecutive_fouls"]["Bob"] == 1
 
@@ -204,8 +205,8 @@ def test_declared_foul_and_facts_merge_while_in_play():
     ):
         assert pipe.on_referee("club", "t1", {"input": inp})[0] == "pending"
     (st,) = states(pipe.flush())
-    s = st["state"]
-    assert st["referee_facts"] == ["fouls", "pocketed"]
+    s = st.state
+    assert st.referee_facts == ["fouls", "pocketed"]
     assert "Foul by Bob" in texts(s) and s["scores"]["Bob"] == -1
     assert 3 in s["to_spot"]
 
@@ -219,7 +220,7 @@ def test_confirm_at_rest_corrects_the_last_shot():
     )
     assert status == "ok"
     (st,) = states(recs)
-    assert st["cause"] == "confirm" and 7 not in st["state"]["balls_on_table"]
+    assert st.cause == "confirm" and 7 not in st.state["balls_on_table"]
 
 
 def test_bad_or_unfitting_facts():
@@ -244,10 +245,10 @@ def test_bad_or_unfitting_facts():
         == "pending"
     )
     recs = pipe.flush()
-    errs = [r for r in recs if r["type"] == "rules_error"]
-    assert len(errs) == 1 and errs[0]["error"].startswith("referee facts refused")
+    errs = [r for r in recs if isinstance(r, RulesErrorRecord)]
+    assert len(errs) == 1 and errs[0].error.startswith("referee facts refused")
     (st,) = states(recs)
-    assert "referee_facts" not in st and len(st["state"]["balls_on_table"]) == 9
+    assert st.referee_facts is None and len(st.state["balls_on_table"]) == 9
 
 
 def test_merge_keeps_other_uncertain_facts():
@@ -305,7 +306,7 @@ def test_daemon_referee_input_attaches_facts_and_replays(tmp_path):
     stored = [json.loads(s) for (s,) in j.db.execute("SELECT state FROM states ORDER BY id")]
     pipe = Pipeline(c)
     again = []
-    rebuild(pipe, j, lambda recs: again.extend(r["state"] for r in recs if r["type"] == "state"))
+    rebuild(pipe, j, lambda recs: again.extend(r.state for r in recs if isinstance(r, StateRecord)))
     assert [json.dumps(s, sort_keys=True) for s in again] == [
         json.dumps(s, sort_keys=True) for s in stored
     ]

@@ -13,6 +13,7 @@ import pytest
 
 from railbird.config import ConfigError, from_dict
 from railbird.core.game import Game, shot_input
+from railbird.core.records import ShotRecord, StateRecord
 from railbird.daemon.worker import Daemon
 from railbird.outputs.base import Output
 from railbird.outputs.factory import from_config
@@ -158,18 +159,25 @@ def test_venues_restore_counts_todays_shots_by_their_wall_time():
     v = Venues(clock=lambda: now)
     shot = {"n": 1, "pocketed": [{"ball": None, "pocket": "FL"}, {"ball": 0, "pocket": "SR"}]}
     st = {"players": ["A", "B"], "rack": 1, "scores": {"A": 0, "B": 0}}
+
+    def state(fen, announcements, wall):
+        return StateRecord(
+            venue="club",
+            table="t1",
+            game="10-ball",
+            state=st,
+            fen=fen,
+            announcements=announcements,
+            cause=None,
+            source=None,
+            wall=wall,
+        )
+
     hist = [
-        {"type": "state", "game": "10-ball", "state": st, "fen": "f0", "wall": None},
-        {"type": "shot", "shot": dict(shot, n=1), "wall": now - 30 * 3600},  # not today
-        {"type": "shot", "shot": dict(shot, n=2), "wall": now - 60},
-        {
-            "type": "state",
-            "game": "10-ball",
-            "state": st,
-            "fen": "f1",
-            "announcements": [{"text": "Foul"}],
-            "wall": now - 60,
-        },
+        state("f0", [], None),
+        ShotRecord(venue="club", table="t1", shot=dict(shot, n=1), wall=now - 30 * 3600),  # old
+        ShotRecord(venue="club", table="t1", shot=dict(shot, n=2), wall=now - 60),
+        state("f1", [{"text": "Foul"}], now - 60),
     ]
     t = v.restore("club", "t1", hist, {"n1": {"state": "online"}})
     snap = v.snapshot("club", "t1")

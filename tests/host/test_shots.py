@@ -1,6 +1,7 @@
 """Shot assembly on scripted sensor streams (docs/shots.md)."""
 
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import ShotRecord
 from railbird.core.shots import ShotAssembler, ShotParams
 from railbird.core.timeline import Event
 from railbird.daemon.offline import offline_config
@@ -17,7 +18,7 @@ def run(events, offset_us=0):
         assert status == "ok", reason
         records += recs
     records += pipe.flush()
-    return [r["shot"] for r in records if r["type"] == "shot"], pipe
+    return [r.shot for r in records if isinstance(r, ShotRecord)], pipe
 
 
 def test_break_counts_rails_and_object_balls():
@@ -114,7 +115,7 @@ def test_whole_game_script():
 
 def test_advance_closes_after_quiet():
     a = ShotAssembler("t1", ShotParams(quiet_us=1000))
-    assert a.feed(Event(0, "n", 1, 0, "rail", rail="H", amp=1)) == []
+    assert a.feed(Event(t=0, node="n", boot=1, seq=0, kind="rail", rail="H", amp=1)) == []
     assert a.advance(999) == []
     (shot,) = a.advance(1000)
     assert shot["n"] == 1 and not a.open

@@ -9,6 +9,7 @@ strikes as clicks; the provisional `inplay` record. In-process, no broker.
 from railbird.config import from_dict
 from railbird.core.game import shot_input
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import InplayRecord, ShotRecord
 from railbird.core.shots import ShotAssembler, ShotParams
 from railbird.core.timeline import Event
 
@@ -39,7 +40,7 @@ def play(events, config=None):
 
 
 def of(records, typ):
-    return [r for r in records if r["type"] == typ]
+    return [r for r in records if r.kind == typ]
 
 
 def strike(t_ms, amp=None):
@@ -51,13 +52,13 @@ def test_soft_safety_heard_only_by_the_strike_sensor_is_a_shot_and_passes_the_tu
     nothing else, no rail, no pocket. Before the strike channel that shot did not exist, A
     stayed at the table and B's next balls would have been A's."""
     recs = play([strike(1000, 3000), *S.break_shot(1200), strike(20000, 350)])
-    shots = [r["shot"] for r in of(recs, "shot")]
+    shots = [r.shot for r in of(recs, "shot")]
     assert len(shots) == 2
     safety = shots[1]
     assert (safety["start"], safety["end"]) == (20_000_000, 20_000_000)
     assert safety["strike"] == {"t": 20_000_000, "amp": 350, "source": "sensed"}
     assert safety["pocketed"] == [] and safety["rails"] == []
-    states = [r["state"] for r in of(recs, "state") if r["cause"] == "shot"]
+    states = [r.state for r in of(recs, "state") if r.cause == "shot"]
     assert states[0]["at_table"] == "A"  # a legal break with a ball down: A continues
     assert states[1]["at_table"] == "B"  # the soft safety was A's turn
     assert "rail_after_contact" in states[1]["unconfirmed"]
@@ -65,7 +66,7 @@ def test_soft_safety_heard_only_by_the_strike_sensor_is_a_shot_and_passes_the_tu
 
 def test_shot_input_flags_the_missing_rail_of_a_strike_only_shot():
     a = ShotAssembler("t1")
-    a.feed(Event(5_000_000, "n", 1, 0, "strike", amp=200))
+    a.feed(Event(t=5_000_000, node="n", boot=1, seq=0, kind="strike", amp=200))
     (shot,) = a.flush()
     inp = shot_input(shot, state={"breaking": False, "balls_on_table": [1, 2, 3]})
     assert inp["rail_after_contact"] is False
@@ -78,9 +79,9 @@ def test_a_rail_or_a_pocket_makes_the_missing_rail_no_question():
     the fact is sensed; with a pocketed ball 6.3 does not apply."""
     for follow in ("rail", "drop"):
         a = ShotAssembler("t1")
-        a.feed(Event(0, "n", 1, 0, "strike", amp=2000))
+        a.feed(Event(t=0, node="n", boot=1, seq=0, kind="strike", amp=2000))
         extra = {"rail": "H", "amp": 500} if follow == "rail" else {"pocket": "SL", "dur": 30000}
-        a.feed(Event(400_000, "n", 1, 1, follow, **extra))
+        a.feed(Event(t=400_000, node="n", boot=1, seq=1, kind=follow, **extra))
         (shot,) = a.flush()
         inp = shot_input(shot, state={"breaking": False, "balls_on_table": [1, 2, 3]})
         assert "rail_after_contact" not in inp.get("uncertain", [])
@@ -88,7 +89,7 @@ def test_a_rail_or_a_pocket_makes_the_missing_rail_no_question():
 
 def test_the_shot_opens_at_its_strike_and_later_strikes_are_clicks():
     recs = play([strike(1000, 3000), S.ev(1250, "strike", amp=900), *S.break_shot(1300)])
-    (shot,) = [r["shot"] for r in of(recs, "shot")]
+    (shot,) = [r.shot for r in of(recs, "shot")]
     assert shot["start"] == 1_000_000  # the strike, not the first rail hit 300 ms later
     assert shot["strike"]["t"] == 1_000_000 and shot["clicks"] == 1
     assert shot["sources"]["start"] == "sensed"
@@ -96,7 +97,7 @@ def test_the_shot_opens_at_its_strike_and_later_strikes_are_clicks():
 
 def test_a_shot_without_a_strike_has_none():
     recs = play(S.single_pot(1000))
-    (shot,) = [r["shot"] for r in of(recs, "shot")]
+    (shot,) = [r.shot for r in of(recs, "shot")]
     assert shot["strike"] is None and shot["clicks"] == 0 and shot["start"] == 1_000_000
 
 
@@ -106,13 +107,13 @@ def test_the_next_strike_closes_the_shot_in_play_at_once():
     strike opens the next shot."""
     a = ShotAssembler("t1")
     evs = [
-        Event(0, "n", 1, 0, "strike", amp=2500),
-        Event(300_000, "n", 1, 1, "rail", rail="F", amp=700),
-        Event(900_000, "n", 1, 2, "drop", pocket="FR", dur=30000),
+        Event(t=0, node="n", boot=1, seq=0, kind="strike", amp=2500),
+        Event(t=300_000, node="n", boot=1, seq=1, kind="rail", rail="F", amp=700),
+        Event(t=900_000, node="n", boot=1, seq=2, kind="drop", pocket="FR", dur=30000),
     ]
     for e in evs:
         assert a.feed(e) == []
-    nxt = Event(900_000 + 2_600_000, "n", 1, 3, "strike", amp=2400)
+    nxt = Event(t=900_000 + 2_600_000, node="n", boot=1, seq=3, kind="strike", amp=2400)
     (closed,) = a.feed(nxt)
     assert (closed["n"], closed["start"], closed["end"]) == (1, 0, 900_000)
     assert [p["pocket"] for p in closed["pocketed"]] == ["FR"]
@@ -122,8 +123,8 @@ def test_the_next_strike_closes_the_shot_in_play_at_once():
 def test_a_click_after_a_shorter_silence_stays_in_its_shot():
     """A slow ball meets another 2 s after the last sensed activity: a click, same shot."""
     a = ShotAssembler("t1")
-    a.feed(Event(0, "n", 1, 0, "strike", amp=800))
-    assert a.feed(Event(2_000_000, "n", 1, 1, "strike", amp=300)) == []
+    a.feed(Event(t=0, node="n", boot=1, seq=0, kind="strike", amp=800))
+    assert a.feed(Event(t=2_000_000, node="n", boot=1, seq=1, kind="strike", amp=300)) == []
     (shot,) = a.flush()
     assert shot["clicks"] == 1 and shot["end"] == 2_000_000
 
@@ -134,7 +135,7 @@ def test_strike_gap_is_a_shots_parameter():
     assert ShotParams().strike_gap_us == 2_500_000
     evs = [strike(0, 900), S.ev(200, "rail", rail="H", amp=400), strike(1300, 800)]
     recs = play(evs, config)
-    assert [(r["shot"]["start"], r["shot"]["end"]) for r in of(recs, "shot")] == [
+    assert [(r.shot["start"], r.shot["end"]) for r in of(recs, "shot")] == [
         (0, 200_000),
         (1_300_000, 1_300_000),
     ]
@@ -153,9 +154,9 @@ def test_inplay_records_follow_the_open_shots_pocketed_list():
         S.ev(1400 + 2900, "cue"),
     ]
     recs = play(evs)
-    kinds = [r["type"] for r in recs if r["type"] in ("inplay", "shot")]
+    kinds = [r.kind for r in recs if isinstance(r, (InplayRecord, ShotRecord))]
     assert kinds == ["inplay"] * 4 + ["shot"]
-    bodies = [r["inplay"] for r in of(recs, "inplay")]
+    bodies = [r.inplay for r in of(recs, "inplay")]
     assert all(b["shot"] == 1 and b["start"] == 1_000_000 and b["provisional"] for b in bodies)
     assert [b["pocketed"] for b in bodies] == [
         [],

@@ -12,6 +12,7 @@ from harness.mqttsub import client
 from harness.waiting import wait_for
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import ShotRecord
 from railbird.daemon.journal import Journal
 from railbird.daemon.worker import Daemon
 from rbproto import codec
@@ -55,7 +56,7 @@ def test_pipeline_counts_and_skips_an_unknown_kind_keeping_the_batch():
     # the next known seq follows the unknown one: no gap, nothing lost, not late
     status, _, _ = pipe.on_message(TOPIC, batch([{"seq": 4, "t": 10_300_000, "kind": "cue"}]), S.RX)
     assert status == "ok"
-    shots = [r["shot"] for r in pipe.flush() if r["type"] == "shot"]
+    shots = [r.shot for r in pipe.flush() if isinstance(r, ShotRecord)]
     assert len(shots) == 1
     assert [p["pocket"] for p in shots[0]["pocketed"]] == ["FL", "SR"]
     s = pipe.stats()

@@ -16,6 +16,7 @@ from concurrent.futures import Future
 
 from railbird.config import from_dict
 from railbird.core.pipeline import Pipeline, shot_json
+from railbird.core.records import EventRecord, ShotRecord
 from railbird.daemon.offline import assemble, export_inputs
 from railbird.daemon.replay import rebuild
 from railbird.daemon.worker import Daemon
@@ -115,11 +116,11 @@ class Run:
         return self
 
     def of(self, typ):
-        return [r for r in self.records if r["type"] == typ]
+        return [r for r in self.records if r.kind == typ]
 
     @property
     def shots(self):
-        return [r["shot"] for r in self.of("shot")]
+        return [r.shot for r in self.of("shot")]
 
 
 def numbered(events_by_node):
@@ -177,18 +178,18 @@ def test_single_node_broker_outage_every_pot_reaches_its_shot_and_the_score():
     assert [len(s["pocketed"]) for s in run.shots] == [2, 2, 1, 1]
     assert not any(w.startswith("lip:") for s in run.shots for w in s["warnings"])
     # every shot went to the rules: one state per shot, each of its pots ruled, in order
-    states = [r for r in run.of("state") if r["cause"] == "shot"]
+    states = [r for r in run.of("state") if r.cause == "shot"]
     assert len(states) == len(run.shots) == 4
     ruled = [
         x["text"].split()[2]
         for r in states
-        for x in r["state"]["rulings"]
+        for x in r.state["rulings"]
         if x["text"].startswith("Ball in ")
     ]
     assert ruled == [e["pocket"] for e in drops]
-    assert states[-1]["state"]["scores"]["A"] == 2
+    assert states[-1].state["scores"]["A"] == 2
     # the hold: taken at the host's reconnect, released by the node's live play
-    holds = [(r["node"], r["state"]) for r in run.of("hold")]
+    holds = [(r.node, r.state) for r in run.of("hold")]
     assert holds == [(NODE, "held"), (NODE, "live")]
     assert run.pipe.stats()["held"] == []
 
@@ -204,10 +205,10 @@ def test_without_holds_the_outage_splits_the_shot_as_before():
 def test_the_hold_keeps_the_shot_open_while_the_node_is_away():
     run, _ = single_node_outage()
     first = run.shots[0]
-    closed_at = next(i for i, r in enumerate(run.records) if r["type"] == "shot")
+    closed_at = next(i for i, r in enumerate(run.records) if isinstance(r, ShotRecord))
     # the first shot is closed only after the node's backlog arrived (it ends with it)
     assert first["end"] - OFF == 3_400_000
-    assert any(r["type"] == "event" and r["event"].seq == 2 for r in run.records[:closed_at])
+    assert any(isinstance(r, EventRecord) and r.event.seq == 2 for r in run.records[:closed_at])
 
 
 def test_offline_assemble_and_replay_agree():
@@ -264,19 +265,19 @@ def test_two_nodes_the_later_one_back_within_max_hold_nothing_is_late():
     assert len(run.of("event")) == n
     assert sum(len(s["pocketed"]) + len(s["rails"]) for s in run.shots) == n
     assert all(len(s["pocketed"]) == 1 and len(s["rails"]) == 2 for s in run.shots)
-    assert not any(r["state"] == "gone" for r in run.of("hold"))
+    assert not any(r.state == "gone" for r in run.of("hold"))
 
 
 def test_two_nodes_one_away_beyond_max_hold_the_table_moves_on_and_flags_late():
     run, ev = two_node_outage(rails_back_ms=100_000)
-    gone = [r for r in run.of("hold") if r["state"] == "gone"]
-    assert [(r["node"], r["at"] - OFF) for r in gone] == [(RAILS, ms(HOST_BACK) + 60_000_000)]
+    gone = [r for r in run.of("hold") if r.state == "gone"]
+    assert [(r.node, r.at - OFF) for r in gone] == [(RAILS, ms(HOST_BACK) + 60_000_000)]
     assert run.pipe.counters["holds_expired"] == 1
     late = run.of("late")
-    assert late and all(r["event"].node == RAILS for r in late)
+    assert late and all(r.event.node == RAILS for r in late)
     # the late ones are the rails board's backlog from before the table moved on; its live
     # play after its return is in time again, and so is every pocket
-    assert max(r["event"].t for r in late) - OFF < ms(100_000)
+    assert max(r.event.t for r in late) - OFF < ms(100_000)
     pockets = [p["t"] - OFF for s in run.shots for p in s["pocketed"]]
     assert pockets == [e["t"] for e in ev[POCKETS]]
     assert any(w.startswith("gone: node t1-rails") for s in run.shots for w in s["warnings"])
@@ -285,7 +286,7 @@ def test_two_nodes_one_away_beyond_max_hold_the_table_moves_on_and_flags_late():
     assert after and all(len(s["rails"]) == 2 for s in after)
     # the shots were not held beyond max_hold: the first ones after the outage closed
     # around HOST_BACK + max_hold, long before the rails board came back
-    held_at = {r["node"]: r["state"] for r in run.of("hold")}
+    held_at = {r.node: r.state for r in run.of("hold")}
     assert held_at[RAILS] == "live"
 
 
@@ -363,7 +364,7 @@ def test_last_will_holds_the_table_until_the_node_is_back():
     run.live([e for e in ev[RAILS] if e["t"] >= ms(back)], RAILS)
     run.go()
     assert run.pipe.counters["late"] == 0
-    assert [(r["node"], r["state"], r.get("reason")) for r in run.of("hold")] == [
+    assert [(r.node, r.state, r.reason) for r in run.of("hold")] == [
         (RAILS, "held", "offline"),
         (RAILS, "live", None),
     ]
@@ -384,11 +385,11 @@ def test_a_node_back_with_nothing_buffered_releases_at_once():
     run.ticks(OFF + ms(2000), OFF + ms(12_000))
     run.msg(OFF + ms(2500), status(NODE, 1, 2490, reconnects=1))
     run.go()
-    assert [r["state"] for r in run.of("hold")] == ["held", "live"]
+    assert [r.state for r in run.of("hold")] == ["held", "live"]
     assert run.pipe.counters["late"] == 0
     # closed by an idle tick (last activity + quiet + window), not left for the flush
     assert len(run.shots) == 1 and run.shots[0]["end"] - OFF == 1_500_000
-    assert not any(r["type"] == "shot" for r in run.flushed)
+    assert not any(isinstance(r, ShotRecord) for r in run.flushed)
 
 
 # -- the daemon journals the reconnect; a restart rebuilds the same state ---------------------

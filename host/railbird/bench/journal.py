@@ -22,7 +22,9 @@ import heapq
 import json
 import random
 import time
+from typing import Any
 
+from railbird.core.records import Source
 from rbproto import codec
 
 VENUE = "bench"
@@ -156,34 +158,34 @@ def write(path: str, n_events: int, seed: int = 1, progress=None) -> dict:
         node = f"{tid}-node"
         rx = t + LATENCY_US
         clock["wall"] = wall0 + rx / 1e6
-        todo = []  # (source, topic or table, payload or msg)
+        todo: list[tuple[Source, Any, Any]] = []  # (source, topic or table, payload or msg)
         if kind == "event":
             body = {"v": 1, "node": node, "boot": 1, "events": [data]}
-            todo.append(("mqtt", codec.topic(VENUE, tid, "events", node), body))
+            todo.append((Source.MQTT, codec.topic(VENUE, tid, "events", node), body))
             events += 1
         elif kind == "sync":
             t1 = t - BOOT_AT
             body = {"v": 1, "node": node, "boot": 1, "id": t1 % 65536, "t1": t1}
             body.update(t2=t + 1_000, t3=t + 1_100, t4=t1 + 2_100)
-            todo.append(("mqtt", codec.topic(VENUE, tid, "sync_result", node), body))
+            todo.append((Source.MQTT, codec.topic(VENUE, tid, "sync_result", node), body))
         elif kind == "status":
             body = {"v": 1, "node": node, "boot": 1, "state": "online", "uptime_us": t - BOOT_AT}
             body.update(queue=0, spill=0, counters={"reconnects": 0})
-            todo.append(("mqtt", codec.topic(VENUE, tid, "status", node), body))
+            todo.append((Source.MQTT, codec.topic(VENUE, tid, "status", node), body))
         elif kind == "shot":
-            todo += [("local", tid, {"input": inp}) for inp in _referee(pipeline, tid, rnd)]
+            todo += [(Source.LOCAL, tid, {"input": inp}) for inp in _referee(pipeline, tid, rnd)]
         elif kind == "tick":
-            todo.append(("tick", tid, None))
+            todo.append((Source.TICK, tid, None))
         for source, where, body in todo:
             # run as the journal's input is replayed (railbird.daemon.replay)
-            if source == "mqtt":
+            if source == Source.MQTT:
                 topic, payload, tbl = where, json.dumps(body, separators=(",", ":")).encode(), tid
-            elif source == "local":
+            elif source == Source.LOCAL:
                 topic, payload, tbl = None, json.dumps(body), where
             else:
                 topic, payload, tbl = None, None, where
             status, reason, records = run_input(pipeline, source, rx, topic, payload, VENUE, tbl)
-            if source == "tick" and not records:
+            if source == Source.TICK and not records:
                 continue
             iid = journal.add_input(
                 source, rx, topic, payload, VENUE, tbl, status, reason, wall=clock["wall"]

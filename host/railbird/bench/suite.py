@@ -35,6 +35,7 @@ import threading
 import time
 
 from railbird.bench.subscriber import host_subscriber
+from railbird.core.records import Source, Status
 from rbproto import codec
 from rbproto.codec import POCKETS, RAILS
 
@@ -196,7 +197,7 @@ def _floor(port: int, topic: str, payloads: list, workdir: str) -> tuple:
                 except queue.Empty:
                     break
             for tp, payload, _mid, _qos in items:
-                journal.add_input("mqtt", 0, tp, payload, venue, table, "ok", None)
+                journal.add_input(Source.MQTT, 0, tp, payload, venue, table, Status.OK, None)
             journal.commit()
             for _tp, _payload, mid, qos in items:
                 c.ack(mid, qos)

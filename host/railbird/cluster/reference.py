@@ -14,6 +14,7 @@ import sqlite3
 
 from railbird.cluster.subjects import host_input
 from railbird.core.pipeline import Pipeline, shot_json
+from railbird.core.records import EventRecord, QuarantinedRecord, ShotRecord, StateRecord
 from railbird.core.refauth import is_referee_topic, seal
 
 
@@ -27,16 +28,15 @@ def reference_run(cfg, messages) -> dict:
 
     def take(records):
         for r in records:
-            typ = r["type"]
-            if typ == "event":
-                e = r["event"]
-                out["events"].setdefault(r["table"], []).append((e.node, e.boot, e.seq, e.t))
-            elif typ == "shot":
-                out["shots"].setdefault(r["table"], []).append(shot_json(r["shot"]))
-            elif typ == "state":
-                out["states"][r["table"]] = (r["game"], r["state"], r["fen"])
-            elif typ == "quarantined":
-                out["quarantined"] += 1
+            match r:
+                case EventRecord(event=e):
+                    out["events"].setdefault(r.table, []).append((e.node, e.boot, e.seq, e.t))
+                case ShotRecord():
+                    out["shots"].setdefault(r.table, []).append(shot_json(r.shot))
+                case StateRecord():
+                    out["states"][r.table] = (r.game, r.state, r.fen)
+                case QuarantinedRecord():
+                    out["quarantined"] += 1
 
     for _seq, rx, topic, payload in messages:
         if not host_input(topic):

@@ -9,6 +9,7 @@ import sys
 import threading
 import uuid
 
+from railbird.core.records import Status
 from railbird.mqttopts import add_broker_options, make_client
 from railbird.rules.engine import GAMES
 from rbproto.codec import POCKETS
@@ -339,7 +340,7 @@ def exchange(args, inp: dict | None) -> tuple[int, object]:
             return EXIT_NO_ANSWER, f"no state for {args.venue}/{args.table} in {args.timeout:g} s"
         return EXIT_NO_ANSWER, f"no answer from the host in {args.timeout:g} s"
     answer = box["answer"]
-    if inp is None or answer["status"] in ("ok", "pending", "duplicate"):
+    if inp is None or answer["status"] in (Status.OK, Status.PENDING, Status.DUPLICATE):
         return EXIT_OK, answer
     return EXIT_REFUSED, answer
 
@@ -347,15 +348,15 @@ def exchange(args, inp: dict | None) -> tuple[int, object]:
 def describe(answer: dict) -> str:
     """The host's answer as the lines a referee reads."""
     status = answer["status"]
-    if status == "ok":
+    if status == Status.OK:
         lines = [
             f"{r['text']}" + (f" ({r['rule']})" if r.get("rule") else "")
             for r in answer.get("rulings") or ()
         ]
         return "\n".join(lines) or "applied"
-    if status == "pending":
+    if status == Status.PENDING:
         return f"held for the shot in play: {', '.join(answer.get('facts') or ())}"
-    if status == "duplicate":
+    if status == Status.DUPLICATE:
         return "already applied (duplicate id)"
     return f"{status}: {answer.get('error') or 'no reason given'}"
 

@@ -1,6 +1,8 @@
 """The host's deterministic core: messages in, records out, no I/O. Lives here: `clockmodel`
 (node time -> table time), `timeline` (dedup, reorder window), `shots` (timeline -> shots),
-`game` (shot -> rules input, referee facts), `pipeline` (all of it per table), `fastcodec`
+`game` (shot -> rules input, referee facts), `pipeline` (all of it per table), `records`
+(the pipeline's output as typed records, and the enums of record kinds, input sources and
+outcomes), `fastcodec`
 (the host's shortcut through the shared codec for event batches), `lifecycle` (the match
 control of a table), `railballs` (the estimate of object balls that reached a rail),
 `refauth` (the referee token checked once and sealed), and `snapshot` (a pipeline's state as

@@ -38,12 +38,36 @@ import copy
 import json
 import logging
 from collections import Counter, deque
+from collections.abc import Iterable
+from typing import Any, cast
 
 from railbird.core import fastcodec
-from railbird.core.clockmodel import ClockModels
+from railbird.core.clockmodel import BootClock, ClockModels
 from railbird.core.game import Game, referee_facts, shot_input, with_referee_facts
+from railbird.core.records import (
+    JSON,
+    ConflictRecord,
+    EventRecord,
+    HoldReason,
+    HoldRecord,
+    HoldState,
+    InplayRecord,
+    LateRecord,
+    NodeRecord,
+    Origin,
+    Outcome,
+    PendingRecord,
+    QuarantinedRecord,
+    Record,
+    RefereeRecord,
+    RulesErrorRecord,
+    ShotRecord,
+    Source,
+    StateRecord,
+    Status,
+)
 from railbird.core.refauth import authorized
-from railbird.core.shots import INPLAY_KINDS, ShotAssembler
+from railbird.core.shots import INPLAY_KINDS, Shot, ShotAssembler
 from railbird.core.timeline import Event, Timeline
 from rbproto import codec
 
@@ -87,18 +111,19 @@ class NodeMark:
         "wm_boot",
     )
 
-    def __init__(self):
-        self.known = None  # table µs up to which all the node's events are in
-        self.since = None  # host µs at which the current hold began (None: not held)
-        self.reason = None  # offline | reconnect | backlog
+    def __init__(self) -> None:
+        self.known: int | None = None  # table µs up to which all the node's events are in
+        self.since: int | None = None  # host µs at which the current hold began (None: not held)
+        self.reason: str | None = None  # a HoldReason (a plain str once loaded from a snapshot)
         self.gone = False  # the hold passed max_hold: no longer holds the table
-        self.boot = None  # boot of the last fresh status
-        self.status_key = None  # (boot, uptime_us) of the last fresh online status
-        self.reconnects = None  # its counters.reconnects
+        self.boot: int | None = None  # boot of the last fresh status
+        # (boot, uptime_us) of the last fresh online status
+        self.status_key: tuple[int, int] | None = None
+        self.reconnects: int | None = None  # its counters.reconnects
         # the node's own watermark (batch `wm`), table µs: all its events up to here are in;
         # None until a synced batch of its latest boot carries one (old firmware: never)
-        self.wm = None
-        self.wm_boot = None  # the boot of the node's latest batch (whose wm `wm` is)
+        self.wm: int | None = None
+        self.wm_boot: int | None = None  # the boot of the node's latest batch (whose wm `wm` is)
 
     @property
     def holding(self) -> bool:
@@ -108,24 +133,28 @@ class NodeMark:
 class Table:
     """Runtime state of one table."""
 
-    def __init__(self, venue: str, table: str, tcfg, cfg):
+    # tcfg, cfg: railbird.config's TableConfig and Config (core does not import config)
+    def __init__(self, venue: str, table: str, tcfg: Any, cfg: Any) -> None:
         self.venue = venue
         self.table = table
         self.nodes = set(tcfg.nodes)
         self.timeline = Timeline(cfg.window_us)
         self.assembler = ShotAssembler(table, tcfg.shot_params(cfg.shots))
         self.game = Game(tcfg.match(), defaults=tcfg.match_defaults())
-        self.referee_ids: deque = deque()
-        self.referee_id_set: set = set()
+        self.referee_ids: deque[str] = deque()
+        self.referee_id_set: set[str] = set()
         self.pos = 0
-        self.unsynced_warned: set = set()
-        self.shots: list = []  # kept for inspection (bounded)
+        self.unsynced_warned: set[tuple[str, int]] = set()
+        self.shots: list[JSON] = []  # kept for inspection (bounded)
         # Referee facts (a `confirm` with shot facts) entered while a shot was in play:
         # applied to that shot when it closes (protocol/REFEREE.md §3a, docs/host.md).
-        self.pending_facts: dict = {}
-        self.marks: dict = {}  # node -> NodeMark (nodes that have reported)
-        self.conflicted: set = set()  # (node, boot) with a reused seq (warned once)
-        self.quarantine_warned: set = set()  # (node, boot) with a quarantined event
+        self.pending_facts: JSON = {}
+        self.marks: dict[str, NodeMark] = {}  # node -> NodeMark (nodes that have reported)
+        # (node, boot) with a reused seq (warned once)
+        self.conflicted: set[tuple[str, int]] = set()
+        self.quarantine_warned: set[tuple[str, int]] = (
+            set()
+        )  # (node, boot) with a quarantined event
 
     def mark(self, node: str) -> NodeMark:
         m = self.marks.get(node)
@@ -145,22 +174,25 @@ class Table:
     def shot_in_play(self) -> bool:
         """Activity on the table that is not yet a ruled shot: an open shot, or events
         still in the reorder window."""
-        return self.assembler.open or self.timeline.pending > 0
+        return bool(self.assembler.open or self.timeline.pending > 0)
 
 
 class Pipeline:
-    def __init__(self, cfg):
+    def __init__(self, cfg: Any) -> None:  # a railbird.config.Config
         self.cfg = cfg
-        self.tables: dict = {}
+        self.tables: dict[tuple[str, str], Table] = {}
         self.clocks = ClockModels()
-        self.counters = Counter()
-        self.rejected = Counter()
+        self.counters: Counter[str] = Counter()
+        self.rejected: Counter[str] = Counter()
         # events of a kind this host does not know (a later additive protocol change,
         # protocol/SPEC.md "Additive changes"), per node; skipped, their seq consumed
-        self.unknown_kinds: Counter = Counter()
-        self.node_status: dict = {}
-        self.node_table = {n: name for name, tc in cfg.table.items() for n in tc.nodes}
-        self.boots: dict = {}  # node -> {boot: None}, least recently active first
+        self.unknown_kinds: Counter[str] = Counter()
+        self.node_status: dict[tuple[str, str, str], JSON] = {}
+        self.node_table: dict[str, str] = {
+            n: name for name, tc in cfg.table.items() for n in tc.nodes
+        }
+        # node -> {boot: None}, least recently active first
+        self.boots: dict[str, dict[int, None]] = {}
         for name in sorted(cfg.table):  # configured tables exist from the start
             if cfg.venue != "*":
                 self.table(cfg.venue, name)
@@ -178,10 +210,10 @@ class Pipeline:
             t = self.tables[key] = Table(venue, table, tcfg, self.cfg)
         return t
 
-    def _reject(self, code: str, reason: str):
+    def _reject(self, code: str, reason: str) -> Outcome:
         self.counters["rejected"] += 1
         self.rejected[code] += 1
-        return ("rejected", reason, [])
+        return (Status.REJECTED, reason, [])
 
     COUNTERS = (
         "received",
@@ -207,8 +239,8 @@ class Pipeline:
         "unknown_kind_events",
     )
 
-    def stats(self) -> dict:
-        d = dict.fromkeys(self.COUNTERS, 0)
+    def stats(self) -> JSON:
+        d: JSON = dict.fromkeys(self.COUNTERS, 0)
         d.update(self.counters)
         d["rejected_by_reason"] = dict(self.rejected)
         d["unknown_kind_events_by_node"] = dict(self.unknown_kinds)
@@ -219,7 +251,9 @@ class Pipeline:
         return d
 
     # -- MQTT messages -------------------------------------------------------------------
-    def on_message(self, topic: str, payload: bytes, rx: int | None, sealed: bool = False):
+    def on_message(
+        self, topic: str, payload: bytes, rx: int | None, sealed: bool = False
+    ) -> Outcome:
         """-> (status, reason, records); status is ok, duplicate, rejected or ignored.
         `sealed`: a referee payload was sealed by the daemon (railbird.core.refauth): its
         `token_ok` is the token check's outcome."""
@@ -230,11 +264,14 @@ class Pipeline:
         except codec.ProtocolError as e:
             return self._reject(e.code, e.reason)
         try:
-            if kind == "referee":
-                return self._referee(venue, table, msg, "mqtt", sealed)
-            if kind not in NODE_KINDS_IN:
+            if table is None:  # the codec gives a table for every host input kind
                 self.counters["ignored"] += 1
-                return ("ignored", f"{kind} is not host input", [])
+                return (Status.IGNORED, f"{kind} is not host input", [])
+            if kind == "referee":
+                return self._referee(venue, table, msg, Source.MQTT, sealed)
+            if kind not in NODE_KINDS_IN or node is None:
+                self.counters["ignored"] += 1
+                return (Status.IGNORED, f"{kind} is not host input", [])
             t = self.table(venue, table)
             home = self.node_table.get(node)
             if home is not None and home != table:
@@ -253,7 +290,7 @@ class Pipeline:
                 if not self.clocks.add_sync(node, msg["boot"], msg):
                     raise Reject("bad sync", f"bad sync: impossible timestamps id {msg['id']}")
                 self.counters["sync_samples"] += 1
-                return ("ok", None, [])
+                return (Status.OK, None, [])
             # birth / status
             if kind == "status" and rx is not None and msg.get("uptime_us") is not None:
                 # node time at publish: an arrival bound for an unsynced clock model
@@ -261,14 +298,12 @@ class Pipeline:
                 if not clock.synced:
                     clock.observe_arrival(msg["uptime_us"], rx, stamp=False)
             self.node_status[(venue, table, node)] = msg
-            records = [
-                {"type": "node", "venue": venue, "table": table, "node": node, "status": msg}
-            ]
+            records: list[Record] = [NodeRecord(venue=venue, table=table, node=node, status=msg)]
             if kind == "status":
                 self._status_mark(t, node, msg, rx, records)
             else:
                 t.mark(node)
-            return ("ok", None, records)
+            return (Status.OK, None, records)
         except Reject as e:
             return self._reject(e.code, e.reason)
 
@@ -291,53 +326,60 @@ class Pipeline:
                 t.forget(node, old)
 
     # -- per-node watermarks -----------------------------------------------------------
-    def _hold(self, t: Table, node: str, m: NodeMark, now, reason: str, records) -> None:
+    @staticmethod
+    def _hold_record(
+        t: Table, node: str, m: NodeMark, state: HoldState, at: int | None, was: str | None = None
+    ) -> HoldRecord:
+        """The one place a hold record is made: the node's hold is now `state` (its
+        reason and known time from `m`; `was`: the hold a `live` node left)."""
+        return HoldRecord(
+            venue=t.venue,
+            table=t.table,
+            node=node,
+            state=state,
+            known=m.known,
+            at=at,
+            reason=None if state == HoldState.LIVE else m.reason,
+            was=was,
+        )
+
+    def _hold(
+        self,
+        t: Table,
+        node: str,
+        m: NodeMark,
+        now: int | None,
+        reason: HoldReason,
+        records: list[Record],
+    ) -> None:
         if now is None or self.cfg.max_hold_us <= 0:
             return
         if m.since is not None and not m.gone:
-            m.reason = reason if reason != "reconnect" else m.reason
+            m.reason = reason if reason != HoldReason.RECONNECT else m.reason
             return
         m.since, m.reason, m.gone = now, reason, False
         self.counters["holds"] += 1
-        records.append(
-            {
-                "type": "hold",
-                "venue": t.venue,
-                "table": t.table,
-                "node": node,
-                "state": "held",
-                "reason": reason,
-                "known": m.known,
-                "at": now,
-            }
-        )
+        records.append(self._hold_record(t, node, m, HoldState.HELD, now))
 
-    def _unhold(self, t: Table, node: str, m: NodeMark, now, records) -> None:
+    def _unhold(
+        self, t: Table, node: str, m: NodeMark, now: int | None, records: list[Record]
+    ) -> None:
         if m.since is None:
             return
-        was = "gone" if m.gone else "held"
+        was = HoldState.GONE if m.gone else HoldState.HELD
         m.since, m.reason, m.gone = None, None, False
-        records.append(
-            {
-                "type": "hold",
-                "venue": t.venue,
-                "table": t.table,
-                "node": node,
-                "state": "live",
-                "was": was,
-                "known": m.known,
-                "at": now,
-            }
-        )
+        records.append(self._hold_record(t, node, m, HoldState.LIVE, now, was=was))
 
-    def _status_mark(self, t: Table, node: str, msg: dict, rx, records) -> None:
+    def _status_mark(
+        self, t: Table, node: str, msg: JSON, rx: int | None, records: list[Record]
+    ) -> None:
         m = t.mark(node)
         boot = msg["boot"]
         if msg["state"] == "offline":
             # the last will (or its retained copy): the node's events since `known` may
             # still come; a will of an older boot than the node's latest status is stale
             if m.boot is None or boot >= m.boot:
-                self._hold(t, node, m, rx, "offline", records)
+                self._hold(t, node, m, rx, HoldReason.OFFLINE, records)
             return
         key = (boot, msg.get("uptime_us") or 0)
         if m.status_key is not None and key <= m.status_key:
@@ -358,7 +400,7 @@ class Pipeline:
             self._unhold(t, node, m, rx, records)
         elif new_conn or m.holding:
             # (re)connected with a backlog: hold until it is in
-            self._hold(t, node, m, rx, "backlog", records)
+            self._hold(t, node, m, rx, HoldReason.BACKLOG, records)
 
     def cross_window(self, t: Table) -> int:
         """The reorder window for the nodes of `t` that send watermarks: how long after a
@@ -368,11 +410,12 @@ class Pipeline:
         At least XWINDOW_FLOOR_US, never more than the configured window."""
         worst = 0
         for node, m in t.marks.items():
-            if m.wm is not None:
+            if m.wm is not None and m.wm_boot is not None:  # a wm is of its wm_boot
                 u = self.clocks.get(node, m.wm_boot).uncertainty_us() or 0
                 if u > worst:
                     worst = u
-        return min(self.cfg.window_us, XWINDOW_FLOOR_US + 2 * worst)
+        window: int = self.cfg.window_us
+        return min(window, XWINDOW_FLOOR_US + 2 * worst)
 
     def release_window(self, t: Table) -> int:
         """How long after an event the table's release point passes it at the latest when no
@@ -380,7 +423,8 @@ class Pipeline:
         marks = t.marks
         if marks and len(marks) >= len(t.nodes) and all(m.wm is not None for m in marks.values()):
             return self.cross_window(t)
-        return self.cfg.window_us
+        window: int = self.cfg.window_us
+        return window
 
     def _point(self, t: Table, base: int) -> int:
         """The release point at time `base` (the largest table time seen, or a tick's now)
@@ -388,12 +432,12 @@ class Pipeline:
         for a node that sends watermarks its own (or base - cross_window, should it have said
         nothing since), for any other base - window. With one node that sends watermarks
         that is its watermark: no reorder window at all."""
-        window = self.cfg.window_us
+        window: int = self.cfg.window_us
         if not t.marks:
             return base - window
         # a configured node not heard from yet may still send anything: the window for it
         point = base - window if len(t.marks) < len(t.nodes) else None
-        xw = None
+        xw: int | None = None
         least = base - min(window, XWINDOW_FLOOR_US)  # base - xw is never above this
         for m in t.marks.values():
             if m.wm is None:
@@ -406,9 +450,12 @@ class Pipeline:
                 b = max(m.wm, base - xw)
             if point is None or b < point:
                 point = b
+        assert point is not None  # t.marks is not empty
         return point
 
-    def _upto(self, t: Table, base, now, records):
+    def _upto(
+        self, t: Table, base: int | None, now: int | None, records: list[Record]
+    ) -> int | None:
         """The table's release point at `base` (`_point`), capped at known - window of every
         held node (None: a held node with no known time holds everything). Expires old
         holds."""
@@ -416,6 +463,7 @@ class Pipeline:
         held = [node for node, m in t.marks.items() if m.holding]
         for node in sorted(held) if len(held) > 1 else held:
             m = t.marks[node]
+            assert m.since is not None  # holding
             if now is not None and now - m.since >= self.cfg.max_hold_us:
                 m.gone = True
                 self.counters["holds_expired"] += 1
@@ -424,18 +472,7 @@ class Pipeline:
                     f"{(now - m.since) / 1e6:.0f} s (max_hold_ms); the table "
                     "moved on, its events before now may arrive late"
                 )
-                records.append(
-                    {
-                        "type": "hold",
-                        "venue": t.venue,
-                        "table": t.table,
-                        "node": node,
-                        "state": "gone",
-                        "reason": m.reason,
-                        "known": m.known,
-                        "at": now,
-                    }
-                )
+                records.append(self._hold_record(t, node, m, HoldState.GONE, now))
                 continue
             if m.known is None:
                 return None
@@ -446,21 +483,21 @@ class Pipeline:
                 cand = b
         return cand
 
-    def on_reconnect(self, rx: int) -> list:
+    def on_reconnect(self, rx: int) -> list[Record]:
         """The host reconnected to the broker after losing it (journalled by the daemon):
         the nodes lost it too, most likely, and their backlogs are still to come. Every
         node that has reported holds its table until it shows it is caught up."""
         self.counters["reconnects"] += 1
-        records = []
+        records: list[Record] = []
         for key in sorted(self.tables):
             t = self.tables[key]
             for node in sorted(t.marks):
                 m = t.marks[node]
                 if m.since is None:
-                    self._hold(t, node, m, rx, "reconnect", records)
+                    self._hold(t, node, m, rx, HoldReason.RECONNECT, records)
         return records
 
-    def _events(self, t: Table, node: str, msg: dict, rx):
+    def _events(self, t: Table, node: str, msg: JSON, rx: int | None) -> Outcome:
         boot = msg["boot"]
         clock = self.clocks.get(node, boot)
         evs = msg["events"]
@@ -475,10 +512,10 @@ class Pipeline:
                     f"unsynced: node {node} boot {boot} has no time sync yet; "
                     "its times are estimated from arrival"
                 )
-        records = []
+        records: list[Record] = []
         fresh = conflicts = quarantined = unknown = 0
         m = t.mark(node)
-        newest = None
+        newest: int | None = None
         # every event passes this loop: names bound once (issue 16, item 5)
         counters = self.counters
         # counted once after the loop, unless "events" is not a counter yet (its place among
@@ -496,18 +533,18 @@ class Pipeline:
                 continue
             t_node = e["t"]
             ev = Event(
-                et,
-                node,
-                boot,
-                e["seq"],
-                kind,
-                e.get("pocket"),
-                e.get("rail"),
-                e.get("amp"),
-                e.get("dur"),
-                e.get("n"),
-                t_node,
-                synced,
+                t=et,
+                node=node,
+                boot=boot,
+                seq=e["seq"],
+                kind=kind,
+                pocket=e.get("pocket"),
+                rail=e.get("rail"),
+                amp=e.get("amp"),
+                dur=e.get("dur"),
+                n=e.get("n"),
+                t_node=t_node,
+                synced=synced,
             )
             odd = limit is not None and et > limit  # a broken stamp, not an event time
             if not odd and (newest is None or et > newest):
@@ -526,6 +563,7 @@ class Pipeline:
                 self._conflict(t, ev, records)
                 continue
             if st == "quarantined":  # kept in `quarantined`, not an event of the table
+                assert rx is not None and limit is not None  # only an arrival bounds a time
                 quarantined += 1
                 self._quarantine(t, ev, rx, limit, records)
                 continue
@@ -534,7 +572,7 @@ class Pipeline:
                 counters["events"] += 1
             if st == "late":
                 counters["late"] += 1
-                records.append({"type": "late", "venue": t.venue, "table": t.table, "event": ev})
+                records.append(LateRecord(venue=t.venue, table=t.table, event=ev))
                 t.assembler.warn(
                     f"late: {ev.kind} event {node}/{boot}/{ev.seq} arrived after "
                     "the reorder window; journalled, not in the shot facts"
@@ -560,20 +598,29 @@ class Pipeline:
         self._advance(t, [] if upto is None else tl.release(upto), None, records)
         if conflicts:
             reason = f"{conflicts} event(s) reuse a (node, boot, seq) with other content"
-            return ("conflict" if fresh == 0 else "ok", reason, records)
+            return (Status.CONFLICT if fresh == 0 else Status.OK, reason, records)
         if quarantined:
             reason = f"quarantined: {quarantined} event(s) stamped far beyond their arrival"
-            return ("quarantined" if fresh == 0 else "ok", reason, records)
+            return (Status.QUARANTINED if fresh == 0 else Status.OK, reason, records)
         if unknown:
             self.counters["unknown_kind_events"] += unknown
             self.unknown_kinds[node] += unknown
             if fresh == 0:
-                return ("ok", f"{unknown} event(s) of a kind this host does not know", records)
+                return (Status.OK, f"{unknown} event(s) of a kind this host does not know", records)
         if fresh == 0:
-            return ("duplicate", None, records)
-        return ("ok", None, records)
+            return (Status.DUPLICATE, None, records)
+        return (Status.OK, None, records)
 
-    def _watermark(self, t: Table, node: str, boot: int, m: NodeMark, clock, wm, rx) -> None:
+    def _watermark(
+        self,
+        t: Table,
+        node: str,
+        boot: int,
+        m: NodeMark,
+        clock: BootClock,
+        wm: int | None,
+        rx: int | None,
+    ) -> None:
         """A batch's `wm` (node µs: every event of the boot before it has been sent) as the
         node's table-time watermark. Only from a synced clock model (a provisional mapping
         may still move back), less the model's uncertainty (a later sample may move the
@@ -593,7 +640,7 @@ class Pipeline:
         if m.wm is None or w > m.wm:
             m.wm = w
 
-    def _quarantine(self, t: Table, ev: Event, rx: int, limit: int, records: list) -> None:
+    def _quarantine(self, t: Table, ev: Event, rx: int, limit: int, records: list[Record]) -> None:
         """An event whose table time lies beyond its arrival by more than the clock model
         can be wrong (clockmodel `latest`): a broken stamp. Kept (journalled in
         `quarantined`), counted, warned once per boot; never in the timeline, whose
@@ -602,15 +649,14 @@ class Pipeline:
         self.counters["quarantined"] += 1
         ahead = ev.t - rx
         records.append(
-            {
-                "type": "quarantined",
-                "venue": t.venue,
-                "table": t.table,
-                "event": ev,
-                "rx": rx,
-                "reason": f"table time {ahead} µs ahead of its arrival "
+            QuarantinedRecord(
+                venue=t.venue,
+                table=t.table,
+                event=ev,
+                rx=rx,
+                reason=f"table time {ahead} µs ahead of its arrival "
                 f"(plausible: at most {limit - rx} µs)",
-            }
+            )
         )
         if (ev.node, ev.boot) not in t.quarantine_warned:
             t.quarantine_warned.add((ev.node, ev.boot))
@@ -620,12 +666,12 @@ class Pipeline:
                 "journalled, not in the shot facts"
             )
 
-    def _conflict(self, t: Table, ev: Event, records: list) -> None:
+    def _conflict(self, t: Table, ev: Event, records: list[Record]) -> None:
         """An event numbered like one already seen but saying something else: kept (the
         record is journalled in `conflicts`), counted, warned once per boot; not scored,
         since its time is on another boot's clock."""
         self.counters["conflicts"] += 1
-        records.append({"type": "conflict", "venue": t.venue, "table": t.table, "event": ev})
+        records.append(ConflictRecord(venue=t.venue, table=t.table, event=ev))
         if (ev.node, ev.boot) not in t.conflicted:
             t.conflicted.add((ev.node, ev.boot))
             t.assembler.warn(
@@ -633,7 +679,9 @@ class Pipeline:
                 "seen with that number (boot counter reused?); kept, not in the shot facts"
             )
 
-    def _advance(self, t: Table, released: list, now, records: list) -> None:
+    def _advance(
+        self, t: Table, released: list[Event], now: int | None, records: list[Record]
+    ) -> None:
         if released:
             venue, table, pos = t.venue, t.table, t.pos
             feed, inplay_of = t.assembler.feed, t.assembler.inplay
@@ -641,7 +689,7 @@ class Pipeline:
             for ev in released:
                 pos += 1
                 t.pos = pos
-                append({"type": "event", "venue": venue, "table": table, "event": ev, "pos": pos})
+                append(EventRecord(venue=venue, table=table, event=ev, pos=pos))
                 closed = feed(ev)
                 if closed:
                     for shot in closed:
@@ -651,17 +699,21 @@ class Pipeline:
                     if inplay is not None:
                         # provisional: the pocketed balls of the shot in play, at once (the
                         # ruling follows with the shot record when the shot closes)
-                        append({"type": "inplay", "venue": venue, "table": table, "inplay": inplay})
+                        view = cast(JSON, inplay)  # a TypedDict, as the Shot in _shot
+                        append(InplayRecord(venue=venue, table=table, inplay=view))
         if now is not None:
             for shot in t.assembler.advance(now):
                 self._shot(t, shot, records)
 
-    def _shot(self, t: Table, shot: dict, records: list) -> None:
+    def _shot(self, t: Table, closed: Shot, records: list[Record]) -> None:
+        # the assembler's Shot is the JSON dict the records, the journal and the rules
+        # carry; to mypy a TypedDict is no dict[str, Any], so the two types meet here, once
+        shot = cast(JSON, closed)
         self.counters["shots"] += 1
         t.shots.append(shot)
         if len(t.shots) > SHOTS_KEPT:
             del t.shots[0]
-        records.append({"type": "shot", "venue": t.venue, "table": t.table, "shot": shot})
+        records.append(ShotRecord(venue=t.venue, table=t.table, shot=shot))
         facts, t.pending_facts = t.pending_facts, {}
         if t.game.available:
             inp = shot_input(shot, self.cfg.lip_policy, t.game.state())
@@ -673,63 +725,70 @@ class Pipeline:
                 ok, res = t.game.feed(merged)
                 if ok:
                     self._game_result(
-                        t, ok, res, merged, "sensed", records, referee_facts=sorted(facts)
+                        t, ok, res, merged, Origin.SENSED, records, referee_facts=sorted(facts)
                     )
                     return
                 self.counters["referee_facts_refused"] += 1
                 records.append(
-                    {
-                        "type": "rules_error",
-                        "venue": t.venue,
-                        "table": t.table,
-                        "input": merged,
-                        "error": f"referee facts refused: {res['error']}",
-                        "source": "referee",
-                    }
+                    RulesErrorRecord(
+                        venue=t.venue,
+                        table=t.table,
+                        input=merged,
+                        error=f"referee facts refused: {res['error']}",
+                        source=Origin.REFEREE,
+                    )
                 )
             ok, res = t.game.feed(inp)
-            self._game_result(t, ok, res, inp, "sensed", records)
+            self._game_result(t, ok, res, inp, Origin.SENSED, records)
 
-    def _game_result(self, t, ok, res, inp, source, records, referee_facts=None):
+    def _game_result(
+        self,
+        t: Table,
+        ok: bool,
+        res: JSON,
+        inp: JSON,
+        source: Origin,
+        records: list[Record],
+        referee_facts: list[str] | None = None,
+    ) -> None:
         if ok:
             self.counters["states"] += 1
-            rec = {
-                "type": "state",
-                "venue": t.venue,
-                "table": t.table,
-                "game": t.game.game,
-                "state": res["state"],
-                "fen": res["fen"],
-                "announcements": res["announcements"],
-                "cause": inp.get("type"),
-                "source": source,
-            }
-            if referee_facts:
-                rec["referee_facts"] = referee_facts
-            records.append(rec)
+            game = t.game.game
+            # a game that rules has a match, and a match a known game (rules.engine.new_match)
+            assert game is not None
+            records.append(
+                StateRecord(
+                    venue=t.venue,
+                    table=t.table,
+                    game=game,
+                    state=res["state"],
+                    fen=res["fen"],
+                    announcements=res["announcements"],
+                    cause=inp.get("type"),
+                    source=source,
+                    referee_facts=referee_facts or None,
+                )
+            )
         else:
             self.counters["rules_refused"] += 1
             records.append(
-                {
-                    "type": "rules_error",
-                    "venue": t.venue,
-                    "table": t.table,
-                    "input": inp,
-                    "error": res["error"],
-                    "source": source,
-                }
+                RulesErrorRecord(
+                    venue=t.venue, table=t.table, input=inp, error=res["error"], source=source
+                )
             )
 
     # -- referee input ---------------------------------------------------------------------
-    def _referee(self, venue, table, msg, source, sealed=False):
+    def _referee(
+        self, venue: str, table: str, msg: JSON, source: Source, sealed: bool = False
+    ) -> Outcome:
         t = self.table(venue, table)
-        if source == "mqtt" and not authorized(msg, self.cfg.referee_token, sealed):
+        if source == Source.MQTT and not authorized(msg, self.cfg.referee_token, sealed):
             raise Reject("unauthorized", "unauthorized: referee token missing or wrong")
         rid = msg.get("id")
         if rid is not None:
             if rid in t.referee_id_set:
                 self.counters["referee_duplicate"] += 1
-                return ("duplicate", f"referee input {rid} seen", [])
+                return (Status.DUPLICATE, f"referee input {rid} seen", [])
             t.referee_ids.append(rid)
             t.referee_id_set.add(rid)
             if len(t.referee_ids) > REFEREE_IDS_KEPT:
@@ -740,64 +799,59 @@ class Pipeline:
         if facts and t.game.available and t.shot_in_play():
             return self._pending(t, msg, rid, inp, facts, source)
         ok, res = t.game.feed(inp)
-        records = [
-            {
-                "type": "referee",
-                "venue": venue,
-                "table": table,
-                "id": rid,
-                "by": msg.get("by"),
-                "input": inp,
-                "ok": ok,
-                "error": None if ok else res["error"],
-                "source": source,
-            }
+        records: list[Record] = [
+            RefereeRecord(
+                venue=venue,
+                table=table,
+                id=rid,
+                by=msg.get("by"),
+                input=inp,
+                ok=ok,
+                error=None if ok else res["error"],
+                source=source,
+            )
         ]
-        self._game_result(t, ok, res, inp, "referee", records)
+        self._game_result(t, ok, res, inp, Origin.REFEREE, records)
         if not ok:
             self.counters["referee_refused"] += 1
-            return ("refused", res["error"], records)
-        return ("ok", None, records)
+            return (Status.REFUSED, res["error"], records)
+        return (Status.OK, None, records)
 
-    def _pending(self, t: Table, msg, rid, inp, facts, source):
+    def _pending(
+        self, t: Table, msg: JSON, rid: str | None, inp: JSON, facts: JSON, source: Source
+    ) -> Outcome:
         """A `confirm` with shot facts while a shot is in play: the facts are for that
         shot. They are held and ruled with it when it closes (one shot, not two)."""
         bad = t.game.check_facts(facts)
-        rec = {
-            "type": "referee",
-            "venue": t.venue,
-            "table": t.table,
-            "id": rid,
-            "by": msg.get("by"),
-            "input": inp,
-            "ok": bad is None,
-            "error": bad,
-            "source": source,
-        }
+        rec = RefereeRecord(
+            venue=t.venue,
+            table=t.table,
+            id=rid,
+            by=msg.get("by"),
+            input=inp,
+            ok=bad is None,
+            error=bad,
+            source=source,
+            pending=bad is None,
+        )
         if bad is not None:
             self.counters["referee_refused"] += 1
-            return ("refused", bad, [rec])
+            return (Status.REFUSED, bad, [rec])
         t.pending_facts.update(copy.deepcopy(facts))
         self.counters["referee_pending"] += 1
-        rec["pending"] = True
         snap = t.game.snapshot() or {}
-        return (
-            "pending",
-            None,
-            [
-                rec,
-                {
-                    "type": "pending",
-                    "venue": t.venue,
-                    "table": t.table,
-                    "facts": sorted(t.pending_facts),
-                    "state": snap.get("state"),
-                    "fen": snap.get("fen"),
-                },
-            ],
+        pending = PendingRecord(
+            venue=t.venue,
+            table=t.table,
+            facts=sorted(t.pending_facts),
+            state=snap.get("state"),
+            fen=snap.get("fen"),
         )
+        return (Status.PENDING, None, [rec, pending])
 
-    def on_referee(self, venue: str, table: str, msg: dict, source: str = "local"):
+    def on_referee(
+        self, venue: str, table: str, msg: JSON, source: Source = Source.LOCAL
+    ) -> Outcome:
         """In-process referee input: msg is a `referee` message body ({"input": ...})."""
         self.counters["received"] += 1
         try:
@@ -808,10 +862,10 @@ class Pipeline:
             return self._reject(e.code, e.reason)
 
     # -- time ------------------------------------------------------------------------------
-    def tick(self, now: int, tables=None) -> list:
+    def tick(self, now: int, tables: Iterable[tuple[str, str]] | None = None) -> list[Record]:
         """Host time `now` (table time); release what the window allows and close shots
         that have been quiet long enough. Returns the records (empty: nothing changed)."""
-        records = []
+        records: list[Record] = []
         for key in sorted(tables if tables is not None else self.tables):
             t = self.tables.get(key)
             if t is None:
@@ -823,9 +877,9 @@ class Pipeline:
             self._advance(t, rel, upto, records)
         return records
 
-    def flush(self) -> list:
+    def flush(self) -> list[Record]:
         """End of input (offline tools): release everything and close open shots."""
-        records = []
+        records: list[Record] = []
         for key in sorted(self.tables):
             t = self.tables[key]
             self._advance(t, t.timeline.flush(), None, records)
@@ -834,6 +888,6 @@ class Pipeline:
         return records
 
 
-def shot_json(shot: dict) -> str:
+def shot_json(shot: JSON) -> str:
     """Canonical serialisation (sorted keys, compact): byte-stable across runs."""
     return json.dumps(shot, sort_keys=True, separators=(",", ":"))

@@ -483,7 +483,20 @@ def _load_clock(d: ClockData) -> BootClock:
 
 def _load_event(x: EventRow) -> Event:
     t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced = x
-    return Event(t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced)
+    return Event(
+        t=t,
+        node=node,
+        boot=boot,
+        seq=seq,
+        kind=kind,
+        pocket=pocket,
+        rail=rail,
+        amp=amp,
+        dur=dur,
+        n=n,
+        t_node=t_node,
+        synced=synced,
+    )
 
 
 def _content(v: ContentRow) -> Content:

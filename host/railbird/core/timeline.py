@@ -62,6 +62,7 @@ class Event:
 
     def __init__(
         self,
+        *,
         t: int,
         node: str,
         boot: int,

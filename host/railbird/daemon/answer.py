@@ -10,8 +10,8 @@ a malformed message). The answer is sent only after the input is in the journal,
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from railbird.core.records import PendingRecord, Record, RefereeRecord, StateRecord, Status
 from rbproto import codec
 
 ERROR_MAX = 200
@@ -39,7 +39,7 @@ def referee_answer(
     payload: bytes | str,
     status: str,
     reason: str | None,
-    records: list[dict[str, Any]],
+    records: list[Record],
 ) -> tuple[str, bytes] | None:
     """(topic, payload) of the `referee_result` for one MQTT input, or None when the input
     was not on a `referee` topic of a table."""
@@ -51,22 +51,24 @@ def referee_answer(
         return None
     if kind != "referee" or table is None:
         return None
-    msg: dict[str, object] = {"v": 1, "table": table, "id": _id_of(payload), "status": status}
+    # str(): the codec takes exact strs only, and the pipeline's status is a Status (StrEnum)
+    msg: dict[str, object] = {"v": 1, "table": table, "id": _id_of(payload), "status": str(status)}
     for r in records:
-        if r["type"] == "referee" and r.get("input"):
-            msg["input"] = _cut(r["input"].get("type"), 32)
-        elif r["type"] == "pending":
-            msg["status"] = "pending"
-            msg["facts"] = list(r["facts"])[:16]
-        elif r["type"] == "state" and status == "ok":
+        if isinstance(r, RefereeRecord):
+            if r.input:
+                msg["input"] = _cut(r.input.get("type"), 32)
+        elif isinstance(r, PendingRecord):
+            msg["status"] = str(Status.PENDING)
+            msg["facts"] = list(r.facts)[:16]
+        elif isinstance(r, StateRecord) and status == Status.OK:
             msg["rulings"] = [
                 {"text": _cut(a.get("text"), RULING_MAX), "rule": a.get("rule") or None}
-                for a in r["announcements"][:RULINGS_MAX]
+                for a in r.announcements[:RULINGS_MAX]
             ]
             # a line past the protocol's limit is left out, never cut (a cut one is no state)
-            if r.get("fen") and len(r["fen"]) <= codec.FEN_MAX:
-                msg["fen"] = r["fen"]
-    if status not in ("ok", "pending"):
+            if r.fen and len(r.fen) <= codec.FEN_MAX:
+                msg["fen"] = r.fen
+    if status not in (Status.OK, Status.PENDING):
         msg["error"] = _cut(reason or status, ERROR_MAX)
     try:
         return codec.topic(venue, table, "referee_result"), codec.encode("referee_result", msg)

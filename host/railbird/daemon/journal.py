@@ -51,6 +51,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from railbird import private
+from railbird.core.records import (
+    ConflictRecord,
+    EventRecord,
+    LateRecord,
+    NodeRecord,
+    QuarantinedRecord,
+    Record,
+    RefereeRecord,
+    RulesErrorRecord,
+    ShotRecord,
+    StateRecord,
+)
 from railbird.daemon import migrations, sealing
 from railbird.daemon.journalerror import JournalError  # also imported from here by its users
 
@@ -313,7 +325,9 @@ class Journal:
         self._walls[iid] = wall
         return iid
 
-    def add_records(self, input_id: int, records: list[dict[str, Any]]) -> None:
+    def add_records(self, input_id: int, records: list[Record]) -> None:
+        """Each record into its table, by its type (railbird.core.records); the kinds no
+        table keeps (hold, inplay, pending) are left out."""
         ex = self.db.execute
         # written with one executemany: the rows of a batch of 8 cost half
         events: list[tuple[object, ...]] = []
@@ -321,9 +335,8 @@ class Journal:
         if wall is None and self._logging:  # an input of an earlier transaction: no `wall`
             self._stop_logging()
         for r in records:
-            typ = r["type"]
-            if typ in ("event", "late"):
-                e = r["event"]
+            if isinstance(r, (EventRecord, LateRecord)):
+                e = r.event
                 ints: tuple[int | bytes | None, ...] = (e.boot, e.seq, e.t, e.t_node, e.amp,
                                                         e.dur, e.n)  # fmt: skip
                 nums = (e.boot, e.seq, e.t, e.t_node, e.amp or 0, e.dur or 0, e.n or 0)
@@ -333,8 +346,8 @@ class Journal:
                 boot, seq, t, t_node, amp, dur, n = ints
                 events.append(
                     (
-                        r["venue"],
-                        r["table"],
+                        r.venue,
+                        r.table,
                         e.node,
                         boot,
                         seq,
@@ -347,19 +360,19 @@ class Journal:
                         dur,
                         n,
                         int(e.synced),
-                        1 if typ == "late" else 0,
-                        r.get("pos"),
+                        1 if isinstance(r, LateRecord) else 0,
+                        r.pos if isinstance(r, EventRecord) else None,
                         input_id,
                     )
                 )
-            elif typ == "conflict":
-                e = r["event"]
+            elif isinstance(r, ConflictRecord):
+                e = r.event
                 ex(
                     "INSERT INTO conflicts (venue, tbl, node, boot, seq, t_node, event,"
                     " input_id) VALUES (?,?,?,?,?,?,?,?)",
                     (
-                        r["venue"],
-                        r["table"],
+                        r.venue,
+                        r.table,
                         e.node,
                         sql_int(e.boot),
                         sql_int(e.seq),
@@ -368,29 +381,29 @@ class Journal:
                         input_id,
                     ),
                 )
-            elif typ == "quarantined":
-                e = r["event"]
+            elif isinstance(r, QuarantinedRecord):
+                e = r.event
                 ex(
                     "INSERT INTO quarantined (venue, tbl, node, boot, seq, t_node, t, rx, event,"
                     " reason, input_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        r["venue"],
-                        r["table"],
+                        r.venue,
+                        r.table,
                         e.node,
                         sql_int(e.boot),
                         sql_int(e.seq),
                         sql_int(e.t_node),
                         sql_int(e.t),
-                        r["rx"],
+                        r.rx,
                         _j(e.node_dict()),
-                        r["reason"],
+                        r.reason,
                         input_id,
                     ),
                 )
-            elif typ == "shot":
-                s = r["shot"]
+            elif isinstance(r, ShotRecord):
+                s = r.shot
                 text = _j(s)
-                venue, tbl, n = r["venue"], r["table"], s["n"]
+                venue, tbl, n = r.venue, r.table, s["n"]
                 cur = ex(
                     "INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
                     (venue, tbl, n, text, input_id),
@@ -400,57 +413,46 @@ class Journal:
                     rowid = cur.lastrowid
                     assert rowid is not None
                     self._shots[(venue, tbl, n)] = (rowid, venue, tbl, n, text, input_id, wall)
-            elif typ == "state":
-                venue, tbl = r["venue"], r["table"]
-                state, anns = _j(r["state"]), _j(r["announcements"])
+            elif isinstance(r, StateRecord):
+                venue, tbl = r.venue, r.table
+                state, anns = _j(r.state), _j(r.announcements)
                 cur = ex(
                     "INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"
                     " source, input_id) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (
-                        venue,
-                        tbl,
-                        r["game"],
-                        state,
-                        r["fen"],
-                        anns,
-                        r["cause"],
-                        r["source"],
-                        input_id,
-                    ),
+                    (venue, tbl, r.game, state, r.fen, anns, r.cause, r.source, input_id),
                 )
                 if self._logging:
                     sid = cur.lastrowid
                     assert sid is not None
                     self._states.append(
-                        (sid, venue, tbl, r["game"], state, r["fen"], anns, r["cause"],
-                         input_id, wall)
-                    )  # fmt: skip
-            elif typ == "referee":
+                        (sid, venue, tbl, r.game, state, r.fen, anns, r.cause, input_id, wall)
+                    )
+            elif isinstance(r, RefereeRecord):
                 ex(
                     "INSERT INTO referee (venue, tbl, rid, by_, input, ok, error, source,"
                     " input_id) VALUES (?,?,?,?,?,?,?,?,?)",
                     (
-                        r["venue"],
-                        r["table"],
-                        r["id"],
-                        r["by"],
-                        _j(r["input"]),
-                        int(r["ok"]),
-                        r["error"],
-                        r["source"],
+                        r.venue,
+                        r.table,
+                        r.id,
+                        r.by,
+                        _j(r.input),
+                        int(r.ok),
+                        r.error,
+                        r.source,
                         input_id,
                     ),
                 )
-            elif typ == "rules_error":
+            elif isinstance(r, RulesErrorRecord):
                 ex(
                     "INSERT INTO rules_errors (venue, tbl, input, error, source, input_id)"
                     " VALUES (?,?,?,?,?,?)",
-                    (r["venue"], r["table"], _j(r["input"]), r["error"], r["source"], input_id),
+                    (r.venue, r.table, _j(r.input), r.error, r.source, input_id),
                 )
-            elif typ == "node":
+            elif isinstance(r, NodeRecord):
                 ex(
                     "INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?)",
-                    (r["venue"], r["table"], r["node"], _j(r["status"]), input_id),
+                    (r.venue, r.table, r.node, _j(r.status), input_id),
                 )
         if events:
             self.db.executemany(

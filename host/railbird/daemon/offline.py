@@ -26,8 +26,9 @@ from typing import Any
 
 from railbird.config import Config
 from railbird.core.pipeline import Pipeline, shot_json
+from railbird.core.records import Record, ShotRecord, Source, Status
 from railbird.daemon.journal import Journal
-from railbird.daemon.replay import Record, apply_input, rebuild
+from railbird.daemon.replay import apply_input, rebuild
 
 
 def offline_config(base: Config | None = None) -> Config:
@@ -39,10 +40,9 @@ def offline_config(base: Config | None = None) -> Config:
 
 
 def _record_line(r: Record) -> str:
-    typ = r["type"]
-    if typ == "shot":
-        return shot_json(r["shot"])
-    body = dict(r.items())
+    if isinstance(r, ShotRecord):
+        return shot_json(r.shot)
+    body = r.as_dict()
     if "event" in body:
         body["event"] = body["event"].to_dict()
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
@@ -58,14 +58,12 @@ def assemble(
     """Yield output lines (str, no newline): shots, or every record with `every_record`.
     `errors` (a Counter) counts the refused lines by reason instead of raising at the first;
     `stats` (a dict) receives the pipeline's counters at the end of input."""
-    # warn_unused_ignores reports this ignore once core/ annotates Pipeline.__init__
-    pipe = Pipeline(offline_config(cfg))  # type: ignore[no-untyped-call]  # unannotated in core
+    pipe = Pipeline(offline_config(cfg))
     bad: Counter[str] = errors if errors is not None else Counter()
-    kinds = None if every_record else ("shot",)
 
     def emit(records: list[Record]) -> Iterator[str]:
         for r in records:
-            if kinds is None or r["type"] in kinds:
+            if every_record or isinstance(r, ShotRecord):
                 yield _record_line(r)
 
     for no, line in enumerate(lines, 1):
@@ -81,9 +79,13 @@ def assemble(
             # checked against the configured one)
             if "tick" in obj:
                 venue, tbl = (obj["venue"], obj["table"]) if "table" in obj else (None, None)
-                records = apply_input(pipe, "tick", int(obj["tick"]), None, None, venue, tbl) or []
+                records = (
+                    apply_input(pipe, Source.TICK, int(obj["tick"]), None, None, venue, tbl) or []
+                )
             elif "reconnect" in obj:
-                records = apply_input(pipe, "reconnect", int(obj["reconnect"]), *(None,) * 4) or []
+                records = (
+                    apply_input(pipe, Source.RECONNECT, int(obj["reconnect"]), *(None,) * 4) or []
+                )
             else:
                 payload = obj["payload"]
                 if not isinstance(payload, (str, bytes)):
@@ -92,8 +94,8 @@ def assemble(
                     payload = payload.encode("utf-8")
                 rx = obj.get("rx")
                 status, reason, records = pipe.on_message(obj["topic"], payload, rx)
-                if status == "rejected":
-                    bad[reason.split(":", 1)[0]] += 1
+                if status == Status.REJECTED:
+                    bad[(reason or "").split(":", 1)[0]] += 1
         except (ValueError, KeyError, TypeError) as e:
             bad["bad line"] += 1
             if errors is None:
@@ -139,7 +141,7 @@ def replay(
     rebuild(
         pipe,
         journal,
-        lambda recs: shots.extend(r["shot"] for r in recs if r["type"] == "shot"),
+        lambda recs: shots.extend(r.shot for r in recs if isinstance(r, ShotRecord)),
         after=start,
         on_input=compare if kept else None,
     )
@@ -169,7 +171,7 @@ def journal_config(journal: Journal) -> Config:
 def export_inputs(journal: Journal) -> Iterator[str]:
     """The journal's MQTT inputs, ticks and reconnects as `assemble` input lines."""
     for _id, source, rx, topic, payload, venue, tbl in journal.inputs():
-        if source == "mqtt":
+        if source == Source.MQTT:
             try:
                 p = json.loads(payload)
             except (ValueError, TypeError, UnicodeDecodeError):
@@ -177,8 +179,8 @@ def export_inputs(journal: Journal) -> Iterator[str]:
             yield json.dumps(
                 {"topic": topic, "payload": p, "rx": rx}, sort_keys=True, separators=(",", ":")
             )
-        elif source == "tick":
+        elif source == Source.TICK:
             one = {} if tbl is None else {"venue": venue, "table": tbl}
             yield json.dumps({"tick": rx, **one})
-        elif source == "reconnect":
+        elif source == Source.RECONNECT:
             yield json.dumps({"reconnect": rx})

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, NotRequired, TypedDict, cast
 
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import Outcome, Record, ShotRecord, Source, StateRecord, Status
 from railbird.daemon.journal import Journal
 
-# One pipeline record (railbird.core.pipeline): a JSON-shaped dict, its kind in `type`.
-Record = dict[str, Any]
-# (status, reason, records) of one input (`Pipeline.on_message`'s result)
-Outcome = tuple[str, str | None, list[Record]]
 TableKey = tuple[str, str]  # (venue, table)
 # A row of `Journal.inputs(after, wall=True)`: id, source, rx, topic, payload, venue, tbl, wall
 InputRow = tuple[
@@ -35,9 +33,11 @@ class Rebuilt(TypedDict):
     """`rebuild`'s result; `snapshots.resume` adds `snapshot` and, with `since_wall`,
     `nodes`."""
 
-    states: dict[TableKey, Record]  # each table's last state record
+    states: dict[TableKey, StateRecord]  # each table's last state record
     inputs: int  # inputs replayed
-    history: dict[TableKey, list[Record]]  # with `since_wall`: shots and states, with `wall`
+    history: dict[
+        TableKey, list[ShotRecord | StateRecord]
+    ]  # with `since_wall`: shots and states, with `wall`
     snapshot: NotRequired[int]  # the input id of the snapshot started from (0: none)
     nodes: NotRequired[dict[TableKey, dict[str, dict[str, Any]]]]  # node -> its last status
 
@@ -59,21 +59,20 @@ def run_input(
     what the input's source always has (a tick and a reconnect their time, a message its
     topic, local input its table and JSON body) and converts nothing: an input goes on as
     it was journalled, and the pipeline refuses what it cannot read, as it did live."""
-    out: Outcome  # on_message and on_referee are unannotated in core (railbird.core.pipeline)
-    if source == "adopted" and topic is not None and topic.endswith("/tick"):
-        return ("ok", None, pipeline.tick(cast(int, rx), [(venue, tbl)]))  # a table's tick
-    if source in ("mqtt", "adopted"):
+    if source == Source.ADOPTED and topic is not None and topic.endswith("/tick"):
+        # cluster mode: a table's tick ("": no such table, as None was: nothing to tick)
+        return (Status.OK, None, pipeline.tick(cast(int, rx), [(venue or "", tbl or "")]))
+    if source in (Source.MQTT, Source.ADOPTED):
         # the payload may be str or NULL: the codec reads the one, refuses the other
-        out = pipeline.on_message(cast(str, topic), cast(bytes, payload), rx, sealed=True)
-        return out
-    if source == "local":
+        return pipeline.on_message(cast(str, topic), cast(bytes, payload), rx, sealed=True)
+    if source == Source.LOCAL:
         body = json.loads(cast(bytes | str, payload))
-        out = pipeline.on_referee(cast(str, venue), cast(str, tbl), body, "local")
-        return out
-    if source == "tick":  # one table's; all tables' in journals before per-table ticks
-        return ("ok", None, pipeline.tick(cast(int, rx), None if tbl is None else [(venue, tbl)]))
-    if source == "reconnect":
-        return ("ok", None, pipeline.on_reconnect(cast(int, rx)))
+        return pipeline.on_referee(cast(str, venue), cast(str, tbl), body, Source.LOCAL)
+    if source == Source.TICK:  # one table's; all tables' in journals before per-table ticks
+        at = cast(int, rx)
+        return (Status.OK, None, pipeline.tick(at, None if tbl is None else [(venue or "", tbl)]))
+    if source == Source.RECONNECT:
+        return (Status.OK, None, pipeline.on_reconnect(cast(int, rx)))
     return None  # set aside (`failed`): never replayed
 
 
@@ -102,13 +101,13 @@ def rebuild(
     """Replay every journalled input through `pipeline`; returns the last state record of
     each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
     `history`: per table the `shot` and `state` records of inputs journalled at or after
-    that wall-clock time (each with `wall`), preceded by the last state before it (the nodes'
+    that wall-clock time (each with its `wall`), preceded by the last state before it (the nodes'
     latest status is the pipeline's own: railbird.daemon.snapshots.resume). `after`: only the
     inputs after that id (`pipeline` has seen the others: a snapshot,
     railbird.daemon.snapshots.resume); `on_input(id, pipeline)` after each input."""
-    last: dict[TableKey, Record] = {}
-    history: dict[TableKey, list[Record]] = {}
-    before: dict[TableKey, Record] = {}
+    last: dict[TableKey, StateRecord] = {}
+    history: dict[TableKey, list[ShotRecord | StateRecord]] = {}
+    before: dict[TableKey, StateRecord] = {}
     n = 0
     rows: Iterable[InputRow] = journal.inputs(after, wall=True)
     for iid, source, rx, topic, payload, venue, tbl, wall in rows:
@@ -121,18 +120,17 @@ def rebuild(
         if on_records is not None:
             on_records(records)
         for r in records:
-            typ = r["type"]
-            if typ not in ("state", "shot"):
+            if not isinstance(r, (StateRecord, ShotRecord)):
                 continue
-            key = (r["venue"], r["table"])
-            if typ == "state":
+            key = (r.venue, r.table)
+            if isinstance(r, StateRecord):
                 last[key] = r
             if since_wall is None:
                 continue
             if wall is not None and wall >= since_wall:
-                history.setdefault(key, []).append(dict(r, wall=wall))
-            elif typ == "state":
+                history.setdefault(key, []).append(replace(r, wall=wall))
+            elif isinstance(r, StateRecord):
                 before[key] = r
-    for key, r in before.items():
-        history.setdefault(key, []).insert(0, dict(r, wall=None))
+    for key, st in before.items():  # the pipeline's records have no `wall`: None
+        history.setdefault(key, []).insert(0, st)
     return {"states": last, "inputs": n, "history": history}

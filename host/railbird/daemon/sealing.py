@@ -19,6 +19,7 @@ import json
 import sqlite3
 from typing import Any
 
+from railbird.core.records import Status
 from railbird.core.refauth import reseal
 
 DONE = "sealed"
@@ -58,7 +59,9 @@ def seal_journal(db: sqlite3.Connection) -> int:
                     continue
                 if isinstance(payload, str):
                     payload = payload.encode("utf-8", "surrogateescape")
-                ok = not (status == "rejected" and str(reason or "").startswith("unauthorized"))
+                ok = not (
+                    status == Status.REJECTED and str(reason or "").startswith("unauthorized")
+                )
                 sealed = reseal(payload, ok, token)
                 if sealed != bytes(payload):
                     db.execute("UPDATE inputs SET payload=? WHERE id=?", (sealed, iid))

@@ -31,10 +31,11 @@ from typing import Any
 from railbird.config import Config
 from railbird.core import snapshot as snap
 from railbird.core.pipeline import SHOTS_KEPT, Pipeline
+from railbird.core.records import Origin, Record, ShotRecord, StateRecord
 from railbird.daemon import gcpolicy
 from railbird.daemon.journal import Journal
 from railbird.daemon.journalerror import JournalError
-from railbird.daemon.replay import Rebuilt, Record, TableKey, rebuild
+from railbird.daemon.replay import Rebuilt, TableKey, rebuild
 
 log = logging.getLogger("railbird.snapshots")
 
@@ -190,8 +191,7 @@ def starting_point(cfg: Config, journal: Journal, latest: bool = True) -> tuple[
             f"journal {journal.path}: inputs up to {first} were deleted and the snapshot "
             "that replaces them cannot be loaded"
         )
-    # warn_unused_ignores reports this ignore once core/ annotates Pipeline.__init__
-    return Pipeline(cfg), 0  # type: ignore[no-untyped-call]  # unannotated in core
+    return Pipeline(cfg), 0
 
 
 def stored(journal: Journal, cfg: Config, after: int = 0) -> dict[int, bytes]:
@@ -260,26 +260,27 @@ def resume(
 _STATE_COLS = "s.id, s.venue, s.tbl, s.game, s.state, s.fen, s.announcements, s.cause, s.source"
 _Text = str | None  # a nullable TEXT column
 # A row of _STATE_COLS; with the state's input id and that input's wall clock (NULL once
-# retention deleted the input) after them
-StateRow = tuple[int, _Text, _Text, _Text, _Text, _Text, _Text, _Text, _Text]
-StateRowAt = tuple[int, _Text, _Text, _Text, _Text, _Text, _Text, _Text, _Text, int, float | None]
+# retention deleted the input) after them. venue, tbl, game and fen are never NULL: the
+# journal writes them from a StateRecord, whose fields they are (str)
+StateRow = tuple[int, str, str, str, _Text, str, _Text, _Text, _Text]
+StateRowAt = tuple[int, str, str, str, _Text, str, _Text, _Text, _Text, int, float | None]
 # sh.shot, sh.input_id, i.wall
 ShotRowAt = tuple[str, int, float | None]
 
 
-def _state(row: StateRow | StateRowAt) -> Record:
+def _state(row: StateRow | StateRowAt, wall: float | None = None) -> StateRecord:
     _id, venue, tbl, game, state, fen, anns, cause, source = row[:9]
-    return {
-        "type": "state",
-        "venue": venue,
-        "table": tbl,
-        "game": game,
-        "state": json.loads(state) if state is not None else None,
-        "fen": fen,
-        "announcements": json.loads(anns) if anns is not None and anns != "[]" else [],
-        "cause": cause,
-        "source": source,
-    }
+    return StateRecord(
+        venue=venue,
+        table=tbl,
+        game=game,
+        state=json.loads(state if state is not None else "null"),  # NULL: None, as always
+        fen=fen,
+        announcements=json.loads(anns) if anns is not None and anns != "[]" else [],
+        cause=cause,
+        source=None if source is None else Origin(source),
+        wall=wall,
+    )
 
 
 def _history_before(
@@ -306,14 +307,14 @@ def _history_before(
             ).fetchone()
             if row is not None:
                 last[key] = _state(row)
-        if tail and tail[0].get("wall") is None:
+        if tail and tail[0].wall is None:
             continue  # the replayed inputs reach back before the window: complete
         row = db.execute(
             f"SELECT {_STATE_COLS} FROM states s WHERE s.venue = ? AND s.tbl = ?"
             " AND s.input_id < ? ORDER BY s.input_id DESC, s.id DESC LIMIT 1",
             (venue, tbl, start),
         ).fetchone()
-        head = [] if row is None else [dict(_state(row), wall=None)]
+        head = [] if row is None else [_state(row)]
         states = db.execute(
             f"SELECT {_STATE_COLS}, s.input_id, i.wall FROM states s"
             " LEFT JOIN inputs i ON i.id = s.input_id WHERE s.venue = ? AND s.tbl = ?"
@@ -333,16 +334,17 @@ def _history_before(
 
 def _interleave(
     venue: str, tbl: str, states: list[StateRowAt], shots: list[ShotRowAt]
-) -> list[Record]:
+) -> list[ShotRecord | StateRecord]:
     """Shot and state records in the order the pipeline made them: by input, and within an
     input each shot followed by the state it led to (a referee input makes no shot)."""
-    by_input: dict[int, tuple[list[Record], list[Record]]] = {}  # input id -> (shots, states)
+    # input id -> (shots, states)
+    by_input: dict[int, tuple[list[ShotRecord], list[StateRecord]]] = {}
     for row in states:
-        by_input.setdefault(row[9], ([], []))[1].append(dict(_state(row), wall=row[10]))
+        by_input.setdefault(row[9], ([], []))[1].append(_state(row, wall=row[10]))
     for shot, iid, wall in shots:
-        rec = {"type": "shot", "venue": venue, "table": tbl, "shot": json.loads(shot)}
-        by_input.setdefault(iid, ([], []))[0].append(dict(rec, wall=wall))
-    out: list[Record] = []
+        rec = ShotRecord(venue=venue, table=tbl, shot=json.loads(shot), wall=wall)
+        by_input.setdefault(iid, ([], []))[0].append(rec)
+    out: list[ShotRecord | StateRecord] = []
     for iid in sorted(by_input):
         shot_recs, state_recs = by_input[iid]
         for i in range(max(len(shot_recs), len(state_recs))):

@@ -47,18 +47,35 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
+from dataclasses import replace
+from typing import Any, TypeAlias
 
 from railbird.config import masked
 from railbird.core.pipeline import Pipeline
+from railbird.core.records import (
+    ConflictRecord,
+    InplayRecord,
+    NodeRecord,
+    Outcome,
+    PendingRecord,
+    QuarantinedRecord,
+    Record,
+    ShotRecord,
+    Source,
+    StateRecord,
+    Status,
+)
 from railbird.core.refauth import is_referee_topic, seal
 from railbird.daemon import gcpolicy, retention
 from railbird.daemon.answer import referee_answer
 from railbird.daemon.faults import Faults, describe, transient
 from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
-from railbird.daemon.journal import Journal, JournalError
+from railbird.daemon.journal import Journal
+from railbird.daemon.journalerror import JournalError
 from railbird.daemon.ratelog import RateLog
-from railbird.daemon.replay import run_input
+from railbird.daemon.replay import Rebuilt, run_input
 from railbird.daemon.snapshots import Snapshots, resume
 from railbird.daemon.ticks import Timers, deadline
 from railbird.history.store import HistoryStore
@@ -87,16 +104,37 @@ TICK_AGAIN_US = 1_000_000  # cluster mode: a tick asked for and not back yet is 
 
 RESTORE_S = 26 * 3600  # history given to the outputs at start: covers any business day
 
+# An inbox entry: its kind ("mqtt", "local", "adopted", "tick_in", "connected",
+# "disconnected", "caught_up") and what that kind carries (see `_apply`).
+Item: TypeAlias = tuple[Any, ...]
+Key: TypeAlias = tuple[str, str]  # (venue, table)
+# what `_apply` hands `_deliver`: acks, referee answers, local futures and their results,
+# the records for the outputs
+Done: TypeAlias = tuple[
+    list[tuple[int, int]],
+    list[tuple[str, bytes] | None],
+    list[tuple["Future[dict[str, Any]]", dict[str, Any]]],
+    list[Record],
+]
+
 
 class Daemon:
-    def __init__(self, cfg, outputs=(), journal_path=None, connect: bool = True, ingest=None):
+    def __init__(
+        self,
+        cfg: Any,  # a railbird.config.Config
+        outputs: Iterable[Any] = (),
+        journal_path: str | None = None,
+        connect: bool = True,
+        ingest: Callable[[queue.Queue[Item]], Any] | None = None,
+    ) -> None:
         """`ingest(inbox)`: builds the source of input in place of the MQTT ingest (cluster
         mode: railbird.cluster.ingest); its `now` (if it has one) is the daemon's clock."""
         self.cfg = cfg
         self.outputs = list(outputs)
         self.journal = Journal(journal_path or cfg.journal, cfg.journal_sync)
         self.pipeline = Pipeline(cfg)
-        self.inbox: queue.Queue = queue.Queue(INBOX_MAX)
+        self.inbox: queue.Queue[Item] = queue.Queue(INBOX_MAX)
+        self.ingest: Any  # Ingest, the cluster's ingest, or None
         if ingest is not None:
             self.ingest = ingest(self.inbox)
         elif connect:
@@ -105,14 +143,14 @@ class Daemon:
             self.ingest = None
         # host time, the axis of rx and ticks: CLOCK_MONOTONIC; the cluster's is wall-clock
         # time, which every worker shares with the stream's timestamps
-        self.now = getattr(self.ingest, "now", now_us)
-        self._adopted: dict = {}  # (venue, table) -> last state of a table taken over
+        self.now: Callable[[], int] = getattr(self.ingest, "now", now_us)
+        self._adopted: dict[Key, StateRecord] = {}  # last state of a table taken over
         self.output_errors = 0
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
         self._caught_up = False
         self._connected_before = False
-        self._idle_since = None
+        self._idle_since: float | None = None
         self.timers = Timers()  # per-table tick deadlines
         self._last_stats = time.monotonic()
         self._beat = time.monotonic()  # the worker's last loop (health, host heartbeat)
@@ -121,10 +159,10 @@ class Daemon:
         self.faults = Faults()
         # lines a sender controls (rejected, conflict, quarantined): at most 10 per kind per 10 s
         self.lines = RateLog(log)
-        self._retry: list = []  # a batch that failed transiently, for the next try
+        self._retry: list[Item] = []  # a batch that failed transiently, for the next try
         self._dirty = False  # the pipeline saw a batch that was rolled back
         self.snapshots = Snapshots(cfg, self.journal)
-        self._retention_at = None  # monotonic time of the last retention check
+        self._retention_at: float | None = None  # monotonic time of the last retention check
         # match history, in the batches' transactions (the rows they wrote, as written)
         self.history = HistoryStore(self.journal.db, self.journal)
 
@@ -185,7 +223,7 @@ class Daemon:
             self._call(out, "stop")
         self.journal.close()
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         d = self.pipeline.stats()
         d["output_errors"] = self.output_errors
         if self.ingest is not None:
@@ -208,22 +246,23 @@ class Daemon:
         self,
         venue: str,
         table: str,
-        inp: dict,
+        inp: dict[str, Any],
         by: str | None = None,
         id: str | None = None,
         timeout: float = 5.0,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Feed one referee input; -> {"ok": True, "state", "fen", "announcements"} or
         {"ok": False, "error"}. Journalled like MQTT referee input."""
-        msg = {"input": inp}
+        msg: dict[str, Any] = {"input": inp}
         if by is not None:
             msg["by"] = by
         if id is not None:
             msg["id"] = id
-        fut: Future = Future()
+        fut: Future[dict[str, Any]] = Future()
         self.inbox.put(("local", self.now(), venue, table, msg, fut))
         try:
-            return fut.result(timeout)
+            result: dict[str, Any] = fut.result(timeout)
+            return result
         except Exception as e:  # noqa: BLE001 - timeout or a dead worker: the caller gets why
             return {"ok": False, "error": f"daemon did not answer: {e or type(e).__name__}"}
 
@@ -271,7 +310,7 @@ class Daemon:
             self._host_beat_at = self._beat
             self.ingest.heartbeat()
 
-    def health(self) -> dict:
+    def health(self) -> dict[str, Any]:
         """For the web pages' heartbeat: how long since the worker last looped, and whether
         the host holds its broker connection (None without MQTT)."""
         return {
@@ -280,7 +319,7 @@ class Daemon:
             "journal_error": self.faults.error,
         }
 
-    def _process(self, items: list) -> None:
+    def _process(self, items: list[Item]) -> None:
         """One batch, all or nothing (module docstring, "A failed batch")."""
         error = self._attempt(items)
         if error is None:
@@ -292,7 +331,7 @@ class Daemon:
         self._retry = self._answer_locals(items, error)
         self.faults.failed(error, len(self._retry))
 
-    def _attempt(self, items: list) -> BaseException | None:
+    def _attempt(self, items: list[Item]) -> BaseException | None:
         flags = (self._caught_up, self._connected_before)
         try:
             if self._dirty:
@@ -306,7 +345,7 @@ class Daemon:
         self._deliver(*done)
         return None
 
-    def _undo(self, flags, error: BaseException) -> None:
+    def _undo(self, flags: tuple[bool, bool], error: BaseException) -> None:
         if not transient(error):
             log.error("batch failed on an internal error", exc_info=error)
         try:
@@ -325,7 +364,7 @@ class Daemon:
         self.pipeline, self._dirty = resume(self.cfg, self.journal)[0], False
         self._schedule_all()
 
-    def _isolate(self, items: list) -> BaseException | None:
+    def _isolate(self, items: list[Item]) -> BaseException | None:
         """After an internal error: each input alone, setting aside any that fails alone.
         -> None, or a transient error (the batch from that input on waits in `_retry`)."""
         for i, item in enumerate(items):
@@ -337,7 +376,7 @@ class Daemon:
                 return error
         return None
 
-    def _set_aside(self, item, error: BaseException) -> BaseException | None:
+    def _set_aside(self, item: Item, error: BaseException) -> BaseException | None:
         reason = f"internal: {describe(error)}"[:500]
         kind = item[0]
         try:
@@ -345,12 +384,14 @@ class Daemon:
                 _, rx, topic, payload, _mid, _qos = item
                 payload = self._sealed(topic, payload)
                 venue, tbl = _venue_table(topic)
-                self.journal.add_input("failed", rx, topic, payload, venue, tbl, "rejected", reason)
+                self.journal.add_input(
+                    Source.FAILED, rx, topic, payload, venue, tbl, Status.REJECTED, reason
+                )
             elif kind == "local":
                 _, rx, venue, table, msg, _fut = item
                 payload = json.dumps(msg, default=str)
                 self.journal.add_input(
-                    "failed", rx, None, payload, venue, table, "rejected", reason
+                    Source.FAILED, rx, None, payload, venue, table, Status.REJECTED, reason
                 )
             self.journal.commit()
         except Exception as e:  # noqa: BLE001 - logged or returned: the input must not wedge
@@ -369,13 +410,13 @@ class Daemon:
             self._caught_up, self._connected_before = False, True
         return None
 
-    def _sealed(self, topic, payload):
+    def _sealed(self, topic: str, payload: bytes) -> bytes:
         """The token of referee input is checked here and never kept: the pipeline and the
         journal see the sealed payload (railbird.core.refauth)."""
         return seal(payload, self.cfg.referee_token) if is_referee_topic(topic) else payload
 
     @staticmethod
-    def _answer_locals(items: list, error: BaseException) -> list:
+    def _answer_locals(items: list[Item], error: BaseException) -> list[Item]:
         """Referee input from this process is answered now rather than after the retry
         (its caller waits only seconds); the MQTT messages stay for the next try."""
         keep = []
@@ -388,10 +429,13 @@ class Daemon:
                 keep.append(item)
         return keep
 
-    def _apply(self, items: list):
+    def _apply(self, items: list[Item]) -> Done:
         """Pipeline and journal for every input, then the commit; raises on any failure.
         -> what `_deliver` sends once the batch is in."""
-        acks, dispatch, futures, answers = [], [], [], []
+        acks: list[tuple[int, int]] = []
+        dispatch: list[Record] = []
+        futures: list[tuple[Future[dict[str, Any]], dict[str, Any]]] = []
+        answers: list[tuple[str, bytes] | None] = []
         for item in items:
             kind = item[0]
             if kind == "mqtt":
@@ -399,15 +443,17 @@ class Daemon:
                 payload = self._sealed(topic, payload)
                 venue, tbl = _venue_table(topic)
                 status, reason, records = _run(
-                    self.pipeline, "mqtt", rx, topic, payload, venue, tbl
+                    self.pipeline, Source.MQTT, rx, topic, payload, venue, tbl
                 )
-                iid = self.journal.add_input("mqtt", rx, topic, payload, venue, tbl, status, reason)
-                if status == "rejected":
+                iid = self.journal.add_input(
+                    Source.MQTT, rx, topic, payload, venue, tbl, status, reason
+                )
+                if status == Status.REJECTED:
                     self.lines.log("rejected", logging.WARNING, "rejected %s: %s", topic, reason)
-                elif any(r["type"] == "conflict" for r in records):
+                elif any(isinstance(r, ConflictRecord) for r in records):
                     # a node reused (node, boot, seq): an alarm (journalled in `conflicts`)
                     self.lines.log("conflict", logging.ERROR, "conflict on %s: %s", topic, reason)
-                elif any(r["type"] == "quarantined" for r in records):
+                elif any(isinstance(r, QuarantinedRecord) for r in records):
                     self.lines.log("quarantined", logging.WARNING, "%s: %s", topic, reason)
                 self.journal.add_records(iid, records)
                 dispatch += records
@@ -423,26 +469,32 @@ class Daemon:
                 rx, topic, payload = item[1:4]
                 payload = self._sealed(topic, payload)  # referee input, as live
                 venue, tbl = _venue_table(topic)
-                records = _run(self.pipeline, "adopted", rx, topic, payload, venue, tbl)[2]
-                self.journal.add_input("adopted", rx, topic, payload, venue, tbl, "ok")
+                records = _run(self.pipeline, Source.ADOPTED, rx, topic, payload, venue, tbl)[2]
+                self.journal.add_input(Source.ADOPTED, rx, topic, payload, venue, tbl, Status.OK)
                 for r in records:
-                    if r["type"] == "state":
-                        self._adopted[(r["venue"], r["table"])] = r
+                    if isinstance(r, StateRecord):
+                        self._adopted[(r.venue, r.table)] = r
             elif kind == "tick_in":
                 # cluster mode: a table's tick, requested by `_tick_due` and come back through
                 # the stream in order with the table's messages (railbird.cluster.ingest)
                 _, rx, venue, table, mid, qos = item
-                records = _run(self.pipeline, "tick", rx, None, None, venue, table)[2]
+                records = _run(self.pipeline, Source.TICK, rx, None, None, venue, table)[2]
                 if records:
-                    iid = self.journal.add_input("tick", rx, None, None, venue, table, "ok")
+                    iid = self.journal.add_input(
+                        Source.TICK, rx, None, None, venue, table, Status.OK
+                    )
                     self.journal.add_records(iid, records)
                     dispatch += records
                 acks.append((mid, qos))
             elif kind == "local":
                 _, rx, venue, table, msg, fut = item
                 text = json.dumps(msg)  # journalled as it is run: the replay reads this
-                status, reason, records = _run(self.pipeline, "local", rx, None, text, venue, table)
-                iid = self.journal.add_input("local", rx, None, text, venue, table, status, reason)
+                status, reason, records = _run(
+                    self.pipeline, Source.LOCAL, rx, None, text, venue, table
+                )
+                iid = self.journal.add_input(
+                    Source.LOCAL, rx, None, text, venue, table, status, reason
+                )
                 self.journal.add_records(iid, records)
                 dispatch += records
                 futures.append((fut, _referee_result(status, reason, records)))
@@ -453,14 +505,16 @@ class Daemon:
                         # the broker was lost (and so, most likely, were the nodes): every
                         # node holds its table until it is caught up (per-node watermarks)
                         rx = item[1]
-                        records = _run(self.pipeline, "reconnect", rx, None, None, None, None)[2]
-                        iid = self.journal.add_input("reconnect", rx, status="ok")
+                        records = _run(self.pipeline, Source.RECONNECT, rx, None, None, None, None)[
+                            2
+                        ]
+                        iid = self.journal.add_input(Source.RECONNECT, rx, status=Status.OK)
                         self.journal.add_records(iid, records)
                         dispatch += records
                     self._connected_before = True
             elif kind == "caught_up":  # the broker has handed over what it held
                 self._caught_up = True
-                dispatch += [dict(r, announcements=[]) for r in self._adopted.values()]
+                dispatch += [replace(r, announcements=[]) for r in self._adopted.values()]
                 self._adopted.clear()
         position = getattr(self.ingest, "before_commit", None)
         if position is not None:  # cluster mode: each table's stream position, in this commit
@@ -470,7 +524,13 @@ class Daemon:
         self.journal.commit()
         return acks, answers, futures, dispatch
 
-    def _deliver(self, acks, answers, futures, dispatch) -> None:
+    def _deliver(
+        self,
+        acks: list[tuple[int, int]],
+        answers: list[tuple[str, bytes] | None],
+        futures: list[tuple[Future[dict[str, Any]], dict[str, Any]]],
+        dispatch: list[Record],
+    ) -> None:
         if self.ingest is not None:
             for mid, qos in acks:
                 self.ingest.ack(mid, qos)
@@ -506,20 +566,21 @@ class Daemon:
                 self.journal.rollback()
             log.error("journal retention failed (inputs kept): %s", describe(e))
 
-    def tick(self, t: int, tables=None) -> list:
+    def tick(self, t: int, tables: Iterable[Key] | None = None) -> list[Record]:
         """Worker thread only. Ticks `tables` ((venue, table) keys; None: every table, as one
         input) at host time `t`; each table a tick changed is journalled as an input of its
         own. A tick whose write fails is undone like a failed batch."""
         flags = (self._caught_up, self._connected_before)
-        out = []
+        out: list[Record] = []
+        keys: Iterable[Key | None] = [None] if tables is None else tables
         try:
             if self._dirty:
                 self._rebuild()
-            for key in [None] if tables is None else tables:
+            for key in keys:
                 venue, tbl = key or (None, None)
-                records = _run(self.pipeline, "tick", t, None, None, venue, tbl)[2]
+                records = _run(self.pipeline, Source.TICK, t, None, None, venue, tbl)[2]
                 if records:
-                    iid = self.journal.add_input("tick", t, None, None, venue, tbl, "ok")
+                    iid = self.journal.add_input(Source.TICK, t, None, None, venue, tbl, Status.OK)
                     self.journal.add_records(iid, records)
                     out += records
             if out:
@@ -574,17 +635,21 @@ class Daemon:
             return TICK_S
         return min(TICK_S, max(0.0, (at - self.now()) / 1e6))
 
-    def _schedule(self, items: list, records: list) -> None:
+    def _schedule(self, items: list[Item], records: list[Record]) -> None:
         """New deadlines for the tables a batch touched: O(batch), not O(tables)."""
-        keys = set()
+        keys: set[tuple[str, str]] = set()
         for item in items:
             if item[0] in ("mqtt", "adopted"):
-                keys.add(_venue_table(item[2]))
+                venue, table = _venue_table(item[2])
             elif item[0] in ("local", "tick_in"):
-                keys.add((item[2], item[3]))
-        for r in records:
-            if "table" in r:
-                keys.add((r.get("venue"), r["table"]))
+                venue, table = item[2], item[3]
+            else:
+                continue
+            # a topic of no table has no deadline (no table of the pipeline's: None)
+            if isinstance(venue, str) and isinstance(table, str):
+                keys.add((venue, table))
+        for r in records:  # every record is of a table
+            keys.add((r.venue, r.table))
         now = self.now()
         for key in keys:
             self.timers.set(key, deadline(self.pipeline, key, now))
@@ -597,30 +662,32 @@ class Daemon:
             self.timers.set(key, deadline(self.pipeline, key, now))
 
     # -- outputs --------------------------------------------------------------------------------
-    def _initial_states(self) -> dict:
+    def _initial_states(self) -> dict[Key, StateRecord]:
         """The configured match of each table as a state record (before any input), so a
-        board shows the match, not nothing, before the first shot of a fresh journal."""
-        out = {}
+        board shows the match, not nothing, before the first shot of a fresh journal: no
+        cause, no source, journalled at no time (`wall` None)."""
+        out: dict[Key, StateRecord] = {}
         for key, t in self.pipeline.tables.items():
             try:
                 snap = t.game.snapshot()
             except Exception:  # a bug must not stop the start-up: the board waits for input
                 log.exception("no initial state for %s/%s", *key)
                 continue
-            if snap:
-                out[key] = {
-                    "type": "state",
-                    "venue": key[0],
-                    "table": key[1],
-                    "game": t.game.game,
-                    "state": snap["state"],
-                    "fen": snap["fen"],
-                    "announcements": [],
-                    "wall": None,
-                }
+            game = t.game.game
+            if snap and game is not None:  # a snapshot is of a match, a match of a game
+                out[key] = StateRecord(
+                    venue=key[0],
+                    table=key[1],
+                    game=game,
+                    state=snap["state"],
+                    fen=snap["fen"],
+                    announcements=[],
+                    cause=None,
+                    source=None,
+                )
         return out
 
-    def _restore(self, rb: dict, initial: dict) -> None:
+    def _restore(self, rb: Rebuilt, initial: dict[Key, StateRecord]) -> None:
         """Bring every output up to date after the replay: per table today's shots and
         states (pocket counts survive a restart) and the current state WITHOUT the
         announcements of the last input (they were shown before; a board must not flash a
@@ -629,8 +696,8 @@ class Daemon:
             return
         keys = set(rb["history"]) | set(rb["states"]) | set(initial) | set(rb["nodes"])
         for key in sorted(keys):
-            hist = list(rb["history"].get(key, []))
-            if not (hist and hist[0]["wall"] is None) and key in initial:
+            hist: list[ShotRecord | StateRecord] = list(rb["history"].get(key, []))
+            if not (hist and hist[0].wall is None) and key in initial:
                 # no state before the window: it starts with the configured match
                 hist.insert(0, initial[key])
             nodes = rb["nodes"].get(key, {})
@@ -638,27 +705,20 @@ class Daemon:
                 if hasattr(out, "restore"):
                     self._call(out, "restore", key[0], key[1], hist, nodes)
                 else:
-                    last = next((r for r in reversed(hist) if r["type"] == "state"), None)
+                    last = next((r for r in reversed(hist) if isinstance(r, StateRecord)), None)
                     if last is not None:
                         self._call(
-                            out,
-                            "on_state",
-                            key[0],
-                            key[1],
-                            last["game"],
-                            last["state"],
-                            last["fen"],
-                            [],
+                            out, "on_state", key[0], key[1], last.game, last.state, last.fen, []
                         )
 
-    def _call(self, out, method, *args) -> None:
+    def _call(self, out: Any, method: str, *args: Any) -> None:
         try:
             getattr(out, method)(*args)
         except Exception:  # a broken output must not stop scoring
             self.output_errors += 1
             log.exception("output %s.%s failed", getattr(out, "name", out), method)
 
-    def _dispatch(self, records: list) -> None:
+    def _dispatch(self, records: list[Record]) -> None:
         if not self.outputs or not records:
             return
         # outputs that keep a table's newest view for the batch's end (the web's snapshots)
@@ -666,29 +726,29 @@ class Daemon:
         for out in batched:
             self._call(out, "begin_batch")
         for r in records:
-            typ = r["type"]
-            if typ == "shot":
-                shot = dict(r["shot"].items())
-                for out in self.outputs:
-                    self._call(out, "on_shot", r["venue"], r["table"], shot)
-            elif typ == "state":
-                for out in self.outputs:
-                    self._call(
-                        out,
-                        "on_state",
-                        r["venue"],
-                        r["table"],
-                        r["game"],
-                        r["state"],
-                        r["fen"],
-                        r["announcements"],
-                    )
-            elif typ == "node":
-                for out in self.outputs:
-                    self._call(out, "on_node", r["venue"], r["table"], r["node"], r["status"])
-            elif typ == "inplay":  # provisional: the shot's own records replace it
-                for out in self.outputs:
-                    self._call(out, "on_inplay", r["venue"], r["table"], dict(r["inplay"]))
+            match r:
+                case ShotRecord():
+                    shot = dict(r.shot.items())
+                    for out in self.outputs:
+                        self._call(out, "on_shot", r.venue, r.table, shot)
+                case StateRecord():
+                    for out in self.outputs:
+                        self._call(
+                            out,
+                            "on_state",
+                            r.venue,
+                            r.table,
+                            r.game,
+                            r.state,
+                            r.fen,
+                            r.announcements,
+                        )
+                case NodeRecord():
+                    for out in self.outputs:
+                        self._call(out, "on_node", r.venue, r.table, r.node, r.status)
+                case InplayRecord():  # provisional: the shot's own records replace it
+                    for out in self.outputs:
+                        self._call(out, "on_inplay", r.venue, r.table, dict(r.inplay))
         for out in batched:
             self._call(out, "end_batch")
 
@@ -699,35 +759,43 @@ class Daemon:
             log.info("stats %s", json.dumps(self.stats(), sort_keys=True))
 
 
-def _run(pipeline: Pipeline, source: str, rx, topic, payload, venue, tbl):
+def _run(
+    pipeline: Pipeline,
+    source: Source,
+    rx: int | None,
+    topic: str | None,
+    payload: bytes | str | None,
+    venue: str | None,
+    tbl: str | None,
+) -> Outcome:
     """A live input through the pipeline as its replay will run it (railbird.daemon.replay)."""
     out = run_input(pipeline, source, rx, topic, payload, venue, tbl)
     assert out is not None  # only `failed` input is never run, and it is never live
     return out
 
 
-def _venue_table(topic: str):
+def _venue_table(topic: str) -> tuple[str | None, str | None]:
     p = topic.split("/") if isinstance(topic, str) else []
     return (p[2] if len(p) > 2 else None, p[3] if len(p) > 3 else None)
 
 
-def _referee_result(status, reason, records) -> dict:
+def _referee_result(status: Status, reason: str | None, records: list[Record]) -> dict[str, Any]:
     for r in records:
-        if r["type"] == "pending":
+        if isinstance(r, PendingRecord):
             # Shot facts held for the shot in play (docs/host.md "Referee facts").
             return {
                 "ok": True,
                 "pending": True,
-                "facts": r["facts"],
-                "state": r["state"],
-                "fen": r["fen"],
+                "facts": r.facts,
+                "state": r.state,
+                "fen": r.fen,
                 "announcements": [],
             }
-        if r["type"] == "state":
+        if isinstance(r, StateRecord):
             return {
                 "ok": True,
-                "state": r["state"],
-                "fen": r["fen"],
-                "announcements": r["announcements"],
+                "state": r.state,
+                "fen": r.fen,
+                "announcements": r.announcements,
             }
     return {"ok": False, "error": reason or "refused"}

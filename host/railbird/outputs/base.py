@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from railbird.core.records import ShotRecord, StateRecord
+
 
 class Output:
     """Base class; override what you need. All methods are called from the daemon thread."""
@@ -40,16 +42,19 @@ class Output:
     def on_node(self, venue: str, table: str, node: str, status: dict) -> None:
         """A node's latest `status` (or `birth`) message."""
 
-    def restore(self, venue: str, table: str, history: list[dict], nodes: dict) -> None:
+    def restore(
+        self, venue: str, table: str, history: list[ShotRecord | StateRecord], nodes: dict
+    ) -> None:
         """Called once per table at start-up, after `start` and the journal replay, instead
-        of re-sending everything: `history` is the table's recent `shot` and `state` records
-        in journal order (each with `wall`, the wall-clock time it was journalled: enough
-        for today's pocket counts; the first one is the state before that window, or the
-        configured match), `nodes` the latest status per node. Show the table as it is now,
-        without re-announcing anything. The default shows the last state with no
-        announcements and the nodes' status; outputs that count shots override it."""
-        last = next((r for r in reversed(history) if r["type"] == "state"), None)
+        of re-sending everything: `history` is the table's recent `ShotRecord`s and
+        `StateRecord`s (railbird.core.records) in journal order (each with `wall`, the
+        wall-clock time it was journalled: enough for today's pocket counts; the first one
+        is the state before that window, or the configured match, with `wall` None),
+        `nodes` the latest status per node. Show the table as it is now, without
+        re-announcing anything. The default shows the last state with no announcements and
+        the nodes' status; outputs that count shots override it."""
+        last = next((r for r in reversed(history) if isinstance(r, StateRecord)), None)
         if last is not None:
-            self.on_state(venue, table, last["game"], last["state"], last["fen"], [])
+            self.on_state(venue, table, last.game, last.state, last.fen, [])
         for node, status in sorted(nodes.items()):
             self.on_node(venue, table, node, status)

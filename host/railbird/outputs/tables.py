@@ -14,6 +14,7 @@ import threading
 import time
 from datetime import datetime, timedelta
 
+from railbird.core.records import ShotRecord, StateRecord
 from railbird.scoreboard.screens import _pair, player_index
 from railbird.tableorder import natural_sorted, pair_key
 from rbproto.codec import POCKETS
@@ -199,10 +200,10 @@ class Venues:
         with self.lock:
             t = self.table(venue, table)
             for r in history:
-                if r["type"] == "shot":
-                    self.on_shot(venue, table, r["shot"], at=r.get("wall"))
-                elif r["type"] == "state":
-                    self.on_state(venue, table, r["game"], r["state"], r["fen"], [])
+                if isinstance(r, ShotRecord):
+                    self.on_shot(venue, table, r.shot, at=r.wall)
+                elif isinstance(r, StateRecord):
+                    self.on_state(venue, table, r.game, r.state, r.fen, [])
             for node, status in sorted(nodes.items()):
                 self.on_node(venue, table, node, status)
             t.announcements = []

@@ -282,11 +282,15 @@ def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> Shot:
     evs = []
     for i, e in enumerate(es):
         if e.kind == "rail":
-            evs.append(Event(e.t_us, "sim", 1, i, "rail", rail=e.where, amp=e.value))
+            evs.append(
+                Event(t=e.t_us, node="sim", boot=1, seq=i, kind="rail", rail=e.where, amp=e.value)
+            )
         elif e.kind == "drop":
-            evs.append(Event(e.t_us, "sim", 1, i, "drop", pocket=e.where, dur=e.value))
+            evs.append(
+                Event(t=e.t_us, node="sim", boot=1, seq=i, kind="drop", pocket=e.where, dur=e.value)
+            )
         else:
-            evs.append(Event(e.t_us, "sim", 1, i, "cue", dur=e.value))
+            evs.append(Event(t=e.t_us, node="sim", boot=1, seq=i, kind="cue", dur=e.value))
     return assemble(table, n, evs, 10_000_000, [], params or shot_params())
 
 

@@ -89,6 +89,7 @@ def progressed(s: dict) -> bool:
 def replay_check(path) -> dict:
     """Replay the journal's inputs through a fresh pipeline; compare shots and states."""
     from railbird.core.pipeline import Pipeline, shot_json
+    from railbird.core.records import ShotRecord, StateRecord
     from railbird.daemon.journal import Journal
     from railbird.daemon.offline import journal_config
     from railbird.daemon.replay import rebuild
@@ -99,10 +100,10 @@ def replay_check(path) -> dict:
 
         def collect(records):
             for r in records:
-                if r["type"] == "shot":
-                    shots.append((r["venue"], r["table"], shot_json(r["shot"])))
-                elif r["type"] == "state":
-                    states.append((r["venue"], r["table"], _canon(r["state"]), r["fen"]))
+                if isinstance(r, ShotRecord):
+                    shots.append((r.venue, r.table, shot_json(r.shot)))
+                elif isinstance(r, StateRecord):
+                    states.append((r.venue, r.table, _canon(r.state), r.fen))
 
         rebuild(Pipeline(journal_config(j)), j, collect)
         stored_shots = sorted(

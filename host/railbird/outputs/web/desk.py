@@ -38,6 +38,7 @@ import threading
 from collections import OrderedDict
 from urllib.parse import urlsplit
 
+from railbird.core.records import StateRecord
 from railbird.outputs.web.pinguard import PinGuard
 from railbird.outputs.web.sessions import (
     MAX_AGE_S,
@@ -112,8 +113,8 @@ class RefereeDesk:
 
     def restore(self, venue, table, history) -> None:
         for r in history:
-            if r.get("type") == "state":
-                self.trail.on_state(venue, table, r.get("announcements"))
+            if isinstance(r, StateRecord):
+                self.trail.on_state(venue, table, r.announcements)
 
     # -- routing -------------------------------------------------------------------------
     def route(self, req: Req) -> Reply | None:
