@@ -208,7 +208,7 @@ def _batched(path, steps, size: int, as_written: bool) -> dict:
 
     def shot(table, shot):
         iid = j.add_input("local", 1, None, b"{}", "club", table, "ok", wall=W + 999)
-        j.add_records(iid, [{"type": "shot", "venue": "club", "table": table, "shot": shot}])
+        j.add_records(iid, [ShotRecord(venue="club", table=table, shot=shot)])
 
     for i, step in enumerate(steps):
         play(night, [step])
