@@ -23,7 +23,7 @@ are in docs/architecture.md ("Typed records").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
@@ -96,6 +96,26 @@ class Origin(StrEnum):
     REFEREE = "referee"
 
 
+# as_dict of a record: {"type": kind, field: value, ...} in field order (the journal's and
+# the golden corpus's bytes), leaving out `wall` (restore history only) and the optional
+# flags that are absent when false (`referee_facts`, `pending`)
+_NEVER = frozenset({"wall"})
+_WHEN_SET = frozenset({"referee_facts", "pending"})
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _plain(record: Any) -> JSON:
+    names = _NAMES.get(type(record))
+    if names is None:
+        names = _NAMES[type(record)] = tuple(f.name for f in fields(record) if f.name not in _NEVER)
+    d: JSON = {"type": record.kind}
+    for name in names:
+        value = getattr(record, name)
+        if value or name not in _WHEN_SET:
+            d[name] = value
+    return d
+
+
 @dataclass(frozen=True, slots=True)
 class NodeRecord:
     """A node's `status` (or `birth`) message."""
@@ -107,13 +127,7 @@ class NodeRecord:
     status: JSON
 
     def as_dict(self) -> JSON:
-        return {
-            "type": self.kind,
-            "venue": self.venue,
-            "table": self.table,
-            "node": self.node,
-            "status": self.status,
-        }
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +174,7 @@ class EventRecord:
     pos: int
 
     def as_dict(self) -> JSON:
-        return {
-            "type": self.kind,
-            "venue": self.venue,
-            "table": self.table,
-            "event": self.event,
-            "pos": self.pos,
-        }
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +187,7 @@ class LateRecord:
     event: Event
 
     def as_dict(self) -> JSON:
-        return {"type": self.kind, "venue": self.venue, "table": self.table, "event": self.event}
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +200,7 @@ class ConflictRecord:
     event: Event
 
     def as_dict(self) -> JSON:
-        return {"type": self.kind, "venue": self.venue, "table": self.table, "event": self.event}
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,14 +215,7 @@ class QuarantinedRecord:
     reason: str
 
     def as_dict(self) -> JSON:
-        return {
-            "type": self.kind,
-            "venue": self.venue,
-            "table": self.table,
-            "event": self.event,
-            "rx": self.rx,
-            "reason": self.reason,
-        }
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +228,7 @@ class InplayRecord:
     inplay: JSON
 
     def as_dict(self) -> JSON:
-        return {"type": self.kind, "venue": self.venue, "table": self.table, "inplay": self.inplay}
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +242,7 @@ class ShotRecord:
     wall: float | None = None  # journalled at (restore history only; see the docstring)
 
     def as_dict(self) -> JSON:
-        return {"type": self.kind, "venue": self.venue, "table": self.table, "shot": self.shot}
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,20 +263,7 @@ class StateRecord:
     wall: float | None = None  # journalled at (restore history only; see the docstring)
 
     def as_dict(self) -> JSON:
-        d: JSON = {
-            "type": self.kind,
-            "venue": self.venue,
-            "table": self.table,
-            "game": self.game,
-            "state": self.state,
-            "fen": self.fen,
-            "announcements": self.announcements,
-            "cause": self.cause,
-            "source": self.source,
-        }
-        if self.referee_facts:
-            d["referee_facts"] = self.referee_facts
-        return d
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,14 +278,7 @@ class RulesErrorRecord:
     source: Origin
 
     def as_dict(self) -> JSON:
-        return {
-            "type": self.kind,
-            "venue": self.venue,
-            "table": self.table,
-            "input": self.input,
-            "error": self.error,
-            "source": self.source,
-        }
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,20 +297,7 @@ class RefereeRecord:
     pending: bool = False
 
     def as_dict(self) -> JSON:
-        d: JSON = {
-            "type": self.kind,
-            "venue": self.venue,
-            "table": self.table,
-            "id": self.id,
-            "by": self.by,
-            "input": self.input,
-            "ok": self.ok,
-            "error": self.error,
-            "source": self.source,
-        }
-        if self.pending:
-            d["pending"] = True
-        return d
+        return _plain(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,14 +313,7 @@ class PendingRecord:
     fen: str | None
 
     def as_dict(self) -> JSON:
-        return {
-            "type": self.kind,
-            "venue": self.venue,
-            "table": self.table,
-            "facts": self.facts,
-            "state": self.state,
-            "fen": self.fen,
-        }
+        return _plain(self)
 
 
 Record: TypeAlias = (
