@@ -11,9 +11,11 @@ import asyncio
 import time
 
 
-def poll(cond, timeout: float = 10.0, interval: float = 0.02):
+def poll(cond, timeout: float = 30.0, interval: float = 0.02):
     """The first true value of `cond()` within `timeout` s; after that, its last value (a
-    false one), for the caller to assert with a message of its own."""
+    false one), for the caller to assert with a message of its own. The default is
+    generous: a message over a real broker took over 10 s beside two `yes` and make test's
+    three workers (tests/displays/test_feeds_ha.py, issue 21's loaded runs)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         v = cond()
@@ -23,7 +25,7 @@ def poll(cond, timeout: float = 10.0, interval: float = 0.02):
     return cond()
 
 
-def wait_for(cond, what="the condition", timeout: float = 10.0, interval: float = 0.02):
+def wait_for(cond, what="the condition", timeout: float = 30.0, interval: float = 0.02):
     """The first true value of `cond()` within `timeout` s, or AssertionError naming `what`
     (a string, or a callable that builds the message when the wait fails)."""
     v = poll(cond, timeout, interval)
