@@ -24,10 +24,9 @@ from harness.hostproc import RailbirdRun
 from harness.nats import connect, nats_cluster, stream_messages, worker_config
 from harness.waiting import wait_for
 from railbird.cluster import subjects
-from railbird.cluster.reference import journalled, reference_run
+from railbird.cluster.reference import journalled, reference_run, run_stream
 from railbird.config import load
 from railbird.core.pipeline import Pipeline
-from railbird.core.refauth import is_referee_topic, seal
 from rbnode.simnode import SimNode
 from rbproto import codec
 
@@ -78,16 +77,7 @@ def drained(urls, tables) -> bool:
 def settled(cfg, urls) -> bool:
     """The stream, run as one host would (railbird.cluster.reference), leaves nothing in
     play: no table with a shot open or an event held in its window."""
-    pipe = Pipeline(cfg)
-    for _seq, rx, topic, payload in stream_messages(urls):
-        if not subjects.host_input(topic):
-            continue
-        if topic.endswith("/tick"):
-            pipe.tick(rx, [tuple(topic.split("/")[2:4])])
-        else:
-            if is_referee_topic(topic):
-                payload = seal(payload, cfg.referee_token)
-            pipe.on_message(topic, payload, rx, sealed=True)
+    pipe = run_stream(Pipeline(cfg), cfg, stream_messages(urls))
     if pipe.stats()["pending"]:
         return False
     return not any(t.shot_in_play() for t in pipe.tables.values())

@@ -38,17 +38,26 @@ def reference_run(cfg, messages) -> dict:
                 case QuarantinedRecord():
                     out["quarantined"] += 1
 
+    run_stream(pipe, cfg, messages, take)
+    return out
+
+
+def run_stream(pipe: Pipeline, cfg, messages, take=None) -> Pipeline:
+    """`messages` (as reference_run's) through `pipe` as one host runs them; `take(records)`
+    after each host input. -> `pipe`."""
     for _seq, rx, topic, payload in messages:
         if not host_input(topic):
             continue
         if topic.endswith("/tick"):
             venue, table = topic.split("/")[2:4]
-            take(pipe.tick(rx, [(venue, table)]))
+            records = pipe.tick(rx, [(venue, table)])
         else:  # referee input's token checked as the daemon does (railbird.core.refauth)
             if is_referee_topic(topic):
                 payload = seal(payload, cfg.referee_token)
-            take(pipe.on_message(topic, payload, rx, sealed=True)[2])
-    return out
+            records = pipe.on_message(topic, payload, rx, sealed=True)[2]
+        if take is not None:
+            take(records)
+    return pipe
 
 
 def journalled(paths) -> dict:
