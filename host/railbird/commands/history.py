@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sqlite3
 import sys
+import tempfile
 from pathlib import Path
 
 HELP = "print or export the match history and pocket counts (table, CSV, JSON)"
@@ -127,12 +130,40 @@ def run(args) -> int:
         journal.close()
     if args.output:
         try:
-            Path(args.output).write_text(text, encoding="utf-8", newline="")
+            _write_whole(Path(args.output), text)
         except OSError as e:
             return _fail(f"--output {args.output}: {e.strerror or e}")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all: into a temporary file beside it, synced,
+    then renamed over it. A full disk leaves the old file (or none), never a truncated CSV
+    with a valid header that a spreadsheet would open as if it were the whole month."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, _mode_for(path))  # mkstemp makes 0600; an export is an ordinary file
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _mode_for(path: Path) -> int:
+    """The mode the file has, or the one the umask gives a new file."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _report(args, journal, cfg, first, last) -> str:

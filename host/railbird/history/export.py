@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from railbird.history.period import clock, iso
 from railbird.tableorder import natural_key
@@ -124,20 +125,42 @@ def _flat(r: dict) -> dict:
     return {k: v for k, v in r.items() if k != "pockets"} | r["pockets"]
 
 
+# A spreadsheet takes a cell beginning with one of these as a formula (OWASP "CSV
+# injection"): a player named `=HYPERLINK(...)` would be a live link in the league
+# director's sheet. Such a text cell gets a leading apostrophe, which the spreadsheet shows
+# as text and hides. Numbers are written as they are: -19 is a 14.1 score, not a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(v) -> object:
+    if isinstance(v, str) and v.startswith(FORMULA_STARTS):
+        return "'" + v
+    return "" if v is None else v
+
+
 def to_csv(columns, rows) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: "" if r.get(k) is None else r.get(k) for k in columns})
+        w.writerow({k: csv_cell(r.get(k)) for k in columns})
     return buf.getvalue()
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every control character written as an escape (`\\x1b`), so a name
+    cannot move the cursor, recolour or clear the terminal it is printed on."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def to_table(columns, rows) -> str:
-    """Aligned columns for a terminal."""
+    """Aligned columns for a terminal, control characters escaped."""
     cells = [[str(c) for c in columns]]
     for r in rows:
-        cells.append(["" if r.get(c) is None else str(r.get(c)) for c in columns])
+        cells.append(["" if r.get(c) is None else terminal_safe(str(r.get(c))) for c in columns])
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in cells]  # fmt: skip

@@ -7,6 +7,7 @@ Whether the facts are possible on the current table is checked by the rules
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, TypeGuard, overload
 
@@ -115,6 +116,20 @@ def get_str(d: JsonObject, key: str, *, default: str | None = None) -> str | Non
     if not isinstance(x, str):
         raise BadInput(f"{key} must be a string")
     return x
+
+
+# A player's name is shown on every screen, printed in terminals and exported to
+# spreadsheets: a readable length, and no control character (a terminal escape, a line
+# break that splits a CSV row or a state line).
+NAME_MAX = 64
+
+
+def check_name(name: str) -> str:
+    if len(name) > NAME_MAX:
+        raise BadInput(f"a player's name is at most {NAME_MAX} characters ({len(name)} given)")
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        raise BadInput("a player's name may not contain control characters")
+    return name
 
 
 def get_pocket(d: JsonObject, key: str = "pocket") -> str:

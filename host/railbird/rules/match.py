@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn
-from .inputs import JsonObject, get_bool, get_int, get_str
+from .inputs import JsonObject, check_name, get_bool, get_int, get_str
 from .options import parse_options
 from .state import Ruling, State, add_pair
 
@@ -38,6 +38,8 @@ class MatchLayer:
             or not all(isinstance(p, str) and p.strip() for p in players)
         ):
             raise BadInput("players must be a list of two names")
+        for p in players:
+            check_name(p)
         if players[0] == players[1]:
             raise BadInput("the two players need different names")
         key = "race_to" if self.rack_scored else "target"
