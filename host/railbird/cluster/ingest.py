@@ -100,6 +100,7 @@ class ClusterIngest:
         self.session_takeovers = 0
         self.sessions_lost = 0
         self.retained_ignored = 0
+        self.retained_unknown = 0  # counted by the single host's MQTT ingest only
         self.expect_session = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

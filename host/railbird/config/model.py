@@ -259,6 +259,24 @@ class Config:
             return self.default_table
         return tc
 
+    def knows(self, venue: str, table: str | None, node: str | None) -> bool:
+        """Whether a message of this venue, table and node can count here: the rules the
+        pipeline rejects by ('unknown venue', 'unknown table', 'wrong table', 'unknown
+        node'), for the ingest to tell a retained copy it need not journal again."""
+        if self.venue not in ("*", venue):
+            return False
+        if table is None:
+            return True
+        tc = self.table_config(table)
+        if tc is None:
+            return False
+        if node is None:
+            return True
+        for name, other in self.table.items():
+            if name != table and node in other.nodes:
+                return False  # a node counts only on the table whose `nodes` lists it
+        return not tc.nodes or node in tc.nodes
+
 
 def from_dict(d: dict, *, check: bool = True) -> Config:
     """The Config of a TOML document `d`. Raises ConfigError with every problem (unknown

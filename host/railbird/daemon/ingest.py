@@ -23,6 +23,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -65,6 +66,8 @@ def subscriptions(venue: str, tables: list[str]) -> list[tuple[str, int]]:
     return out
 
 
+UNKNOWN_TOPICS_MAX = 100_000  # retained topics of unknown tables remembered (about 10 MB)
+
 RETAINED_LEAVES = ("birth", "status", "config", "state", "summary", "host")
 
 
@@ -82,6 +85,7 @@ class Ingest:
         venue: str,
         tables: list[str],
         inbox: queue.Queue[tuple[object, ...]],  # the daemon's: ("mqtt", rx, ...), ("connected", t)
+        knows: Callable[[str, str | None, str | None], bool] | None = None,
     ) -> None:
         self.bcfg = bcfg
         self.venue = venue
@@ -97,6 +101,14 @@ class Ingest:
         self.sessions_lost = 0
         self.expect_session = False
         self.retained_ignored = 0  # retained copies on topics the protocol never retains
+        # (venue, table, node) -> whether the config knows it (Config.knows); None: all
+        self.knows = knows
+        # Retained `birth`/`status`/... under a table or node the config does not know: the
+        # broker hands them over at every start and reconnect, and each would be journalled
+        # as a rejection again (issue 23, item 14: 2,000 junk messages gave 2,000 more
+        # journal rows a start). Counted once per topic, never journalled.
+        self.retained_unknown = 0
+        self._unknown_topics: set[str] = set()
         self.client_id = host_client_id(bcfg, venue)
         # the derived id is as good as a password for the session: logs show its public part
         self.client_id_shown = bcfg.client_id or f"railbird-host-{venue}-..."
@@ -265,6 +277,9 @@ class Ingest:
         if msg.retain and not protocol_retains(msg.topic):
             self._drop_retained(msg)
             return
+        if msg.retain and self.knows is not None and not self._known(msg.topic):
+            self._drop_unknown(msg)
+            return
         if msg.topic.endswith("/sync/req") and self._answer_sync(msg, rx):
             return
         self.inbox.put(("mqtt", rx, msg.topic, bytes(msg.payload), msg.mid, msg.qos))
@@ -296,6 +311,33 @@ class Ingest:
                 "ignored %d retained message(s) on topics the protocol never retains, "
                 "latest %s; cleared at the broker",
                 self.retained_ignored,
+                msg.topic,
+            )
+
+    def _known(self, topic: str) -> bool:
+        try:
+            venue, table, _kind, node = codec.parse_topic(topic)  # type: ignore[no-untyped-call]  # unannotated codec
+        except codec.ProtocolError:
+            return True  # not for this check: the daemon refuses it and counts why
+        assert self.knows is not None
+        return self.knows(venue, table, node)
+
+    def _drop_unknown(self, msg: mqtt.MQTTMessage) -> None:
+        """A retained copy under a table or node the config does not know. Acknowledged and
+        not journalled; counted once per topic (a bounded set), so the count says how many
+        such topics the broker holds, not how often the host restarted. Left at the broker:
+        the protocol retains these leaves, and the owner may be adding that table."""
+        if msg.qos > 0:
+            self.client.ack(msg.mid, msg.qos)
+        if msg.topic in self._unknown_topics or len(self._unknown_topics) >= UNKNOWN_TOPICS_MAX:
+            return
+        self._unknown_topics.add(msg.topic)
+        self.retained_unknown += 1
+        if self.retained_unknown in (1, 10, 100) or self.retained_unknown % 1000 == 0:
+            log.warning(
+                "ignored retained messages under %d topic(s) of tables or nodes the config "
+                "does not know, latest %s (not journalled; add the table to [tables] to use it)",
+                self.retained_unknown,
                 msg.topic,
             )
 

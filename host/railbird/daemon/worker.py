@@ -138,7 +138,7 @@ class Daemon:
         if ingest is not None:
             self.ingest = ingest(self.inbox)
         elif connect:
-            self.ingest = Ingest(cfg.broker, cfg.venue, cfg.subscribe, self.inbox)
+            self.ingest = Ingest(cfg.broker, cfg.venue, cfg.subscribe, self.inbox, cfg.knows)
         else:
             self.ingest = None
         # host time, the axis of rx and ticks: CLOCK_MONOTONIC; the cluster's is wall-clock
@@ -233,6 +233,7 @@ class Daemon:
             d["session_takeovers"] = self.ingest.session_takeovers
             d["sessions_lost"] = self.ingest.sessions_lost
             d["retained_ignored"] = self.ingest.retained_ignored
+            d["retained_unknown"] = self.ingest.retained_unknown
         extra = getattr(self.ingest, "stats", None)
         if extra is not None:  # cluster mode: tables owned, takeovers
             d.update(extra())
