@@ -283,6 +283,7 @@ _SPECS = {
         ("rails", "L", 1, (0, 1024, _RAILHIT)),
         ("distinct_rails", "u", 0, (0, 6)),
         ("object_balls_to_rail", "u", 0, (0, 15)),
+        ("rails_total", "u", 0, None),
         ("warnings", "l", 0, (32, (1, 200))),
     ),
     "state": (

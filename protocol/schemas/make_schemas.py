@@ -333,6 +333,7 @@ SCHEMAS = {
                 },
                 "distinct_rails": uint(0, 6),
                 "object_balls_to_rail": uint(0, 15),
+                "rails_total": U64,
                 "warnings": {"type": "array", "maxItems": 32, "items": string(1, 200)},
             },
         ),

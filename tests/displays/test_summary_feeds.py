@@ -8,6 +8,7 @@ each, the codec refused it, so the topic went stale."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from types import SimpleNamespace
@@ -291,3 +292,50 @@ def test_per_table_topics_and_the_index_are_retained_and_correct(broker):
         assert hall["pocketed_today"] == sum(i % 4 for i in range(HALL))
     finally:
         out.stop()
+
+
+def chattering_shot(hits: int) -> dict:
+    """A shot whose rail sensor chattered: `hits` rail hits with real table timestamps."""
+    t0 = 1_734_000_000_000_000
+    rails = [{"rail": codec.RAILS[i % 6], "t": t0 + 5_000 * i, "amp": 4000 - i % 900}
+             for i in range(hits)]  # fmt: skip
+    pocketed = [{"ball": None, "pocket": "FR", "t": t0 + 900_000, "source": "sensed"}]
+    return {"table": "t1", "n": 7, "start": t0, "end": t0 + 1_500_000, "pocketed": pocketed,
+            "rails": rails, "distinct_rails": 6, "object_balls_to_rail": 3}  # fmt: skip
+
+
+def sent_shots(cap: Capture) -> list[dict]:
+    return [json.loads(p) for t, p, _ in cap.take() if t.endswith("/shot")]
+
+
+def test_a_shot_too_large_for_one_message_is_sent_thinned_not_dropped():
+    """Issue 23, item 13: a shot past 16 KiB (about 300 rail hits) was journalled but never
+    reached the shot feed ("too large"), so displays and Home Assistant missed it."""
+    out, cap = feeds()
+    big = chattering_shot(600)
+    assert len(json.dumps(big, separators=(",", ":"))) > codec.MAX_PAYLOAD  # the case
+    out.on_shot("club", "t1", big)
+    (msg,) = sent_shots(cap)
+    assert out.counts["rejected"] == 0
+    assert msg["rails_total"] == 600
+    assert 0 < len(msg["rails"]) < 600
+    assert msg["rails"][0] == big["rails"][0] and msg["rails"][-1] == big["rails"][-1]
+    assert msg["pocketed"] == big["pocketed"]  # the balls are never thinned
+    assert (msg["distinct_rails"], msg["object_balls_to_rail"]) == (6, 3)  # of every hit
+    assert len(codec.encode("shot", msg)) <= codec.MAX_PAYLOAD
+    # evenly over the shot: no gap between kept hits is much wider than the average
+    times = [r["t"] for r in msg["rails"]]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert max(gaps) <= 2 * (times[-1] - times[0]) / len(gaps)
+    # past the protocol's 1024 hits too
+    out.on_shot("club", "t1", chattering_shot(3000))
+    (msg,) = sent_shots(cap)
+    assert msg["rails_total"] == 3000 and len(msg["rails"]) <= 1024
+
+
+def test_a_shot_that_fits_is_sent_whole():
+    out, cap = feeds()
+    small = chattering_shot(200)
+    out.on_shot("club", "t1", small)
+    (msg,) = sent_shots(cap)
+    assert "rails_total" not in msg and msg["rails"] == small["rails"]

@@ -136,6 +136,38 @@ def ha_discovery(venue: str, table: str, prefix: str = HA_PREFIX) -> list[tuple[
     return out
 
 
+RAILS_MAX = 1024  # protocol/SPEC.md `shot`: rail hits in one message
+
+
+def fitted_shot(msg: dict) -> dict:
+    """The `shot` message as it fits one MQTT message (protocol/SPEC.md `shot`): as it is,
+    or with its rail hits thinned evenly (the first and the last kept) and `rails_total`
+    saying how many there were. A rail sensor chattering for a second and a half gives a
+    shot past MAX_PAYLOAD that displays and Home Assistant would otherwise never see."""
+    rails = msg.get("rails") or []
+    keep = min(len(rails), RAILS_MAX)
+    while True:
+        out = msg if keep == len(rails) else dict(msg, rails=_spread(rails, keep),
+                                                  rails_total=len(rails))  # fmt: skip
+        try:
+            codec.encode("shot", out)
+            return out
+        except codec.ProtocolError as e:
+            if e.code != "too large" or keep == 0:
+                return out  # another fault: _send counts and logs it
+            keep = keep * 3 // 4
+
+
+def _spread(items: list, keep: int) -> list:
+    """`keep` of `items`, evenly spaced, the first and the last among them."""
+    n = len(items)
+    if keep >= n:
+        return list(items)
+    if keep <= 1:
+        return list(items[:keep])
+    return [items[round(i * (n - 1) / (keep - 1))] for i in range(keep)]
+
+
 class MqttFeedsOutput(Output):
     name = "mqtt-feeds"
 
@@ -286,7 +318,7 @@ class MqttFeedsOutput(Output):
         self.venues.on_shot(venue, table, shot)
         self._seen(venue, table)
         msg = dict(shot, v=1, table=table)
-        self._send(venue, table, "shot", msg)
+        self._send(venue, table, "shot", fitted_shot(msg))
         if had_inplay:  # the shot's ruling replaces the provisional view
             self._clear_inplay(venue, table)
         self.summaries.changed(venue, table)
