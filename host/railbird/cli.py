@@ -48,9 +48,23 @@ def _register_broken(sub, name: str, exc: Exception) -> None:
     p.set_defaults(func=fail)
 
 
+# A command whose actions have a default: `railbird nodes --config host.toml` is `railbird
+# nodes list --config host.toml`. argparse alone would read the first option's value as the
+# action ("invalid choice: 'host.toml'").
+DEFAULT_ACTIONS = {"nodes": "list"}
+
+
+def with_default_action(argv: list[str]) -> list[str]:
+    if len(argv) >= 2 and argv[0] in DEFAULT_ACTIONS:
+        first = argv[1]
+        if first.startswith("-") and first not in ("-h", "--help"):
+            return [argv[0], DEFAULT_ACTIONS[argv[0]], *argv[1:]]
+    return argv
+
+
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(with_default_action(list(sys.argv[1:] if argv is None else argv)))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

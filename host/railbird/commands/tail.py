@@ -41,8 +41,30 @@ def register(sub) -> None:
         default=0,
         help="exit after this many seconds (default 0: run until Ctrl-C)",
     )
+    p.add_argument(
+        "--config",
+        default=None,
+        help="host.toml: the venue and the broker's address, port and TLS from it; the login "
+        "stays the display's (--user, RAILBIRD_MQTT_PASSWORD), never the host's",
+    )
     add_broker_options(p)
     p.set_defaults(func=run)
+
+
+def _from_config(args) -> None:
+    """--config fills the venue and where the broker is; it does not lend tail the host's
+    login, which may publish: tail only reads, as the display login does."""
+    from railbird.config import ConfigError, load
+
+    try:
+        cfg = load(args.config)
+    except (OSError, ConfigError) as e:
+        raise SystemExit(f"railbird tail: {args.config}: {e}") from None
+    if args.venue == "+":
+        args.venue = cfg.venue
+    b = cfg.broker
+    args.host, args.port, args.tls = b.host, b.port, b.tls
+    args.cafile = b.cafile or args.cafile
 
 
 def summarize(kind: str, msg: dict) -> str:
@@ -112,6 +134,8 @@ def format_line(topic: str, payload: bytes, as_json: bool = False) -> str:
 
 
 def run(args) -> int:
+    if args.config:
+        _from_config(args)
     done = threading.Event()
     seen = [0]
     err = []
