@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -31,6 +32,22 @@ def test_a_second_identical_run_changes_nothing(tmp_path):
     assert snapshot(inst.root) == before
     assert "created" not in out.stdout and "updated" not in out.stdout, out.stdout
     assert "New this run: none." in out.stdout
+
+
+def test_next_steps_name_the_provisioning_command_that_works_under_sudo(tmp_path):
+    """Issue 24, item 4: "Next" pointed at `CONFIG=... make flash` "from the repository"
+    (which the documented install does not keep) and not at `railbird node provision`; and
+    `sudo railbird` is "not found" (sudo's secure_path): the command is given by its path."""
+    inst, out = setup(tmp_path / "root", *FIRST)
+    step = next(ln for ln in out.stdout.splitlines() if "provision each node" in ln)
+    assert "make flash" not in out.stdout
+    exe = str(Path(sys.executable).parent / "railbird")
+    assert f"{exe} node provision --node t1-a --port /dev/ttyUSB0 --root {inst.root}" in step
+    # and it is a command that runs
+    r = subprocess.run([exe, "node", "provision", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "--node" in r.stdout, r.stderr
+    _, out = setup(tmp_path / "docker", *FIRST, "--docker")
+    assert "railbird:local node provision --node t1-a" in out.stdout
 
 
 def test_the_users_edits_of_host_toml_are_kept(tmp_path):

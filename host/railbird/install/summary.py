@@ -3,6 +3,9 @@ itself: terminals and logs keep what they show) and what to do next."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from railbird.tableorder import natural_sorted
 
 from .apply import Report
@@ -84,18 +87,7 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
                 steps.append("restart the host for its new tables: systemctl restart railbird")
     nodes = natural_sorted(n for t in host["tables"].values() for n in t.get("nodes", []))
     if nodes:
-        example = L.node_json(nodes[0])
-        step = (
-            f"provision each node ({', '.join(nodes)}): its config.json is "
-            f"{L.nodes}/<node>.json, e.g. "
-            f"`CONFIG={example} make flash PORT=/dev/ttyUSB0` from the repository"
-        )
-        if c.get("tls"):
-            step += (
-                f"; with TLS copy the CA too: mpremote connect /dev/ttyUSB0 fs cp "
-                f"{L.tls / 'ca.crt'} :ca.crt"
-            )
-        steps.append(step)
+        steps.append(_provision_step(r, nodes))
     web = host.get("outputs", {}).get("web")
     if web is not None:
         table = natural_sorted(host["tables"])[0]
@@ -106,6 +98,34 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
             f"(the PIN is [referee] pin in {L.secrets})"
         )
     return [f"  {i}. {s}" for i, s in enumerate(steps, 1)]
+
+
+def railbird_command() -> str:
+    """This `railbird` by its full path: `sudo railbird` is "not found" after the documented
+    /opt/railbird install, because sudo's secure_path leaves /opt/railbird/bin out."""
+    exe = Path(sys.executable).parent / "railbird"
+    return str(exe) if exe.is_file() else "railbird"
+
+
+def _provision_step(r: Report, nodes: list[str]) -> str:
+    c, L = r.choices, r.layout
+    listed = ", ".join(nodes)
+    if c.get("docker"):
+        return (
+            f"provision each node ({listed}) with the image, the board on this machine's USB: "
+            "docker run --rm -it --user root --device /dev/ttyUSB0 -v "
+            '"$PWD/railbird-data/etc:/etc/railbird:ro" railbird:local node provision '
+            f"--node {nodes[0]} --port /dev/ttyUSB0 (docs/install.md, Docker)"
+        )
+    root = "" if L.system else f" --root {L.root}"
+    sudo = "sudo " if L.system else ""
+    return (
+        f"provision each node ({listed}), the board on this machine's USB: "
+        f"{sudo}{railbird_command()} node provision --node {nodes[0]} --port /dev/ttyUSB0"
+        f"{root} (it reads {L.nodes}/<node>.json{', copies the CA' if c.get('tls') else ''} "
+        "and checks the host will accept the board; MicroPython must be on the board first: "
+        "hardware/installation.md)"
+    )
 
 
 def summary(r: Report, *, first: bool, mosquitto: bool, user: bool) -> str:
