@@ -10,15 +10,18 @@ firmware (SimNode) configured by the node config setup wrote."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from harness.mqttsub import subscriber
 from harness.waiting import poll, wait_for
+from railbird.broker import free_port
 from rbnode.simnode import SimNode
 from rbproto import codec
 
@@ -337,3 +340,41 @@ def test_secret_files_are_0600(tmp_path):
         "etc/systemd/system/railbird-broker.service",
     }, public
     assert oct((inst.etc / "nodes").stat().st_mode & 0o777) == "0o700"
+
+
+def test_a_port_change_needs_a_broker_restart_and_setup_says_so(tmp_path):
+    """Issue 24, item 4: after a port change setup said `systemctl reload railbird-broker`,
+    but mosquitto keeps its listeners on a reload (SIGHUP rereads logins and ACL only), so
+    the broker stayed on the old port. Shown on a real mosquitto; then setup's next steps for
+    the real system say restart when mosquitto.conf changed, reload when only logins did."""
+    from railbird.install.apply import Report
+    from railbird.install.layout import Layout
+    from railbird.install.summary import summary
+
+    inst, _ = setup(tmp_path / "root", "--venue", "club", "--table", "t1:10-ball:t1-node")
+    with Broker(inst).start() as broker:
+        old = inst.port
+        inst2, _ = setup(tmp_path / "root", port=free_port())
+        assert inst2.port != old
+        broker.reload()
+        # a new login would show the reload was taken up; the listener must not move
+        assert poll(lambda: listening(old), 10)
+        assert not poll(lambda: listening(inst2.port), 3), "mosquitto moved its port on SIGHUP"
+
+    system = Layout(Path("/"))
+    conf_changed = Report(system, files=[("updated", system.mosquitto_conf, "broker config")],
+                          host={"venue": "club", "tables": {}})  # fmt: skip
+    text = summary(conf_changed, first=False, mosquitto=True, user=True)
+    assert "systemctl restart railbird-broker" in text and "reload" not in text
+    logins_changed = Report(system, files=[("updated", system.passwd, "broker logins")],
+                            host={"venue": "club", "tables": {}})  # fmt: skip
+    text = summary(logins_changed, first=False, mosquitto=True, user=True)
+    assert "systemctl reload railbird-broker" in text and "restart railbird-broker" not in text
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False

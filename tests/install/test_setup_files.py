@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -187,3 +188,37 @@ def test_table_specs():
     for bad in ("", ":10-ball", "t1:pool", "t1:9-ball:a:b,c:extra"):
         with pytest.raises(SetupError):
             parse_table(bad)
+
+
+def test_a_home_directory_closed_to_the_service_user_is_found(tmp_path):
+    """Issue 24, item 4: run from a clone in a home directory (Debian makes them 0700),
+    setup wrote an ExecStart the `railbird` user cannot execute; the unit then failed at
+    every start. Setup now refuses on a system install, naming the directory and the fix."""
+    base = Path(tempfile.mkdtemp(dir="/tmp"))  # pytest's own tmp_path is under a 0700 dir
+    try:
+        _closed_home(base)
+    finally:
+        shutil.rmtree(base)
+
+
+def _closed_home(base: Path) -> None:
+    from railbird.install.units import blocked_on_the_way
+
+    home = base / "home" / "ann"
+    exe = home / "railbird" / ".venv" / "bin" / "python"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("")
+    exe.chmod(0o755)
+    for d in (base, base / "home"):
+        d.chmod(0o755)
+    home.chmod(0o700)
+    owner = home.stat().st_uid
+    stranger = 64000 if owner != 64000 else 64001
+    assert blocked_on_the_way(exe, stranger, set()) == home
+    assert blocked_on_the_way(exe, None, set()) == home  # a user not made yet
+    assert blocked_on_the_way(exe, owner, set()) is None  # its owner passes
+    assert blocked_on_the_way(exe, 0, set()) is None
+    home.chmod(0o750)
+    assert blocked_on_the_way(exe, stranger, {home.stat().st_gid}) is None  # by its group
+    home.chmod(0o711)
+    assert blocked_on_the_way(exe, stranger, set()) is None  # search is enough

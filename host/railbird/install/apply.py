@@ -273,6 +273,10 @@ class Installer:
         known = self._known_secrets(existing)
         if not existing and not self.opts.tables:
             raise SetupError("no tables: give at least one --table ID (e.g. --table t1)")
+        if L.system and not choices["docker"]:
+            why = units.unreachable_by_the_service()
+            if why is not None:
+                raise SetupError(why)
 
         def secret(name: str, make, label: str) -> str:
             if name in known:

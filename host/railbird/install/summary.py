@@ -3,11 +3,9 @@ itself: terminals and logs keep what they show) and what to do next."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from railbird.tableorder import natural_sorted
 
+from . import units
 from .apply import Report
 from .layout import SERVICE_USER
 from .system import ADD_USER, INSTALL_MOSQUITTO
@@ -79,7 +77,14 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
                 "systemctl daemon-reload && systemctl enable --now railbird-broker railbird"
             )
         else:
-            if any(r.changed(p) for p in (L.passwd, L.acl, L.mosquitto_conf)):
+            if r.changed(L.mosquitto_conf):
+                # mosquitto keeps its listeners on a reload (SIGHUP rereads logins and ACL
+                # only): a new port or TLS listener needs a restart
+                steps.append(
+                    "restart the broker for its new listeners, logins and ACL: "
+                    "systemctl restart railbird-broker"
+                )
+            elif any(r.changed(p) for p in (L.passwd, L.acl)):
                 steps.append(
                     "let the broker reread its logins and ACL: systemctl reload railbird-broker"
                 )
@@ -100,13 +105,6 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
     return [f"  {i}. {s}" for i, s in enumerate(steps, 1)]
 
 
-def railbird_command() -> str:
-    """This `railbird` by its full path: `sudo railbird` is "not found" after the documented
-    /opt/railbird install, because sudo's secure_path leaves /opt/railbird/bin out."""
-    exe = Path(sys.executable).parent / "railbird"
-    return str(exe) if exe.is_file() else "railbird"
-
-
 def _provision_step(r: Report, nodes: list[str]) -> str:
     c, L = r.choices, r.layout
     listed = ", ".join(nodes)
@@ -118,10 +116,12 @@ def _provision_step(r: Report, nodes: list[str]) -> str:
             f"--node {nodes[0]} --port /dev/ttyUSB0 (docs/install.md, Docker)"
         )
     root = "" if L.system else f" --root {L.root}"
+    # by its full path: `sudo railbird` is "not found" after the documented /opt/railbird
+    # install, because sudo's secure_path leaves /opt/railbird/bin out
     sudo = "sudo " if L.system else ""
     return (
         f"provision each node ({listed}), the board on this machine's USB: "
-        f"{sudo}{railbird_command()} node provision --node {nodes[0]} --port /dev/ttyUSB0"
+        f"{sudo}{units.railbird_command()} node provision --node {nodes[0]} --port /dev/ttyUSB0"
         f"{root} (it reads {L.nodes}/<node>.json{', copies the CA' if c.get('tls') else ''} "
         "and checks the host will accept the board; MicroPython must be on the board first: "
         "hardware/installation.md)"

@@ -4,7 +4,10 @@ filled in."""
 
 from __future__ import annotations
 
+import os
+import pwd
 import shutil
+import stat
 import sys
 from importlib import resources
 from pathlib import Path
@@ -21,6 +24,57 @@ def railbird_command() -> str:
     if script.exists():
         return str(script)
     return f"{sys.executable} -m railbird"
+
+
+def blocked_on_the_way(path: Path, uid: int | None, gids: set[int]) -> Path | None:
+    """The first directory above `path` (or `path` itself) that a process of `uid` and
+    `gids` cannot pass (no search permission), or None. `uid` None: a user not made yet,
+    who owns nothing and is in no group of the file's. Root passes everything."""
+    if uid == 0:
+        return None
+    for d in [*reversed(path.parents), path]:
+        try:
+            st = d.stat()
+        except OSError:
+            return d
+        if uid is not None and st.st_uid == uid:
+            bit = stat.S_IXUSR
+        elif st.st_gid in gids:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not st.st_mode & bit:
+            return d
+    return None
+
+
+def unreachable_by_the_service() -> str | None:
+    """Why the service user could not start what the unit's ExecStart names, or None: a
+    clone in a home directory (Debian makes them 0700) holds the venv and the package, and
+    `railbird.service` would fail at every start with 'Permission denied'."""
+    try:
+        pw = pwd.getpwnam(SERVICE_USER)
+        uid, gids = pw.pw_uid, {pw.pw_gid, *os.getgrouplist(SERVICE_USER, pw.pw_gid)}
+    except KeyError:
+        uid, gids = None, set()
+    import railbird
+
+    needed = [Path(sys.executable).resolve(), Path(railbird.__file__).resolve().parent]
+    script = Path(sys.executable).parent / "railbird"
+    if script.exists():
+        needed.insert(0, script)
+    for p in needed:
+        blocked = blocked_on_the_way(p, uid, gids)
+        if blocked is not None:
+            mode = oct(blocked.stat().st_mode & 0o777) if blocked.exists() else "missing"
+            return (
+                f"the service user {SERVICE_USER} cannot reach {p}: {blocked} (mode {mode}) "
+                f"is closed to it, so railbird.service would fail at every start. Install "
+                "as docs/install.md says (python3 -m venv /opt/railbird; /opt/railbird/bin/pip "
+                f"install '<the clone>[flash]'; then /opt/railbird/bin/railbird setup), or "
+                f"open the way: chmod o+x {blocked}"
+            )
+    return None
 
 
 def mosquitto_path() -> str:
