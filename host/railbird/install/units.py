@@ -51,7 +51,7 @@ def blocked_on_the_way(path: Path, uid: int | None, gids: set[int]) -> Path | No
 def unreachable_by_the_service() -> str | None:
     """Why the service user could not start what the unit's ExecStart names, or None: a
     clone in a home directory (Debian makes them 0700) holds the venv and the package, and
-    `railbird.service` would fail at every start with 'Permission denied'."""
+    the railbird unit would fail at every start with 'Permission denied'."""
     try:
         pw = pwd.getpwnam(SERVICE_USER)
         uid, gids = pw.pw_uid, {pw.pw_gid, *os.getgrouplist(SERVICE_USER, pw.pw_gid)}
@@ -69,7 +69,7 @@ def unreachable_by_the_service() -> str | None:
             mode = oct(blocked.stat().st_mode & 0o777) if blocked.exists() else "missing"
             return (
                 f"the service user {SERVICE_USER} cannot reach {p}: {blocked} (mode {mode}) "
-                f"is closed to it, so railbird.service would fail at every start. Install "
+                f"is closed to it, so the railbird unit would fail at every start. Install "
                 "as docs/install.md says (python3 -m venv /opt/railbird; /opt/railbird/bin/pip "
                 f"install '<the clone>[flash]'; then /opt/railbird/bin/railbird setup), or "
                 f"open the way: chmod o+x {blocked}"
