@@ -75,7 +75,9 @@ lint: $(VENV)/.stamp-deps
 test: setup chromium-check lint typecheck-firmware
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
-demo: setup
+# The demo runs the firmware under CPython: it needs the venv and mosquitto, not Node.js
+# (the MicroPython WebAssembly port is for the tests only).
+demo: $(VENV)/.stamp-deps broker-check
 	$(VENV)/bin/railbird demo --seconds $(DEMO_SECONDS)
 
 bench: setup
