@@ -281,3 +281,50 @@ def test_crashing_set_is_rolled_back_after_its_trial_boots(venue, fw_set):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "t1/n1: rolled_back (no healthy status in 2 boots)" in r.stdout
     assert sn.crashes == 2 and sn.fw == FW_VERSION
+
+
+def test_a_rollout_goes_past_an_offline_board_and_skips_a_match_in_play(venue, fw_set):
+    """Issue 24, item 6: a rollout stopped at the first table with an offline board (so in
+    the order t1, t10, t11... one unplugged board meant nothing was updated), and never
+    checked for a match in play. Now the offline board is skipped and reported, the next
+    table is updated, and a table whose retained state shows a match in play is skipped
+    (a board restarting mid-rack loses what it senses meanwhile)."""
+    v = venue()
+    n1, n2 = v.nodes["t1"], v.nodes["t2"]
+    in_play = {"game": "10-ball", "players": ["Ann", "Bob"], "awaiting": None, "rack": 2,
+               "match_winner": None, "ended": None}  # fmt: skip
+    fleet = Fleet("club")
+    c = subscriber(
+        v.broker.port,
+        lambda c, u, m: fleet.on_message(m.topic, m.payload, m.retain),
+        "ota-skip-test",
+        topic=tuple(fleet.topics()),
+    )
+    try:
+        msg = json.dumps({"v": 1, "table": "t2", "game": "10-ball", "state": in_play})
+        c.publish("railbird/v1/club/t2/state", msg, qos=1, retain=True).wait_for_publish(5)
+        wait_for(lambda: fleet.in_play("t2") and fleet.get("t1", "n1"), "t2's state, n1", 30)
+        assert not fleet.in_play("t1")
+        fw = firmware.load(fw_set)
+        with FirmwareServer(fw, "127.0.0.1", 0) as server:
+            ro = Rollout(
+                fleet,
+                lambda t, p: c.publish(t, p, qos=1),
+                fw,
+                server.url("127.0.0.1"),
+                trial_s=60,
+                say=lambda s: None,
+            )
+            # t0's board is unplugged (never seen): first in the order, as t1 before t10
+            res = ro.run({"t0": ["gone"], "t1": ["n1"], "t2": ["n2"]})
+    finally:
+        c.publish("railbird/v1/club/t2/state", b"", qos=1, retain=True).wait_for_publish(5)
+        c.loop_stop()
+        c.disconnect()
+    assert [(r.table, r.node, r.outcome) for r in res] == [
+        ("t0", "gone", "offline"),
+        ("t1", "n1", "done"),
+        ("t2", "n2", "match in play"),
+    ], [r.line() for r in res]
+    assert n1.fw == NEW and n1.reboots == 1
+    assert n2.fw == FW_VERSION and n2.reboots == 0  # not touched mid-match

@@ -63,7 +63,8 @@ def register(sub) -> None:
         help=UPDATE_HELP,
         description=UPDATE_HELP + ". Every online node of a table gets the set; the next "
         "table follows once each of them runs it and reported healthy (or the table failed: "
-        "then the rollout stops). Exit status 0 when every node chosen runs the set at the "
+        "then the rollout stops). Offline nodes, and tables with a match in play, are skipped "
+        "and reported. Exit status 0 when every node chosen runs the set at the "
         "end, 1 otherwise, 2 for a set or an option that is refused.",
     )
     _common(up, "railbird-host")
@@ -109,6 +110,11 @@ def register(sub) -> None:
         "--keep-going",
         action="store_true",
         help="go on with the next tables after a table where a node did not update",
+    )
+    up.add_argument(
+        "--force",
+        action="store_true",
+        help="update tables with a match in play too (skipped otherwise)",
     )
     up.add_argument(
         "--dry-run", action="store_true", help="check the set and show the plan; send nothing"
@@ -334,6 +340,7 @@ def run_update(args) -> int:
                 trial_boots=args.trial_boots,
                 table_timeout_s=args.table_timeout,
                 keep_going=args.keep_going,
+                force=args.force,
             )
             print(f"update {ro.id}")
             results = ro.run(plan)

@@ -9,6 +9,12 @@ before anything was installed) or "rolled_back" (the set never got healthy: the 
 the previous one again), or the table's time is up. A table with a node that did not end
 on the new version stops the rollout (the next tables are "not reached") unless
 keep_going: a set that fails on one table is not pushed to the others.
+
+A node that is offline is skipped and reported ("offline") and the rollout goes on: one
+unplugged board must not keep a whole venue on the old set. A table whose retained state
+shows a match in play is skipped ("match in play") unless forced: a board that restarts
+into a new set mid-rack loses what it senses meanwhile. Neither counts as a failure of the
+set; both leave the exit status 1, since those nodes do not run it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from railbird.fleet.view import Fleet, NodeState
 from rbproto import codec
 
 GOOD = ("done", "up to date")
+FAILED = ("failed", "rolled_back", "timeout")  # the set was tried and did not take: stop
 
 
 @dataclass
@@ -29,7 +36,8 @@ class NodeResult:
     table: str
     node: str
     before: str | None
-    outcome: str  # done, up to date, failed, rolled_back, offline, timeout, not reached
+    # done, up to date, failed, rolled_back, timeout; offline, match in play, not reached
+    outcome: str
     detail: str = ""
     seconds: float = 0.0
 
@@ -64,6 +72,7 @@ class Rollout:
         table_timeout_s: float = 900.0,
         resend_s: float = 20.0,
         keep_going: bool = False,
+        force: bool = False,
         say=print,
     ):
         self.fleet = fleet
@@ -85,6 +94,7 @@ class Rollout:
         self.table_timeout_s = table_timeout_s
         self.resend_s = resend_s
         self.keep_going = keep_going
+        self.force = force  # update tables with a match in play too
         self.say = say
 
     def run(self, plan: dict[str, list[str]]) -> list[NodeResult]:
@@ -98,10 +108,17 @@ class Rollout:
                     for n in nodes
                 ]
                 continue
+            if not self.force and self.fleet.in_play(table):
+                self.say(f"table {table}: skipped, a match is in play (--force updates it)")
+                out += [
+                    NodeResult(table, n, self._fw(table, n), "match in play", "skipped")
+                    for n in nodes
+                ]
+                continue
             self.say(f"table {table}: {', '.join(nodes)}")
             res = self.table(table, nodes)
             out += res
-            if not all(r.ok for r in res) and not self.keep_going:
+            if any(r.outcome in FAILED for r in res) and not self.keep_going:
                 stop = True
         return out
 
@@ -123,7 +140,9 @@ class Rollout:
         for node in nodes:
             ns = self.fleet.get(table, node)
             if ns is None or not ns.online:
-                results[node] = NodeResult(table, node, ns.fw if ns else None, "offline")
+                results[node] = NodeResult(
+                    table, node, ns.fw if ns else None, "offline", "skipped: not online"
+                )
             elif ns.fw == self.fw.version:
                 results[node] = NodeResult(table, node, ns.fw, "up to date")
             else:

@@ -102,11 +102,25 @@ class Fleet:
         self.venue = venue
         self.nodes: dict[tuple[str, str], NodeState] = {}  # (table, node) -> state
         self.rejected = 0
+        # table -> its game state (the retained `state` feed): whether a match is in play
+        self.states: dict[str, dict] = {}
         self._cv = threading.Condition()
 
     def topics(self) -> list[str]:
         base = f"{codec.ROOT}/{self.venue}/+/node/+"
-        return [f"{base}/birth", f"{base}/status"]
+        return [f"{base}/birth", f"{base}/status", f"{codec.ROOT}/{self.venue}/+/state"]
+
+    def in_play(self, table: str) -> bool:
+        """Whether the table's retained state shows a match begun and not over (the lag
+        decided, no winner, not ended): a board restarting into a new set mid-rack would lose
+        the shots of its outage window."""
+        with self._cv:
+            st = self.states.get(table)
+        if not st or not st.get("game") or not st.get("players"):
+            return False
+        if st.get("match_winner") or st.get("ended"):
+            return False
+        return st.get("awaiting") != "lag"
 
     def on_message(self, topic: str, payload: bytes, retained: bool = False) -> None:
         try:
@@ -114,6 +128,11 @@ class Fleet:
         except codec.ProtocolError:
             with self._cv:
                 self.rejected += 1
+            return
+        if kind == "state":
+            with self._cv:
+                self.states[table] = msg.get("state") or {}
+                self._cv.notify_all()
             return
         if kind not in ("birth", "status"):
             return
