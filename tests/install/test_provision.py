@@ -328,3 +328,26 @@ def test_the_installed_package_carries_what_the_firmware_build_needs(tmp_path):
     made, _total = builder.build(tmp_path / "node")
     names = {p.relative_to(tmp_path / "node").as_posix() for p in made}
     assert {"main.py", "rbnode/node.mpy", "rbnode/led.mpy", "pinmap_core.mpy"} <= names
+
+
+def test_a_board_without_micropython_is_told_at_the_first_question(tmp_path):
+    """Issue 24, item 10: a board without MicroPython (a new ESP32 with the vendor's
+    firmware) gave 120 s of silence before the clear message. The first thing asked now is a
+    one-line exec with its own short deadline. The board: a real pty nobody answers on."""
+    from railbird.provision.board import Board, BoardError, install
+
+    master, slave = os.openpty()
+    try:
+        board = Board(os.ttyname(slave), say=lambda s: None)
+        build = tmp_path / "build"
+        (build / "rbnode").mkdir(parents=True)
+        (build / "main.py").write_text("")
+        with pytest.raises(BoardError) as err:
+            install(board, build)
+    finally:
+        os.close(master)
+        os.close(slave)
+    text = str(err.value)
+    assert f"no answer from MicroPython within {board.probe_timeout:.0f} s" in text, text
+    assert "hardware/installation.md" in text
+    assert board.probe_timeout < board.timeout

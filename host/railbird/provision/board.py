@@ -54,21 +54,34 @@ def mpremote_command() -> list[str]:
 class Board:
     port: str
     mpremote: list[str] = field(default_factory=mpremote_command)
-    timeout: float = 120.0
+    timeout: float = 120.0  # a copy of the whole set over a slow UART
+    # The first question: a board with MicroPython answers a one-line exec in 1-3 s, so a
+    # board without it (a new ESP32 holds the vendor's firmware) is told in this long, not
+    # after the copy's 120 s of silence.
+    probe_timeout: float = 20.0
     settle_s: float = 2.0  # after a reset: the board boots (and a USB port comes back)
     say: object = print
 
-    def run(self, *args: str) -> str:
+    def probe(self) -> None:
+        out = self.run("exec", "print('railbird-probe', 6 * 7)", timeout=self.probe_timeout)
+        if "railbird-probe 42" not in out:
+            raise BoardError(
+                f"{self.port}: the board answered, but not as MicroPython does ({out[-80:]!r}); "
+                "is MicroPython 1.27 on it (hardware/installation.md, step 0)?"
+            )
+
+    def run(self, *args: str, timeout: float | None = None) -> str:
         cmd = [*self.mpremote, "connect", self.port, "resume", *args]
+        timeout = self.timeout if timeout is None else timeout
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except FileNotFoundError as e:
             raise BoardError(
                 f"mpremote not found ({e.filename}): pip install 'railbird[flash]'"
             ) from e
         except subprocess.TimeoutExpired as e:
             raise BoardError(
-                f"{self.port}: no answer from MicroPython within {self.timeout:.0f} s; is "
+                f"{self.port}: no answer from MicroPython within {timeout:.0f} s; is "
                 "MicroPython on the board (hardware/installation.md, step 0)?"
             ) from e
         if r.returncode != 0:
@@ -182,6 +195,7 @@ def install(
         local[name] = Path(path)
     if config is not None:
         local[CONFIG] = Path(config)
+    board.probe()
     if hold and (build / "rbnode").is_dir():
         board.say(f"holding the node on {board.port} (it starts nothing until the copy is done)")
         board.hold()
