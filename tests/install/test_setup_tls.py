@@ -94,3 +94,28 @@ def test_tls_installation(tmp_path, openssl):
         assert p.read_bytes() == data, f"{p.name} changed"
     assert (tls / "nodes" / "t3-a.crt").exists() and (tls / "nodes" / "t3-a.key").exists()
     assert inst.host()["broker"]["tls"] is True  # TLS stays on without --tls
+
+
+def test_a_server_certificate_near_its_end_is_renewed_by_setup(tmp_path, openssl):
+    """Issue 24, item 9: the broker's certificate lasts 825 days and nothing renewed it.
+    Running setup again is the renewal: a server certificate that expires within 60 days is
+    made anew from the same CA (no board needs a new CA), and nothing else changes."""
+    from railbird.broker import make_server_cert
+    from railbird.install.pki import RENEW_DAYS, expires_within
+
+    inst, _ = setup(tmp_path / "root", *ARGS, "--tls-port", str(free_port()))
+    tls = inst.etc / "tls"
+    ca = (tls / "ca.crt").read_bytes()
+    names = ["127.0.0.1", "localhost"]
+    # a certificate with 10 days left, as the old one would be in 27 months
+    make_server_cert(tls, tls / "ca.crt", tls / "ca.key", names=tuple(names), days=10)
+    assert expires_within(tls / "server.crt", RENEW_DAYS)
+    old = (tls / "server.crt").read_bytes()
+    _, out = setup(tmp_path / "root", port=inst.port)
+    assert (tls / "server.crt").read_bytes() != old
+    assert not expires_within(tls / "server.crt", 800)  # a full CERT_DAYS again
+    assert (tls / "ca.crt").read_bytes() == ca
+    assert f"created  {tls / 'server.crt'}" in out.stdout, out.stdout
+    with Broker(inst):  # the broker serves it to a client that trusts the old CA
+        users = inst.secrets()["mqtt"]
+        assert accepted(inst.tls_port, "t1-a", users["t1-a"], tls={"ca_certs": str(tls / "ca.crt")})

@@ -45,9 +45,26 @@ def san_names(crt: Path) -> set[str]:
     return names
 
 
+RENEW_DAYS = 60  # a server certificate that expires within this is made anew by setup
+
+
+def expires_within(crt: Path, days: int) -> bool:
+    """Whether the certificate expires within `days` (openssl x509 -checkend)."""
+    exe = shutil.which("openssl")
+    if exe is None:
+        raise SetupError("--tls needs openssl: apt-get install -y openssl")
+    r = subprocess.run(
+        [exe, "x509", "-in", str(crt), "-noout", "-checkend", str(days * 86400)],
+        capture_output=True,
+        text=True,
+    )
+    return r.returncode != 0  # 0: still valid then; 1: expired by then (or unreadable)
+
+
 def ensure(tls: Path, venue: str, names: list[str], nodes: list[str]) -> list[str]:
     """The CA, the server certificate for `names` and a certificate per node in `tls`;
-    -> the files made (paths relative to `tls`)."""
+    -> the files made (paths relative to `tls`). A server certificate for other names, or
+    one that expires within RENEW_DAYS, is made anew."""
     tls.mkdir(parents=True, exist_ok=True)
     made = []
     ca_crt, ca_key = tls / "ca.crt", tls / "ca.key"
@@ -56,7 +73,13 @@ def ensure(tls: Path, venue: str, names: list[str], nodes: list[str]) -> list[st
             make_ca(tls, cn=f"Railbird {venue} CA", days=CA_DAYS)
             made += ["ca.crt", "ca.key"]
         server = tls / "server.crt"
-        if not (server.exists() and set(names) <= san_names(server)):
+        # a server certificate lasts CERT_DAYS: every run of setup renews one that is near
+        # its end (the same CA, so no board needs its CA again), the renewal command
+        if not (
+            server.exists()
+            and set(names) <= san_names(server)
+            and not expires_within(server, RENEW_DAYS)
+        ):
             make_server_cert(tls, ca_crt, ca_key, names=tuple(names), days=CERT_DAYS)
             made += ["server.crt", "server.key"]
     except BrokerError as e:
