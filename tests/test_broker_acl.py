@@ -121,6 +121,71 @@ def test_round_trip_and_node_confined_to_its_subtree(broker):
     assert msg["events"][0]["t"] == 1_000_000
 
 
+def _refused_publish(broker, user, password, topic, payload) -> None:
+    """Publish as `user` and wait until the broker has handled it (acknowledged and dropped,
+    or the connection closed: mosquitto 2.0 does either for a publish its ACL forbids)."""
+    c, rc = connect(broker, user, password)
+    assert not rc.is_failure
+    info = c.publish(topic, payload, qos=1, retain=True)
+    deadline = time.monotonic() + 5
+    while not info.is_published() and c.is_connected():
+        assert time.monotonic() < deadline, "the broker never answered the publish"
+        time.sleep(0.02)
+    c.loop_stop()
+    c.disconnect()
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize("acl", ["project", "confined"])
+def test_a_nodes_login_cannot_command_its_own_node(acl, broker):
+    """Issue 23, item 6: the ACLs let a node write its whole subtree, so with a board's own
+    login a retained `update` (another firmware set) or `config` (every pocket removed) was
+    obeyed for good. A node's login writes only what a node publishes (rbproto.codec
+    NODE_WRITES: birth, status, events, sync/req, sync/result); the host's commands to it
+    are the host's alone. Both the project ACL and setup's confined one."""
+    if acl == "confined":
+        broker.acl = confined_acl(VENUE, {TABLE: ["n1"]})
+        broker.restart()
+    broker.add_user("n1", "node-pw")
+    host, _ = connect(broker, "railbird-host", "host-secret")
+    seen = Collector(host, f"railbird/v1/{VENUE}/{TABLE}/node/n1/#")
+    for kind in ("update", "config"):
+        _refused_publish(broker, "n1", "node-pw", codec.topic(VENUE, TABLE, kind, "n1"),
+                         b'{"v":1}')  # fmt: skip
+    # what a node publishes still goes through, in order after the refused ones
+    node, _ = connect(broker, "n1", "node-pw")
+    allowed = [codec.topic(VENUE, TABLE, k, "n1") for k in
+               ("birth", "status", "events", "sync_req", "sync_result")]  # fmt: skip
+    for topic in allowed:
+        node.publish(topic, b'{"v":1}', qos=1).wait_for_publish(5)
+    got = seen.wait_for(len(allowed))
+    assert [t for t, _ in got] == allowed, "a node's login wrote a command to itself"
+    for c in (node, host):
+        c.loop_stop()
+        c.disconnect()
+    # nothing retained on the command topics either: a later subscriber gets nothing
+    late, _ = connect(broker, "railbird-host", "host-secret")
+    marker = Collector(late, f"railbird/v1/{VENUE}/{TABLE}/node/n1/+")
+    late.publish(f"railbird/v1/{VENUE}/{TABLE}/node/n1/config", b"", qos=1).wait_for_publish(5)
+    assert all(not t.endswith(("/update", "/config")) or not p for t, p in marker.wait_for(1))
+    late.loop_stop()
+    late.disconnect()
+
+
+def test_the_acl_file_gives_a_node_exactly_the_protocols_leaves():
+    from importlib import resources
+
+    text = resources.files("railbird").joinpath("data/broker/acl").read_text()
+    writes = {ln.split("/%u/")[1] for ln in text.splitlines() if ln.startswith("pattern write")}
+    reads = {ln.split("/%u/")[1] for ln in text.splitlines() if ln.startswith("pattern read")}
+    assert writes == set(codec.NODE_WRITES) and reads == set(codec.NODE_READS)
+    confined = confined_acl(VENUE, {TABLE: ["n1"]})
+    base = f"railbird/+/{VENUE}/{TABLE}/node/n1/"
+    assert {
+        ln.split(base)[1] for ln in confined.splitlines() if ln.startswith("topic write " + base)
+    } == set(codec.NODE_WRITES)
+
+
 @pytest.mark.broker
 @pytest.mark.parametrize("acl", ["project", "confined"])
 def test_a_node_reads_its_own_update_commands_only(acl, broker, tmp_path):

@@ -473,7 +473,13 @@ class Node:
         elif topic == self.t_sync_resp:
             self._on_sync_resp(payload)
         elif topic == self.t_update:
-            if self.upd.on_command(payload):
+            if retain:
+                # the protocol never retains `update`: a retained one is stale (an old set
+                # obeyed again after a rollout, a power cut or a re-flash) or not the host's
+                self.upd.rejected += 1
+                self.upd.report = {"state": "failed", "error": "refused: a retained update"}
+                self._status_now.set()
+            elif self.upd.on_command(payload):
                 self._status_now.set()
 
     def _on_config(self, payload):

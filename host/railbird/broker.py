@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 
 from railbird.private import write_private
+from rbproto import codec
 
 DEFAULT_USERS = {
     "railbird-host": "host-secret",
@@ -160,22 +161,17 @@ def confined_acl(venue: str, tables: dict) -> str:
     kept += [line for line in lines[first:] if not line.startswith(("pattern ", "#"))]
     out = [
         *kept,
-        "# Each node writes only below its own subtree of its own table (any version root,",
-        "# so a host can count a node speaking another one) and reads its config, sync answers",
-        "# and update commands.",
+        "# Each node writes only what a node publishes, below its own subtree of its own table",
+        "# (any version root, so a host can count a node speaking another one), never the",
+        "# host's commands to it, and reads its config, sync answers and update commands.",
     ]
     v = "+" if venue in ("", "*") else venue
     for table in sorted(tables):
         for node in sorted(tables[table]):
             base = f"railbird/+/{v}/{table}/node/{node}"
-            out += [
-                "",
-                f"user {node}",
-                f"topic write {base}/#",
-                f"topic read {base}/config",
-                f"topic read {base}/sync/resp",
-                f"topic read {base}/update",
-            ]
+            out += ["", f"user {node}"]
+            out += [f"topic write {base}/{leaf}" for leaf in codec.NODE_WRITES]
+            out += [f"topic read {base}/{leaf}" for leaf in codec.NODE_READS]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

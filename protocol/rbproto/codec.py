@@ -106,6 +106,10 @@ _LEAVES = (
     "update",
 )
 _HAS_NODE = ("events", "birth", "status", "sync_req", "sync_result")  # node-level with a node field
+# What a node publishes (protocol/SPEC.md, topic table): the only leaves its login may write.
+# The others below node/<node>/ (config, sync/resp, update) are the host's commands to it.
+NODE_WRITES = tuple(_LEAVES[NODE_KINDS.index(k)] for k in _HAS_NODE)
+NODE_READS = ("config", "sync/resp", "update")
 _HAS_TABLE = ("shot", "state", "announce", "referee_result", "table_summary", "inplay")
 _SLUG0 = "abcdefghijklmnopqrstuvwxyz0123456789"
 _SLUG = _SLUG0 + "-"

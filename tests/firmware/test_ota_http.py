@@ -160,3 +160,39 @@ def test_commands_the_node_need_not_or_cannot_run(broker, tmp_path):
         sn.stop()
         c.loop_stop()
         c.disconnect()
+
+
+@pytest.mark.broker
+def test_a_retained_update_is_never_obeyed(broker, tmp_path):
+    """Issue 23, item 6: a retained `update` (the protocol never retains one) was obeyed
+    again after the host's rollout, after a power cut and after a re-flash. The node refuses
+    it, counts it and says why in its status; a live command is still obeyed."""
+    broker.add_user("n1", "pw")
+    topic = codec.topic("club", "t1", "update", "n1")
+    cmd = {"v": 1, "id": "old", "version": "rbnode-0-old", "url": "http://127.0.0.1:9/fw/x/",
+           "manifest_sha256": "0" * 64}  # fmt: skip
+    c = subscriber(broker.port, lambda *a: None, "ota-retained-test", topic="railbird/v1/none")
+    c.publish(topic, json.dumps(cmd).encode(), qos=1, retain=True).wait_for_publish(5)
+    sn = SimNode("127.0.0.1", broker.port, "club", "t1", "n1", "pw", tmp_path / "n1")
+    sn.start()
+    try:
+        sn.wait_connected()
+        deadline = time.monotonic() + 30
+        while sn.counters()["update_rejected"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sn.counters()["update_rejected"] == 1
+        assert sn.status()["update"] == {"state": "failed", "error": "refused: a retained update"}
+        # the same command live (not retained) is taken: it fails only on the download
+        c.publish(topic, b"", qos=1, retain=True).wait_for_publish(5)
+        live = {**cmd, "id": "live", "version": FW_VERSION}
+        c.publish(topic, json.dumps(live).encode(), qos=1).wait_for_publish(5)
+        deadline = time.monotonic() + 30
+        while (sn.status().get("update") or {}).get("id") != "live":
+            assert time.monotonic() < deadline, sn.status()
+            time.sleep(0.05)
+        assert sn.status()["update"]["state"] == "done"  # its own version: nothing to do
+        assert sn.reboots == 0
+    finally:
+        sn.stop()
+        c.loop_stop()
+        c.disconnect()

@@ -114,9 +114,12 @@ def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
     """A plain paho publisher and subscriber at QoS 1 on the same broker: publish -> receive,
     one message at a time (latency, not throughput)."""
     from railbird.bench.subscriber import host_subscriber
+    from railbird.broker import DEFAULT_USERS
     from railbird.mqttclient import BrokerLogin, new_client
 
-    topic = f"railbird/v1/{VENUE}/{TABLE}/node/{NODE}/bench"
+    # a topic nobody else subscribes to; the host's login may write it (a node's writes
+    # only what a node publishes, which the daemon here would take as input)
+    topic = f"railbird/v1/{VENUE}/bench-latency/probe"
     lat, done = [], threading.Event()
 
     def on_message(c, u, m):
@@ -125,7 +128,7 @@ def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
             done.set()
 
     sub = host_subscriber(port, topic, "bench-lat-sub", on_message)
-    login = BrokerLogin(port=port, user=NODE, password=NODE_PW)
+    login = BrokerLogin(port=port, user="railbird-host", password=DEFAULT_USERS["railbird-host"])
     pub, _ = new_client("bench", login, client_id="bench-lat-pub")
     pub.connect("127.0.0.1", port)
     pub.loop_start()
