@@ -43,6 +43,7 @@ exported and deleted by railbird.daemon.retention.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
@@ -153,6 +154,22 @@ def _refuse_non_journal(path: str) -> None:
         )
 
 
+# Rows to one INSERT of `Journal.flush`: the largest that fit first, then smaller ones, so
+# that every statement is one of a few (kept compiled by the connection's statement cache)
+# and a batch of n events takes about log2(n) steps. 256 rows x 17 columns stays far inside
+# SQLite's 32,766 parameters.
+EVENT_CHUNKS = (256, 64, 16, 4, 1)
+EVENT_COLUMNS = 17
+
+
+@functools.cache
+def _events_insert(rows: int) -> str:
+    """INSERT OR IGNORE of `rows` event rows: a row already there (same key) is left as it
+    is, as the row-by-row statement did."""
+    one = "(" + ",".join("?" * EVENT_COLUMNS) + ")"
+    return "INSERT OR IGNORE INTO events VALUES " + ",".join([one] * rows)
+
+
 class Journal:
     def __init__(self, path: str | Path, synchronous: str = "normal") -> None:
         self.path = str(path)
@@ -205,6 +222,12 @@ class Journal:
         # ones, and those set in the open transaction (dropped by a rollback).
         self._kept: dict[str, Any] = {}
         self._open: dict[str, Any] = {}
+        # The `events` rows of the open transaction not yet in SQLite: written by `flush`
+        # (before the commit, and before anything reads the journal in the batch) in
+        # multi-row INSERTs. Row by row, SQLite let go of the GIL once per event and the
+        # worker waited for it back behind the MQTT threads: 331 of the worker's 1,283
+        # py-spy samples in `make bench` were that executemany (docs/performance.md).
+        self._events: list[tuple[object, ...]] = []
 
     def remembered(self, key: str, read: Callable[[], T]) -> T:
         """The value kept under `key`, as of the open transaction; `read()` (a query in it)
@@ -242,7 +265,23 @@ class Journal:
         if not self.db.in_transaction:
             self.db.execute("BEGIN")
 
+    def flush(self) -> None:
+        """Write the rows kept back for the open transaction (`_events`). The daemon calls
+        it once its batch is through the pipeline, before the history and the snapshots
+        read the journal; `commit` calls it too."""
+        rows = self._events
+        if not rows:
+            return
+        self._events = []
+        done = 0
+        for size in EVENT_CHUNKS:
+            while len(rows) - done >= size:
+                flat = [v for row in rows[done : done + size] for v in row]
+                self.db.execute(_events_insert(size), flat)
+                done += size
+
     def commit(self) -> None:
+        self.flush()
         self.shots_written.clear()
         self._walls.clear()
         if self.db.in_transaction:
@@ -258,6 +297,7 @@ class Journal:
 
     def rollback(self) -> None:
         """Undo everything since `begin`: after a failed write the batch is not in."""
+        self._events = []
         self.shots_written.clear()
         self._walls.clear()
         self._stop_logging()
@@ -329,8 +369,7 @@ class Journal:
         """Each record into its table, by its type (railbird.core.records); the kinds no
         table keeps (hold, inplay, pending) are left out."""
         ex = self.db.execute
-        # written with one executemany: the rows of a batch of 8 cost half
-        events: list[tuple[object, ...]] = []
+        events = self._events  # written by `flush`, many rows to a statement
         wall = self._walls.get(input_id)
         if wall is None and self._logging:  # an input of an earlier transaction: no `wall`
             self._stop_logging()
@@ -454,10 +493,6 @@ class Journal:
                     "INSERT OR REPLACE INTO nodes VALUES (?,?,?,?,?)",
                     (r.venue, r.table, r.node, _j(r.status), input_id),
                 )
-        if events:
-            self.db.executemany(
-                "INSERT OR IGNORE INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", events
-            )
 
     # -- reading -------------------------------------------------------------------------
     def inputs(self, after: int = 0, wall: bool = False) -> Iterator[Any]:

@@ -517,6 +517,7 @@ class Daemon:
                 self._caught_up = True
                 dispatch += [replace(r, announcements=[]) for r in self._adopted.values()]
                 self._adopted.clear()
+        self.journal.flush()  # the batch's events, before anything below reads the journal
         position = getattr(self.ingest, "before_commit", None)
         if position is not None:  # cluster mode: each table's stream position, in this commit
             position(self.journal, items)
