@@ -64,7 +64,7 @@ TABLE_KINDS = ("referee", "shot", "state", "announce", "inplay")
 REFEREE_RESULT_LEAF = "referee/result"
 # one table's part of the venue summary, on the table's own summary topic
 TABLE_SUMMARY_LEAF = "summary"
-REFEREE_STATUSES = ("ok", "pending", "duplicate", "refused", "rejected")
+REFEREE_STATUSES = ("ok", "pending", "duplicate", "refused", "stale", "rejected")
 # the event kinds this codec knows and checks; a batch may carry others (protocol/SPEC.md,
 # "Additive changes"): they are checked only for seq, t and a well-formed kind name
 EVENT_KINDS = ("drop", "cue", "rail", "jam", "lost", "strike")
@@ -277,6 +277,7 @@ _SPECS = {
         ("id", "s", 0, (1, 64)),
         ("by", "s", 0, (1, 32)),
         ("token", "s", 0, (1, 128)),
+        ("rev", "s", 0, (1, 32)),
     ),
     "shot": (
         ("table", "g", 1, None),
@@ -295,6 +296,7 @@ _SPECS = {
         ("game", "e", 1, GAMES),
         ("state", "o", 1, None),
         ("fen", "s", 0, (1, FEN_MAX)),
+        ("rev", "s", 0, (1, 32)),
         ("t", "i", 0, None),
     ),
     "inplay": (
@@ -336,6 +338,7 @@ _SPECS = {
         ("facts", "l", 0, (16, (1, 32))),
         ("rulings", "L", 0, (0, 32, _RULING)),
         ("fen", "s", 0, (1, FEN_MAX)),
+        ("rev", "s", 0, (1, 32)),
     ),
     "host": (
         ("venue", "g", 1, None),

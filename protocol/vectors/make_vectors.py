@@ -571,6 +571,24 @@ def build():
         "referee_result",
         {"v": 1, "table": TABLE, "id": "a", "status": "pending", "facts": ["first_contact"]},
     )
+    ok(
+        "referee_result: stale, with the revision now",
+        "referee_result",
+        {
+            "v": 1,
+            "table": TABLE,
+            "id": "b",
+            "status": "stale",
+            "input": "confirm",
+            "error": "stale: the table has changed since this was entered: look again",
+            "rev": "9f86d081884c7d65",
+        },
+    )
+    ok(
+        "referee: made against a revision",
+        "referee",
+        {"v": 1, "input": {"type": "confirm"}, "id": "b", "rev": "9f86d081884c7d65"},
+    )
 
     # --- invalid: payload level ---------------------------------------------------------
     ev1 = {"v": 1, "node": NODE, "boot": 1, "events": [ev(seq=0, t=1, kind="cue")]}
@@ -1402,7 +1420,7 @@ def build():
         "referee_result",
         with_(RESULT, status="maybe"),
         "bad value",
-        "status: 'maybe' not in ok pending duplicate refused rejected",
+        "status: 'maybe' not in ok pending duplicate refused stale rejected",
     )
     bad(
         "referee_result: ruling without rule",

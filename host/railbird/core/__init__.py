@@ -5,7 +5,8 @@
 outcomes), `fastcodec`
 (the host's shortcut through the shared codec for event batches), `lifecycle` (the match
 control of a table), `railballs` (the estimate of object balls that reached a rail),
-`refauth` (the referee token checked once and sealed), and `snapshot` (a pipeline's state as
+`refauth` (the referee token checked once and sealed), `revision` (a state's revision, and
+the refusal of input made against another), and `snapshot` (a pipeline's state as
 JSON data and back). May import only `railbird.rules`, `rbproto` and the standard library
 without I/O (no sockets, threads, files or SQLite), so the daemon, `railbird replay` and
 `railbird assemble` give the same records (tests/codebase/test_import_graph.py).

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from railbird.core.lifecycle import IN_PROGRESS, NO_GAME, complete_match
+from railbird.core.revision import state_rev
 from railbird.rules.inputs import SHOT_FACTS  # the facts a referee may enter (REFEREE.md §3a)
 
 if TYPE_CHECKING:
@@ -232,6 +233,17 @@ class Game:
             return None
         r = self._result(_as_json(self.referee), self.referee)
         return {"state": r["state"], "fen": r["fen"]}
+
+    def revision(self) -> str | None:
+        """The current state's revision (core/revision.py), or None: no match, no line."""
+        to_fen = self._mod[2] if self._mod else None
+        if self.referee is None or to_fen is None:
+            return None
+        try:
+            fen = to_fen(self.referee.state)
+        except Exception:  # noqa: BLE001 - a state without a line has no revision (_result)
+            return None
+        return state_rev(fen)
 
     def in_progress(self) -> bool:
         """A match that has begun (an input was applied) and is not over."""

@@ -67,6 +67,7 @@ from railbird.core.records import (
     Status,
 )
 from railbird.core.refauth import authorized
+from railbird.core.revision import stale_reason
 from railbird.core.shots import INPLAY_KINDS, Shot, ShotAssembler
 from railbird.core.timeline import Event, Timeline
 from rbproto import codec
@@ -227,6 +228,7 @@ class Pipeline:
         "sync_samples",
         "referee",
         "referee_refused",
+        "referee_stale",
         "rules_refused",
         "ignored",
         "referee_pending",
@@ -785,6 +787,13 @@ class Pipeline:
         if source == Source.MQTT and not authorized(msg, self.cfg.referee_token, sealed):
             raise Reject("unauthorized", "unauthorized: referee token missing or wrong")
         rid = msg.get("id")
+        rev = msg.get("rev")
+        if rev is not None:
+            # checked before the id is taken: the same input sent again is stale again, and
+            # nothing of it is kept (core/revision.py)
+            now = t.game.revision()
+            if rev != now:
+                return self._stale(t, msg, rid, now, source)
         if rid is not None:
             if rid in t.referee_id_set:
                 self.counters["referee_duplicate"] += 1
@@ -816,6 +825,27 @@ class Pipeline:
             self.counters["referee_refused"] += 1
             return (Status.REFUSED, res["error"], records)
         return (Status.OK, None, records)
+
+    def _stale(
+        self, t: Table, msg: JSON, rid: str | None, now: str | None, source: Source
+    ) -> Outcome:
+        """Referee input made against a revision that is not the table's now: refused,
+        with where the table is now."""
+        self.counters["referee_stale"] += 1
+        snap = t.game.snapshot()
+        reason = stale_reason(snap["state"] if snap else None)
+        rec = RefereeRecord(
+            venue=t.venue,
+            table=t.table,
+            id=rid,
+            by=msg.get("by"),
+            input=msg["input"],
+            ok=False,
+            error=reason,
+            source=source,
+            rev=now,
+        )
+        return (Status.STALE, reason, [rec])
 
     def _pending(
         self, t: Table, msg: JSON, rid: str | None, inp: JSON, facts: JSON, source: Source

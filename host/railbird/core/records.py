@@ -68,6 +68,7 @@ class Status(StrEnum):
     REJECTED = "rejected"
     IGNORED = "ignored"
     REFUSED = "refused"
+    STALE = "stale"  # referee input made against an older revision (core/revision.py)
     PENDING = "pending"
     CONFLICT = "conflict"
     QUARANTINED = "quarantined"
@@ -100,7 +101,7 @@ class Origin(StrEnum):
 # the golden corpus's bytes), leaving out `wall` (restore history only) and the optional
 # flags that are absent when false (`referee_facts`, `pending`)
 _NEVER = frozenset({"wall"})
-_WHEN_SET = frozenset({"referee_facts", "pending"})
+_WHEN_SET = frozenset({"referee_facts", "pending", "rev"})
 _NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -295,6 +296,8 @@ class RefereeRecord:
     error: str | None
     source: Source
     pending: bool = False
+    # refused as stale: the table's revision now (the input carried another)
+    rev: str | None = None
 
     def as_dict(self) -> JSON:
         return _plain(self)

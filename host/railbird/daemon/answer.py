@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from railbird.core.records import PendingRecord, Record, RefereeRecord, StateRecord, Status
+from railbird.core.revision import state_rev
 from rbproto import codec
 
 ERROR_MAX = 200
@@ -57,6 +58,8 @@ def referee_answer(
         if isinstance(r, RefereeRecord):
             if r.input:
                 msg["input"] = _cut(r.input.get("type"), 32)
+            if r.rev is not None:  # stale: the revision to act on now
+                msg["rev"] = r.rev
         elif isinstance(r, PendingRecord):
             msg["status"] = str(Status.PENDING)
             msg["facts"] = list(r.facts)[:16]
@@ -68,6 +71,9 @@ def referee_answer(
             # a line past the protocol's limit is left out, never cut (a cut one is no state)
             if r.fen and len(r.fen) <= codec.FEN_MAX:
                 msg["fen"] = r.fen
+            rev = state_rev(r.fen)
+            if rev is not None:
+                msg["rev"] = rev
     if status not in (Status.OK, Status.PENDING):
         msg["error"] = _cut(reason or status, ERROR_MAX)
     try:

@@ -62,12 +62,14 @@ from railbird.core.records import (
     PendingRecord,
     QuarantinedRecord,
     Record,
+    RefereeRecord,
     ShotRecord,
     Source,
     StateRecord,
     Status,
 )
 from railbird.core.refauth import is_referee_topic, seal
+from railbird.core.revision import state_rev
 from railbird.daemon import gcpolicy, retention
 from railbird.daemon.answer import referee_answer
 from railbird.daemon.faults import Faults, describe, transient
@@ -251,14 +253,19 @@ class Daemon:
         by: str | None = None,
         id: str | None = None,
         timeout: float = 5.0,
+        rev: str | None = None,
     ) -> dict[str, Any]:
-        """Feed one referee input; -> {"ok": True, "state", "fen", "announcements"} or
-        {"ok": False, "error"}. Journalled like MQTT referee input."""
+        """Feed one referee input; -> {"ok": True, "state", "fen", "rev", "announcements"}
+        or {"ok": False, "error"} ("stale": True and the "rev" of now when `rev`, the
+        revision it was made against, is not the table's; core/revision.py). Journalled
+        like MQTT referee input."""
         msg: dict[str, Any] = {"input": inp}
         if by is not None:
             msg["by"] = by
         if id is not None:
             msg["id"] = id
+        if rev is not None:
+            msg["rev"] = rev
         fut: Future[dict[str, Any]] = Future()
         self.inbox.put(("local", self.now(), venue, table, msg, fut))
         try:
@@ -791,6 +798,7 @@ def _referee_result(status: Status, reason: str | None, records: list[Record]) -
                 "facts": r.facts,
                 "state": r.state,
                 "fen": r.fen,
+                "rev": state_rev(r.fen),
                 "announcements": [],
             }
         if isinstance(r, StateRecord):
@@ -798,6 +806,9 @@ def _referee_result(status: Status, reason: str | None, records: list[Record]) -
                 "ok": True,
                 "state": r.state,
                 "fen": r.fen,
+                "rev": state_rev(r.fen),
                 "announcements": r.announcements,
             }
+        if status == Status.STALE and isinstance(r, RefereeRecord):
+            return {"ok": False, "stale": True, "rev": r.rev, "error": reason or "stale"}
     return {"ok": False, "error": reason or "refused"}

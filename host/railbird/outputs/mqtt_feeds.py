@@ -33,6 +33,7 @@ import time
 import paho.mqtt.client as mqtt
 
 import railbird
+from railbird.core.revision import state_rev
 from railbird.mqttclient import BrokerLogin, Link, new_client
 from railbird.outputs.base import Output
 from railbird.outputs.summaries import TABLE_PERIOD_S, SummaryFeed
@@ -348,6 +349,7 @@ class MqttFeedsOutput(Output):
         display or simulator that read one back got a state that no longer parses."""
         if not fen:
             return
+        msg["rev"] = state_rev(fen)  # what a console's input names (core/revision.py)
         if len(fen) <= codec.FEN_MAX:
             msg["fen"] = fen
         elif (venue, table) not in self._long_fen:

@@ -15,6 +15,7 @@ import time
 from datetime import datetime, timedelta
 
 from railbird.core.records import ShotRecord, StateRecord
+from railbird.core.revision import state_rev
 from railbird.scoreboard.screens import _pair, player_index
 from railbird.tableorder import natural_sorted, pair_key
 from rbproto.codec import POCKETS
@@ -94,6 +95,7 @@ class Table:
             "game": self.game,
             "state": self.state,
             "fen": self.fen,
+            "rev": state_rev(self.fen),  # what the referee app's input names
             "announcements": self.announcements,
             "online": self.online,
             "nodes": dict(self.nodes),

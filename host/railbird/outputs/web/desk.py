@@ -251,6 +251,9 @@ class RefereeDesk:
         items, err = _items(body)
         if err:
             return json_reply(400, {"ok": False, "error": err})
+        rev = body.get("rev")
+        if rev is not None and (not isinstance(rev, str) or not 1 <= len(rev) <= 32):
+            return json_reply(400, {"ok": False, "error": "rev: a string of 1-32 characters"})
         undo_key = body.get("undo_key")
         if undo_key is not None and any(i.get("type") == "undo" for _, i in items):
             top = self.trail.top(venue, table)
@@ -263,11 +266,13 @@ class RefereeDesk:
                         "undo": top,
                     },
                 )
-        code, res = self.apply(venue, table, items)
+        code, res = self.apply(venue, table, items, rev)
         return json_reply(code, res)
 
-    def apply(self, venue, table, items: list) -> tuple[int, dict]:
-        """Apply (id, input) pairs in order; the first refusal stops the rest (422)."""
+    def apply(self, venue, table, items: list, rev: str | None = None) -> tuple[int, dict]:
+        """Apply (id, input) pairs in order; the first refusal stops the rest (422; 409
+        when the first was made against another revision than the table's, `rev`: the
+        others follow from the states the earlier ones make)."""
         web = self.web
         if web.referee is None:
             return 503, {"ok": False, "error": "no referee input on this host"}
@@ -279,7 +284,7 @@ class RefereeDesk:
                     code, res = self._results[key]
                     res = dict(res, repeat=True)
                 else:
-                    code, res = self._one(venue, table, rid, inp)
+                    code, res = self._one(venue, table, rid, inp, rev if n == 0 else None)
                     if rid is not None and code in (200, 422):
                         self._results[key] = (code, res)
                         while len(self._results) > RESULTS_KEPT:
@@ -293,10 +298,11 @@ class RefereeDesk:
             last = dict(last, applied=len(items))
         return 200, last
 
-    def _one(self, venue, table, rid, inp) -> tuple[int, dict]:
+    def _one(self, venue, table, rid, inp, rev=None) -> tuple[int, dict]:
         web = self.web
         try:
-            res = web.referee(venue, table, inp, by="web", id=rid)
+            extra = {} if rev is None else {"rev": rev}
+            res = web.referee(venue, table, inp, by="web", id=rid, **extra)
         except Exception as e:  # a broken callable is logged and answered, the server goes on
             log.exception("referee input for %s/%s failed", venue, table)
             res = {"ok": False, "error": str(e) or type(e).__name__}
@@ -307,6 +313,11 @@ class RefereeDesk:
             # the daemon journalled this id before (a host restart lost our answer)
             web.stats["applied"] += 1
             return 200, {"ok": True, "id": rid, "repeat": True, "rulings": []}
+        if not res.get("ok") and res.get("stale"):
+            # made against a state the table has left: nothing applied, the id not taken
+            web.stats["stale"] += 1
+            return 409, {"ok": False, "id": rid, "stale": True, "rev": res.get("rev"),
+                         "error": err}  # fmt: skip
         if not res.get("ok"):
             if err.startswith(NO_ANSWER):
                 return 504, {"ok": False, "id": rid, "error": err}
@@ -316,6 +327,7 @@ class RefereeDesk:
         out = {
             "ok": True,
             "id": rid,
+            "rev": res.get("rev"),
             "state": res.get("state"),
             "rulings": res.get("announcements") or [],
         }

@@ -137,6 +137,7 @@ class WebOutput(Output):
             "locked_out": 0,
             "applied": 0,
             "refused": 0,
+            "stale": 0,
             "connections": 0,
             "max_connections": 0,
             "refused_connections": 0,
