@@ -93,10 +93,15 @@ def from_config(cfg) -> list:
 def connect(outputs, daemon) -> None:
     """Hand the daemon's in-process referee input to the outputs that take it (the web
     referee input; journalled like any other referee input), its health to the web
-    pages' heartbeat and its journal to the history pages."""
+    pages' heartbeat and its journal to the history pages; the referee sessions are kept
+    beside the journal, so a restart of the host keeps the phones signed in."""
     for out in outputs:
         if hasattr(out, "referee") and getattr(out, "pins", None):
             out.referee = daemon.referee_input
+        if hasattr(out, "keep_sessions") and getattr(out, "pins", None):
+            from railbird.outputs.web.sessions import sessions_path
+
+            out.keep_sessions(sessions_path(daemon.journal.path))
         if hasattr(out, "health"):
             out.health = daemon.health  # the web pages' heartbeat: is the worker alive?
         if hasattr(out, "history_journal"):

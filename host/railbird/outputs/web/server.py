@@ -3,6 +3,7 @@
     web = WebOutput(host="0.0.0.0", port=8080, pins={"club": "471108"})
     daemon = Daemon(cfg, outputs=[web, ...]); web.referee = daemon.referee_input
     web.health = daemon.health   # the heartbeat says whether the daemon's worker is alive
+    web.keep_sessions(sessions_path(journal))  # sign-ins survive a restart (sessions.py)
 
 Routes: the pages, static files and JSON snapshots are `pages.py`; the referee app's API is
 `desk.py`; the history pages are `history.py` (run off the loop: they read the journal); the
@@ -59,6 +60,7 @@ from railbird.outputs.web import history, pages
 from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
 from railbird.outputs.web.hub import SSE_QUEUE, Hub, Sub, sse
 from railbird.outputs.web.limits import MAX_CONNECTIONS, Listener, connection_cap
+from railbird.outputs.web.sessions import Sessions
 from railbird.outputs.web.wire import Reply, Req, json_reply
 from railbird.tableorder import natural_sorted
 
@@ -168,6 +170,11 @@ class WebOutput(Output):
         # (a table's snapshot per record was most of this output's cost in a busy batch)
         self._batch: dict | None = None
         self._refused_logged = 0.0
+
+    def keep_sessions(self, path) -> None:
+        """Keep the referee sessions in `path` (0600), so that a restart of the host does not
+        sign the phones out; before `start`. A venue whose PIN changed since loses them."""
+        self.desk.sessions = Sessions(path=path, pins=self.pins)
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:

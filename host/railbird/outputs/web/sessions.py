@@ -2,39 +2,109 @@
 exchanged for a random token kept in an HttpOnly, SameSite=Strict cookie, so the PIN is not
 sent (or stored by the page) with every input.
 
-Sessions live in memory only: a host restart signs every phone out, which costs one PIN
-entry and keeps no secret on disk. Their number is capped; at the cap the session closest to
-expiry makes room, so a flood of sign-ins (which needs the PIN anyway) cannot grow memory.
+A session lasts 12 hours, also across a restart of the host: `railbird run` keeps them in a
+file beside the journal (`<journal>.sessions`, mode 0600, railbird/private.py), rewritten
+atomically (a temporary file, fsync, rename) at each sign-in and sign-out. The file holds
+for each session the SHA-256 of its token, never the token, so a copy of the file (a backup)
+signs nobody in; the venue; and the wall-clock expiry (time.time(): a monotonic clock starts
+again with the process). It also holds, per venue, an HMAC-SHA256 of the referee PIN under a
+random key kept in the same file: a venue whose PIN changed in the config between two runs
+loses its sessions when the file is read, which is how a PIN change signs every phone out.
+Anyone who can read that file can try every PIN against the HMAC, so the file is exactly as
+private as host.toml, which holds the PIN itself and is read by the same service user: it
+is not a new secret. A file that cannot be read or is damaged is logged once and the host
+starts with no sessions (one PIN entry per phone), never with an error; what it holds is
+trusted only as far as its shape (types checked, at most MAX_SESSIONS entries, no expiry
+beyond 12 hours from now). A file that cannot be written is logged and the sessions go on
+in memory.
+
+Without a path (tests, tools without a state directory) sessions live in memory only. Their
+number is capped; at the cap the session closest to expiry makes room, so a flood of
+sign-ins (which needs the PIN anyway) cannot grow memory or the file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import math
+import os
 import secrets
 import threading
 import time
 
+from railbird.private import open_private
+
+log = logging.getLogger("railbird.outputs.web")
+
 COOKIE = "railbird_session"
 MAX_AGE_S = 12 * 3600  # one evening's play; then the PIN once more
 MAX_SESSIONS = 256
+FILE_VERSION = 1
+# A full file is MAX_SESSIONS rows of about 130 bytes; anything much larger is not ours and
+# is not read into memory.
+MAX_FILE_BYTES = 256 * 1024
+_HEX64 = frozenset("0123456789abcdef")
+
+
+def sessions_path(journal_path: str) -> str:
+    """Where `railbird run` keeps the sessions: beside the journal, like its `.exports`."""
+    return f"{journal_path}.sessions"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _is_hex64(x) -> bool:
+    return isinstance(x, str) and len(x) == 64 and _HEX64.issuperset(x)
+
+
+def _is_time(x) -> bool:
+    # bool is an int to Python, and NaN or inf would never expire
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 class Sessions:
-    def __init__(self, max_age_s: float = MAX_AGE_S, cap: int = MAX_SESSIONS, clock=time.monotonic):
+    """Token -> venue for MAX_AGE_S. With `path`, kept in that file across restarts (the
+    module docstring); `pins` (venue -> PIN) are the PINs the sessions were signed in with,
+    whose change drops them."""
+
+    def __init__(
+        self,
+        max_age_s: float = MAX_AGE_S,
+        cap: int = MAX_SESSIONS,
+        clock=time.time,
+        path: str | os.PathLike | None = None,
+        pins: dict | None = None,
+    ):
         self.max_age_s = max_age_s
         self.cap = cap
-        self.clock = clock
+        self.clock = clock  # wall clock: an expiry in the file must mean the same next run
+        self.path = None if path is None else os.fspath(path)
         self._lock = threading.Lock()
-        self._by_token: dict[str, tuple[str, float]] = {}  # token -> (venue, expires)
+        self._save_lock = threading.Lock()  # one writer of the file at a time
+        self._by_hash: dict[str, tuple[str, float]] = {}  # sha256(token) -> (venue, expires)
+        self._key = secrets.token_bytes(32)  # replaced by the file's: its fingerprints use it
+        self._pins = {str(v): str(p) for v, p in (pins or {}).items() if p}
+        self._save_failed = False
+        if self.path is not None:
+            self._load()
+            self._save()  # what was dropped (PIN changed, expired) is gone from the disk too
 
     def create(self, venue: str) -> str:
         token = secrets.token_urlsafe(32)
         now = self.clock()
         with self._lock:
             self._expire(now)
-            while len(self._by_token) >= self.cap:
-                oldest = min(self._by_token, key=lambda t: self._by_token[t][1])
-                del self._by_token[oldest]
-            self._by_token[token] = (venue, now + self.max_age_s)
+            while len(self._by_hash) >= self.cap:
+                oldest = min(self._by_hash, key=lambda h: self._by_hash[h][1])
+                del self._by_hash[oldest]
+            self._by_hash[token_hash(token)] = (venue, now + self.max_age_s)
+        self._save()
         return token
 
     def venue_of(self, token: str | None) -> str | None:
@@ -42,35 +112,178 @@ class Sessions:
         if not token:
             return None
         now = self.clock()
+        key = token_hash(token)
         with self._lock:
             # A dict lookup, not compare_digest: a token is 256 random bits, so timing
-            # cannot be used to guess one.
-            hit = self._by_token.get(token)
+            # cannot be used to guess one (nor its hash).
+            hit = self._by_hash.get(key)
             if hit is None:
                 return None
             venue, expires = hit
             if expires <= now:
-                del self._by_token[token]
+                # not saved: an expired row in the file is skipped when it is read
+                del self._by_hash[key]
                 return None
             return venue
 
     def expires_in(self, token: str | None) -> float | None:
+        if not token:
+            return None
         with self._lock:
-            hit = self._by_token.get(token or "")
+            hit = self._by_hash.get(token_hash(token))
         return None if hit is None else max(0.0, hit[1] - self.clock())
 
     def drop(self, token: str | None) -> None:
+        if not token:
+            return
         with self._lock:
-            self._by_token.pop(token or "", None)
+            gone = self._by_hash.pop(token_hash(token), None)
+        if gone is not None:
+            self._save()  # a sign-out must hold across a restart too
 
     def __len__(self) -> int:
         with self._lock:
             self._expire(self.clock())
-            return len(self._by_token)
+            return len(self._by_hash)
 
     def _expire(self, now: float) -> None:
-        for t in [t for t, (_, exp) in self._by_token.items() if exp <= now]:
-            del self._by_token[t]
+        for h in [h for h, (_, exp) in self._by_hash.items() if exp <= now]:
+            del self._by_hash[h]
+
+    # -- the file ------------------------------------------------------------------------
+    def _fingerprint(self, venue: str) -> str | None:
+        pin = self._pins.get(venue)
+        if pin is None:
+            return None
+        return hmac.new(self._key, pin.encode(), hashlib.sha256).hexdigest()
+
+    def _load(self) -> None:
+        doc = self._read()
+        if doc is None:
+            return
+        key, fingerprints, rows = doc
+        self._key = key
+        now = self.clock()
+        live = {}
+        for h, venue, expires in rows:
+            fp = self._fingerprint(venue)
+            if fp is None or not hmac.compare_digest(fp, fingerprints.get(venue, "")):
+                continue  # the venue's PIN changed (or is gone): its sessions end
+            if expires <= now:
+                continue
+            # a clock set back, or an edited file, cannot stretch a session past 12 hours
+            live[h] = (venue, min(expires, now + self.max_age_s))
+        # a longer list than the cap was not written by us: the latest to expire are kept
+        kept = sorted(live.items(), key=lambda kv: kv[1][1], reverse=True)[: self.cap]
+        self._by_hash = dict(kept)
+        if kept or rows:
+            log.info(
+                "referee sessions: %d of %d in %s still valid", len(kept), len(rows), self.path
+            )
+
+    def _read(self):
+        """(key, {venue: fingerprint}, [(hash, venue, expires)]) from the file; None when it
+        is missing (a first start), unreadable or damaged (logged once: this start)."""
+        try:
+            with open(self.path, "rb") as f:
+                raw = f.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            log.warning("referee sessions: cannot read %s (%s); none kept", self.path, e)
+            return None
+        doc = None
+        if len(raw) <= MAX_FILE_BYTES:
+            try:
+                doc = _parse(json.loads(raw))
+            except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep
+                doc = None
+        if doc is None:
+            log.warning(
+                "referee sessions: %s is damaged or not a sessions file; none kept "
+                "(each phone signs in once more)",
+                self.path,
+            )
+        return doc
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        with self._save_lock:
+            # the snapshot is taken inside the writer's lock: the last write is always of
+            # the newest state, and no reader waits for the disk
+            with self._lock:
+                rows = [
+                    {"sha256": h, "venue": v, "expires": round(exp, 3)}
+                    for h, (v, exp) in self._by_hash.items()
+                ]
+            doc = {
+                "version": FILE_VERSION,
+                "key": self._key.hex(),
+                "pins": {v: self._fingerprint(v) for v in sorted(self._pins)},
+                "sessions": rows,
+            }
+            try:
+                _write_atomic(self.path, json.dumps(doc, sort_keys=True))
+            except OSError as e:
+                # a sign-in must not fail on a full disk: the session works until a restart
+                if not self._save_failed:
+                    log.error(
+                        "referee sessions: cannot write %s (%s); kept in memory", self.path, e
+                    )
+                self._save_failed = True
+                return
+            if self._save_failed:
+                log.info("referee sessions: %s written again", self.path)
+            self._save_failed = False
+
+
+def _parse(doc):
+    """The file's contents if its shape is ours, else None; rows of the wrong shape are
+    left out one by one (nothing in them is used)."""
+    if not isinstance(doc, dict) or doc.get("version") != FILE_VERSION:
+        return None
+    key, pins, rows = doc.get("key"), doc.get("pins"), doc.get("sessions")
+    if not _is_hex64(key) or not isinstance(pins, dict) or not isinstance(rows, list):
+        return None
+    fingerprints = {v: fp for v, fp in pins.items() if isinstance(v, str) and _is_hex64(fp)}
+    good = []
+    for row in rows[: 4 * MAX_SESSIONS]:  # bounded work whatever the list's length
+        if not isinstance(row, dict):
+            continue
+        h, venue, expires = row.get("sha256"), row.get("venue"), row.get("expires")
+        if _is_hex64(h) and isinstance(venue, str) and venue and _is_time(expires):
+            good.append((h, venue, float(expires)))
+    return bytes.fromhex(key), fingerprints, good
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """Replace `path` by a 0600 file holding `text`: a crash leaves the old file or the new
+    one, never half of one."""
+    tmp = f"{path}.tmp"
+    try:
+        with open_private(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(os.path.dirname(path) or ".")
+
+
+def _fsync_dir(d: str) -> None:
+    # the rename itself is durable only once the directory is synced; best effort (some
+    # filesystems refuse to open a directory or to sync it)
+    try:
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+    os.close(fd)
 
 
 def cookie_token(header: str | None) -> str | None:
