@@ -36,6 +36,13 @@
   let lastAnns = "";
   let ui = { ball: null, lag: null, rerack: null, pin: "" };
   let queue = loadQueue();
+  // Input the host refused as stale (made for a state the table has left, REFEREE.md §9
+  // "Revisions"): never sent again by itself; the referee applies it anew or drops it.
+  let asked = [];
+  // The last shot's card and the revision it was made for: once the table's state moves on
+  // (a foul declared, another phone's input) its buttons are greyed and disabled.
+  let card = null;
+  let live = false;
   let sending = false, retryTimer = null, lastHeard = 0, beats = false, es = null;
 
   // -- helpers ---------------------------------------------------------------------------
@@ -125,7 +132,9 @@
   }
 
   function act(input, extra = {}) {
-    queue.push(Object.assign({ id: newId(), input, label: describe(input), tries: 0 }, extra));
+    // the revision this input is made for: the one on screen now, or the card's
+    const rev = extra.rev !== undefined ? extra.rev : (snap && snap.rev) || null;
+    queue.push(Object.assign({ id: newId(), input, label: describe(input), tries: 0 }, extra, { rev }));
     saveQueue();
     closeSheet();
     renderQueue();
@@ -153,6 +162,7 @@
     try {
       const body = { id: item.id, input: item.input };
       if (item.undo_key != null) body.undo_key = item.undo_key;
+      if (item.rev) body.rev = item.rev;
       const r = await request("POST", TAPI + "/referee", body);
       if (r.status === 200) {
         queue.shift();
@@ -160,7 +170,15 @@
         shown = { label: item.label, rulings: d.rulings || [], pending: d.pending,
           facts: d.facts, repeat: d.repeat || d.duplicate };
         if (d.state && snap) { snap.state = d.state; }
+        if (d.rev && snap) snap.rev = d.rev;
+        if (item.card && card && d.rev) card.rev = d.rev;  // the card's own correction
         ui.ball = null;
+      } else if (r.status === 409 && r.data && r.data.stale) {
+        // the table moved on before it got there (an outage, another phone): not applied,
+        // and not sent again by itself; the referee is asked once more
+        queue.shift();
+        asked.push({ input: item.input, label: item.label, error: r.data.error || "stale", card: !!item.card });
+        shown = null;
       } else if (r.status === 401 || (r.status === 403 && r.data && r.data.signin)) {
         session.signed_in = false;  // the session ended: sign in again, then the queue goes on
       } else if (r.status >= 500 || r.status === 429 || r.status === 408) {
@@ -231,7 +249,12 @@
   function setLive(on) {
     const c = $("conn");
     c.className = "conn " + (on ? "on" : "off");
-    c.textContent = on ? "live" : "reconnecting…";
+    c.textContent = on ? "live" : "offline: reconnecting…";
+    if (on !== live) {
+      live = on;
+      document.body.classList.toggle("offline", !on);  // scores greyed (referee.css)
+      render();
+    }
   }
 
   function onSnapshot(s) {
@@ -242,6 +265,7 @@
     lastAnns = anns;
     const before = snap && snap.game;
     snap = s;
+    if (s.last_shot && (!card || card.n !== s.last_shot.n)) card = { n: s.last_shot.n, rev: s.rev || null };
     if (s.game && s.game !== before) loadFouls(s.game);
     render();
   }
@@ -270,7 +294,7 @@
     const s = st(), v = valid();
     // what the referee acts on comes first, under the thumb; the ruling of the last action
     // right below it
-    let html = scoresView(s);
+    let html = offlineView() + scoresView(s) + askedView();
     if (!s) html += noMatchView();
     else if (over(s)) html += overView(s, v);
     else if (v.types.has("lag")) html += lagView(s);
@@ -283,6 +307,23 @@
     if (s && snap.last_shot && v.types.has("confirm")) html += shotView(s, v);
     html += toolsView(s, v);
     app.innerHTML = html;
+  }
+
+  function offlineView() {
+    if (live) return "";
+    return `<div class="card offline" id="offline" role="alert"><b>Offline: no connection to the host.</b>
+      <p class="hint">The scores below may be out of date. What you enter waits in the list at the
+      bottom and is sent when the host is back; if the table has moved on by then, you are asked again.</p></div>`;
+  }
+
+  function askedView() {
+    if (!asked.length) return "";
+    const a = asked[0];
+    return `<div class="card refused" id="asked"><h2>Not applied: the table changed first</h2>
+      <p><b id="asked-what">${esc(a.label)}</b>${asked.length > 1 ? ` <span class="tag">+${asked.length - 1} more</span>` : ""}</p>
+      <p class="hint" id="asked-why">${esc(a.error)}</p><div class="grid2">
+      <button class="primary" data-act="asked-send" id="btn-asked-send">Apply it now</button>
+      <button class="quiet" data-act="asked-drop" id="btn-asked-drop">Drop it</button></div></div>`;
   }
 
   function signInView() {
@@ -474,9 +515,18 @@
     const fixes = v.correct ? `<div class="row"><button class="quiet" data-act="fix-first" id="btn-first">First ball hit…</button>
         <button class="quiet warn" data-act="fix-foul" id="btn-shot-foul">Foul on this shot…</button></div>` : "";
     const buttons = `<div class="stack">${confirm}${fixes}</div>`;
-    return `<div class="card shot" id="last-shot"><h2>Last shot (${sh.n != null ? "#" + sh.n : "sensed"})</h2>
+    const html = `<div class="card shot" id="last-shot"><h2>Last shot (${sh.n != null ? "#" + sh.n : "sensed"})</h2>
       <div class="drops">${drops || '<div class="facts">nothing pocketed</div>'}</div>
       <div class="facts">${facts.join(" · ")} ${warn}</div>${uncHtml}${buttons}</div>`;
+    if (!cardStale()) return html;
+    // made for a state the table has left: shown, greyed, and nothing on it can be sent
+    return html.replace('class="card shot"', 'class="card shot stale" data-stale="1"')
+      .replace(/<button /g, "<button disabled ")
+      .replace(/<\/div>$/, '<p class="hint" id="stale-note">The table has moved on since this shot: it can no longer be corrected here.</p></div>');
+  }
+
+  function cardStale() {
+    return !!(card && snap && snap.rev && card.rev && card.rev !== snap.rev);
   }
 
   function toolsView(s, v) {
@@ -487,6 +537,11 @@
   }
 
   // -- sheets ------------------------------------------------------------------------------
+  function cardExtra() {
+    // an input from the last shot's card is made for the state the card was made for
+    return card ? { rev: card.rev, card: true } : {};
+  }
+
   function openSheet(html, id) {
     const sh = $("sheet");
     sh.innerHTML = html;
@@ -606,9 +661,9 @@
       case "fix-foul": foulSheet("shot"); break;
       case "foul":
         if (d.mode === "now") act({ type: "shot", pocketed: [], fouls: [d.code] });
-        else act({ type: "confirm", fouls: [d.code] });
+        else act({ type: "confirm", fouls: [d.code] }, cardExtra());
         break;
-      case "confirm": act({ type: "confirm" }); break;
+      case "confirm": act({ type: "confirm" }, b.id === "btn-confirm" ? cardExtra() : {}); break;
       case "check": act(Object.assign({ type: "confirm" }, valid().check[+d.i].facts)); break;
       case "prov": act(Object.assign({ type: "confirm" }, st().provisional[0].choices[+d.i].facts)); break;
       case "fix-ball": {
@@ -621,11 +676,13 @@
           if (i !== +d.i) return p.ball == null ? { pocket: p.pocket } : { ball: p.ball, pocket: p.pocket };
           return d.ball === "none" ? null : { ball: +d.ball, pocket: p.pocket };
         }).filter(Boolean);
-        act({ type: "confirm", pocketed: pk });
+        act({ type: "confirm", pocketed: pk }, cardExtra());
         break;
       }
       case "fix-first": ballSheet("Which ball did the cue ball hit first?", "set-first", "", rackBalls(false), "No ball was hit"); break;
-      case "set-first": act({ type: "confirm", first_contact: d.ball === "none" ? null : +d.ball }); break;
+      case "set-first": act({ type: "confirm", first_contact: d.ball === "none" ? null : +d.ball }, cardExtra()); break;
+      case "asked-send": { const a = asked.shift(); if (a) act(a.input); else render(); break; }
+      case "asked-drop": asked.shift(); render(); break;
       case "undo": undoSheet(); break;
       case "undo-yes": act({ type: "undo" }, d.key !== "" ? { undo_key: +d.key } : {}); break;
       case "more": moreSheet(); break;
