@@ -5,13 +5,15 @@ broker password or the referee PIN, a password file) and what the host writes ab
 The mode is set when the file is created (os.open with the mode, then fchmod against a
 umask that would narrow it further), never by a chmod after the content is written: a
 reader could open the file in between and keep reading through that descriptor. A file that
-already exists is narrowed to 0600 too.
+already exists is narrowed to 0600 too. `write_whole` replaces a file whole or not at all
+(also for a file that is not private: an export passes its own mode).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 
 MODE = 0o600
 
@@ -36,6 +38,41 @@ def write_private(path, data) -> None:
     """Write `data` (str or bytes) to a 0600 file, replacing what it held."""
     with open_private(path, "wb" if isinstance(data, (bytes, bytearray)) else "w") as f:
         f.write(data)
+
+
+def write_whole(path, text: str, mode: int = MODE) -> None:
+    """Replace `path` by a file holding `text`, whole or not at all: written to a temporary
+    file beside it (created 0600, then given `mode`), synced, renamed over it, and the
+    directory synced. A crash or a full disk leaves the old file (or none), never half of
+    one."""
+    path = os.fspath(path)
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        if mode != MODE:
+            os.fchmod(fd, mode)  # set before the content, like `_open`
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: str) -> None:
+    # the rename is durable only once the directory is synced; best effort (some
+    # filesystems refuse to open a directory or to sync it)
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+    os.close(fd)
 
 
 def ensure_private(path) -> None:

@@ -96,7 +96,7 @@ def test_the_file_holds_no_token_and_is_0600(tmp_path):
         assert token_hash(t).encode() in raw
     assert PIN.encode() not in raw
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert not (tmp_path / "s.tmp").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["s"]  # no temporary file left
 
 
 def test_a_copy_of_the_file_signs_nobody_in(tmp_path):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sqlite3
 import sys
-import tempfile
 from pathlib import Path
+
+from railbird import private
 
 HELP = "print or export the match history and pocket counts (table, CSV, JSON)"
 FORMATS = ("table", "csv", "json")
@@ -130,30 +130,15 @@ def run(args) -> int:
         journal.close()
     if args.output:
         try:
-            _write_whole(Path(args.output), text)
+            # whole or not at all: a full disk leaves the old file (or none), never a
+            # truncated CSV with a valid header that a spreadsheet opens as the whole month
+            out = Path(args.output)
+            private.write_whole(out, text, _mode_for(out))  # an export is an ordinary file
         except OSError as e:
             return _fail(f"--output {args.output}: {e.strerror or e}")
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """Write `text` to `path` whole or not at all: into a temporary file beside it, synced,
-    then renamed over it. A full disk leaves the old file (or none), never a truncated CSV
-    with a valid header that a spreadsheet would open as if it were the whole month."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, _mode_for(path))  # mkstemp makes 0600; an export is an ordinary file
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def _mode_for(path: Path) -> int:

@@ -344,9 +344,10 @@ class MqttFeedsOutput(Output):
         self._publish(codec.topic(venue, table, "inplay"), b"", retain=True)
 
     def _put_fen(self, msg: dict, venue, table, fen) -> None:
-        """The state line, unless it is longer than the protocol allows: then it is left
-        out (the field is optional) and logged once per table. A cut line is no state: a
-        display or simulator that read one back got a state that no longer parses."""
+        """The state's revision, and its line unless it is longer than the protocol allows:
+        then the line is left out (the field is optional) and logged once per table. A cut
+        line is no state: a display or simulator that read one back got a state that no
+        longer parses."""
         if not fen:
             return
         msg["rev"] = state_rev(fen)  # what a console's input names (core/revision.py)

@@ -301,8 +301,7 @@ class RefereeDesk:
     def _one(self, venue, table, rid, inp, rev=None) -> tuple[int, dict]:
         web = self.web
         try:
-            extra = {} if rev is None else {"rev": rev}
-            res = web.referee(venue, table, inp, by="web", id=rid, **extra)
+            res = web.referee(venue, table, inp, by="web", id=rid, rev=rev)
         except Exception as e:  # a broken callable is logged and answered, the server goes on
             log.exception("referee input for %s/%s failed", venue, table)
             res = {"ok": False, "error": str(e) or type(e).__name__}

@@ -122,7 +122,8 @@ class WebOutput(Output):
         self.host = host
         self.port = port
         self.pins = {k: str(v) for k, v in (pins or {}).items() if v}
-        self.referee = referee  # callable(venue, table, input, by=...) -> {"ok", ...}
+        # Daemon.referee_input: callable(venue, table, input, by=, id=, rev=) -> {"ok", ...}
+        self.referee = referee
         self.venues = venues or Venues()
         self.title = title
         self.max_connections = max_connections

@@ -25,7 +25,6 @@ sign-ins (which needs the PIN anyway) cannot grow memory or the file.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
@@ -36,7 +35,7 @@ import secrets
 import threading
 import time
 
-from railbird.private import open_private
+from railbird.private import write_whole
 
 log = logging.getLogger("railbird.outputs.web")
 
@@ -224,7 +223,7 @@ class Sessions:
                 "sessions": rows,
             }
             try:
-                _write_atomic(self.path, json.dumps(doc, sort_keys=True))
+                write_whole(self.path, json.dumps(doc, sort_keys=True))
             except OSError as e:
                 # a sign-in must not fail on a full disk: the session works until a restart
                 if not self._save_failed:
@@ -255,35 +254,6 @@ def _parse(doc):
         if _is_hex64(h) and isinstance(venue, str) and venue and _is_time(expires):
             good.append((h, venue, float(expires)))
     return bytes.fromhex(key), fingerprints, good
-
-
-def _write_atomic(path: str, text: str) -> None:
-    """Replace `path` by a 0600 file holding `text`: a crash leaves the old file or the new
-    one, never half of one."""
-    tmp = f"{path}.tmp"
-    try:
-        with open_private(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(os.path.dirname(path) or ".")
-
-
-def _fsync_dir(d: str) -> None:
-    # the rename itself is durable only once the directory is synced; best effort (some
-    # filesystems refuse to open a directory or to sync it)
-    try:
-        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    with contextlib.suppress(OSError):
-        os.fsync(fd)
-    os.close(fd)
 
 
 def cookie_token(header: str | None) -> str | None:
