@@ -42,7 +42,7 @@
   // The last shot's card and the revision it was made for: once the table's state moves on
   // (a foul declared, another phone's input) its buttons are greyed and disabled.
   let card = null;
-  let live = false;
+  let live = null;  // the live stream: null until it first opens or fails
   let sending = false, retryTimer = null, lastHeard = 0, beats = false, es = null;
 
   // -- helpers ---------------------------------------------------------------------------
@@ -177,7 +177,7 @@
         // the table moved on before it got there (an outage, another phone): not applied,
         // and not sent again by itself; the referee is asked once more
         queue.shift();
-        asked.push({ input: item.input, label: item.label, error: r.data.error || "stale", card: !!item.card });
+        asked.push({ input: item.input, label: item.label, error: r.data.error || "stale" });
         shown = null;
       } else if (r.status === 401 || (r.status === 403 && r.data && r.data.signin)) {
         session.signed_in = false;  // the session ended: sign in again, then the queue goes on
@@ -310,7 +310,7 @@
   }
 
   function offlineView() {
-    if (live) return "";
+    if (live !== false) return "";  // not before the first attempt has failed
     return `<div class="card offline" id="offline" role="alert"><b>Offline: no connection to the host.</b>
       <p class="hint">The scores below may be out of date. What you enter waits in the list at the
       bottom and is sent when the host is back; if the table has moved on by then, you are asked again.</p></div>`;
