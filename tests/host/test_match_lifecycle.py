@@ -132,7 +132,16 @@ def test_match_lifecycle_from_the_cli_console(broker, tmp_path):
         assert st["match_winner"] == "Ann" and st["ended"] == "conceded"
         # a new match, undo of the concession, or a correction of the last shot
         assert set(valid(st)) == {"match", "undo", "confirm"}
-        assert valid(st)["confirm"] == {"type": "confirm", "unconfirmed": [], "correct": True}
+        confirm = valid(st)["confirm"]
+        assert {k: confirm[k] for k in ("type", "unconfirmed", "correct")} == {
+            "type": "confirm",
+            "unconfirmed": [],
+            "correct": True,
+        }
+        # what a correction starts from: the push-out's facts as sensed (REFEREE.md §3c)
+        assert confirm["facts"]["facts"] == [
+            {"fact": "rail_after_contact", "value": True, "origin": "sensed"}
+        ]
         rc, out, err = ref(port, "call", "3", "SR")
         assert rc == 1 and "the match is over" in err
 

@@ -260,7 +260,9 @@ def test_merge_keeps_other_uncertain_facts():
     }
     out = with_referee_facts(inp, {"pocketed": [{"ball": 0, "pocket": "FR"}]})
     assert out["uncertain"] == ["object_balls_to_rail"]
-    assert out["pocketed"] == [{"ball": 0, "pocket": "FR"}]
+    # the referee's now, certain: no longer `inferred` (REFEREE.md §3c)
+    assert out["pocketed"] == [{"ball": 0, "pocket": "FR", "source": "referee"}]
+    assert out["entered"] == ["pocketed"]
     assert inp["uncertain"] == ["object_balls_to_rail", "pocketed"]  # not modified
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from railbird.core.lifecycle import IN_PROGRESS, NO_GAME, complete_match
 from railbird.core.revision import state_rev
-from railbird.rules.inputs import SHOT_FACTS  # the facts a referee may enter (REFEREE.md §3a)
+from railbird.rules.inputs import SHOT_FACTS, referee_drop  # REFEREE.md §3a, §3c
 
 if TYPE_CHECKING:
     from railbird.rules import Referee, RulesError, State
@@ -154,10 +154,11 @@ def with_referee_facts(inp: dict[str, Any], facts: dict[str, Any]) -> dict[str, 
     if "object_balls_to_rail" in facts:  # the referee's count replaces the sensors' range
         out.pop("object_balls_to_rail_range", None)
     if isinstance(out.get("pocketed"), list) and "pocketed" in facts:
-        out["pocketed"] = [
-            {k: v for k, v in p.items() if k != "source"} if isinstance(p, dict) else p
-            for p in out["pocketed"]
-        ]
+        out["pocketed"] = [referee_drop(p) for p in out["pocketed"]]
+    given = [k for k in SHOT_FACTS if k in facts]
+    if given:  # the shot's facts view marks them as the referee's (REFEREE.md §3c)
+        had = out.get("entered")
+        out["entered"] = sorted(set(had if isinstance(had, list) else ()) | set(given))
     unc = [u for u in out.get("uncertain") or () if u not in facts]
     if unc:
         out["uncertain"] = unc
@@ -308,6 +309,7 @@ class Game:
             undo=ref.applied > 0 or bool(self._earlier),
             correct=ref.correctable(),
             fresh=ref.applied == 0,
+            facts=ref.shot_facts(),
         )
 
     def _result(self, st: dict[str, Any] | None, ref: Referee) -> dict[str, Any]:

@@ -106,7 +106,8 @@ FIELDS = {
     },
     "ClockModels": {"_clocks"},
     "Game": {"match", "defaults", "referee", "error", "_earlier", "_mod"},
-    "Referee": {"state", "_history", "_produced", "announcements"},
+    # _facts_cache: derived from the history (Referee.shot_facts), rebuilt on first use
+    "Referee": {"state", "_history", "_produced", "announcements", "_facts_cache"},
     "Event": set(Event.__slots__),
 }
 

@@ -3,10 +3,11 @@ pure functions over immutable game state (docs/rules.md). May import only the st
 library: no other part of `railbird`, no I/O, so every other part can use it.
 
 Public API (used by the host daemon and the web scoreboard):
-    Referee(match).feed(input) -> output dict; .state, .state_json(), .announcements
+    Referee(match).feed(input) -> output dict; .state, .state_json(), .announcements,
+        .shot_facts() (the last shot's facts in force, REFEREE.md §3c)
     new_match(match) -> State; apply(state, input) -> (State, rulings)
     state_to_json(state) -> dict; to_fen(state) -> str; from_fen(text) -> State
-    valid_inputs(state, undo=, correct=, fresh=) -> the inputs acceptable now
+    valid_inputs(state, undo=, correct=, fresh=, facts=) -> the inputs acceptable now
 Errors: RulesError and its precise kinds BadInput, ImpossibleInput, OutOfTurn, FenError.
 The input/output contract is protocol/REFEREE.md.
 
@@ -15,7 +16,8 @@ then the game's overrides), `general` (the WPA general rules), `fouls` (the foul
 the games `tenball`, `nineball`, `eightball`, `straight` (14.1) and `rotation` (what the
 rotation games share), `match` (matches, races, break orders), `options` (named rule options
 and editions), `inputs` (JSON input parsed into typed values), `doubt` (uncertain sensed
-facts that decide a ruling), `referee` (`Referee`: a match fed input by input, with undo),
+facts that decide a ruling), `shotfacts` (the last shot's facts in force, each sensed,
+presumed or the referee's), `referee` (`Referee`: a match fed input by input, with undo),
 `valid` (the inputs acceptable now), `errors` (the error kinds), `jsonview` (state as JSON),
 `vocabulary` (the registry of each game's facts, which codec, schemas, boards, CLI and web
 pages derive from or are checked against),

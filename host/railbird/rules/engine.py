@@ -43,6 +43,13 @@ def new_match(match: JsonObject) -> State:
 def apply(state: State, inp: JsonObject) -> tuple[State, list[dict[str, str]]]:
     """Apply one input; returns the new state and the rulings (announcements) as dicts
     {"text", "rule"}. Raises RulesError (the caller keeps `state`)."""
+    st, rulings = apply_traced(state, inp)
+    return st, [r.as_dict() for r in rulings]
+
+
+def apply_traced(state: State, inp: JsonObject) -> tuple[State, list[Ruling]]:
+    """`apply` with the rulings as `Ruling` values, which also say what each default
+    presumed (`Ruling.presumed`: the shot's facts view, railbird.rules.shotfacts)."""
     kind = input_type(inp)
     if kind == "match":
         raise OutOfTurn("the match has already started")
@@ -52,14 +59,14 @@ def apply(state: State, inp: JsonObject) -> tuple[State, list[dict[str, str]]]:
         R: list[Ruling] = []
         game = rules_for(state)
         st = game.on_check(game.spot_pending(replace(state, rack_winner=None)), inp, R)
-        return st, [r.as_dict() for r in R]
+        return st, R
     if kind == "confirm":  # also after the match: the deciding shot may be confirmed
         if any(k in inp for k in SHOT_FACTS):
             raise OutOfTurn("a correction needs the input history: use railbird.rules.Referee")
         R = []
         game = rules_for(state)
         st = game.on_confirm(game.spot_pending(replace(state, rack_winner=None)), R)
-        return st, [r.as_dict() for r in R]
+        return st, R
     if state.over:
         # REFEREE.md §2: what is left after the match is putting the deciding shot right.
         raise OutOfTurn("the match is over: only undo, or confirm of the deciding shot")
@@ -91,4 +98,4 @@ def apply(state: State, inp: JsonObject) -> tuple[State, list[dict[str, str]]]:
         st = game.on_abandon(st, R)
     else:  # input_type() knows every type
         raise RulesError(f"unhandled input {kind}")
-    return st, [r.as_dict() for r in R]
+    return st, R

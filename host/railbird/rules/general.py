@@ -24,7 +24,7 @@ from .inputs import (
     shot_dict,
 )
 from .match import MatchLayer
-from .state import Ruling, State, move_balls, set_pair
+from .state import Presumed, Ruling, State, move_balls, set_pair
 
 
 def balls_text(balls: Iterable[int]) -> str:
@@ -367,7 +367,7 @@ class GeneralRules(MatchLayer):
         shot = self.check_rail_estimate(table, shot, R)
         potted = []
         restored = 0
-        for p in shot.pocketed:
+        for i, p in enumerate(shot.pocketed):
             if p.ball is None:  # identity not sensed: the called ball if it fits, else lowest
                 free = sorted(table - seen)
                 if not free:
@@ -382,6 +382,7 @@ class GeneralRules(MatchLayer):
                     Ruling(
                         "8.3",
                         f"Ball in {p.pocket} not identified: presumed to be the {guess} (default)",
+                        (Presumed("pocketed", guess, i),),
                     )
                 )
                 p = replace(p, ball=guess)
@@ -506,12 +507,14 @@ class GeneralRules(MatchLayer):
             return  # a foul is decided by reported facts; no default decides anything
         legal = self.legal_first_balls(st)
         if not shot.contact_reported and legal is not None:
+            only = min(legal) if len(legal) == 1 else None  # else "a legal ball": say which
             R.append(
                 Ruling(
                     self.foul_rule("6.2"),
                     "First ball contacted not reported: presumed "
                     f"{self.presumed_first_text(st, shot)}, a "
                     "legal hit (default)",
+                    (Presumed("first_contact", only),),
                 )
             )
         if (
@@ -524,17 +527,23 @@ class GeneralRules(MatchLayer):
                 Ruling(
                     self.foul_rule("6.3"),
                     "Rail after contact not reported: presumed a ball reached a rail (default)",
+                    (Presumed("rail_after_contact", True),),
                 )
             )
         if st.breaking:
             text = self.break_default_text(st, shot)
             if text:
-                R.append(Ruling(self.rule_break_req, text))
+                R.append(Ruling(self.rule_break_req, text, self.break_presumed(st, shot)))
 
     rule_break_req = "3.3"
 
     def presumed_first_text(self, st: State, shot: Shot) -> str:
         return "a legal ball"
+
+    def break_presumed(self, st: State, shot: Shot) -> tuple[Presumed, ...]:
+        """The facts `break_default_text` presumes, at the least value that meets the
+        break requirement (what a `confirm` of the presumption gives)."""
+        return (Presumed("object_balls_to_rail", 4),)
 
     def break_default_text(self, st: State, shot: Shot) -> str | None:
         """Rotation and 8-ball: nothing pocketed and no rail count reported."""

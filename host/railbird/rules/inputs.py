@@ -50,6 +50,7 @@ INPUT_FIELDS = {
         "fouls",
         "replay",
         "uncertain",
+        "entered",
     },
     "option": {"choice"},
     "rerack": {"cue_ball_in_rack_area", "ball_in_rack_area", "ball_behind_head_string"},
@@ -182,7 +183,30 @@ class Shot:
         return None
 
 
+def referee_drop(item: object) -> object:
+    """A pocketed entry of a `confirm` correction as the shot keeps it: certain (never
+    `inferred` any more), and the referee's unless it says it is as `sensed` (REFEREE.md
+    §3c: a drop without a ball stays presumed)."""
+    if not isinstance(item, dict):
+        return item  # parse_shot refuses it with its reason
+    out = {k: v for k, v in item.items() if k != "source"}
+    if out.get("ball") is not None:
+        out["source"] = "sensed" if item.get("source") == "sensed" else "referee"
+    return out
+
+
+def check_entered(d: JsonObject) -> None:
+    """`entered`: the shot facts the referee entered or corrected (REFEREE.md §3c). The
+    rules rule them like any fact; the shot's facts view marks them as his."""
+    got = d.get("entered")
+    if got is not None and (
+        not isinstance(got, list) or not all(isinstance(f, str) and f in SHOT_FACTS for f in got)
+    ):
+        raise BadInput(f"entered must be a list of fact names: {', '.join(SHOT_FACTS)}")
+
+
 def parse_shot(d: JsonObject) -> Shot:
+    check_entered(d)
     raw = d.get("pocketed", [])
     flagged = [] if d.get("uncertain") is None else d["uncertain"]
     if not isinstance(flagged, list) or not all(

@@ -4,11 +4,13 @@ daemon and the web scoreboard use."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 
 from .engine import apply, new_match
 from .errors import OutOfTurn, RulesError
-from .inputs import SHOT_FACTS, JsonObject, input_type
+from .inputs import SHOT_FACTS, JsonObject, input_type, referee_drop
 from .jsonview import state_to_json
+from .shotfacts import entered_of, shot_facts
 from .state import Ruling, State
 
 
@@ -21,6 +23,9 @@ class Referee:
         # (state, announcements, input) before each applied input, oldest first.
         self._history: list[tuple[State, list[dict[str, str]], JsonObject]] = []
         self._produced = self.state  # to notice a state set from outside (e.g. from_fen)
+        # (the shot input and state it was built for, the view): shot_facts is asked for
+        # with every state the host publishes, and a view changes only with them
+        self._facts_cache: tuple[JsonObject, State, JsonObject | None] | None = None
         self.announcements: list[dict[str, str]] = [
             Ruling(
                 "match",
@@ -77,16 +82,10 @@ class Referee:
         pre, pre_anns, original = self._history[idx]
         later = self._history[idx + 1 :]
         changed = sorted(k for k in SHOT_FACTS if k in inp)
-        corrected = {k: v for k, v in original.items() if k not in ("uncertain", "replay")}
-        flagged = list(original.get("uncertain") or ())
-        if later and _answers_check(later[0]):
-            # The shot was held for the referee's check (§3b) and he answered: his answer
-            # is part of the shot; every fact was certain from then on.
-            answer = later[0][2]
+        corrected, answered = _in_force(original, later)
+        if answered:
             later = later[1:]
-            corrected.update({k: answer[k] for k in SHOT_FACTS if k in answer})
-            corrected.pop("object_balls_to_rail_range", None)
-            flagged = []
+        flagged = list(corrected.pop("uncertain", None) or ())
         for key in changed:
             corrected[key] = inp[key]
         if "object_balls_to_rail" in changed:  # the referee's count replaces the range
@@ -97,10 +96,9 @@ class Referee:
         if flagged:
             corrected["uncertain"] = flagged
         if "pocketed" in changed and isinstance(corrected["pocketed"], list):
-            corrected["pocketed"] = [
-                {k: v for k, v in p.items() if k != "source"} if isinstance(p, dict) else p
-                for p in corrected["pocketed"]
-            ]
+            corrected["pocketed"] = [referee_drop(p) for p in corrected["pocketed"]]
+        # what the shot's facts view marks as the referee's (§3c)
+        corrected["entered"] = sorted(entered_of(corrected) | set(changed))
         state, rulings = apply(pre, corrected)
         rulings = [
             Ruling(
@@ -143,6 +141,27 @@ class Referee:
                 return shot
         return None
 
+    def shot_facts(self) -> JsonObject | None:
+        """The facts in force of the shot a correction would rule again, each marked
+        sensed, presumed or the referee's, and the `confirm` that confirms them as ruled
+        (REFEREE.md §3c); None when there is no such shot (`correctable`)."""
+        if not self.correctable():
+            return None
+        idx = next(
+            i
+            for i in range(len(self._history) - 1, -1, -1)
+            if self._history[i][2].get("type") == "shot"
+        )
+        pre, _, original = self._history[idx]
+        cached = self._facts_cache
+        if cached is not None and cached[0] is original and cached[1] is self.state:
+            return copy.deepcopy(cached[2])
+        shot, _ = _in_force(original, self._history[idx + 1 :])
+        view = shot_facts(pre, shot, self.state)
+        out = None if view is None else view.as_dict()
+        self._facts_cache = (original, self.state, out)
+        return copy.deepcopy(out)
+
     def correctable(self) -> bool:
         """Whether a `confirm` with facts finds a shot to rule again whose later inputs
         still apply when its facts are restated: a shot in the history, not a void
@@ -157,6 +176,24 @@ class Referee:
             if kind == "confirm" and not _answers_check((pre, None, inp)):
                 return False
         return False
+
+
+def _in_force(
+    shot: JsonObject, later: Sequence[tuple[State, object, JsonObject]]
+) -> tuple[JsonObject, bool]:
+    """-> (the shot input in force, whether the first of `later` is the referee's answer
+    to it). A shot held for his check (§3b) and answered has his answer folded in: every
+    fact was certain, and his, from then on."""
+    out = {k: v for k, v in shot.items() if k != "replay"}
+    if later and _answers_check(later[0]):
+        answer = later[0][2]
+        given = [k for k in SHOT_FACTS if k in answer]
+        out.update({k: answer[k] for k in given})
+        out.pop("object_balls_to_rail_range", None)
+        out.pop("uncertain", None)
+        out["entered"] = sorted(entered_of(out) | set(given))
+        return out, True
+    return out, False
 
 
 def _answers_check(entry: tuple[State, object, JsonObject]) -> bool:

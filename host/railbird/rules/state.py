@@ -8,7 +8,7 @@ lowest nearest the foot spot).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from .options import option_value
@@ -55,11 +55,26 @@ FOUL_PREFIXES = ("Foul by ", "Foul on the break by ")
 
 
 @dataclass(frozen=True)
+class Presumed:
+    """A shot fact a default ruling presumed (REFEREE.md §3): the `confirm` fact it is
+    (railbird.rules.inputs.SHOT_FACTS), the value a `confirm` gives to confirm the
+    presumption (None: no single value says it, e.g. "a legal ball" in 14.1, so the referee
+    must name it), and for `pocketed` the entry of the shot's list it fills."""
+
+    fact: str
+    value: object = None
+    entry: int | None = None
+
+
+@dataclass(frozen=True)
 class Ruling:
-    """One decision of the engine and the rule that produced it."""
+    """One decision of the engine and the rule that produced it. `presumed`: the fact a
+    default ruling presumed; kept off the wire (`as_dict`), read by the shot's facts view
+    (railbird.rules.shotfacts)."""
 
     rule: str
     text: str
+    presumed: tuple[Presumed, ...] = field(default=(), compare=False)
 
     def as_dict(self) -> dict[str, str]:
         return {"text": self.text, "rule": self.rule}

@@ -12,7 +12,7 @@ from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import BREAKING, Foul
 from .general import GeneralRules, balls_text
 from .inputs import JsonObject, Shot, get_bool
-from .state import Ruling, State, add_pair, foul_ruling, set_pair
+from .state import Presumed, Ruling, State, add_pair, foul_ruling, set_pair
 
 
 class StraightPool(GeneralRules):
@@ -101,6 +101,14 @@ class StraightPool(GeneralRules):
             "two object balls to a rail",
             BREAKING,
         )
+
+    def break_presumed(self, st: State, shot: Shot) -> tuple[Presumed, ...]:
+        out = []
+        if shot.object_balls_to_rail is None:
+            out.append(Presumed("object_balls_to_rail", 2))
+        if shot.cue_ball_to_rail is None and not shot.scratch:
+            out.append(Presumed("cue_ball_to_rail", True))
+        return tuple(out)
 
     def break_default_text(self, st: State, shot: Shot) -> str | None:
         if self.break_ball_pocketed(st, shot):

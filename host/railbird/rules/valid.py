@@ -56,13 +56,19 @@ def _rerack(st: State) -> JsonObject:
 
 
 def valid_inputs(
-    state: State, *, undo: bool = False, correct: bool = False, fresh: bool = False
+    state: State,
+    *,
+    undo: bool = False,
+    correct: bool = False,
+    fresh: bool = False,
+    facts: JsonObject | None = None,
 ) -> list[JsonObject]:
     """The input types acceptable in `state`, each a dict with its `type` and what a
     console needs to offer it: `lag` and `concede` the `players`, `option` the `choices`,
     `call` the `balls`, `pockets` and whether `safety` may be called, `rerack` the answer
-    `fields` that apply, `confirm` the `unconfirmed` facts and whether the last shot may be
-    corrected (`correct`).
+    `fields` that apply, `confirm` the `unconfirmed` facts, whether the last shot may be
+    corrected (`correct`) and, given, the shot's `facts` in force (`Referee.shot_facts`,
+    REFEREE.md §3c: what a correction starts from).
 
     `undo`: the history has an input to withdraw. `correct`: a `confirm` with facts would
     find a shot of this match to rule again. `fresh`: no input has been applied to this
@@ -99,6 +105,8 @@ def valid_inputs(
         held = doubt.load(state.check)
         if held is not None:
             entry["choices"] = held["choices"]
+        if facts is not None and correct:
+            entry["facts"] = facts
         out.append(entry)
     if undo:
         out.append({"type": "undo"})
