@@ -221,7 +221,9 @@ def _play(table: Table, app: Phone, url: str):
     # the break: a ball drops in SR; the sensors cannot tell which, the rules presume the 1
     table.shot("break", pots=[(4, "SR")])
     app.check(scores=(0, 0), at_table="Ann", ruling="Legal break, 1 pocketed: Ann continues (9)")
-    app.shows("#last-shot", "a ball in SR")
+    # the ball is presumed, and shown so, with one tap to confirm it (REFEREE.md §3c)
+    app.shows("#last-shot", "the 1 in SR (side right) presumed")
+    app.shows("#btn-confirm", "Confirm: the 1 in SR, the 1 hit first")
     # a ball down makes the break legal whatever reached a rail: the count decides nothing,
     # so nothing is left to confirm (protocol/REFEREE.md §3b)
     assert not drv.find_elements("id", "uncertain") and not app.state()["unconfirmed"]
@@ -273,14 +275,15 @@ def _play(table: Table, app: Phone, url: str):
         fouls=(0, 1),
         ruling="Foul by Bob: cue ball scratch or off the table (6.1) (9.10.1)",
     )
-    app.shows("#last-shot", "cue ball in HL")
+    app.shows("#last-shot", "the cue ball in HL")
     app.shows("#uncertain", "which balls dropped")
+    app.shows("#btn-confirm", "Confirm: the cue ball in HL")
     app.tap("#btn-confirm")
     app.check(
         scores=(0, 0),
         at_table="Ann",
         bih="anywhere",
-        ruling="The referee confirms the sensed facts: pocketed (1.10)",
+        ruling="The referee confirms the last shot (pocketed) as ruled (1.10)",
     )
     assert app.state()["unconfirmed"] == []
 
@@ -424,7 +427,7 @@ def _play(table: Table, app: Phone, url: str):
         scores=(14, -1),
         at_table="Cy",
         bih="kitchen",
-        ruling="The referee confirms the sensed facts: pocketed (1.10)",
+        ruling="The referee confirms the last shot (pocketed) as ruled (1.10)",
     )
 
     # a foul declared on Cy by mistake: undo shows it, asks once, and withdraws it

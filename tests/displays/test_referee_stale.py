@@ -1,8 +1,13 @@
-"""No stale action lands (issue 22, build items 2 and 3), played on the phone: headless
-Chromium at 390x844, the real daemon (`railbird run`), a private mosquitto and the simulated
-node firmware. The phone reaches the host through a TCP relay the test can cut, a real
-outage between them (the host and the node go on).
+"""The referee's truth on the phone (issue 22, build items 1-3): headless Chromium at
+390x844, the real daemon (`railbird run`), a private mosquitto and the simulated node
+firmware. The phone reaches the host through a TCP relay the test can cut, a real outage
+between them (the host and the node go on).
 
+- A break with the 3 and the 10 down: the host presumes the 1 and the 2, shown as presumed;
+  the referee identifies both, one "Which?" each, and the end is the truth: the 1 on the
+  table (and in the call grid), the 10 to spot (REFEREE.md §3c).
+- A scratch whose cue pocket the host got wrong: the cue ball's row has its own "Which?",
+  and the pocket is corrected.
 - A declared foul leaves the last shot's card greyed with its buttons disabled: it was
   made for the state before the foul.
 - Offline, the phone says so (a banner, greyed scores); an action entered then waits in
@@ -122,14 +127,56 @@ def test_a_stale_card_is_disabled_and_a_queued_action_the_table_overtook_is_aske
         app.tap('button[data-act="lag"][data-breaker="Ann"]')
         app.check(scores=(0, 0), at_table="Ann", bih="kitchen", ruling="Ann wins the lag")
 
-        Table(sn, host).shot("break", pots=[(4, "SR")])
-        app.shows("#last-shot", "a ball in SR")
+        table = Table(sn, host)
+        # the break: the 3 in SR and the 10 in FL; the beams cannot tell which balls
+        table.shot("break", pots=[(3, "SR"), (10, "FL")])
+        app.check(scores=(0, 0), at_table="Ann", ruling="Legal break, 1, 2 pocketed")
+        app.shows("#last-shot", "the 1 in SR (side right) presumed")
+        app.shows("#last-shot", "the 2 in FL (foot left) presumed")
+        app.shows("#btn-confirm", "Confirm: the 1 in SR, the 2 in FL, the 1 hit first")
+        app.screen("presumed", "#last-shot")
+        app.tap("#which-0")
+        app.shows("#sheet h2", "Which ball went in SR")
+        app.tap('#ball-pick button[data-ball="3"]')
+        app.shows("#last-shot", "the 3 in SR (side right) corrected")
+        # the FL drop is presumed again from what is left: the 1
+        app.shows("#last-shot", "the 1 in FL (foot left) presumed")
+        app.tap("#which-1")
+        app.shows("#sheet h2", "Which ball went in FL")
+        app.tap('#ball-pick button[data-ball="10"]')
+        app.shows("#last-shot", "the 10 in FL (foot left) corrected")
+        app.shows("#last-shot", "the 3 in SR (side right) corrected")
+        st = app.state()
+        assert st["to_spot"] == [10] and 1 in st["balls_on_table"], st
+        assert 3 not in st["balls_on_table"] and st["at_table"] == "Ann"
+        # the call grid offers the 1, which is still on the table
+        wait_for(
+            drv,
+            lambda d: d.find_elements("css selector", '#calls button.ball[data-ball="1"]'),
+            "the 1 in the call grid",
+        )
+        app.screen("identified", "#last-shot")
+
+        # Ann scratches; the host pairs the cue ball with the HL beam, the referee saw FR
+        app.call(1, "HL", "Ann")
+        table.shot("miss", scratch="HL")
+        app.check(scores=(0, 0), at_table="Bob", bih="anywhere", ruling="Foul by Ann")
+        app.shows("#last-shot", "the cue ball in HL")
+        app.tap("#which-0")
+        app.shows("#sheet", "Which pocket did the cue ball go in?")
+        app.tap('#pocket-pick button[data-pocket="FR"]')
+        app.shows("#last-shot", "the cue ball in FR (foot right) corrected")
+        app.check(scores=(0, 0), at_table="Bob", bih="anywhere", ruling="corrects the last shot")
         fix = '#last-shot button[data-act="fix-ball"]'
-        assert drv.find_element("css selector", fix).is_enabled()
+        wait_for(
+            drv,
+            lambda d: [b for b in d.find_elements("css selector", fix) if b.is_enabled()],
+            "the corrected card still live",
+        )
 
         # a declared foul: the card was made for the state before it
         app.foul_now("6.6", "9.10.6")
-        app.check(scores=(0, 0), at_table="Bob", bih="anywhere", ruling="Foul by Ann")
+        app.check(scores=(0, 0), at_table="Ann", bih="anywhere", ruling="Foul by Bob")
         wait_for(
             drv,
             lambda d: d.find_element("id", "last-shot").get_attribute("data-stale") == "1",
@@ -147,14 +194,14 @@ def test_a_stale_card_is_disabled_and_a_queued_action_the_table_overtook_is_aske
         app.shows("#queue", "Not applied yet")
         app.screen("offline-queued", "#offline")
 
-        # meanwhile the table moves on: another console declares a foul by Bob
+        # meanwhile the table moves on: another console declares a foul by Ann
         console = Http(direct)
         assert console.call("POST", "/api/session/club", {"pin": PIN})[0] == 200
         foul = {"type": "shot", "pocketed": [], "fouls": ["6.6"]}
         code, res, _ = console.call("POST", "/api/v/club/t1/referee", {"id": "c1", "input": foul})
         assert code == 200, (code, res, host.log())
         moved = console.call("GET", "/api/v/club/t1")[1]["state"]  # the relay is cut
-        assert moved["at_table"] == "Ann" and moved["call"] is None
+        assert moved["at_table"] == "Bob" and moved["call"] is None
 
         # the link is back: the waiting safety was made for a state the table has left
         relay.restore()
@@ -162,7 +209,7 @@ def test_a_stale_card_is_disabled_and_a_queued_action_the_table_overtook_is_aske
         app.shows("#asked-why", "stale: the table has changed")
         assert "Safety" in text(drv, "#asked-what") or "safety" in text(drv, "#asked-what")
         after = app.state()
-        assert after["call"] is None and after["at_table"] == "Ann", after  # nothing applied
+        assert after["call"] is None and after["at_table"] == "Bob", after  # nothing applied
         wait_for(drv, lambda d: not d.find_element("id", "queue").is_displayed(), "queue empty")
         app.screen("asked-again", "#asked")
         app.tap("#btn-asked-drop")
@@ -177,7 +224,7 @@ def test_a_stale_card_is_disabled_and_a_queued_action_the_table_overtook_is_aske
         drv.refresh()
         app.shows("#score-0", "0", timeout=30)
         assert not drv.find_elements("id", "signin")
-        app.check(scores=(0, 0), at_table="Ann", bih="anywhere")
+        app.check(scores=(0, 0), at_table="Bob", bih="anywhere")
     finally:
         relay.close()
         sn.stop()

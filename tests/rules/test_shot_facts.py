@@ -132,6 +132,9 @@ def test_the_one_tap_confirm_makes_every_presumption_the_referees_and_rules_the_
     }
     after = r.feed({"type": "confirm", **confirm})
     assert {k: after[k] for k in RULED} == {k: before[k] for k in RULED}
+    assert after["rulings"][0]["text"] == (
+        "The referee confirms the last shot (first_contact, pocketed) as ruled"
+    )
     view = r.shot_facts()
     assert view["presumed"] == [] and view["confirm"] == {}
     assert {f["fact"]: f["origin"] for f in view["facts"]} == {"first_contact": "referee"}

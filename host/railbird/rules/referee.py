@@ -10,7 +10,7 @@ from .engine import apply, new_match
 from .errors import OutOfTurn, RulesError
 from .inputs import SHOT_FACTS, JsonObject, input_type, referee_drop
 from .jsonview import state_to_json
-from .shotfacts import entered_of, shot_facts
+from .shotfacts import ShotFacts, entered_of, shot_facts
 from .state import Ruling, State
 
 
@@ -83,6 +83,7 @@ class Referee:
         later = self._history[idx + 1 :]
         changed = sorted(k for k in SHOT_FACTS if k in inp)
         corrected, answered = _in_force(original, later)
+        in_force = copy.deepcopy(corrected)
         if answered:
             later = later[1:]
         flagged = list(corrected.pop("uncertain", None) or ())
@@ -100,13 +101,14 @@ class Referee:
         # what the shot's facts view marks as the referee's (§3c)
         corrected["entered"] = sorted(entered_of(corrected) | set(changed))
         state, rulings = apply(pre, corrected)
-        rulings = [
-            Ruling(
-                "1.10",
-                f"The referee corrects the last shot ({', '.join(changed)}); it is ruled again",
-            ).as_dict(),
-            *rulings,
-        ]
+        head = (
+            # §3c: the facts in force made his (a one-tap confirm): no fact changed, only
+            # who vouches for it, and he is told so, not that the shot was corrected
+            f"The referee confirms the last shot ({', '.join(changed)}) as ruled"
+            if _same_facts(shot_facts(pre, in_force, self.state), shot_facts(pre, corrected, state))
+            else f"The referee corrects the last shot ({', '.join(changed)}); it is ruled again"
+        )
+        rulings = [Ruling("1.10", head).as_dict(), *rulings]
         history = [*self._history[:idx], (pre, pre_anns, corrected)]
         for _, _, again in later:
             try:
@@ -176,6 +178,15 @@ class Referee:
             if kind == "confirm" and not _answers_check((pre, None, inp)):
                 return False
         return False
+
+
+def _same_facts(a: ShotFacts | None, b: ShotFacts | None) -> bool:
+    """The same facts in force, whoever gave them (§3c)."""
+    if a is None or b is None:
+        return False
+    return [(d.ball, d.pocket, d.restored) for d in a.drops] == [
+        (d.ball, d.pocket, d.restored) for d in b.drops
+    ] and {f.name: f.value for f in a.facts} == {f.name: f.value for f in b.facts}
 
 
 def _in_force(

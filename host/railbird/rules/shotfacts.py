@@ -48,6 +48,7 @@ class Drop:
 
     def as_dict(self) -> JsonObject:
         out: JsonObject = {"ball": self.ball, "pocket": self.pocket, "origin": self.origin}
+        out.update(self.lip)  # a console's correction sends them back with the entry
         if self.restored:
             out["restored"] = True
         return out
@@ -77,9 +78,11 @@ class ShotFacts:
     presumed: tuple[str, ...]  # the facts in force by a default
     unconfirmed: tuple[str, ...]  # flagged uncertain and not yet confirmed (§3a)
     confirm: JsonObject  # the `confirm` facts that confirm all of it as ruled
+    t_us: int | None  # the shot input's `t_us`: which sensed shot this is (the host's start)
 
     def as_dict(self) -> JsonObject:
         return {
+            "t_us": self.t_us,
             "pocketed": [d.as_dict() for d in self.drops],
             "facts": [f.as_dict() for f in self.facts],
             "presumed": list(self.presumed),
@@ -145,7 +148,15 @@ def shot_facts(pre: State, shot: JsonObject, now: State) -> ShotFacts | None:
         sorted({"pocketed" for d in drops if d.origin == "presumed"} | set(presumed_value))
     )
     confirm = _confirming(now, drops, facts, unconfirmed)
-    return ShotFacts(tuple(drops), tuple(facts), presumed, unconfirmed, confirm)
+    t_us = shot.get("t_us")
+    return ShotFacts(
+        tuple(drops),
+        tuple(facts),
+        presumed,
+        unconfirmed,
+        confirm,
+        t_us if isinstance(t_us, int) and not isinstance(t_us, bool) else None,
+    )
 
 
 def _confirming(

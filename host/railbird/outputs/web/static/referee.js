@@ -105,13 +105,16 @@
   // control through the host"), with the choices, callable balls and re-rack questions.
   function valid() {
     const s = st(), v = { types: new Set(), choices: [], balls: [], safety: false,
-      fields: null, correct: false, check: null };
+      fields: null, correct: false, check: null, facts: null };
     for (const x of s ? s.valid_inputs || [] : [{ type: "match" }]) {
       v.types.add(x.type);
       if (x.type === "option") v.choices = x.choices || [];
       if (x.type === "call") { v.balls = x.balls || []; v.safety = !!x.safety; }
       if (x.type === "rerack") v.fields = x.fields || null;
-      if (x.type === "confirm") { v.correct = !!x.correct; v.check = x.choices || null; }
+      if (x.type === "confirm") {
+        v.correct = !!x.correct; v.check = x.choices || null;
+        v.facts = x.facts || null;  // the last shot's facts in force (REFEREE.md §3c)
+      }
     }
     return v;
   }
@@ -304,7 +307,7 @@
     if (s && (s.provisional || []).length) html += provisionalView(s, v);
     html += rulingsView();
     // the last shot, while it can be confirmed or corrected (a shot of this match)
-    if (s && snap.last_shot && v.types.has("confirm")) html += shotView(s, v);
+    if (shotShown(s, v)) html += shotView(s, v);
     html += toolsView(s, v);
     app.innerHTML = html;
   }
@@ -440,7 +443,7 @@
     const p = s.provisional[0], fix = v.correct ? p.choices || [] : [];
     return `<div class="card" id="provisional"><h2>Provisional: ${esc(p.ruling)}${rule(p.rule)}</h2>
       <p class="hint">${esc(p.text || "")}; no referee checked it.</p><div class="stack">
-      <button class="primary" data-act="confirm" id="btn-prov-confirm">Confirm the ruling</button>
+      ${shotShown(s, v) ? "" : '<button class="primary" data-act="confirm" id="btn-prov-confirm">Confirm the ruling</button>'}
       ${fix.filter((x) => x.label !== p.ruling).map((x) => `<button class="warn" data-act="prov" data-i="${p.choices.indexOf(x)}">${esc(choiceLabel(x))}</button>`).join("")}
       </div></div>`;
   }
@@ -498,34 +501,103 @@
         ${a.ball_in_rack_area && a.ball_behind_head_string ? "disabled" : ""}>Balls racked: go on</button></div>`;
   }
 
+  // The last shot as it was ruled: every drop and fact in force, each marked sensed,
+  // presumed or corrected (REFEREE.md §3c). A correction sends the whole list back, built
+  // from these facts, never from the sensed shot, so one tap never undoes another.
+  const ORIGIN_TAGS = { presumed: '<span class="badge presumed">presumed</span>',
+    referee: '<span class="tag corrected">corrected</span>', sensed: "" };
+
+  // The rules' last shot is the card's sensed shot (the host gives the sensed shot's start
+  // as its `t_us`); else the last shot the rules know is another one (a declared foul):
+  // the card is shown, but nothing on it may correct that other shot.
+  function factsOf(v) {
+    const sh = snap && snap.last_shot;
+    return v.facts && sh && v.facts.t_us != null && v.facts.t_us === sh.start ? v.facts : null;
+  }
+
+  function shotDrops(v) {
+    const f = factsOf(v);
+    if (f) return f.pocketed;
+    return (snap.last_shot.pocketed || []).map((p) =>
+      ({ ball: p.ball, pocket: p.pocket, origin: p.ball == null ? "presumed" : "sensed" }));
+  }
+
+  function ballWords(n) { return n === 0 ? "the cue ball" : n == null ? "a ball" : "the " + n; }
+
+  function factWords(name, value) {
+    switch (name) {
+      case "first_contact": return value === null ? "no ball hit" : value === undefined ? "a legal ball hit first"
+        : `${ballWords(value)} hit first`;
+      case "rail_after_contact": return value ? "a ball reached a rail" : "no rail after contact";
+      case "object_balls_to_rail": return `${value} object ball${value === 1 ? "" : "s"} to a rail`;
+      case "cue_ball_to_rail": return value ? "the cue ball reached a rail" : "the cue ball reached no rail";
+      case "off_table": return "off the table: " + (value || []).map(ballWords).join(", ");
+      case "fouls": return "foul: " + (value || []).map(foulName).join(", ");
+      default: return name;
+    }
+  }
+
+  // the words of what the one confirm button confirms: exactly the facts it sends
+  function confirmWords(c) {
+    const out = [];
+    for (const p of c.pocketed || []) out.push(`${ballWords(p.ball)} in ${p.pocket}`);
+    for (const k of Object.keys(c)) if (k !== "pocketed") out.push(factWords(k, c[k]));
+    return out.join(", ");
+  }
+
   function shotView(s, v) {
-    const sh = snap.last_shot, unc = s.unconfirmed || [];
-    const drops = (sh.pocketed || []).map((p, i) => `<div class="drop">${ballHtml(p.ball)}
-      <span>${p.ball === 0 ? "cue ball" : p.ball == null ? "a ball" : "the " + p.ball} in ${esc(pocketName(p.pocket))}
-      ${p.source && p.source !== "sensed" ? `<span class="tag">${esc(p.source)}</span>` : ""}</span>
-      ${p.ball !== 0 && v.correct ? `<button class="quiet" data-act="fix-ball" data-i="${i}">Which?</button>` : "<span></span>"}</div>`).join("");
-    const cue = (sh.pocketed || []).some((p) => p.ball === 0);
+    const sh = snap.last_shot, f = factsOf(v), unc = s.unconfirmed || [];
+    const list = shotDrops(v);
+    const drops = list.map((p, i) => `<div class="drop" data-origin="${esc(p.origin)}">${ballHtml(p.ball)}
+      <span>${esc(ballWords(p.ball))} in ${esc(pocketName(p.pocket))} ${ORIGIN_TAGS[p.origin] || ""}
+      ${p.restored ? '<span class="tag">hung: back on the lip</span>' : ""}</span>
+      ${v.correct ? `<button class="quiet" data-act="fix-ball" data-i="${i}" id="which-${i}">Which?</button>` : "<span></span>"}</div>`).join("");
     const rails = sh.rails || [];
     const nr = sh.distinct_rails != null ? sh.distinct_rails : new Set(rails.map((r) => r.rail)).size;
-    const facts = [cue ? "scratch: the cue ball dropped" : "cue ball stayed on the table",
+    const cue = list.some((p) => p.ball === 0);
+    const lines = [cue ? "scratch: the cue ball dropped" : "cue ball stayed on the table",
       rails.length ? `${rails.length} rail hit${rails.length > 1 ? "s" : ""} on ${nr} rail${nr > 1 ? "s" : ""}` : "no rail hit sensed"];
+    const factRows = (f ? f.facts : []).map((x) => `<div class="fact" data-fact="${esc(x.fact)}" data-origin="${esc(x.origin)}">
+      ${esc(factWords(x.fact, x.value === null && x.origin === "presumed" ? undefined : x.value))}
+      ${ORIGIN_TAGS[x.origin] || ""}${x.uncertain ? ' <span class="badge">uncertain</span>' : ""}</div>`).join("");
     const warn = (sh.warnings || []).map((w) => `<span class="tag">${esc(w)}</span>`).join(" ");
     const uncHtml = unc.length ? `<p id="uncertain"><span class="badge">uncertain</span> ${unc.map((u) => esc(FACT_NAMES[u] || u)).join(", ")}</p>` : "";
-    const confirm = unc.length ? '<button class="primary" data-act="confirm" id="btn-confirm">Confirm as sensed</button>' : "";
+    const sure = f && Object.keys(f.confirm || {}).length ? f.confirm : null;
+    // one confirm button; its label says exactly what it makes the referee's
+    const confirm = sure
+      ? `<button class="primary" data-act="confirm-facts" id="btn-confirm">Confirm: ${esc(confirmWords(sure))}</button>`
+      : unc.length ? '<button class="primary" data-act="confirm" id="btn-confirm">Confirm as sensed</button>' : "";
     const fixes = v.correct ? `<div class="row"><button class="quiet" data-act="fix-first" id="btn-first">First ball hit…</button>
         <button class="quiet warn" data-act="fix-foul" id="btn-shot-foul">Foul on this shot…</button></div>` : "";
     const buttons = `<div class="stack">${confirm}${fixes}</div>`;
     const html = `<div class="card shot" id="last-shot"><h2>Last shot (${sh.n != null ? "#" + sh.n : "sensed"})</h2>
       <div class="drops">${drops || '<div class="facts">nothing pocketed</div>'}</div>
-      <div class="facts">${facts.join(" · ")} ${warn}</div>${uncHtml}${buttons}</div>`;
-    if (!cardStale()) return html;
+      <div class="facts">${factRows}${lines.join(" · ")} ${warn}</div>${uncHtml}${buttons}</div>`;
+    if (!cardStale(v)) return html;
     // made for a state the table has left: shown, greyed, and nothing on it can be sent
     return html.replace('class="card shot"', 'class="card shot stale" data-stale="1"')
       .replace(/<button /g, "<button disabled ")
       .replace(/<\/div>$/, '<p class="hint" id="stale-note">The table has moved on since this shot: it can no longer be corrected here.</p></div>');
   }
 
-  function cardStale() {
+  // The pocketed list a correction sends: the drops in force, entry `i` replaced by
+  // `entry` (or left out: null); presumed drops go without a ball, to be presumed again
+  // from what is left; the sensed ones say so.
+  function dropsWith(i, entry) {
+    return shotDrops(valid()).map((p, j) => {
+      if (j === i) return entry;
+      const lip = {};
+      if (p.rested_us != null) lip.rested_us = p.rested_us;
+      if (p.jammed) lip.jammed = true;
+      if (p.origin === "presumed" || p.ball == null) return Object.assign({ pocket: p.pocket }, lip);
+      return Object.assign({ ball: p.ball, pocket: p.pocket, source: p.origin === "sensed" ? "sensed" : "referee" }, lip);
+    }).filter(Boolean);
+  }
+
+  function shotShown(s, v) { return !!(s && snap.last_shot && v.types.has("confirm")); }
+
+  function cardStale(v) {
+    if (v && v.facts && !factsOf(v)) return true;  // the rules' last shot is another one
     return !!(card && snap && snap.rev && card.rev && card.rev !== snap.rev);
   }
 
@@ -569,6 +641,17 @@
     const balls = options.map((b) => ballHtml(b.n, `data-act="${act}" data-ball="${b.n}" ${extra}`, "button", b.dim ? "dim" : "")).join("");
     openSheet(`<h2>${esc(title)}</h2><div class="balls" id="ball-pick">${balls}</div>
       ${withNone ? `<button class="quiet" data-act="${act}" data-ball="none" ${extra} style="width:100%;margin-top:10px">${esc(withNone)}</button>` : ""}
+      <button class="quiet" data-act="close" style="width:100%;margin-top:10px">Cancel</button>`, "balls");
+  }
+
+  // "Which?" on a drop: the ball it was (the cue ball too: a guess of the cue's pocket can
+  // be wrong on an uncalibrated table) and, for the cue ball, the pocket it went in
+  function dropSheet(i, p) {
+    const balls = rackBalls(true).map((b) => ballHtml(b.n, `data-act="set-ball" data-ball="${b.n}" data-i="${i}"`, "button", b.dim ? "dim" : "")).join("");
+    const pockets = p.ball === 0 ? `<h2>Which pocket did the cue ball go in?</h2><div class="pockets" id="pocket-pick">
+      ${POCKETS.map((k) => `<button class="${k === p.pocket ? "primary" : "quiet"}" data-act="set-pocket" data-pocket="${k}" data-i="${i}">${esc(pocketName(k))}</button>`).join("")}</div>` : "";
+    openSheet(`${pockets}<h2>Which ball went in ${esc(pocketName(p.pocket))}?</h2><div class="balls" id="ball-pick">${balls}</div>
+      <button class="quiet" data-act="set-ball" data-ball="none" data-i="${i}" style="width:100%;margin-top:10px">Nothing dropped there</button>
       <button class="quiet" data-act="close" style="width:100%;margin-top:10px">Cancel</button>`, "balls");
   }
 
@@ -667,16 +750,24 @@
       case "check": act(Object.assign({ type: "confirm" }, valid().check[+d.i].facts)); break;
       case "prov": act(Object.assign({ type: "confirm" }, st().provisional[0].choices[+d.i].facts)); break;
       case "fix-ball": {
-        const p = snap.last_shot.pocketed[+d.i];
-        ballSheet(`Which ball went in ${pocketName(p.pocket)}?`, "set-ball", `data-i="${d.i}"`, rackBalls(false), "Nothing dropped there");
+        const p = shotDrops(valid())[+d.i];
+        if (p) dropSheet(+d.i, p);
         break;
       }
       case "set-ball": {
-        const pk = snap.last_shot.pocketed.map((p, i) => {
-          if (i !== +d.i) return p.ball == null ? { pocket: p.pocket } : { ball: p.ball, pocket: p.pocket };
-          return d.ball === "none" ? null : { ball: +d.ball, pocket: p.pocket };
-        }).filter(Boolean);
-        act({ type: "confirm", pocketed: pk }, cardExtra());
+        const p = shotDrops(valid())[+d.i];
+        const entry = d.ball === "none" ? null : { ball: +d.ball, pocket: p.pocket, source: "referee" };
+        act({ type: "confirm", pocketed: dropsWith(+d.i, entry) }, cardExtra());
+        break;
+      }
+      case "set-pocket": {
+        const p = shotDrops(valid())[+d.i];
+        act({ type: "confirm", pocketed: dropsWith(+d.i, { ball: p.ball, pocket: d.pocket, source: "referee" }) }, cardExtra());
+        break;
+      }
+      case "confirm-facts": {
+        const f = factsOf(valid());
+        if (f && f.confirm) act(Object.assign({ type: "confirm" }, f.confirm), cardExtra());
         break;
       }
       case "fix-first": ballSheet("Which ball did the cue ball hit first?", "set-first", "", rackBalls(false), "No ball was hit"); break;
