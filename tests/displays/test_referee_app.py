@@ -232,6 +232,21 @@ def test_fouls_come_from_the_rules_engine(host):
     assert c.call("GET", "/api/fouls/snooker")[0] == 404
 
 
+def test_match_options_come_from_the_rules_engine_with_their_state_line_letter(host):
+    from railbird.rules.fen import OPTION_CODES
+    from railbird.rules.options import form_options
+
+    _, web = host
+    c = Http(web.url)
+    for game in GAMES:
+        code, res, _ = c.call("GET", f"/api/options/{game}")
+        assert code == 200 and [o["name"] for o in res["options"]] == [
+            o["name"] for o in form_options(game)
+        ]
+        assert all(o["code"] == OPTION_CODES[o["name"]] for o in res["options"])
+    assert c.call("GET", "/api/options/snooker")[0] == 404
+
+
 # -- the app in a phone-sized Chromium -----------------------------------------------------
 @pytest.fixture
 def phone(tmp_path):
@@ -379,11 +394,18 @@ def test_app_concede_ends_the_match_and_a_rematch_starts_the_next(phone, host):
     tap(drv, "#btn-more")
     wait_text(drv, "#sheet", "Abandon the match")
     assert_phone_layout(drv, "more")
-    tap(drv, 'button[data-act="concede"][data-player="Bob"]')
+    tap(drv, 'button[data-act="ask-concede"][data-player="Bob"]')
+    # asked once: a stray tap does not end the match
+    wait_text(drv, "#sheet h2", "Bob concedes?")
+    assert _state(web)["match_winner"] is None
+    tap(drv, "#btn-ask-yes")
     wait_text(drv, "#winner", "Bob conceded: Ann wins")
+    assert "fouls" not in text(drv, "#p0") + text(drv, "#p1")
     assert _state(web)["match_winner"] == "Ann" and _state(web)["ended"] == "conceded"
     wait_text(drv, "#rulings", "(1.11)")
     tap(drv, "#btn-rematch")
+    wait_text(drv, "#sheet h2", "Rematch: Ann v Bob?")
+    tap(drv, "#btn-ask-yes")
     wait_text(drv, "#lag h2", "who won?")
     st = _state(web)
     assert st["players"] == ["Ann", "Bob"] and st["match_winner"] is None

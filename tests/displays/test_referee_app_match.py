@@ -335,7 +335,7 @@ def _play(table: Table, app: Phone, url: str):
     table.shot("pot", pots=[(10, "SL")])
     app.check(scores=(2, 0), at_table=None, ruling="Ann wins the match 2-0 (match)")
     app.shows("#winner", "Ann wins")
-    app.shows("#over", "Ann 2 \u2013 0 Bob")
+    app.shows("#result", "Ann 2 · Bob 0")
     assert app.state()["match_winner"] == "Ann"
     app.screen("match-over")
 
@@ -488,7 +488,7 @@ def _play(table: Table, app: Phone, url: str):
         )
     app.shows("#rulings", "Cy reaches 25 and wins the match (4.4)")
     app.shows("#winner", "Cy wins")
-    app.shows("#over", "Cy 25 \u2013 -2 Di")
+    app.shows("#result", "Cy 25 · Di \u22122")  # a minus sign, never "25 - -2"
     app.shows("#over", "high run: Cy 14 · Di 0")
     assert app.state()["match_winner"] == "Cy"
     app.screen("match-over-14-1")
@@ -500,9 +500,29 @@ def _play(table: Table, app: Phone, url: str):
         field = drv.find_element("id", el)
         field.clear()
         field.send_keys(name)
+    # the rules edition is chosen on the form, with what it changes (REFEREE.md §5)
+    edition = '#m-options input[data-opt="wpa2016_ten_last_ball"]'
+    app.shows("#m-options", "Later WPA edition: WPA 2016+ 9.8")
+    app.screen("new-match-options", "#m-options")
+    app.tap(edition)
     app.tap("#btn-start")
     app.shows("#lag h2", "Lag for the break: who won?")
     st = app.state()
     assert (st["game"], st["players"], st["match_winner"]) == ("10-ball", ["Eve", "Flo"], None)
+    assert " opt=RL " in " " + app.api()["fen"] + " "  # the referee flag and the edition
+    # Flo concedes (asked once), and the rematch keeps the rules as they were
+    app.tap('button[data-act="lag-winner"][data-player="Eve"]')
+    app.tap('button[data-act="lag"][data-breaker="Eve"]')
+    app.tap("#btn-more")
+    app.tap('button[data-act="ask-concede"][data-player="Flo"]')
+    app.shows("#sheet h2", "Flo concedes?")
+    assert app.state()["match_winner"] is None
+    app.tap("#btn-ask-yes")
+    app.shows("#winner", "Flo conceded: Eve wins")
+    app.tap("#btn-rematch")
+    app.shows("#sheet h2", "Rematch: Eve v Flo?")
+    app.tap("#btn-ask-yes")
+    app.shows("#lag h2", "Lag for the break: who won?")
+    assert " opt=RL " in " " + app.api()["fen"] + " "
     app.shows("#p0 .name", "Eve")
     assert app.screens >= 12

@@ -110,6 +110,22 @@ _SPECS = (
 )
 
 OPTIONS: dict[str, OptionSpec] = {s.name: s for s in _SPECS}
+# How a match form groups the yes/no options (REFEREE.md §5): a later WPA edition, a
+# literal reading of the Thai seed text, or the BCA general rules; `referee` is not a rule
+# (the form that starts the match sets it).
+KINDS = (("wpa", "edition"), ("thai", "reading"), ("bca", "bca"))
+
+
+def form_options(game: str) -> list[dict[str, str]]:
+    """The yes/no options a match of `game` may be started with, for a match form:
+    [{"name", "kind" ("edition", "reading" or "bca"), "doc"}], editions first."""
+    out = []
+    for spec in _SPECS:
+        if game not in spec.games or spec.default is not False or spec.name == "referee":
+            continue
+        kind = next(k for prefix, k in KINDS if spec.name.startswith(prefix))
+        out.append({"name": spec.name, "kind": kind, "doc": spec.doc})
+    return sorted(out, key=lambda o: o["kind"] != "edition")
 
 
 def parse_options(raw: object, game: str) -> tuple[tuple[str, object], ...]:

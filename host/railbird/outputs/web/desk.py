@@ -7,6 +7,7 @@ Routes (all JSON; POST bodies must be `Content-Type: application/json`):
     POST   /api/session/<venue>            {"pin"} -> session cookie (HttpOnly, SameSite=Strict)
     DELETE /api/session/<venue>            sign out
     GET    /api/fouls/<game>               {"game", "fouls": [{"declare", "rule", "name", "grade"}]}
+    GET    /api/options/<game>             {"game", "options": [{"name", "kind", "doc", "code"}]}
     GET    /api/v/<venue>/<table>/undo     {"undo": {"key", "rulings"} or null}
     POST   /api/v/<venue>/<table>/referee  {"id", "input", "undo_key"?} or {"inputs": [...]}
 
@@ -49,7 +50,9 @@ from railbird.outputs.web.sessions import (
 )
 from railbird.outputs.web.wire import Reply, Req, json_reply
 from railbird.rules.engine import GAMES
+from railbird.rules.fen import OPTION_CODES
 from railbird.rules.fouls import declarable
+from railbird.rules.options import form_options
 
 log = logging.getLogger("railbird.outputs.web")
 
@@ -129,6 +132,8 @@ class RefereeDesk:
                 return self._sign_out(req)
         if len(p) == 3 and p[0] == "api" and p[1] == "fouls" and method in ("GET", "HEAD"):
             return self._fouls(p[2])
+        if len(p) == 3 and p[0] == "api" and p[1] == "options" and method in ("GET", "HEAD"):
+            return self._options(p[2])
         if len(p) == 5 and p[0] == "api" and p[1] == "v":
             if p[4] == "undo" and method in ("GET", "HEAD"):
                 return json_reply(200, {"undo": self.trail.top(p[2], p[3])})
@@ -226,6 +231,14 @@ class RefereeDesk:
         if game not in GAMES:
             return json_reply(404, {"error": f"unknown game {game!r}"})
         return json_reply(200, {"game": game, "fouls": declarable(GAMES[game])})
+
+    def _options(self, game) -> Reply:
+        """The rule options a new match of `game` may name (REFEREE.md §5), each with its
+        state-line letter, so the form shows the current match's as chosen."""
+        if game not in GAMES:
+            return json_reply(404, {"error": f"unknown game {game!r}"})
+        opts = [dict(o, code=OPTION_CODES[o["name"]]) for o in form_options(game)]
+        return json_reply(200, {"game": game, "options": opts})
 
     # -- referee input -------------------------------------------------------------------
     def _referee(self, req: Req, venue, table) -> Reply:

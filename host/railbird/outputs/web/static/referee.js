@@ -310,7 +310,27 @@
     if (shotShown(s, v)) html += shotView(s, v);
     html += toolsView(s, v);
     app.innerHTML = html;
+    keepAwake();
   }
+
+  // The phone stays awake while a match is in play (Screen Wake Lock). Browsers give it
+  // only to a secure page (https, or localhost): over plain http on the LAN it is not
+  // there, and the phone's own sleep setting applies (docs/displays.md).
+  let wake = null, waking = false;
+  async function keepAwake() {
+    if (!("wakeLock" in navigator) || waking) return;
+    const s = st(), want = !!(s && !over(s) && document.visibilityState === "visible");
+    if (want && !wake) {
+      waking = true;
+      try {
+        wake = await navigator.wakeLock.request("screen");
+        wake.addEventListener("release", () => { wake = null; });
+      } catch (e) { wake = null; /* refused (battery saver): nothing to do */ }
+      waking = false;
+    } else if (!want && wake) { const w = wake; wake = null; w.release().catch(() => {}); }
+  }
+  // the lock is released whenever the page is hidden; it is asked again on return
+  document.addEventListener("visibilitychange", () => keepAwake());
 
   function offlineView() {
     if (live !== false) return "";  // not before the first attempt has failed
@@ -348,7 +368,8 @@
     const cards = [0, 1].map((i) => {
       const meta = [];
       const f = per(fo, i) || 0;
-      if (f) meta.push(f >= 2 ? `<span class="warn">${f} fouls: warning</span>` : "1 foul");
+      // a foul count means something only while there is a next shot (6.14)
+      if (f && !over(s)) meta.push(f >= 2 ? `<span class="warn">${f} fouls: warning</span>` : "1 foul");
       if (byPoints(s.game)) meta.push("run " + (per(s.run, i) || 0));
       if (s.breaker === n[i] && s.breaking && !byPoints(s.game)) meta.push("breaks");
       const up = s.at_table === n[i];
@@ -398,10 +419,13 @@
       : s.ended === "conceded" ? `${esc(other(w))} conceded: ${esc(w)} wins` : `${esc(w)} wins`;
     const hi = byPoints(s.game) ? `<p class="hint">high run: ${esc(n[0])} ${per(s.high_run, 0) || 0} · ${esc(n[1])} ${per(s.high_run, 1) || 0}</p>` : "";
     return `<div class="card over" id="over"><h2>Match over</h2><div class="winner" id="winner">${text}</div>
-      <div>${esc(n[0])} ${sc[0]} – ${sc[1]} ${esc(n[1])}</div>${hi}
-      <div class="stack"><button class="primary" data-act="rematch" id="btn-rematch">Rematch: same players</button>
+      <div id="result">${esc(n[0])} ${signed(sc[0])} · ${esc(n[1])} ${signed(sc[1])}</div>${hi}
+      <div class="stack"><button class="primary" data-act="ask-rematch" id="btn-rematch">Rematch: same players</button>
       <button data-act="new-match" data-keep="0" id="btn-new">New match, new players</button></div></div>`;
   }
+
+  // a score as a reader reads it: 14.1 scores may be negative ("−19", a real minus sign)
+  function signed(x) { return x < 0 ? "\u2212" + (-x) : String(x); }
 
   function lagView(s) {
     const n = names();
@@ -692,11 +716,35 @@
       <div id="m-order-box" ${byPoints(g) ? "hidden" : ""}><label for="m-order">Who breaks after the first rack</label><select id="m-order">
       <option value="alternate">players alternate</option><option value="winner">winner breaks</option>
       <option value="loser">loser breaks</option><option value="trailing">trailing player breaks</option></select></div>
+      <label>Rules</label><div id="m-options" class="options"><p class="hint">Loading the rules options…</p></div>
       <p class="hint" id="m-error"></p>
       <button type="submit" class="primary" id="btn-start" style="width:100%">Start the match</button>
       <button type="button" class="quiet" data-act="close" style="width:100%;margin-top:10px">Cancel</button></form>`, "match");
     $("sheet").dataset.game = g;
     $("match-form").addEventListener("submit", (e) => { e.preventDefault(); startMatch(); });
+    fillOptions(g, keep && s && s.game === g);
+  }
+
+  // The rules options of a game (REFEREE.md §5) from the host, one box each with what it
+  // changes; those of the current match are ticked when it is kept (its state line's opt=).
+  const optionSpecs = {};
+  async function fillOptions(game, keep) {
+    if (!optionSpecs[game]) {
+      try {
+        const r = await request("GET", "/api/options/" + enc(game));
+        if (r.status === 200) optionSpecs[game] = r.data.options;
+      } catch (e) { /* shown as unavailable below */ }
+    }
+    const box = $("m-options");
+    if (!box || $("sheet").dataset.game !== game) return;  // the form moved on meanwhile
+    const list = optionSpecs[game];
+    if (!list) { box.innerHTML = '<p class="hint">The rules options could not be loaded: the default rules apply.</p>'; return; }
+    const m = keep && snap && snap.fen ? / opt=([A-Z0-9]*)/.exec(" " + snap.fen) : null;
+    const on = new Set(((m && m[1]) || "").replace(/[0-9]/g, "").split(""));
+    const head = { edition: "Later WPA edition", reading: "Literal Thai reading", bca: "BCA general rules" };
+    box.innerHTML = list.length ? list.map((o) => `<label class="opt"><input type="checkbox" data-opt="${esc(o.name)}" ${on.has(o.code) ? "checked" : ""}>
+      <span><b>${esc(head[o.kind] || o.kind)}</b>: ${esc(o.doc)}</span></label>`).join("")
+      : '<p class="hint">This game has no rules options.</p>';
   }
 
   function startMatch() {
@@ -704,16 +752,26 @@
     if (!p1 || !p2 || p1 === p2) { $("m-error").textContent = "Two different player names, please."; return; }
     // started from the referee's phone: a referee is at the table (REFEREE.md §3b)
     const m = { type: "match", game: g, players: [p1, p2], referee: true };
+    const box = $("m-options");
+    // what the form shows is what the match gets: the boxes as ticked, none ticked included
+    if (box && optionSpecs[g]) m.options = [...box.querySelectorAll("input[data-opt]:checked")].map((x) => x.dataset.opt);
     m[goalKey(g)] = +$("m-goal").textContent;
     if (!byPoints(g)) m.break_order = $("m-order").value;
     act(m);
   }
 
+  // What ends or replaces a match is asked once: one stray tap must not end it.
+  function askSheet(title, detail, yes, attrs) {
+    openSheet(`<h2>${esc(title)}</h2><p class="hint">${esc(detail)}</p><div class="stack" id="ask">
+      <button class="primary warn" id="btn-ask-yes" ${attrs}>${esc(yes)}</button>
+      <button class="quiet" data-act="close" id="btn-ask-no">Cancel</button></div>`, "ask");
+  }
+
   function moreSheet() {
     const s = st(), v = valid(), items = [];
     if (s && v.types.has("stalemate")) items.push('<button class="quiet" data-act="stalemate">Stalemate (1.12): replay the rack</button>');
-    if (s && v.types.has("concede")) names().forEach((p) => items.push(`<button class="quiet" data-act="concede" data-player="${esc(p)}">${esc(p)} concedes the match</button>`));
-    if (s && v.types.has("abandon")) items.push('<button class="quiet warn" data-act="abandon">Abandon the match (no result)</button>');
+    if (s && v.types.has("concede")) names().forEach((p) => items.push(`<button class="quiet" data-act="ask-concede" data-player="${esc(p)}">${esc(p)} concedes the match</button>`));
+    if (s && v.types.has("abandon")) items.push('<button class="quiet warn" data-act="ask-abandon">Abandon the match (no result)</button>');
     if (v.types.has("match") && s) items.push('<button class="quiet" data-act="new-match" data-keep="1">New match…</button>');
     items.push(`<a href="/v/${enc(VENUE)}/" style="color:var(--dim)"><button class="quiet" style="width:100%">Scoreboard</button></a>`);
     items.push('<button class="quiet" data-act="signout">Sign out of this phone</button>');
@@ -778,6 +836,17 @@
       case "undo-yes": act({ type: "undo" }, d.key !== "" ? { undo_key: +d.key } : {}); break;
       case "more": moreSheet(); break;
       case "stalemate": act({ type: "stalemate" }); break;
+      case "ask-concede":
+        askSheet(`${d.player} concedes?`, `${d.player} loses the match (1.11); the score stands.`,
+          `Yes: ${d.player} concedes`, `data-act="concede" data-player="${esc(d.player)}"`);
+        break;
+      case "ask-abandon":
+        askSheet("Abandon the match?", "The match ends with no result.", "Yes: abandon it", 'data-act="abandon"');
+        break;
+      case "ask-rematch":
+        askSheet(`Rematch: ${names().join(" v ")}?`, "A new match with the same players, game and rules options.",
+          "Yes: start the rematch", 'data-act="rematch"');
+        break;
       case "concede": act({ type: "concede", player: d.player }); break;
       case "abandon": act({ type: "abandon" }); break;
       case "signout": signOut(); break;
@@ -794,6 +863,7 @@
         $("m-goal-label").textContent = byPoints(d.game) ? "Points to win" : "Race to (racks)";
         $("m-goal").textContent = byPoints(d.game) ? 100 : 5;
         $("m-order-box").hidden = byPoints(d.game);  // 14.1 has no racks to break after
+        fillOptions(d.game, false);
         break;
       }
       case "m-step": {
