@@ -134,6 +134,16 @@ def test_a_stale_card_is_disabled_and_a_queued_action_the_table_overtook_is_aske
         app.shows("#last-shot", "the 1 in SR (side right) presumed")
         app.shows("#last-shot", "the 2 in FL (foot left) presumed")
         app.shows("#btn-confirm", "Confirm: the 1 in SR, the 2 in FL, the 1 hit first")
+        # the presumed lines are folded (the card shows each presumption), so the card and
+        # Undo fit one 390x844 screen together, under the app's top bar
+        app.shows("#minor-rulings summary", "3 presumed or noted")
+        span = drv.execute_script(
+            "const r = (id) => document.getElementById(id).getBoundingClientRect();"
+            "return [r('tools').bottom - r('last-shot').top, window.innerHeight,"
+            " document.querySelector('header') ? document.querySelector('header')"
+            ".getBoundingClientRect().height : 0];"
+        )
+        assert span[0] <= span[1] - span[2], span
         app.screen("presumed", "#last-shot")
         app.tap("#which-0")
         app.shows("#sheet h2", "Which ball went in SR")

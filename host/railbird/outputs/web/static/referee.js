@@ -403,8 +403,14 @@
       (shown.repeat ? ' <span class="tag">already applied</span>' : "") : "<b>Ruling</b>";
     // presumed defaults and notes on uncertain facts are kept, but quieter than the rulings
     const minor = (r) => /\(default\)|^Uncertain, applied as sensed|stand as sensed/.test(r.text || "");
-    const items = rs.map((r) => `<li${minor(r) ? ' class="minor"' : ""}>${esc(r.text)}${rule(r.rule)}</li>`).join("");
-    return `<div class="card${foul ? " foul" : ""}" id="rulings">${head}${items ? `<ul>${items}</ul>` : ""}</div>`;
+    // folded, so the last shot's card and Undo stay on the screen: the card shows each
+    // presumed fact itself (REFEREE.md §3c)
+    const li = (r) => `<li>${esc(r.text)}${rule(r.rule)}</li>`;
+    const major = rs.filter((r) => !minor(r)), quiet = rs.filter(minor);
+    const items = major.map(li).join("");
+    const folded = quiet.length ? `<details id="minor-rulings"><summary>${quiet.length} presumed or noted
+      (shown on the last shot)</summary><ul class="minor">${quiet.map(li).join("")}</ul></details>` : "";
+    return `<div class="card${foul ? " foul" : ""}" id="rulings">${head}${items ? `<ul>${items}</ul>` : ""}${folded}</div>`;
   }
 
   function noMatchView() {
@@ -581,9 +587,13 @@
     const cue = list.some((p) => p.ball === 0);
     const lines = [cue ? "scratch: the cue ball dropped" : "cue ball stayed on the table",
       rails.length ? `${rails.length} rail hit${rails.length > 1 ? "s" : ""} on ${nr} rail${nr > 1 ? "s" : ""}` : "no rail hit sensed"];
-    const factRows = (f ? f.facts : []).map((x) => `<div class="fact" data-fact="${esc(x.fact)}" data-origin="${esc(x.origin)}">
-      ${esc(factWords(x.fact, x.value === null && x.origin === "presumed" ? undefined : x.value))}
-      ${ORIGIN_TAGS[x.origin] || ""}${x.uncertain ? ' <span class="badge">uncertain</span>' : ""}</div>`).join("");
+    // what the referee may need to act on gets a row (presumed, uncertain, his own); the
+    // sensed facts share one quiet line with the rail hits
+    const words = (x) => factWords(x.fact, x.value === null && x.origin === "presumed" ? undefined : x.value);
+    const marked = (f ? f.facts : []).filter((x) => x.origin !== "sensed" || x.uncertain);
+    const factRows = marked.map((x) => `<div class="fact" data-fact="${esc(x.fact)}" data-origin="${esc(x.origin)}">
+      ${esc(words(x))} ${ORIGIN_TAGS[x.origin] || ""}${x.uncertain ? ' <span class="badge">uncertain</span>' : ""}</div>`).join("");
+    const sensed = (f ? f.facts : []).filter((x) => x.origin === "sensed" && !x.uncertain).map(words);
     const warn = (sh.warnings || []).map((w) => `<span class="tag">${esc(w)}</span>`).join(" ");
     const uncHtml = unc.length ? `<p id="uncertain"><span class="badge">uncertain</span> ${unc.map((u) => esc(FACT_NAMES[u] || u)).join(", ")}</p>` : "";
     const sure = f && Object.keys(f.confirm || {}).length ? f.confirm : null;
@@ -596,7 +606,7 @@
     const buttons = `<div class="stack">${confirm}${fixes}</div>`;
     const html = `<div class="card shot" id="last-shot"><h2>Last shot (${sh.n != null ? "#" + sh.n : "sensed"})</h2>
       <div class="drops">${drops || '<div class="facts">nothing pocketed</div>'}</div>
-      <div class="facts">${factRows}${lines.join(" · ")} ${warn}</div>${uncHtml}${buttons}</div>`;
+      ${factRows}<div class="facts">${[...sensed, ...lines].map(esc).join(" · ")} ${warn}</div>${uncHtml}${buttons}</div>`;
     if (!cardStale(v)) return html;
     // made for a state the table has left: shown, greyed, and nothing on it can be sent
     return html.replace('class="card shot"', 'class="card shot stale" data-stale="1"')
