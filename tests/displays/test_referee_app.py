@@ -413,6 +413,31 @@ def test_app_concede_ends_the_match_and_a_rematch_starts_the_next(phone, host):
 
 
 @pytest.mark.browser
+def test_app_shows_the_shot_in_play_as_the_drops_come(phone, host):
+    """Issue 22, 6: the phone was the slowest screen, because it never showed the in-play
+    ball. The host's provisional in-play view is pushed to it on every drop, as to the TV."""
+    d, web = host
+    drv = phone
+    assert d.referee_input("club", "t1", {"type": "lag", "winner": "Ann"})["ok"]
+    drv.get(web.url + "/v/club/t/t1/referee")
+    _sign_in(drv)
+    wait_text(drv, "#calls h2", "Ann")
+    assert not drv.find_elements("id", "inplay")
+    inplay = {"shot": 1, "start": 10, "pocketed": [{"pocket": "SR"}], "provisional": True}
+    web.on_inplay("club", "t1", inplay)
+    wait_text(drv, "#inplay", "a ball in SR (side right)")
+    assert "provisional" in text(drv, "#inplay h2")
+    web.on_inplay(
+        "club", "t1", dict(inplay, pocketed=[{"pocket": "SR"}, {"pocket": "HL", "ball": 0}])
+    )
+    wait_text(drv, "#inplay", "the cue ball in HL (head left)")
+    assert_phone_layout(drv, "in play")
+    # the shot closes: its ruling replaces the provisional view
+    web.on_shot("club", "t1", {"n": 1, "start": 10, "pocketed": [{"pocket": "SR"}], "rails": []})
+    wait_for(drv, lambda d: not d.find_elements("id", "inplay"), "the in-play card gone")
+
+
+@pytest.mark.browser
 def test_app_says_so_when_no_pin_is_configured(phone, tmp_path):
     d, web = _host(tmp_path / "journal.sqlite", pins={})
     try:

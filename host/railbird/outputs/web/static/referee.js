@@ -297,7 +297,7 @@
     const s = st(), v = valid();
     // what the referee acts on comes first, under the thumb; the ruling of the last action
     // right below it
-    let html = offlineView() + scoresView(s) + askedView();
+    let html = offlineView() + scoresView(s) + inplayView(s) + askedView();
     if (!s) html += noMatchView();
     else if (over(s)) html += overView(s, v);
     else if (v.types.has("lag")) html += lagView(s);
@@ -331,6 +331,20 @@
   }
   // the lock is released whenever the page is hidden; it is asked again on return
   document.addEventListener("visibilitychange", () => keepAwake());
+
+  // The shot in play, as the sensors see it while the balls roll (the host's provisional
+  // `inplay`, pushed on every drop): the referee sees the drop as the TV does, not only
+  // when the shot is ruled. It goes when the shot closes and its ruling arrives.
+  function inplayView(s) {
+    const ip = snap.inplay;
+    if (!s || !ip || over(s)) return "";
+    const pk = ip.pocketed || [];
+    const drops = pk.map((p) => `<div class="drop">${ballHtml(p.ball === 0 ? 0 : Number.isInteger(p.ball) ? p.ball : null)}
+      <span>${esc(ballWords(Number.isInteger(p.ball) ? p.ball : null))} in ${esc(pocketName(p.pocket))}</span><span></span></div>`).join("");
+    return `<div class="card shot inplay" id="inplay" aria-live="polite"><h2>In play <span class="badge presumed">provisional</span></h2>
+      <div class="drops">${drops || '<div class="facts">shot in play: nothing down yet</div>'}</div>
+      <p class="hint">Ruled when the balls stop; which ball it was is said on the last shot's card.</p></div>`;
+  }
 
   function offlineView() {
     if (live !== false) return "";  // not before the first attempt has failed
