@@ -496,6 +496,11 @@ def _play(table: Table, app: Phone, url: str):
     # ---- and the next match, with new players again -----------------------------------------
     app.tap("#btn-new")
     app.tap('button[data-act="m-game"][data-game="10-ball"]')
+    # the players of this venue's history are one tap away, the latest first
+    app.shows("#m-known", "Cy")
+    app.shows("#m-known", "Ann")
+    app.tap('#m-known button[data-name="Cy"]')
+    assert drv.find_element("id", "m-p1").get_attribute("value") == "Cy"
     for name, el in (("Eve", "m-p1"), ("Flo", "m-p2")):
         field = drv.find_element("id", el)
         field.clear()

@@ -98,3 +98,20 @@ def test_a_server_without_a_journal_has_no_history(web):
     web.history_journal = None
     code, page = get(web, "/v/club/history")
     assert code == 404 and "keeps no history" in page
+
+
+def test_the_venues_known_players_for_a_match_form(web):
+    """Issue 22, 6: players are picked, not typed: the names of the venue's matches, the
+    most recently seen first; an unknown venue is a 404, a server without history none."""
+    code, body = get(web, "/api/v/club/players")
+    doc = json.loads(body)
+    assert code == 200 and set(doc["players"]) == {"Ann", "Bob"}
+    with sqlite3.connect(web.history_journal) as db:
+        newest = db.execute(
+            "SELECT player_a, player_b FROM history_matches ORDER BY start DESC LIMIT 1"
+        ).fetchone()
+    assert doc["players"][0] in newest
+    assert get(web, "/api/v/nowhere/players")[0] == 404
+    web.history_journal = None
+    code, body = get(web, "/api/v/club/players")
+    assert code == 200 and json.loads(body)["players"] == []

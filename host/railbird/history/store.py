@@ -457,6 +457,20 @@ def matches(
     return [json.loads(r[0]) for r in db.execute(q, args)]
 
 
+def players(db: sqlite3.Connection, venue: str, limit: int = 60) -> list[str]:
+    """The venue's players, the most recently seen first (a match form's known players)."""
+    if not has_history(db):
+        return []
+    q = (
+        "SELECT name, MAX(start) AS seen FROM ("
+        " SELECT player_a AS name, start FROM history_matches WHERE venue = ? AND begun = 1"
+        " UNION ALL"
+        " SELECT player_b AS name, start FROM history_matches WHERE venue = ? AND begun = 1"
+        ") WHERE name IS NOT NULL AND name != '' GROUP BY name ORDER BY seen DESC, name LIMIT ?"
+    )
+    return [r[0] for r in db.execute(q, (venue, venue, limit))]
+
+
 def drop_counts(
     db: sqlite3.Connection,
     by: str,

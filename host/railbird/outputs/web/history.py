@@ -5,6 +5,8 @@ Routes (GET):
 - /v/<venue>/history             the venue: matches, balls pocketed per day and per hour
 - /v/<venue>/history/<player>    one player: the player's matches and balls
 - /api/v/<venue>/history         the same as JSON (`?player=NAME` for one player)
+- /api/v/<venue>/players         the venue's players, most recently seen first (a match
+                                 form's known players: picked, not typed)
 Each takes `from` and `to` (business days, YYYY-MM-DD; default the last 30 days) and
 `table`. The queries read the journal, so server.py runs these routes off the event loop.
 """
@@ -29,12 +31,14 @@ def wants(req: Req) -> bool:
     p = req.parts
     if len(p) in (3, 4) and p[0] == "v" and p[2] == "history":
         return True
-    return len(p) == 4 and p[:2] == ["api", "v"] and p[3] == "history"
+    return len(p) == 4 and p[:2] == ["api", "v"] and p[3] in ("history", "players")
 
 
 def route(web, req: Req) -> Reply | None:
     if not wants(req):
         return None
+    if req.parts[0] == "api" and req.parts[3] == "players":
+        return _players(web, req.parts[2])
     api = req.parts[0] == "api"
     venue = req.parts[2] if api else req.parts[1]
     player = req.query.get("player") if api else (req.parts[3] if len(req.parts) == 4 else None)
@@ -57,6 +61,23 @@ def route(web, req: Req) -> Reply | None:
     if api:
         return json_reply(200, _as_json(data))
     return Reply(200, _page(web, data).encode(), HTML)
+
+
+def _players(web, venue: str) -> Reply:
+    if venue not in web.known_venues():
+        return json_reply(404, {"error": f"There is no venue {venue!r} on this host."})
+    path = getattr(web, "history_journal", None)
+    if path is None:  # no journal, no one known: the form just asks for names
+        return json_reply(200, {"venue": venue, "players": []})
+    try:
+        db = store.open_readonly(path)
+        try:
+            names = store.players(db, venue)
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        return json_reply(503, {"error": f"The history cannot be read now: {e}"})
+    return json_reply(200, {"venue": venue, "players": names})
 
 
 def _period(query, day_start_hour: int) -> tuple[date, date]:

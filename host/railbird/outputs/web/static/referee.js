@@ -733,6 +733,7 @@
       <label>Game</label><div class="seg" id="m-game">${seg}</div>
       <label for="m-p1">Player 1</label><input id="m-p1" maxlength="32" value="${esc(n[0] || "")}" required>
       <label for="m-p2">Player 2</label><input id="m-p2" maxlength="32" value="${esc(n[1] || "")}" required>
+      <div id="m-known" class="known" hidden></div>
       <label id="m-goal-label">${byPoints(g) ? "Points to win" : "Race to (racks)"}</label>
       <div class="stepper"><button type="button" data-act="m-step" data-d="-1" aria-label="fewer">−</button>
       <span id="m-goal">${gl && keep ? gl : byPoints(g) ? 100 : 5}</span>
@@ -747,6 +748,22 @@
     $("sheet").dataset.game = g;
     $("match-form").addEventListener("submit", (e) => { e.preventDefault(); startMatch(); });
     fillOptions(g, keep && s && s.game === g);
+    fillKnown();
+  }
+
+  // The venue's players from its history, most recent first: one tap puts a name in the
+  // first empty field (or Player 2), so a regular is picked, not typed.
+  async function fillKnown() {
+    let names = [];
+    try {
+      const r = await request("GET", API + "/players");
+      if (r.status === 200) names = r.data.players || [];
+    } catch (e) { /* typed, then */ }
+    const box = $("m-known");
+    if (!box || !names.length) return;
+    box.innerHTML = '<span class="hint">Known players:</span>' +
+      names.map((x) => `<button type="button" class="quiet" data-act="m-known" data-name="${esc(x)}">${esc(x)}</button>`).join("");
+    box.hidden = false;
   }
 
   // The rules options of a game (REFEREE.md §5) from the host, one box each with what it
@@ -879,6 +896,13 @@
         const m = { type: "match", game: s.game, players: s.players };
         m[goalKey(s.game)] = goal() || (byPoints(s.game) ? 100 : 5);
         act(m);
+        break;
+      }
+      case "m-known": {
+        const a = $("m-p1"), b2 = $("m-p2");
+        const target = !a.value.trim() ? a : !b2.value.trim() ? b2 : b2;
+        if (target === b2 && a.value.trim() === d.name) break;  // two different players
+        target.value = d.name;
         break;
       }
       case "m-game": {
