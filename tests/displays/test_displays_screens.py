@@ -266,3 +266,29 @@ def test_narrowest_and_widest_phones_fit(venue, drv):
             assert B.overflow(drv) == [], (size, page, B.overflow(drv))
             assert B.spill(drv, BOXES[page]) == [], (size, page, B.spill(drv, BOXES[page]))
             assert B.clipped(drv, WHOLE[page]) == [], (size, page, B.clipped(drv, WHOLE[page]))
+
+
+def test_a_long_name_is_shown_whole_on_the_table_page_and_the_overlay(venue, drv):
+    """Issue 22, 10: names wrap, never cut. The longest name the rules take (64 characters)
+    on the table page and the streaming overlay, at a TV and a phone: its whole text is laid
+    out (nothing scrolled out of its box, no ellipsis), and the page stays within the screen."""
+    d, web = venue
+    long = "Evangeline Montgomery-Smith of the Riverside Eight-Ball League X"
+    assert len(long) == 64
+    match = {"type": "match", "game": "9-ball", "players": [long, "Finn"], "race_to": 7}
+    assert d.referee_input("club", "t3", {"type": "concede", "player": "Finn"})["ok"]
+    assert d.referee_input("club", "t3", match)["ok"]
+    for size in ((1920, 1080), (390, 844)):
+        B.viewport(drv, size)
+        for path, box in (("/v/club/t/t3/", ".player"), ("/v/club/t/t3/overlay", ".bar .side")):
+            drv.get(web.url + path)
+            B.wait_text(drv, "#name-a", long)
+            assert B.clipped(drv, "#name-a, #name-b") == [], (size, path)
+            whole = drv.execute_script(
+                "const e = document.getElementById('name-a');"
+                "return e.scrollHeight <= e.clientHeight + 1"
+                " && getComputedStyle(e).textOverflow !== 'ellipsis';"
+            )
+            assert whole, (size, path)
+            assert B.overflow(drv) == [], (size, path, B.overflow(drv))
+            assert B.spill(drv, box) == [], (size, path, B.spill(drv, box))

@@ -87,6 +87,15 @@ const RB = {
 
   esc(v) { return String(v).replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";"); },
   text(el, v) { if (el && el.textContent !== String(v)) el.textContent = v; },
+  // A player's name, whole: it wraps, and a long one is set smaller (data-len: "long" over
+  // 18 characters, "longer" over 36; the rules take 64) so it never pushes a TV page past
+  // its screen. Never cut with an ellipsis: a name is how a player knows the score is his.
+  name(el, v) {
+    if (!el) return;
+    RB.text(el, v);
+    const n = String(v).length, len = n > 36 ? "longer" : n > 18 ? "long" : "";
+    if ((el.dataset.len || "") !== len) el.dataset.len = len;
+  },
   html(el, v) { if (el && el.innerHTML !== v) el.innerHTML = v; },
   names(s) {
     const p = s.players || (s.state || {}).players;

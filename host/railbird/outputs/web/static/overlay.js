@@ -9,7 +9,7 @@ function render(s) {
   const st = s.state || {}, n = RB.names(s), sc = RB.per(s, "scores"), fouls = RB.per(s, "consecutive_fouls");
   const abandoned = st.ended === "abandoned", over = !!st.match_winner || abandoned;
   ["a", "b"].forEach((k, i) => {
-    RB.text($("name-" + k), n[i]);
+    RB.name($("name-" + k), n[i]);
     RB.text($("score-" + k), sc[i] == null ? 0 : sc[i]);
     $("p" + k).classList.toggle("up", !over && st.at_table === n[i]);
     $("p" + k).classList.toggle("won", over && st.match_winner === n[i]);

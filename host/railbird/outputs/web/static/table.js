@@ -38,7 +38,7 @@ function render(s) {
   }
 
   ["a", "b"].forEach((k, i) => {
-    RB.text($("name-" + k), n[i]);
+    RB.name($("name-" + k), n[i]);
     RB.text($("score-" + k), scores[i] == null ? "0" : scores[i]);
     $("score-" + k).classList.toggle("long", String(scores[i]).length > 2);
     $("p" + k).classList.toggle("up", !over && st.at_table === n[i]);
