@@ -13,6 +13,7 @@ machine's own 4222/1883.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -37,12 +38,25 @@ def find_nats_server() -> str:
 
 
 class LocalCluster:
-    def __init__(self, workdir, size: int = 3, host: str = "127.0.0.1", users=None):
+    def __init__(
+        self,
+        workdir,
+        size: int = 3,
+        host: str = "127.0.0.1",
+        users=None,
+        route_user: str | None = "railbird-route",
+        route_password: str | None = None,
+    ):
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.size = size
         self.host = host
         self.users = users
+        # the routes authenticate (natsconf.member_conf): a password made per cluster
+        self.route_user = route_user
+        self.route_password = (
+            None if route_user is None else route_password or secrets.token_urlsafe(18)
+        )
         self.binary = find_nats_server()
         self.client_ports = [free_port(host) for _ in range(size)]
         self.cluster_ports = [free_port(host) for _ in range(size)]
@@ -70,6 +84,8 @@ class LocalCluster:
                 str(self.dir / f"store-{i + 1}"),
                 monitor_port=self.monitor_ports[i],
                 users=self.users,
+                route_user=self.route_user,
+                route_password=self.route_password,
             )
         )
         return path

@@ -9,8 +9,16 @@ subjects, the NATS form of the mosquitto ACL (`acl_users`).
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
+
+from railbird.cluster.subjects import REFEREE_MAPPING
+from rbproto.codec import ROOT
 
 QOS1 = "$MQTT.sub.>"  # the gateway's delivery subjects of QoS 1 subscriptions
+# Nodes, displays and consoles speak MQTT: closing core NATS to their logins closes the
+# subjects the gateway needs them to hold (`$MQTT.sub.>`, everyone's QoS 1 deliveries) to
+# everything but the gateway's own use of them for that client.
+MQTT_ONLY = ["MQTT"]
 
 
 def member_conf(
@@ -24,8 +32,20 @@ def member_conf(
     monitor_port: int = 0,
     users: list | None = None,
     cluster_name: str = "railbird",
+    route_user: str | None = None,
+    route_password: str | None = None,
 ) -> str:
+    """`route_user`/`route_password`: the credentials every member's routes must present
+    (the route port accepts no server without them: a stranger that joins the cluster reads
+    every subject, referee input included). Give both, on every member."""
     q = json.dumps  # nats-server's config accepts JSON strings
+    if (route_user is None) != (route_password is None):
+        raise ValueError("route_user and route_password go together")
+    cred = (
+        ""
+        if route_user is None
+        else f"{quote(route_user, safe='')}:{quote(str(route_password), safe='')}@"
+    )
     lines = [
         f"server_name: {q(name)}",
         f"listen: {q(f'{host}:{client_port}')}",
@@ -41,7 +61,16 @@ def member_conf(
         "cluster {",
         f"  name: {q(cluster_name)}",
         f"  listen: {q(f'{host}:{cluster_port}')}",
-        "  routes: [" + ", ".join(q(f"nats-route://{host}:{p}") for p in routes) + "]",
+    ]
+    if route_user is not None:
+        lines += [
+            "  authorization {",
+            f"    user: {q(route_user)}",
+            f"    password: {q(route_password)}",
+            "  }",
+        ]
+    lines += [
+        "  routes: [" + ", ".join(q(f"nats-route://{cred}{host}:{p}") for p in routes) + "]",
         "}",
         "mqtt {",
         f"  listen: {q(f'{host}:{mqtt_port}')}",
@@ -55,6 +84,10 @@ def member_conf(
         "  consumer_replicas: 3",
         "}",
     ]
+    src, dst = REFEREE_MAPPING  # referee input out of the displays' tree (subjects.py)
+    lines.append("mappings {")
+    lines.append(f"  {q(src)}: {q(dst)}")
+    lines.append("}")
     if users:
         lines.append("authorization {")
         lines.append("  users: [")
@@ -82,6 +115,11 @@ def acl_users(
     subject the MQTT client itself subscribes to, so without it a node never receives its
     retained config (nats-server 2.9 logs a subscription violation)."""
     root = f"railbird.*.{venue}"
+    # What displays and consoles read: the protocol's tree of the venue. Referee input,
+    # which carries the venue PIN, is not in it: the servers map it out (subjects.py
+    # REFEREE_MAPPING), so only the workers read it, as with the mosquitto ACL.
+    seen = ROOT.replace("/", ".") + f".{venue}"
+    reads = [seen, f"{seen}.>", ROOT.replace("/", ".") + ".*.summary", QOS1]
     users = [
         {"user": "railbird-host", "password": host_password},
         {
@@ -91,8 +129,10 @@ def acl_users(
                 "publish": {"deny": [">"]},
                 # MQTT's `#` also matches its parent level: `.../<venue>/#` subscribes to
                 # `<root>` and `<root>.>`
-                "subscribe": {"allow": [root, f"{root}.>", "railbird.*.*.summary", QOS1]},
+                "subscribe": {"allow": reads},
             },
+            # MQTT only: on core NATS `$MQTT.sub.>` is every client's QoS 1 deliveries
+            "allowed_connection_types": MQTT_ONLY,
         },
     ]
     if referee_password is not None:
@@ -101,9 +141,13 @@ def acl_users(
                 "user": "railbird-referee",
                 "password": referee_password,
                 "permissions": {
-                    "publish": {"allow": [f"{root}.*.referee"]},
-                    "subscribe": {"allow": [root, f"{root}.>", "railbird.*.*.summary", QOS1]},
+                    # the topic it publishes, and the subject the servers map it to
+                    "publish": {
+                        "allow": [f"{root}.*.referee", f"railbird.cluster.{venue}.*.referee.*"]
+                    },
+                    "subscribe": {"allow": reads},
                 },
+                "allowed_connection_types": MQTT_ONLY,
             }
         )
     for node, pw in sorted(nodes.items()):
@@ -123,6 +167,7 @@ def acl_users(
                         ]
                     },
                 },
+                "allowed_connection_types": MQTT_ONLY,
             }
         )
     return users

@@ -21,11 +21,29 @@ STREAM = "RAILBIRD"
 LEASES = "railbird-leases"  # the key-value bucket of partition leases
 
 
+# Referee input carries the venue PIN, and on NATS a subscription's allow list cannot leave
+# one leaf out of a wildcard for an MQTT client (a `deny` filters core NATS deliveries, not
+# the gateway's). So the servers map it out of the protocol's tree (natsconf.member_conf's
+# `mappings`): `railbird.<ver>.<venue>.<table>.referee` is kept as
+# `railbird.cluster.<venue>.<table>.referee.<ver>`, inside the stream and the table's
+# consumer filter like a tick, outside every display's `railbird.<ver>.<venue>.>`.
+REFEREE_MAPPING = (
+    "railbird.*.*.*.referee",
+    "railbird.cluster.{{wildcard(2)}}.{{wildcard(3)}}.referee.{{wildcard(1)}}",
+)
+
+
 def subject(topic: str) -> str:
+    p = topic.split("/")
+    if len(p) == 5 and p[0] == "railbird" and p[4] == "referee" and p[1] != "cluster":
+        return f"railbird.cluster.{p[2]}.{p[3]}.referee.{p[1]}"
     return topic.replace("/", ".")
 
 
 def topic(subject: str) -> str:
+    p = subject.split(".")
+    if len(p) == 6 and p[:2] == ["railbird", "cluster"] and p[4] == "referee":
+        return f"railbird/{p[5]}/{p[2]}/{p[3]}/referee"  # the mapped referee input
     return subject.replace(".", "/")
 
 
