@@ -93,7 +93,7 @@ def test_a_stream_that_stops_reading_ends_and_a_reading_one_gets_everything(brok
     stalled = socket.socket()
     stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     stalled.connect(("127.0.0.1", port))
-    stalled.sendall(b"GET /events/v/club HTTP/1.1\r\nHost: x\r\n\r\n")
+    stalled.sendall(b"GET /events/v/club HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     reader = urllib.request.urlopen(f"{url}/events/v/club/t/t1", timeout=10)
     node = NodePub(broker.port, NODE, PW)
     seen = b""

@@ -302,20 +302,20 @@ METHODS = st.sampled_from(
 )
 RAW = st.sampled_from(
     [
-        b"GET /%00 HTTP/1.1\r\nHost: x\r\n\r\n",
-        b"GET /static/x%00 HTTP/1.1\r\nHost: x\r\n\r\n",
-        b"GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /%00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /static/x%00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /../../etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
         b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n",
         b"\x00\xff\xfe garbage\r\n\r\n",
         b"GET / HTTP/2.0\r\n\r\n",
         b"GET /\r\n\r\n",
         b"GET / HTTP/1.1\r\nNo-Colon-Here\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
-        b"POST /api/session/club HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n",
+        b"POST /api/session/club HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
         b"Transfer-Encoding: chunked\r\n\r\n{}",
-        b"POST /api/session/club HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        b"POST /api/session/club HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
         b"Content-Type: application/json\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
-        b"GET /v/club/ HTTP/1.1\r\nHost: x\r\nX: \xff\xfe\r\n\r\n",
+        b"GET /v/club/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX: \xff\xfe\r\n\r\n",
         b"\r\n\r\n\r\n",
         b"GET /api/v/club HTTP/1.1\r\n" + b"X-A: b\r\n" * 500 + b"\r\n",
     ]

@@ -153,7 +153,7 @@ def test_the_event_stream_hub_keeps_no_entry_per_venue_name_asked_for():
             socks = []
             for i in range(200):
                 s = socket.create_connection(("127.0.0.1", web.port), timeout=5)
-                s.sendall(f"GET /events/v/v{rnd}-{i} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                s.sendall(f"GET /events/v/v{rnd}-{i} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
                 socks.append(s)
             for s in socks:
                 assert b"200" in s.recv(200)  # the stream is open

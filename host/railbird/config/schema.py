@@ -341,6 +341,17 @@ def _outputs() -> dict:
                         600,
                         "a live stream whose client takes nothing this long is ended",
                     ),
+                    "allowed_hosts": {
+                        "type": "array",
+                        "description": "names a browser may reach the pages by, besides an IP "
+                        "address, `localhost` and this machine's own names (its host name, "
+                        "`<name>.local`); a request naming any other `Host` gets 400 (DNS "
+                        "rebinding)",
+                        "default": [],
+                        "items": {"type": "string", "minLength": 1, "maxLength": 253},
+                        "uniqueItems": True,
+                        "x-item": "host name",
+                    },
                 },
                 "the web scoreboard + referee panel; runs only when this section exists; the "
                 "panel's PIN is `referee_token` (no token: panel disabled)",

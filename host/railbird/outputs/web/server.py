@@ -58,6 +58,7 @@ from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
 from railbird.outputs.web import history, pages
 from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
+from railbird.outputs.web.hostcheck import HostAllowList
 from railbird.outputs.web.hub import SSE_QUEUE, Hub, Sub, sse
 from railbird.outputs.web.limits import MAX_CONNECTIONS, Listener, connection_cap
 from railbird.outputs.web.sessions import Sessions
@@ -118,8 +119,11 @@ class WebOutput(Output):
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         stream_queue: int = SSE_QUEUE,
         stream_stall_s: float = WRITE_TIMEOUT_S,
+        allowed_hosts: tuple[str, ...] = (),
     ):
         self.host = host
+        # DNS rebinding: a request must name this server (hostcheck.py)
+        self.hosts = HostAllowList(allowed_hosts)
         self.port = port
         self.pins = {k: str(v) for k, v in (pins or {}).items() if v}
         # Daemon.referee_input: callable(venue, table, input, by=, id=, rev=) -> {"ok", ...}
@@ -137,6 +141,7 @@ class WebOutput(Output):
         self.stats = {
             "requests": 0,
             "forbidden": 0,
+            "bad_host": 0,
             "locked_out": 0,
             "applied": 0,
             "refused": 0,
@@ -418,6 +423,10 @@ class WebOutput(Output):
 
     async def _handle(self, request: aioweb.Request) -> aioweb.StreamResponse:
         self.stats["requests"] += 1
+        if not self.hosts.allows(request.headers.get("Host")):
+            self.stats["bad_host"] += 1
+            what = "this server does not answer to that Host (outputs.web.allowed_hosts)"
+            return _response(json_reply(400, {"error": what}))
         method = request.method
         parts = [unquote(p) for p in request.rel_url.raw_path.split("/") if p]
         if method in ("GET", "HEAD"):
