@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from railbird.rules import Referee
 from railbird.rules.errors import BadInput
+from railbird.rules.shotfacts import ORIGINS
 
 # What a confirmation of the ruling must leave as it was (it only makes facts certain).
 RULED = (
@@ -251,6 +252,7 @@ def test_confirming_the_facts_in_force_never_changes_a_ruling(shots):
         before = r.feed(shot)
         view = r.shot_facts()
         assert view is not None
+        assert {x["origin"] for x in view["pocketed"] + view["facts"]} <= set(ORIGINS)
         if not view["confirm"]:
             continue
         twin = copy.deepcopy(r)

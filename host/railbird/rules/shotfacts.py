@@ -21,19 +21,12 @@ from dataclasses import dataclass
 
 from .engine import apply_traced
 from .errors import RulesError
-from .inputs import JsonObject
+from .inputs import SHOT_FACTS, JsonObject
 from .state import Presumed, State
 
 ORIGINS = ("sensed", "presumed", "referee")
 # The facts the view lists besides `pocketed`, in the order a card shows them.
-SCALAR_FACTS = (
-    "first_contact",
-    "rail_after_contact",
-    "object_balls_to_rail",
-    "cue_ball_to_rail",
-    "off_table",
-    "fouls",
-)
+SCALAR_FACTS = tuple(f for f in SHOT_FACTS if f != "pocketed")
 
 
 @dataclass(frozen=True)
