@@ -159,10 +159,14 @@ def test_games_have_the_expected_events():
     assert any(i.get("safety") for i in st if i["type"] == "call")
     # the referee's facts ride on the sensed shots: identities, wrong ball first, no rail
     shots = [i for i in ten + st if i["type"] == "shot"]
+    # (an entry the referee identified is marked his: REFEREE.md §3c)
     assert all(
-        p.get("ball") is not None for i in shots for p in i["pocketed"] if p.get("source") is None
+        p.get("ball") is not None
+        for i in shots
+        for p in i["pocketed"]
+        if p.get("source") in (None, "referee")
     )
-    assert any(p.get("source") is None for i in shots for p in i["pocketed"])
+    assert any(p.get("source") == "referee" for i in shots for p in i["pocketed"])
     assert any("first_contact" in i for i in ten if i["type"] == "shot")
     assert any(i.get("rail_after_contact") is False for i in st if i["type"] == "shot")
 
