@@ -3,11 +3,12 @@
 streams' subscribers), `limits` (the connection cap), `pages` (pages, static files, JSON
 snapshots), `desk` (the referee app's API: sign-in, referee input with idempotency ids, undo
 preview, foul catalogue, rule options), `pinguard` (failed-PIN accounting), `sessions`
-(sign-in sessions), `hostcheck` (the `Host` allow-list against DNS rebinding), `history` (the history pages, docs/history.md), `wire` (the request and reply
-the routes see), `gamesjs` (writes `static/games.js`, the registry's games and pockets for
-the pages), and `static/`, the pages, scripts and styles the browser loads as they
-are. May import `railbird.outputs.base`, `railbird.outputs.tables`, `railbird.tableorder`,
-`railbird.rules` (the foul catalogue, the rule options), `railbird.history` (the history pages), aiohttp and
+(sign-in sessions), `hostcheck` (the `Host` allow-list against DNS rebinding), `history`
+(the history pages, docs/history.md), `wire` (the request and reply the routes see),
+`gamesjs` (writes `static/games.js`, the registry's games and pockets for the pages), and
+`static/`, the pages, scripts and styles the browser loads as they are. May import
+`railbird.outputs.base`, `railbird.outputs.tables`, `railbird.tableorder`, `railbird.rules`
+(the foul catalogue, the rule options), `railbird.history` (the history pages), aiohttp and
 the standard library;
 the daemon reaches it only through the `Output` interface and the referee callback
 `railbird.outputs.factory` hands it.
