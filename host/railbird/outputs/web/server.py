@@ -78,6 +78,11 @@ STREAM_SNDBUF = 32 * 1024  # the kernel doubles it
 MAX_LINE = 8190  # request line and each header, bytes
 START_TIMEOUT_S = 10.0
 DESK_THREADS = 4
+# The history pages read the journal, and a year of it takes seconds: they get threads of
+# their own, so sign-in and referee input never queue behind them (issue 23, 4), and at
+# most this many at once, running or waiting; the next is answered 503 at once.
+HISTORY_THREADS = 2
+HISTORY_MAX_BUSY = 4
 MAX_PENDING = 4096  # events handed to a loop that is not taking them: dropped beyond this
 REFUSED_LOG_S = 60.0
 COMMON_HEADERS = {
@@ -142,6 +147,7 @@ class WebOutput(Output):
             "requests": 0,
             "forbidden": 0,
             "bad_host": 0,
+            "history_busy": 0,
             "locked_out": 0,
             "applied": 0,
             "refused": 0,
@@ -165,6 +171,8 @@ class WebOutput(Output):
         self._runner: aioweb.AppRunner | None = None
         self._listener: Listener | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._history_pool: ThreadPoolExecutor | None = None
+        self._history_busy = 0  # history requests running or waiting (the loop's own)
         self._tick: asyncio.Task | None = None
         self._pending = 0
         self._pending_lock = threading.Lock()
@@ -274,6 +282,9 @@ class WebOutput(Output):
         self.port = self._listener.port
         loop = asyncio.get_running_loop()
         self._pool = ThreadPoolExecutor(DESK_THREADS, thread_name_prefix="railbird-web-desk")
+        self._history_pool = ThreadPoolExecutor(
+            HISTORY_THREADS, thread_name_prefix="railbird-web-history"
+        )
         self._tick = loop.create_task(self._heartbeats())
 
     async def _shutdown(self) -> None:
@@ -284,8 +295,9 @@ class WebOutput(Output):
             self._listener.close()
         if self._runner is not None:
             await self._runner.cleanup()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (self._pool, self._history_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
 
     def _on_refuse(self) -> None:
         self.stats["refused_connections"] = self._listener.refused
@@ -421,6 +433,22 @@ class WebOutput(Output):
             if self.hub.subs:
                 self.hub.publish(None, sse("host", self.heartbeat()), "host")
 
+    async def _history(self, req: Req) -> Reply | None:
+        """A history route on its own bounded threads; 503 when they are all taken."""
+        if self._history_busy >= HISTORY_MAX_BUSY:
+            self.stats["history_busy"] += 1
+            return json_reply(
+                503,
+                {"error": "the history is busy: try again in a few seconds"},
+                [("Retry-After", "5")],
+            )
+        self._history_busy += 1
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._history_pool, history.route, self, req)
+        finally:
+            self._history_busy -= 1
+
     async def _handle(self, request: aioweb.Request) -> aioweb.StreamResponse:
         self.stats["requests"] += 1
         if not self.hosts.allows(request.headers.get("Host")):
@@ -436,8 +464,7 @@ class WebOutput(Output):
                 return await self._events(request, parts[2], parts[4])
             req = Req(method, parts, request.headers, request.remote or "", query=request.query)
             if history.wants(req):  # it reads the journal: not on the loop
-                loop = asyncio.get_running_loop()
-                reply = await loop.run_in_executor(self._pool, history.route, self, req)
+                reply = await self._history(req)
             else:
                 reply = self.desk.route(req) or pages.route(self, req)
         elif method in ("POST", "DELETE"):
