@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from railbird.core.lifecycle import IN_PROGRESS, NO_GAME, complete_match
 from railbird.core.revision import state_rev
 from railbird.rules.inputs import SHOT_FACTS, referee_drop  # REFEREE.md §3a, §3c
+from railbird.rules.shotfacts import add_entered
 
 if TYPE_CHECKING:
     from railbird.rules import Referee, RulesError, State
@@ -157,8 +158,7 @@ def with_referee_facts(inp: dict[str, Any], facts: dict[str, Any]) -> dict[str, 
         out["pocketed"] = [referee_drop(p) for p in out["pocketed"]]
     given = [k for k in SHOT_FACTS if k in facts]
     if given:  # the shot's facts view marks them as the referee's (REFEREE.md §3c)
-        had = out.get("entered")
-        out["entered"] = sorted(set(had if isinstance(had, list) else ()) | set(given))
+        add_entered(out, given)
     unc = [u for u in out.get("uncertain") or () if u not in facts]
     if unc:
         out["uncertain"] = unc

@@ -6,11 +6,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
-from .engine import apply, new_match
+from .engine import apply, apply_traced, new_match
 from .errors import OutOfTurn, RulesError
 from .inputs import SHOT_FACTS, JsonObject, input_type, referee_drop
 from .jsonview import state_to_json
-from .shotfacts import ShotFacts, entered_of, shot_facts
+from .shotfacts import ShotFacts, add_entered, shot_facts
 from .state import Ruling, State
 
 
@@ -99,13 +99,15 @@ class Referee:
         if "pocketed" in changed and isinstance(corrected["pocketed"], list):
             corrected["pocketed"] = [referee_drop(p) for p in corrected["pocketed"]]
         # what the shot's facts view marks as the referee's (§3c)
-        corrected["entered"] = sorted(entered_of(corrected) | set(changed))
-        state, rulings = apply(pre, corrected)
+        add_entered(corrected, changed)
+        state, traced = apply_traced(pre, corrected)
+        rulings = [r.as_dict() for r in traced]
+        after = shot_facts(pre, corrected, state, traced)
         head = (
             # §3c: the facts in force made his (a one-tap confirm): no fact changed, only
             # who vouches for it, and he is told so, not that the shot was corrected
             f"The referee confirms the last shot ({', '.join(changed)}) as ruled"
-            if _same_facts(shot_facts(pre, in_force, self.state), shot_facts(pre, corrected, state))
+            if _same_facts(shot_facts(pre, in_force, self.state), after)
             else f"The referee corrects the last shot ({', '.join(changed)}); it is ruled again"
         )
         rulings = [Ruling("1.10", head).as_dict(), *rulings]
@@ -202,7 +204,7 @@ def _in_force(
         out.update({k: answer[k] for k in given})
         out.pop("object_balls_to_rail_range", None)
         out.pop("uncertain", None)
-        out["entered"] = sorted(entered_of(out) | set(given))
+        add_entered(out, given)
         return out, True
     return out, False
 

@@ -17,12 +17,13 @@ referee's at the value it was ruled on: one tap, and the ruling stays what it is
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .engine import apply_traced
 from .errors import RulesError
 from .inputs import SHOT_FACTS, JsonObject
-from .state import Presumed, State
+from .state import Presumed, Ruling, State
 
 ORIGINS = ("sensed", "presumed", "referee")
 # The facts the view lists besides `pocketed`, in the order a card shows them.
@@ -89,14 +90,23 @@ def entered_of(shot: JsonObject) -> set[str]:
     return {str(f) for f in got} if isinstance(got, list) else set()
 
 
-def shot_facts(pre: State, shot: JsonObject, now: State) -> ShotFacts | None:
+def add_entered(shot: JsonObject, names: Iterable[str]) -> None:
+    """Name `names` in the shot input's `entered` (the referee's facts), in place."""
+    shot["entered"] = sorted(entered_of(shot) | set(names))
+
+
+def shot_facts(
+    pre: State, shot: JsonObject, now: State, rulings: list[Ruling] | None = None
+) -> ShotFacts | None:
     """The view of `shot` (the input in force, ruled from `pre`; `now` the state after it
-    and everything later). None when the shot no longer rules from `pre` (it cannot be
-    shown as anything but what the history says)."""
-    try:
-        _, rulings = apply_traced(pre, shot)
-    except RulesError:
-        return None
+    and everything later; `rulings`: what ruling `shot` from `pre` gave, when the caller
+    has just done it). None when the shot no longer rules from `pre` (it cannot be shown
+    as anything but what the history says)."""
+    if rulings is None:
+        try:
+            _, rulings = apply_traced(pre, shot)
+        except RulesError:
+            return None
     presumptions: list[Presumed] = [p for r in rulings for p in r.presumed]
     entered = entered_of(shot)
     unconfirmed = tuple(now.unconfirmed)

@@ -5,8 +5,8 @@ name resolve to this server's LAN address and then read our pages as same-origin
 PIN guesses). What the browser sends in `Host` is then that domain. So a request is served
 only when its `Host` is an IP address (a rebinding attack needs a name: an address is what
 a phone types, or what a QR code holds), `localhost`, this machine's own names (its host
-name, with `.local` for mDNS, and its fully qualified name), or a name the owner listed in
-`outputs.web.allowed_hosts`. Anything else gets 400, counted (`bad_host`).
+name, with `.local` for mDNS), or a name the owner listed in `outputs.web.allowed_hosts`.
+Anything else gets 400, counted (`bad_host`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from collections.abc import Iterable
 
 
 def own_names() -> set[str]:
-    """This machine's names as a browser on the LAN may reach it."""
+    """This machine's names as a browser on the LAN may reach it: its host name and the
+    mDNS `<name>.local`. No DNS lookup (`getfqdn` asks the resolver, which can hang for
+    seconds at start-up on a venue network): a name DNS gives it goes in `allowed_hosts`."""
     out = {"localhost"}
-    for name in (socket.gethostname(), socket.getfqdn()):
-        name = name.strip().rstrip(".").lower()
-        if name:
-            out.add(name)
-            out.add(name.split(".")[0] + ".local")
+    name = socket.gethostname().strip().rstrip(".").lower()
+    if name:
+        out.add(name)
+        out.add(name.split(".")[0] + ".local")
     return out
 
 
