@@ -18,6 +18,7 @@ must be refused.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -54,7 +55,41 @@ def find_mosquitto() -> str:
     )
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
+_handed_out: set[int] = set()
+# Its own generator: a test that seeds `random` must not make every worker pick alike.
+_pick = random.Random()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on, for a broker or server about to start.
+
+    Picked below the kernel's ephemeral range: a port from bind(0) is one the kernel also
+    hands out as the local port of outgoing connections, so between this call and the
+    server's bind another process's connection could take it ("Address already in use").
+    Random within 20000 up to the range, never the same twice in one process; bind(0) only
+    if none of 50 tries binds."""
+    low, _ = _ephemeral_range()
+    top = max(low - 1, 20001)
+    for _ in range(50):
+        port = _pick.randint(20000, top)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
     with socket.socket() as s:
         s.bind((host, 0))
         return s.getsockname()[1]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from harness import browser as B
 from harness.hostproc import RailbirdRun
+from railbird.broker import free_port
 from railbird.hostwatch import HostWatch
 from railbird.termboard import JournalFeed, TermBoard
 from rbnode.simnode import SimNode
@@ -55,12 +55,6 @@ title = "Club Night"
 
 def took(t: dict) -> str:
     return ", ".join(f"{d} {s:.2f} s" for d, s in sorted(t.items()))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Rig:
