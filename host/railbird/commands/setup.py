@@ -98,6 +98,12 @@ def register(sub) -> None:
         "--non-interactive", action="store_true", help="never ask; fail on what is missing"
     )
     p.add_argument(
+        "--stop-other-mosquitto",
+        action="store_true",
+        help="if the distribution's mosquitto.service holds the broker's port, stop and "
+        "disable it (asked on a terminal; setup never stops it unasked)",
+    )
+    p.add_argument(
         "--no-install",
         action="store_true",
         help="do not install mosquitto nor add the service user: print the commands",
@@ -196,5 +202,42 @@ def run(args) -> int:
         return 2
     from railbird.install.summary import summary
 
-    print(summary(report, first=first, mosquitto=system.has_mosquitto(), user=system.has_user()))
+    taken = _other_brokers(args, layout, report, say)
+    mosquitto, user = system.has_mosquitto(), system.has_user()
+    print(summary(report, first=first, mosquitto=mosquitto, user=user, taken=taken))
+    if taken:
+        ports = ", ".join(str(h.port) for h in taken)
+        print(f"railbird setup: the broker's port {ports} is taken (Next, step 1)", file=sys.stderr)
+        return 3
     return 0
+
+
+def _other_brokers(args, layout, report, say) -> list:
+    """Whatever listens on the broker's ports now and is not its own broker. The
+    distribution's mosquitto.service (Debian starts it on 1883 when the package goes in) is
+    stopped only with the owner's consent: --stop-other-mosquitto, or yes on a terminal."""
+    import time
+
+    from railbird.install import portholder, system
+
+    c = report.choices
+    ports = [c["broker_port"]] + ([c["tls_port"]] if c.get("tls") else [])
+    taken = portholder.others_on(ports, layout.mosquitto_conf)
+    ours = system.may_change(layout, not args.no_install and not args.docker)
+    if not ours or not any(h.unit == system.DISTRIBUTION_UNIT for h in taken):
+        return taken
+    consent = args.stop_other_mosquitto
+    if not consent and not args.non_interactive and sys.stdin.isatty():
+        held = ", ".join(str(h.port) for h in taken if h.unit == system.DISTRIBUTION_UNIT)
+        answer = _ask(
+            f"The distribution's mosquitto.service holds port {held}, which railbird-broker "
+            "needs. Stop and disable it? (yes/no)",
+            "no",
+        )
+        consent = answer.lower() in ("y", "yes")
+    if consent and system.stop_distribution_mosquitto(say):
+        deadline = time.monotonic() + 10
+        while taken and time.monotonic() < deadline:
+            time.sleep(0.2)
+            taken = portholder.others_on(ports, layout.mosquitto_conf)
+    return taken

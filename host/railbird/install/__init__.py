@@ -11,6 +11,7 @@ the daemon or the outputs; only `railbird.commands.setup` imports it.
 Modules: `layout` (where each file goes under the root), `mqttpass` (mosquitto's password
 hashes), `tomlout` (TOML writing), `hostconf` (the host config: new tables, merging; the node
 configs), `brokerconf` (mosquitto.conf), `pki` (openssl CA and certificates), `units`
-(systemd units), `system` (mosquitto and the service user on the machine), `apply` (writes
-it all and reports what changed), `summary` (what setup prints).
+(systemd units), `system` (mosquitto and the service user on the machine), `portholder`
+(who listens on the broker's port), `apply` (writes it all and reports what changed),
+`summary` (what setup prints).
 """

@@ -8,7 +8,8 @@ from railbird.tableorder import natural_sorted
 from . import units
 from .apply import Report
 from .layout import SERVICE_USER
-from .system import ADD_USER, INSTALL_MOSQUITTO
+from .portholder import Holder
+from .system import ADD_USER, DISTRIBUTION_UNIT, INSTALL_MOSQUITTO
 
 
 def _files(r: Report) -> list[str]:
@@ -49,10 +50,26 @@ def _secrets(r: Report) -> list[str]:
     return out
 
 
-def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
+def _taken(h: Holder, system: bool) -> str:
+    line = f"port {h.port} is taken by {h.describe()}; the broker cannot listen beside it. "
+    if h.unit == DISTRIBUTION_UNIT:
+        line += (
+            "It is the distribution's own mosquitto: stop it with "
+            f"`{'sudo ' if system else ''}systemctl disable --now mosquitto` "
+            "(or run setup again with --stop-other-mosquitto), or "
+        )
+    else:
+        line += "Stop it, or "
+    return line + (
+        "give the broker another port: railbird setup --broker-port N (the boards then "
+        "need the new port: provision them again)"
+    )
+
+
+def _next(r: Report, first: bool, mosquitto: bool, user: bool, taken: list[Holder]) -> list[str]:
     L, c = r.layout, r.choices
     host, venue = r.host, r.host["venue"]
-    steps = []
+    steps = [_taken(h, L.system) for h in taken]
     if c.get("docker"):
         steps.append(
             "start both containers from the repository: docker compose up -d "
@@ -72,8 +89,7 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool) -> list[str]:
             steps.append(f"add the service user: {ADD_USER}")
         if first:
             steps.append(
-                "start the services (the distribution's mosquitto.service, if it runs, "
-                "holds the broker's port: systemctl disable --now mosquitto first): "
+                "start the services: "
                 "systemctl daemon-reload && systemctl enable --now railbird-broker railbird"
             )
         else:
@@ -128,7 +144,11 @@ def _provision_step(r: Report, nodes: list[str]) -> str:
     )
 
 
-def summary(r: Report, *, first: bool, mosquitto: bool, user: bool) -> str:
+def summary(
+    r: Report, *, first: bool, mosquitto: bool, user: bool, taken: list[Holder] | None = None
+) -> str:
+    """`taken`: the processes on the broker's ports that are not its own broker (first
+    among the next steps: nothing else works until the port is free)."""
     tables = ", ".join(
         f"{t} ({', '.join(tc.get('nodes', []))})" for t, tc in r.host["tables"].items()
     )
@@ -143,7 +163,7 @@ def summary(r: Report, *, first: bool, mosquitto: bool, user: bool) -> str:
     ]
     if r.notes:
         lines += ["", "Notes:", *(f"  - {n}" for n in r.notes)]
-    lines += ["", "Next:", *_next(r, first, mosquitto, user)]
+    lines += ["", "Next:", *_next(r, first, mosquitto, user, taken or [])]
     if not user and r.layout.system and not r.choices.get("docker"):
         lines.append(f"  (the units run as {SERVICE_USER})")
     return "\n".join(lines)

@@ -66,6 +66,19 @@ def install_mosquitto(say) -> bool:
     return has_mosquitto()
 
 
+DISTRIBUTION_UNIT = "mosquitto.service"  # what Debian's mosquitto package starts on 1883
+
+
+def stop_distribution_mosquitto(say) -> bool:
+    """`systemctl disable --now mosquitto`, asked for by the owner: the distribution's broker
+    holds the port railbird-broker needs. True once it is stopped."""
+    if not (systemd_runs() and shutil.which("systemctl")):
+        say("systemd does not run here: stop the other mosquitto yourself")
+        return False
+    say("stopping and disabling the distribution's broker: systemctl disable --now mosquitto")
+    return subprocess.run(["systemctl", "disable", "--now", DISTRIBUTION_UNIT]).returncode == 0
+
+
 def add_user(say) -> bool:
     say(f"adding the service user: {ADD_USER}")
     return subprocess.run(ADD_USER.split()).returncode == 0
