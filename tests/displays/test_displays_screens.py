@@ -292,3 +292,23 @@ def test_a_long_name_is_shown_whole_on_the_table_page_and_the_overlay(venue, drv
             assert whole, (size, path)
             assert B.overflow(drv) == [], (size, path, B.overflow(drv))
             assert B.spill(drv, box) == [], (size, path, B.spill(drv, box))
+
+
+def test_the_overlay_shows_the_ball_in_play_until_the_shot_is_ruled(venue, drv):
+    """Issue 22: the streaming overlay showed a pocketed ball only when the shot was ruled,
+    a second after the TV. It shows the provisional in-play view as the table page does, at
+    stream size, and the ruling takes it away."""
+    _d, web = venue
+    B.viewport(drv, (1920, 1080))
+    drv.get(web.url + "/v/club/t/t1/overlay")
+    B.wait_text(drv, "#name-a", "Ann")
+    assert not B.text(drv, "#inplay")
+    inplay = {"shot": 1, "start": 10, "pocketed": [{"pocket": "SR"}, {"pocket": "HL"}]}
+    web.on_inplay("club", "t1", inplay)
+    said = "return document.getElementById('inplay').textContent"  # innerText is upper-cased
+    B.wait_until(lambda: "2 balls pocketed" in drv.execute_script(said), what="2 balls in play")
+    assert "provisional" in drv.execute_script(said)
+    assert len(drv.find_elements("css selector", "#inplay .ip-ball")) == 2
+    assert B.overflow(drv) == [] and B.spill(drv, ".bar .side, .under") == []
+    web.on_shot("club", "t1", {"n": 1, "start": 10, "pocketed": [], "rails": []})
+    B.wait_until(lambda: not B.text(drv, "#inplay"), what="the in-play tag gone")

@@ -25,6 +25,9 @@ function render(s) {
     RB.provisional(st).toUpperCase()].filter(Boolean).join(" \u00b7 ");
   RB.text($("inhand"), ih); $("inhand").hidden = !ih;
   RB.html($("balls"), over ? "" : (st.balls_on_table || []).map((k) => RB.ball(k)).join(""));
+  // the shot in play, provisional until its ruling replaces it (as on the table page)
+  const ip = over ? "" : RB.inplay(s);
+  RB.html($("inplay"), ip); $("inplay").hidden = !ip;
 }
 
 fetch("/api/v/" + encodeURIComponent(R.venue) + "/" + encodeURIComponent(R.table))
