@@ -16,6 +16,7 @@ import time
 import urllib.request
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from harness.hostproc import RailbirdRun
 from harness.mqttsub import subscriber
@@ -180,10 +181,39 @@ def test_every_output_gets_the_inplay_record_and_the_serial_board_marks_it_provi
     )
     assert seen.got == [("club", "t1", ip)] and d.output_errors == 0
     ann = list(serial.link._ann_queue)
-    assert ann and ann[-1]["t"] == "DOWN   1" and ann[-1]["u"] == "+1  PROV", ann
+    assert ann and ann[-1]["t"] == "DOWN   1" and ann[-1]["u"] == "1PT PROV", ann
 
     v = Venues()
     v.on_inplay("club", "t1", ip)
     assert v.snapshot("club", "t1")["inplay"] == ip
     v.on_shot("club", "t1", {"n": 4, "pocketed": [{"pocket": "SL", "ball": None, "t": 12}]})
     assert v.snapshot("club", "t1")["inplay"] is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    game=st.sampled_from(["10-ball", "9-ball", "8-ball", "14.1", "none"]),
+    down=st.lists(
+        st.fixed_dictionaries(
+            {"pocket": st.sampled_from(["HL", "HR", "SL", "SR", "FL", "FR"])},
+            optional={"ball": st.sampled_from([0, None, 3])},
+        ),
+        min_size=1,
+        max_size=15,
+    ),
+)
+def test_the_led_board_can_draw_every_character_of_a_ball_in_play(game, down):
+    """The in-play announcement in 14.1 was `+2  PROV`; a seven-segment digit cannot draw a
+    '+', and the board's font drew it as '-': minus two points on the LED board while the
+    player was scoring them. Every character of every in-play row must be one the font has,
+    and each row must fit the board's 8 digits."""
+    import segfont
+    from railbird.outputs.serial_scoreboard import SerialScoreboardOutput
+
+    serial = SerialScoreboardOutput("/nonexistent/port", "club", "t1")
+    serial.game = game
+    serial.on_inplay("club", "t1", {"shot": 1, "start": 1, "pocketed": down})
+    (ann,) = serial.link._ann_queue
+    for row in (ann["t"], ann["u"]):
+        assert len(row) <= 8, row
+        assert all(ch in segfont.GLYPHS for ch in row.upper()), row

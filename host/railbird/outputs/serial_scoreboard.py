@@ -49,7 +49,7 @@ class SerialScoreboardOutput(Output):
 
     def on_inplay(self, venue, table, inplay) -> None:
         """A pocketed ball at once, as an ANNOUNCE marked provisional (protocol/SCOREBOARD.md
-        "In play"): `DOWN   2` over `FR  PROV` (the last ball's pocket), in 14.1 `+2  PROV`
+        "In play"): `DOWN   2` over `FR  PROV` (the last ball's pocket), in 14.1 `2PT PROV`
         (the points the object balls would score). The ruling replaces it when the shot
         closes; a shot just opened with nothing down shows nothing."""
         if venue != self.venue or table != self.table or not self.announce:
@@ -59,7 +59,9 @@ class SerialScoreboardOutput(Output):
             return
         obj = sum(1 for p in down if p.get("ball") != 0)
         if self.game == "14.1":
-            row3 = f"+{obj:<2} PROV" if obj else "CUE PROV"
+            # "2PT PROV", not "+2  PROV": seven segments have no '+', and the board drew it
+            # as '-', minus two points while the player was scoring them
+            row3 = (f"{obj}PT PROV" if obj < 10 else f"{obj}PTPROV") if obj else "CUE PROV"
         else:
             row3 = f"{down[-1].get('pocket') or '?'!s:<4}PROV"
         self.link.announce(f"DOWN {len(down):>3}", row3, INPLAY_MS)
