@@ -80,7 +80,7 @@ test: setup chromium-check lint typecheck-firmware
 demo: $(VENV)/.stamp-deps broker-check
 	$(VENV)/bin/railbird demo --seconds $(DEMO_SECONDS)
 
-bench: setup
+bench: setup chromium-check
 	$(PY) -m railbird.bench $(BENCH_ARGS)
 
 # Sensing accuracy (issue 15): a seeded physics corpus (pooltool-billiards) turned into sensor

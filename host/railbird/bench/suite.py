@@ -15,7 +15,11 @@ measured in the same run.
 3. In play (railbird.bench.inplay): drop published by the simulated node firmware ->
    provisional ball on the table's web event stream, through mosquitto and `railbird run`,
    p50/p99/max against the 150 ms target, beside the broker's own publish -> subscribe.
-4. Restart: the daemon on a journal of 1,000,000 node events of realistic play
+4. The five screens (railbird.bench.screens): drop published -> provisional ball on the
+   referee's phone, the TV table page, the venue board and the overlay (real Chromium, the
+   frame that paints it) and the LED board (the scoreboard firmware on a pty), each against
+   the 150 ms target, beside the broker's own publish -> subscribe.
+5. Restart: the daemon on a journal of 1,000,000 node events of realistic play
    (railbird.bench.journal, written once and cached), from opening the journal to the
    first new input processed, against the 5 s target and against the same restart with the
    journal's snapshots removed (every input replayed).
@@ -483,6 +487,13 @@ def main(argv=None) -> int:
         default=200,
         help="drops for the in-play latency (node -> web stream; default %(default)s; 0: skip)",
     )
+    ap.add_argument(
+        "--screens-drops",
+        type=int,
+        default=80,
+        help="drops per screen for the five screens' latency (phone, table page, venue board, "
+        "overlay in Chromium; the LED board on a pty; default %(default)s; 0: skip)",
+    )
     add_restart_options(ap)
     ap.add_argument(
         "--skip-full-replay",
@@ -579,6 +590,13 @@ def main(argv=None) -> int:
         print(inplay.line(r), flush=True)
         if not inplay.held(r):
             below.append("inplay")
+    if args.screens_drops:
+        from railbird.bench import screens
+
+        r = screens.bench_screens(args.screens_drops)
+        print("\n".join(screens.lines(r)), flush=True)
+        if not screens.held(r):
+            below.append("screens")
     if args.restart_events:
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
             r = bench_restart(args.restart_events, args.cache, wd, not args.skip_full_replay)

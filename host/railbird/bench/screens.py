@@ -1,0 +1,351 @@
+"""`make bench`, the five screens (issue 22): a pocketed ball's latency from the node to the
+moment each screen a venue has shows it as provisional, beside the broker's own publish ->
+subscribe latency in the same run.
+
+The same rig as railbird.bench.inplay (a private mosquitto, `railbird run` as a subprocess,
+the simulated node firmware on a 14.1 table), plus the screens themselves:
+
+- the referee's phone (the referee page at 390 x 844, signed in), the TV table page, the
+  venue board and the streaming overlay (1920 x 1080), each in a real headless Chromium: a
+  MutationObserver counts the page's provisional balls, and the time of the animation frame
+  after a change is when the ball is on screen;
+- the LED scoreboard: the scoreboard firmware (firmware/scoreboard, under CPython) on the
+  board end of a real pty that `[[outputs.serial]]` writes to; its simulated MAX7219 rows are
+  read every millisecond for the `DOWN n` announcement.
+
+One browser screen at a time (`DROPS` drops each, in shots of `GROUP`): four Chromium beside
+the host on a small machine would measure the machine. The LED board is on in every pass,
+as it is in a venue. From the node's publish of the batch holding the drop (its MQTT
+client's `publish`, as in inplay) to the screen, on one clock: Chromium's
+`performance.timeOrigin + performance.now()` and Python's `time.time()` are both the
+system's wall clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tty
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from railbird.bench.inplay import _wait_stats, broker_latency, percentiles
+from rbproto.codec import POCKETS
+
+VENUE, TABLE, NODE, NODE_PW = "bench", "t1", "t1-pockets", "node-pw"
+PIN = "480913"
+GROUP = 8  # balls per shot
+GAP_S = 0.12  # between the drops of a shot
+QUIET_MS = 300  # the shot closes this long after its last ball
+DROPS = 80  # per screen
+TARGET_P99_MS = 150.0
+PHONE, TV = (390, 844), (1920, 1080)
+
+CONFIG = """
+venue = "{venue}"
+stats_period_s = 0
+referee_token = "{pin}"
+[broker]
+host = "127.0.0.1"
+port = {port}
+password = "host-secret"
+client_id = "railbird-host-bench-screens"
+[shots]
+quiet_ms = {quiet}
+[tables.{table}]
+game = "14.1"
+players = ["Ann", "Bob"]
+target = 999
+nodes = ["{node}"]
+[outputs.web]
+host = "127.0.0.1"
+port = 0
+[[outputs.serial]]
+table = "{table}"
+port = "{serial}"
+"""
+
+
+@dataclass(frozen=True)
+class Screen:
+    name: str
+    path: str  # under the web server
+    balls: str  # CSS: one element per provisional ball
+    size: tuple[int, int]
+    referee: bool = False
+
+
+BROWSER_SCREENS = (
+    Screen("phone", f"/v/{VENUE}/t/{TABLE}/referee", "#inplay .drop", PHONE, referee=True),
+    Screen("table page", f"/v/{VENUE}/t/{TABLE}/", "#inplay .ip-ball", TV),
+    Screen("venue board", f"/v/{VENUE}/", ".chip.inplay .ip-ball", TV),
+    Screen("overlay", f"/v/{VENUE}/t/{TABLE}/overlay", "#inplay .ip-ball", TV),
+)
+LED = "LED board"
+
+# Installed before the page's own scripts run: every change of the provisional ball count,
+# with the time of the frame that paints it.
+OBSERVER = """
+window.__rbShown = [];
+const sel = %s; let last = -1;
+const look = () => {
+  const n = document.querySelectorAll(sel).length;
+  if (n === last) return;
+  last = n;
+  const now = () => performance.timeOrigin + performance.now();
+  requestAnimationFrame(() => window.__rbShown.push([now(), n]));
+};
+new MutationObserver(look).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def shown_times(published: list[float], changes: list[tuple[float, int]]) -> list[float]:
+    """When each drop was first on screen. `published`: the drops in order, GROUP to a shot;
+    `changes`: (time, provisional balls shown) whenever the count changed. Ball k of a shot
+    is on screen at the first change after its publication that shows k + 1 balls or more
+    (a count that skips, two balls in one update, serves both)."""
+    out = []
+    for j, t_pub in enumerate(published):
+        k = j % GROUP
+        t = next((t for t, n in changes if t >= t_pub and n >= k + 1), None)
+        if t is None:
+            break
+        out.append(t)
+    return out
+
+
+class _LedBoard:
+    """The scoreboard firmware on the board end of a pty; `changes` as in shown_times."""
+
+    DOWN = re.compile(r"D[O0]WN\s*(\d+)")  # read back from segments: O and 0 are one glyph
+
+    def __init__(self) -> None:
+        from railbird.sim.table import firmware_path
+
+        sb = str(Path(firmware_path()) / "scoreboard")
+        if sb not in sys.path:
+            sys.path.insert(0, sb)
+        from simboard import SimBoard  # type: ignore[import-not-found]
+
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        self.path = os.ttyname(slave)
+        os.close(slave)
+        self.master = master
+        self.board = SimBoard(master).start()
+        self.changes: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        threading.Thread(target=self._watch, daemon=True, name="bench-led").start()
+
+    def _watch(self) -> None:
+        last = -1
+        while not self._stop.is_set():
+            m = self.DOWN.search(" ".join(self.board.text()))
+            n = int(m.group(1)) if m else 0
+            if n != last:
+                last = n
+                self.changes.append((time.time(), n))
+            time.sleep(0.001)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.board.stop()
+        os.close(self.master)
+
+
+def _probe(sn, published: list[float]) -> None:
+    mq = sn.node.mqtt
+    orig = mq.publish
+
+    async def publish(topic, payload, qos=1, retain=False):
+        if topic.endswith("/events"):
+            msg = json.loads(payload)
+            n = sum(1 for e in msg.get("events", ()) if e.get("kind") == "drop")
+            published.extend([time.time()] * n)
+        return await orig(topic, payload, qos, retain)
+
+    mq.publish = publish
+
+
+def _session(web: str) -> str:
+    req = urllib.request.Request(
+        f"{web}/api/session/{VENUE}",
+        data=json.dumps({"pin": PIN}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as r:
+        cookie = r.headers.get("Set-Cookie", "")
+    return cookie.split(";", 1)[0].split("=", 1)[1]
+
+
+def _referee(web: str, token: str, body: dict) -> None:
+    req = urllib.request.Request(
+        f"{web}/api/v/{VENUE}/{TABLE}/referee",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Cookie": f"railbird_session={token}"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert json.loads(r.read())["ok"], body
+
+
+def _browser(profile: Path, screen: Screen, web: str, token: str):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    opts = Options()
+    opts.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--no-first-run", "--disable-background-networking", f"--user-data-dir={profile}",
+                 f"--window-size={screen.size[0]},{screen.size[1]}"):  # fmt: skip
+        opts.add_argument(flag)
+    drv = webdriver.Chrome(options=opts, service=Service("/usr/bin/chromedriver"))
+    w, h = screen.size
+    drv.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600},
+    )
+    drv.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument", {"source": OBSERVER % json.dumps(screen.balls)}
+    )
+    if screen.referee:
+        drv.get(web + "/static/style.css")  # the origin, for its cookie
+        drv.add_cookie({"name": "railbird_session", "value": token, "path": "/"})
+    drv.get(web + screen.path)
+    return drv
+
+
+def _play(sn, drops: int) -> None:
+    for g in range(0, drops, GROUP):
+        for k in range(min(GROUP, drops - g)):
+            sn.drop(POCKETS[(g + k) % 6], dur_us=30_000)
+            time.sleep(GAP_S)
+        time.sleep(QUIET_MS / 1000 + 0.3)  # the shot closes
+
+
+def bench_screens(drops: int = DROPS, workdir: str | None = None) -> dict:
+    """{screen: percentiles of the latency in seconds, or None} plus `missed` per screen and
+    the broker's own latency."""
+    from railbird.broker import PrivateBroker
+    from railbird.sim.table import firmware_path
+
+    firmware_path()
+    from rbnode.simnode import SimNode  # type: ignore[import-not-found]
+
+    lat: dict[str, list[float]] = {s.name: [] for s in BROWSER_SCREENS}
+    lat[LED] = []
+    missed = dict.fromkeys(lat, 0)
+    with tempfile.TemporaryDirectory(prefix="railbird-bench-screens-", dir=workdir) as tmp:
+        wd = Path(tmp)
+        broker = PrivateBroker(wd / "broker", users={NODE: NODE_PW}).start()
+        host = sn = led = None
+        try:
+            led = _LedBoard()
+            conf = wd / "host.toml"
+            conf.write_text(
+                CONFIG.format(
+                    venue=VENUE,
+                    port=broker.port,
+                    quiet=QUIET_MS,
+                    table=TABLE,
+                    node=NODE,
+                    pin=PIN,
+                    serial=led.path,
+                )
+            )
+            stats = wd / "stats.json"
+            with open(wd / "host.log", "ab") as log:
+                host = subprocess.Popen(
+                    [
+                        *(sys.executable, "-m", "railbird", "run", "--config", str(conf)),
+                        *("--journal", str(wd / "journal.sqlite"), "--stats-file", str(stats)),
+                    ],
+                    stdout=log,
+                    stderr=log,
+                )
+            s = _wait_stats(
+                stats, lambda s: s["connected"] and s["outputs"]["web"]["url"], 30, host
+            )
+            web = s["outputs"]["web"]["url"]
+            token = _session(web)
+            _referee(web, token, {"input": {"type": "lag", "winner": "Ann"}})
+            sn = SimNode("127.0.0.1", broker.port, VENUE, TABLE, NODE, NODE_PW, wd / "node")
+            sn.start()
+            sn.wait_connected()
+            _wait_stats(stats, lambda s: s["sync_samples"] >= 3, 30, host)
+            for screen in BROWSER_SCREENS:
+                drv = _browser(wd / f"chrome-{len(lat[LED])}", screen, web, token)
+                try:
+                    time.sleep(2)  # the page's first snapshot and its event stream
+                    published: list[float] = []
+                    _probe(sn, published)
+                    led.changes.clear()
+                    _play(sn, drops)
+                    time.sleep(1)
+                    changes = [(t / 1000, n) for t, n in drv.execute_script(
+                        "return window.__rbShown")]  # fmt: skip
+                finally:
+                    drv.quit()
+                for name, ch in ((screen.name, changes), (LED, list(led.changes))):
+                    shown = shown_times(published, ch)
+                    lat[name] += [w - p for p, w in zip(published, shown, strict=False)]
+                    missed[name] += len(published) - len(shown)
+                del sn.node.mqtt.publish  # the class's own again, for the next probe
+            base = broker_latency(broker.port)
+        finally:
+            for closer in (sn and sn.stop, led and led.close):
+                if closer:
+                    closer()
+            if host is not None:
+                host.terminate()
+                try:
+                    host.wait(10)
+                except subprocess.TimeoutExpired:
+                    host.kill()
+            broker.stop()
+    return {
+        "screens": {k: (percentiles(v) if v else None) for k, v in lat.items()},
+        "missed": missed,
+        "broker": base,
+    }
+
+
+def held(r: dict) -> bool:
+    """Every drop on every screen, each screen's p99 within the target."""
+    return all(
+        p is not None and not r["missed"][k] and p["p99"] * 1e3 <= TARGET_P99_MS
+        for k, p in r["screens"].items()
+    )
+
+
+def lines(r: dict) -> list[str]:
+    def ms(p):
+        return f"p50 {p['p50'] * 1e3:.1f} / p99 {p['p99'] * 1e3:.1f} / max {p['max'] * 1e3:.1f} ms"
+
+    out = [
+        f"screens     drop published -> provisional ball on each screen (Chromium frame, LED "
+        f"rows), target p99 {TARGET_P99_MS:.0f} ms; baseline mosquitto publish -> subscribe "
+        f"({r['broker']['n']} messages, QoS 1): {ms(r['broker'])}"
+    ]
+    for name, p in r["screens"].items():
+        if p is None:
+            out.append(f"  {name:<12} nothing shown ({r['missed'][name]} drops missed)")
+            continue
+        ok = not r["missed"][name] and p["p99"] * 1e3 <= TARGET_P99_MS
+        out.append(
+            f"  {name:<12} {p['n']} drops ({r['missed'][name]} missed): {ms(p)}: "
+            f"{'OK' if ok else 'TOO SLOW'}"
+        )
+    return out
+
+
+if __name__ == "__main__":
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else DROPS
+    print("\n".join(lines(bench_screens(n, os.environ.get("TMPDIR")))))
