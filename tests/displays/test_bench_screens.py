@@ -52,3 +52,15 @@ def test_every_screen_shows_every_ball_in_play(tmp_path):
     assert all(n == 0 for n in r["missed"].values()), r["missed"]
     assert all(p is not None and p["n"] >= GROUP for p in r["screens"].values()), r
     assert len(screens.lines(r)) == 6
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_the_web_stream_bench_sees_every_drop(tmp_path):
+    """railbird.bench.inplay read the stream with `Host: bench`, which the web server's
+    Host allow-list refuses: `make bench` printed "no drop reached the web stream" for a
+    host that was fine. Every drop must reach it."""
+    from railbird.bench import inplay
+
+    r = inplay.bench_inplay(inplay.GROUP, str(tmp_path))
+    assert r["inplay"] is not None and r["missed"] == 0, r

@@ -77,8 +77,12 @@ class _Stream:
 
     def __init__(self, port: int, path: str):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        self.sock.sendall(f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+        # the address itself as the Host: the web server refuses names it does not know
+        # (outputs/web/hostcheck), as a browser's would be after DNS rebinding
+        host = f"127.0.0.1:{port}"
+        self.sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
         self.events = 0
+        self.status = ""  # the response's status line: a refused stream says why
         self.balls: list[float] = []
         self._seen: set = set()
         threading.Thread(target=self._read, daemon=True).start()
@@ -92,6 +96,8 @@ class _Stream:
                     return
                 now = time.monotonic()
                 buf += data
+                if not self.status and b"\r\n" in buf:
+                    self.status = buf.split(b"\r\n", 1)[0].decode(errors="replace")
                 *lines, buf = buf.split(b"\n")
                 for line in lines:
                     if line.startswith(b"event: "):
@@ -222,6 +228,7 @@ def bench_inplay(drops: int = 200, workdir: str | None = None) -> dict:
                 time.sleep(0.05)
             lat = [w - p for p, w in zip(published, stream.balls, strict=False)]
             missed = drops - len(lat)
+            why = f"the stream answered {stream.status!r}" if stream.status else "no answer"
             base = broker_latency(broker.port)
         finally:
             if stream is not None:
@@ -235,7 +242,12 @@ def bench_inplay(drops: int = 200, workdir: str | None = None) -> dict:
                 except subprocess.TimeoutExpired:
                     host.kill()
             broker.stop()
-    return {"inplay": percentiles(lat) if lat else None, "missed": missed, "broker": base}
+    return {
+        "inplay": percentiles(lat) if lat else None,
+        "missed": missed,
+        "broker": base,
+        "why": why,
+    }
 
 
 def held(r: dict) -> bool:
@@ -250,7 +262,7 @@ def line(r: dict) -> str:
 
     ip = r["inplay"]
     if ip is None:
-        return "in play     no drop reached the web stream as in play"
+        return f"in play     no drop reached the web stream as in play: {r.get('why', '?')}"
     verdict = "OK" if held(r) else "TOO SLOW"
     return (
         f"in play     drop published -> provisional ball on the web stream, single-node table, "
