@@ -47,6 +47,7 @@ KINDS = (
     "table_summary",
     "update",
     "inplay",
+    "net",
 )
 # node-level kinds (topic node/<node>/<leaf>), in the order of _LEAVES
 NODE_KINDS = (
@@ -58,6 +59,7 @@ NODE_KINDS = (
     "sync_resp",
     "sync_result",
     "update",
+    "net",
 )
 TABLE_KINDS = ("referee", "shot", "state", "announce", "inplay")
 # the host's answer to a referee console, on the table's referee/result
@@ -104,12 +106,15 @@ _LEAVES = (
     "sync/resp",
     "sync/result",
     "update",
+    "net",
 )
 _HAS_NODE = ("events", "birth", "status", "sync_req", "sync_result")  # node-level with a node field
 # What a node publishes (protocol/SPEC.md, topic table): the only leaves its login may write.
-# The others below node/<node>/ (config, sync/resp, update) are the host's commands to it.
+# The others below node/<node>/ (config, sync/resp, update, net) are the host's commands to
+# it. `net` carries Wi-Fi credentials: only the host and the node itself may read it.
 NODE_WRITES = tuple(_LEAVES[NODE_KINDS.index(k)] for k in _HAS_NODE)
-NODE_READS = ("config", "sync/resp", "update")
+NODE_READS = ("config", "sync/resp", "update", "net")
+NODE_PRIVATE = ("net",)
 _HAS_TABLE = ("shot", "state", "announce", "referee_result", "table_summary", "inplay")
 _SLUG0 = "abcdefghijklmnopqrstuvwxyz0123456789"
 _SLUG = _SLUG0 + "-"
@@ -206,6 +211,23 @@ _UPDATE_STATE = (
     ("total", "u", 0, None),
     ("error", "s", 2, (0, 200)),
 )
+# status.net: where the node's latest network change (a `net` command, Improv) stands
+_NET_STATE = (
+    ("state", "s", 1, (1, 32)),
+    ("id", "s", 0, (1, 64)),
+    ("host", "s", 0, (1, 64)),
+    ("port", "u", 0, (1, 65535)),
+    ("ssid", "s", 0, (0, 32)),
+    ("error", "s", 2, (0, 200)),
+)
+# net.broker / net.wifi: the settings a `net` command asks the node to try
+_NET_BROKER = (
+    ("host", "s", 1, (1, 64)),
+    ("port", "u", 0, (1, 65535)),
+    ("addr", "s", 0, (1, 64)),
+)
+_NET_WIFI = (("ssid", "s", 1, (1, 32)), ("password", "s", 1, (0, 64)))
+NET_TRIAL_S = 60  # default trial_s of a `net` command
 _ID = ("id", "u", 1, None)
 
 _SPECS = {
@@ -240,6 +262,7 @@ _SPECS = {
         ("fw", "s", 0, (1, 32)),
         ("update", "O", 2, _UPDATE_STATE),
         ("callback_error", "s", 2, (0, 200)),
+        ("net", "O", 2, _NET_STATE),
     ),
     "config": (
         ("rev", "u", 1, None),
@@ -260,6 +283,12 @@ _SPECS = {
         ("manifest_sha256", "s", 1, (64, 64)),
         ("trial_s", "u", 0, (10, 3600)),
         ("trial_boots", "u", 0, (1, 10)),
+    ),
+    "net": (
+        ("id", "s", 1, (1, 64)),
+        ("broker", "O", 0, _NET_BROKER),
+        ("wifi", "O", 0, _NET_WIFI),
+        ("trial_s", "u", 0, (10, 600)),
     ),
     "sync_req": (_NODE, _BOOT, _ID, _T1),
     "sync_resp": (_ID, _T1, ("t2", "u", 1, None), ("t3", "u", 1, None)),
@@ -575,6 +604,11 @@ def _check_update(msg):
         raise ProtocolError("bad value", "url: " + _short(u) + " is not http://.../")
 
 
+def _check_net(msg):
+    if "broker" not in msg and "wifi" not in msg:
+        raise ProtocolError("missing field", "broker or wifi (a net command changes one)")
+
+
 _CHECKS = {
     "events": _check_events,
     "status": _check_status,
@@ -582,6 +616,7 @@ _CHECKS = {
     "config": _check_config,
     "shot": _check_shot,
     "update": _check_update,
+    "net": _check_net,
 }
 
 

@@ -182,6 +182,19 @@ SCHEMAS = {
                     )
                 ),
                 "fw": string(1, 32, description="firmware version the node runs"),
+                "net": nullable(
+                    obj(
+                        ["state"],
+                        {
+                            "state": string(1, 32, description="trial done reverted failed"),
+                            "id": string(1, 64),
+                            "host": string(1, 64),
+                            "port": uint(1, 65535),
+                            "ssid": string(0, 32),
+                            "error": nullable(string(0, 200)),
+                        },
+                    )
+                ),
                 "update": nullable(
                     obj(
                         ["state"],
@@ -261,6 +274,30 @@ SCHEMAS = {
                 "trial_s": uint(10, 3600, default=300),
                 "trial_boots": uint(1, 10, default=3),
             },
+        ),
+    ),
+    "net": (
+        "Network change command (host -> node): broker address and Wi-Fi, tried and "
+        "reverted when the broker is not reached within trial_s",
+        obj(
+            ["v", "id"],
+            {
+                "v": V,
+                "id": string(1, 64),
+                "broker": obj(
+                    ["host"],
+                    {
+                        "host": string(1, 64, description="a name (mDNS, DHCP) or address"),
+                        "port": uint(1, 65535, default=1883),
+                        "addr": string(1, 64, description="fallback address for the name"),
+                    },
+                ),
+                "wifi": obj(
+                    ["ssid", "password"], {"ssid": string(1, 32), "password": string(0, 64)}
+                ),
+                "trial_s": uint(10, 600, default=60),
+            },
+            anyOf=[{"required": ["broker"]}, {"required": ["wifi"]}],
         ),
     ),
     "sync_req": (

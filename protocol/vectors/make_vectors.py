@@ -110,6 +110,13 @@ UPDATE = {
     "trial_s": 300,
     "trial_boots": 3,
 }
+NET = {
+    "v": 1,
+    "id": "n-20260101-1",
+    "broker": {"host": "railbird.local", "port": 1883, "addr": "192.168.1.10"},
+    "wifi": {"ssid": "club-wifi", "password": "new secret"},
+    "trial_s": 60,
+}
 EVENTS = {
     "v": 1,
     "node": NODE,
@@ -485,6 +492,28 @@ def build():
         "update: minimal",
         "update",
         without(UPDATE, "trial_s", "trial_boots"),
+    )
+    ok("net: broker and wifi", "net", NET)
+    ok("net: broker host only", "net", {"v": 1, "id": "n1", "broker": {"host": "railbird.local"}})
+    ok(
+        "net: wifi only, open network",
+        "net",
+        {"v": 1, "id": "n2", "wifi": {"ssid": "guest", "password": ""}},
+    )
+    ok(
+        "status: a network change on trial",
+        "status",
+        with_(
+            STATUS,
+            net={
+                "id": "n1",
+                "state": "trial",
+                "host": "railbird.local",
+                "port": 1883,
+                "ssid": "club-wifi",
+                "error": None,
+            },
+        ),
     )
     ok("config: full", "config", CONFIG)
     ok("config: minimal, empty lists", "config", {"v": 1, "rev": 0, "pockets": [], "rails": []})
@@ -1143,6 +1172,37 @@ def build():
         without(CONFIG, "pockets"),
         "missing field",
         "missing field: pockets",
+    )
+
+    # --- net ----------------------------------------------------------------------------
+    bad(
+        "net: neither broker nor wifi",
+        "net",
+        {"v": 1, "id": "n1", "trial_s": 60},
+        "missing field",
+        "broker or wifi",
+    )
+    bad(
+        "net: wifi without password",
+        "net",
+        {"v": 1, "id": "n1", "wifi": {"ssid": "x"}},
+        "missing field",
+        "wifi.password",
+    )
+    bad(
+        "net: port 0",
+        "net",
+        {"v": 1, "id": "n1", "broker": {"host": "h", "port": 0}},
+        "bad value",
+        "broker.port: 0 not in 1..65535",
+    )
+    bad("net: trial_s 5", "net", with_(NET, trial_s=5), "bad value", "trial_s: 5 not in 10..600")
+    bad(
+        "net: ssid too long",
+        "net",
+        with_(NET, wifi={"ssid": "s" * 33, "password": ""}),
+        "bad value",
+        "wifi.ssid: length 33",
     )
 
     # --- update -------------------------------------------------------------------------

@@ -43,6 +43,7 @@ def test_constants():
         "table_summary",
         "update",
         "inplay",
+        "net",
     )
 
 

@@ -254,6 +254,17 @@ MESSAGES = {
         },
         {"trial_s": st.integers(10, 3600), "trial_boots": st.integers(1, 10)},
     ),
+    "net": obj(
+        {
+            "v": st.just(1),
+            "id": text(1, 64),
+            "wifi": obj({"ssid": text(1, 32), "password": text(0, 64)}, {}),
+        },
+        {
+            "broker": obj({"host": text(1, 64)}, {"port": st.integers(1, 65535)}),
+            "trial_s": st.integers(10, 600),
+        },
+    ),
     "sync_req": obj({"v": st.just(1), "node": slug, "boot": u64, "id": u64, "t1": u64}, {}),
     "sync_resp": obj({"v": st.just(1), "id": u64, "t1": u64, "t2": u64, "t3": u64}, {}),
     "sync_result": obj(
