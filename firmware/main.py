@@ -1,5 +1,5 @@
-"""Railbird sensor node entry point (device): /config.json + /pinmap.json -> Wi-Fi ->
-rbnode.node.Node.
+"""Railbird sensor node entry point (device): /config.json + /pinmap.json ->
+rbnode.node.Node (which joins the Wi-Fi).
 
 The pin map is a file of hardware/pinmaps/ that `make firmware` (--pinmap ID) installs as
 /pinmap.json, read with pinmap_core (config `pinmap`: null = that file, a file name on the
@@ -34,25 +34,9 @@ def make_ssl(broker):
     return ssl_context(broker.get("ca"))
 
 
-async def keep_wifi(hw, wifi):
-    """Bring the station up and keep it up; WLAN.connect() does not block."""
-    w = hw.wlan()
-    w.active(True)
-    while True:
-        if not w.isconnected():
-            try:
-                w.connect(wifi["ssid"], wifi["password"])
-            except OSError:
-                pass
-            for _ in range(30):
-                if w.isconnected():
-                    break
-                await asyncio.sleep_ms(500)
-        await asyncio.sleep_ms(2000)
-
-
 async def run(hw, dev, node):
-    asyncio.create_task(keep_wifi(hw, dev.get("wifi") or {}))
+    # the node keeps the Wi-Fi itself (Node._wifi_task), with the settings in use
+    # (rbnode.netcfg: config.json's, or the ones the host sent since)
     await node.run()
 
 

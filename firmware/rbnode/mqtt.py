@@ -355,8 +355,11 @@ class MQTTClient:
                  retry_ms=10000, backoff_min_ms=250, backoff_max_ms=30000,
                  connect_timeout_ms=5000, subs=(), on_message=None, on_connect=None,
                  on_disconnect=None, on_puback=None, on_resend=None, server_hostname=None,
-                 on_callback_error=None):
+                 on_callback_error=None, resolve=None):
         self.client_id = client_id
+        # resolve(server) -> the address to dial (rbnode.netcfg: a name, its last good
+        # address as fallback); None: the socket layer resolves `server` itself
+        self.resolve = resolve
         self.server = server
         self.port = port
         self.user = user
@@ -380,6 +383,7 @@ class MQTTClient:
         self.on_callback_error = on_callback_error
         self._last_try = ticks_ms()
         self._stopped = False
+        self._redial = False
         self.state = DISCONNECTED
         # In-flight window: list of [pid, topic, payload, retain, sent_ms], oldest first.
         self.inflight = []
@@ -455,11 +459,12 @@ class MQTTClient:
         return first >> 4, first & 0x0F, body
 
     async def _open(self):
+        addr = self.server if self.resolve is None else self.resolve(self.server)
         if self.ssl is not None:
-            return await asyncio.open_connection(self.server, self.port, ssl=self.ssl,
+            return await asyncio.open_connection(addr, self.port, ssl=self.ssl,
                                                  server_hostname=self.server_hostname
                                                  or self.server)
-        return await asyncio.open_connection(self.server, self.port)
+        return await asyncio.open_connection(addr, self.port)
 
     async def connect(self):
         """One connection attempt: TCP (+TLS), CONNECT, CONNACK, SUBSCRIBE, re-send."""
@@ -609,7 +614,11 @@ class MQTTClient:
                 self.counters["conn_fail"] += 1
                 delay = self.backoff_ms(self.attempt)
                 self.attempt += 1
-                await asyncio.sleep(delay / 1000)
+                # in slices: drop() (new settings) redials without waiting out the backoff
+                self._redial = False
+                while delay > 0 and not self._redial and not self._stopped:
+                    await asyncio.sleep(min(delay, 100) / 1000)
+                    delay -= 100
                 continue
             if self.counters["connects"]:
                 self.counters["reconnects"] += 1
@@ -686,6 +695,13 @@ class MQTTClient:
                 pass
         self._down.set()
         await self._close()
+
+    def drop(self, why):
+        """Give up the connection now (no DISCONNECT) and reconnect at once: new broker
+        settings, or the Wi-Fi link gone under it."""
+        self._lost(why)
+        self.attempt = 0
+        self._redial = True
 
     def stop(self):
         """Stop without DISCONNECT (the broker publishes the will)."""

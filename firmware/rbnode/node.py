@@ -24,6 +24,10 @@ Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when al
   after each connect); the min-delay sample goes into status.sync.
 - net: the MQTT client's own reconnect loop (mqtt.MQTTClient.run).
 - led: the status LED (led.py) shows `condition()` every LED_MS; not supervised.
+- wifi: keeps the station joined with the settings in use (rbnode.netcfg); drops the
+  broker connection when the link goes, so the client redials at once; not supervised.
+Network changes (rbnode.netcfg, SPEC.md `net`): a `net` command tries new Wi-Fi and
+broker settings; the status task reverts them when the broker was not reached in time.
 - supervisor: see supervisor.py.
 Over-the-air updates (rbnode.updater): the `update` command starts a download task; the
 status task checks the trial's deadline; status and birth carry the running set's version.
@@ -50,6 +54,7 @@ from rbnode.bootcount import boot_count
 from rbnode.clock import Clock
 from rbnode import led as rbled
 from rbnode.mqtt import MQTTClient
+from rbnode.netcfg import Net
 from rbnode.rail import Rail, Strike
 from rbnode.ring import CH_CUE, CH_STRIKE, K_CUE, K_DROP, K_LOST, K_RAIL, K_STRIKE, KIND_NAMES
 from rbnode.ring import NO_AMP, RAIL
@@ -165,22 +170,26 @@ class Node:
         self.t_sync_resp = codec.topic(v, t, "sync_resp", n)
         self.t_sync_result = codec.topic(v, t, "sync_result", n)
         self.t_update = codec.topic(v, t, "update", n)
+        self.t_net = codec.topic(v, t, "net", n)
         self.upd = Updater(self, FW_VERSION)
+        self.net = Net(hw, dev)
         # Sensing config: persisted one, else the default from config.json.
         self.cfg = rbconfig.load(hw, dev.get("sensing"))
         self.cfg_hash = rbconfig.config_hash(self.cfg)
         self._apply(self.cfg)
         b = dev["broker"]
+        nc = self.net.cur
         will = codec.encode("status", {"v": 1, "node": n, "boot": self.boot,
                                        "state": "offline"})
         self.mqtt = MQTTClient(
-            n, b["host"], b["port"], b["user"] or n, b["password"],
+            n, nc["host"], nc["port"], b["user"] or n, b["password"],
             keepalive=b["keepalive_s"], ssl=ssl, will=(self.t_status, will, 1, True),
             max_inflight=dev["max_inflight"],
-            subs=[(self.t_config, 1), (self.t_sync_resp, 0), (self.t_update, 1)],
+            subs=[(self.t_config, 1), (self.t_sync_resp, 0), (self.t_update, 1),
+                  (self.t_net, 1)],
             on_message=self._on_message, on_connect=self._on_connect,
             on_puback=self._on_puback, on_resend=self._on_resend,
-            on_callback_error=self._on_callback_error)
+            on_callback_error=self._on_callback_error, resolve=self.net.dial)
 
     # -- sensing -------------------------------------------------------------------------
     def _emit(self, t, kind, ch, val):
@@ -458,6 +467,7 @@ class Node:
     # -- MQTT callbacks ----------------------------------------------------------------------
     def _on_connect(self):
         self.c["reconnects"] = self.mqtt.counters["reconnects"]
+        self.net.connected()  # a trial's settings reached the broker: kept
         self._sync_burst = 3
         self._hold_until = self.clock.now() + SYNC_FIRST_MS * 1000
         self._status_now.set()
@@ -481,6 +491,81 @@ class Node:
                 self._status_now.set()
             elif self.upd.on_command(payload):
                 self._status_now.set()
+        elif topic == self.t_net:
+            self._on_net(payload, retain)
+
+    # -- network changes (rbnode.netcfg) -------------------------------------------------
+    def _on_net(self, payload, retain):
+        if retain:
+            # like `update`: never retained by the host, so a retained one is stale
+            self.net.refuse("refused: a retained net command")
+            self._status_now.set()
+            return
+        try:
+            cmd = codec.decode("net", payload)
+        except codec.ProtocolError as e:
+            self.net.refuse(e.reason)
+            self._status_now.set()
+            return
+        wifi, broker = self.net.begin(cmd, self.clock.now())
+        self._status_now.set()
+        if wifi or broker:
+            asyncio.create_task(self._net_switch(wifi, broker))
+
+    async def _net_switch(self, wifi, broker):
+        """Say "trial" on the old link first (up to 3 s), then use the new settings."""
+        waited = 0
+        await _sleep_ms(50)
+        while waited < 3000 and (self._status_now.is_set() or self.mqtt.inflight_count()):
+            await _sleep_ms(100)
+            waited += 100
+        self._net_use(wifi, broker)
+
+    def _net_use(self, wifi, broker):
+        cur = self.net.cur
+        m = self.mqtt
+        m.server = cur["host"]
+        m.port = cur["port"]
+        if wifi:
+            try:
+                self.hw.wlan().disconnect()  # the Wi-Fi task joins with the new credentials
+            except (OSError, NotImplementedError):
+                pass
+        m.drop("net: new settings")
+
+    async def _wifi_task(self):
+        try:
+            w = self.hw.wlan()
+            w.active(True)
+        except (OSError, NotImplementedError):
+            return  # a board without Wi-Fi (hal.wlan)
+        joined = None
+        was_up = False
+        while not self._stopping:
+            cur = self.net.cur
+            want = (cur["ssid"], cur["password"])
+            up = w.isconnected()
+            if up and joined != want:
+                try:
+                    w.disconnect()  # joined with other credentials: switch
+                except OSError:
+                    pass
+                up = False
+            if not up:
+                if was_up and self.mqtt.isconnected():
+                    self.mqtt.drop("wifi lost")
+                if want[0]:
+                    try:
+                        w.connect(want[0], want[1])
+                        joined = want
+                    except OSError:
+                        pass
+                for _ in range(10):
+                    if w.isconnected() or self._stopping:
+                        break
+                    await _sleep_ms(300)
+            was_up = w.isconnected()
+            await _sleep_ms(1000)
 
     def _on_config(self, payload):
         try:
@@ -573,6 +658,7 @@ class Node:
         c["reconnects"] = self.mqtt.counters["reconnects"]
         c["callback_errors"] = self.mqtt.counters["callback_errors"]
         c["update_rejected"] = self.upd.rejected
+        c["net_rejected"] = self.net.rejected
         return c
 
     def status_msg(self):
@@ -585,6 +671,8 @@ class Node:
         u = self.upd.status()
         if u is not None:
             msg["update"] = u
+        if self.net.report is not None:
+            msg["net"] = self.net.report
         try:
             msg["rssi"] = self.hw.wlan().status("rssi")
         except (OSError, ValueError, NotImplementedError):
@@ -673,6 +761,10 @@ class Node:
                         self._status_now.set()  # committed: say "done"
                     continue
             self.upd.tick(self.clock.now())
+            back = self.net.tick(self.clock.now(), m.last_error)
+            if back is not None:
+                self._net_use(back[0], back[1])  # the old settings: reverted
+                self._status_now.set()
             await _sleep_ms(100)
 
     # -- time sync ----------------------------------------------------------------------------
@@ -758,7 +850,7 @@ class Node:
         s.register("net", 5000)
         return [self._sensor_task(), self._publisher_task(), self._status_task(),
                 self._sync_task(), self._net_task(), self.mqtt.run(), s.run(),
-                self._led_task()]
+                self._led_task(), self._wifi_task()]
 
     async def run(self):
         ts = [asyncio.create_task(c) for c in self.tasks()]

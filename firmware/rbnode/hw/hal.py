@@ -32,7 +32,9 @@ Interface (stable; documented in docs/firmware-sensing.md §HAL):
          watchdog(timeout_ms) -> object with .feed()  (cannot be stopped: DESIGN §4)
          mem_free() -> int, unique_id() -> bytes, reset()
   net    wlan() -> network.WLAN-like: active(b), connect(ssid, pw), isconnected(),
-         status("rssi"), ifconfig()
+         status("rssi"), ifconfig(), disconnect()
+         resolve(host, port) -> the address to dial for host (a name or an address);
+                 OSError when it does not resolve (ESP32: getaddrinfo, mDNS for .local)
   led    set_led(on) -> the status LED (the pin map's `led`) on or off; a board without
          one ignores it. Called from task context only (rbnode.led)
   pinmap_id  slug naming the pin map in use
@@ -220,6 +222,10 @@ class Hardware:
 
     def wlan(self):
         raise NotImplementedError
+
+    def resolve(self, host, port):
+        import socket
+        return socket.getaddrinfo(host, port)[0][-1][0]
 
     def set_led(self, on):
         pass

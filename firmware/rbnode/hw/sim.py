@@ -23,7 +23,12 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .truth                  list of (kind, ch, at_us, dur_or_amp) scheduled so far
     .irq_overflow           soft-IRQ queue overflows (edges whose handler never ran)
     .irq_delay_us/.irq_jitter_us/.queue_depth   tunable any time
-    .net_up                 what wlan().isconnected() reports
+    .net_up                 what wlan().isconnected() reports (with the access point's word)
+    .aps                    None (any credentials join), or {ssid: password} the simulated
+                            access points accept; wlan().connect() with others stays off
+    .names                  None (the OS resolves), or {name: address}: resolve() of a name
+                            not in it raises OSError, as an unanswered mDNS query; nothing
+                            resolves while the Wi-Fi is down
     .wdt_expired            set when a watchdog from .watchdog() was not fed in time
     .led                    the status LED's changes: [(now_us, on)], oldest first
     .storage()              SimStorage on fs_root (below)
@@ -101,6 +106,7 @@ class SimWLAN:
         self.hw = hw
         self._active = False
         self.ssid = None
+        self.key = None
 
     def active(self, v=None):
         if v is not None:
@@ -109,12 +115,19 @@ class SimWLAN:
 
     def connect(self, ssid=None, key=None):
         self.ssid = ssid
+        self.key = key
 
     def disconnect(self):
-        self.hw.net_up = False
+        self.ssid = None
+
+    def joined(self):
+        aps = self.hw.aps
+        if aps is None:
+            return True
+        return self.ssid is not None and aps.get(self.ssid) == self.key
 
     def isconnected(self):
-        return self._active and self.hw.net_up
+        return self._active and self.hw.net_up and self.joined()
 
     def status(self, what=None):
         if what == "rssi":
@@ -248,7 +261,9 @@ class SimHardware(hal.Hardware):
     def __init__(self, seed=1, start_ticks=0, beams=6, cue=True, rails=6, rail_counters=True,
                  irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
                  fs_root=None, reset_cause="power", counter_modulus=32000, strike=1,
-                 strike_adc=True):
+                 strike_adc=True, aps=None, names=None):
+        self.aps = aps
+        self.names = names
         self._rng = (seed * 2654435761 + 12345) & 0xFFFFFFFF or 1
         self.seed = seed
         self.now_us = 0
@@ -559,5 +574,26 @@ class SimHardware(hal.Hardware):
             self._wlan = SimWLAN(self)
         return self._wlan
 
+    def resolve(self, host, port):
+        if self.aps is not None and not self.wlan().isconnected():
+            raise OSError("no Wi-Fi")
+        if self.names is None or _is_address(host):
+            return host
+        a = self.names.get(host)
+        if a is None:
+            raise OSError("-202 name not known: " + host)
+        return a
+
     def set_led(self, on):
         self.led.append((self.now_us, bool(on)))
+
+
+def _is_address(host):
+    parts = host.split(".")
+    if len(parts) != 4:
+        return False
+    for p in parts:
+        if not p.isdigit():
+            return False
+    return True
+

@@ -1,0 +1,206 @@
+"""Boards that follow the venue's network (issue 24, build item 5): the host changes a node's
+broker address and Wi-Fi over MQTT (the `net` command, SPEC.md), the node tries them and
+keeps them only when it reached the broker within `trial_s`, else it goes back to the old
+ones; the broker found by name with the last good address as fallback.
+
+Real parts: the firmware's Node on the simulated hardware (rbnode.simnode), real mosquitto
+brokers (the "new broker address" is a second one; the failing one a port nothing listens
+on). The radio is the simulated one: `aps` (which credentials the access point accepts) and
+`names` (what a name resolves to) of rbnode.hw.sim."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from harness.mqttsub import client
+from harness.waiting import wait_for
+from railbird.broker import PrivateBroker
+from rbnode import netcfg
+from rbnode.hw.sim import SimHardware
+from rbnode.simnode import SimNode
+from rbproto import codec
+
+pytestmark = pytest.mark.broker
+NODE, PW = "n1", "node-pw"
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def send_net(port: int, msg: dict) -> None:
+    """The host's `net` command (not retained, QoS 1, the host login)."""
+    c = client(port, "railbird-host", "host-secret")
+    info = c.publish(codec.topic("club", "t1", "net", NODE), codec.encode("net", msg), qos=1)
+    info.wait_for_publish(10)
+    c.loop_stop()
+    c.disconnect()
+
+
+def net_state(sn: SimNode) -> dict | None:
+    return sn.call(lambda: sn.node.net.report)
+
+
+def make_node(broker, tmp_path, host="127.0.0.1", **sim_kw) -> SimNode:
+    broker.add_user(NODE, PW)
+    sn = SimNode(
+        host,
+        broker.port,
+        "club",
+        "t1",
+        NODE,
+        PW,
+        tmp_path / "node",
+        seed=5,
+        keepalive_s=5,
+        sim_kw=sim_kw,
+    )
+    return sn
+
+
+def test_a_new_broker_address_is_kept_once_the_node_reached_it(broker, tmp_path):
+    second = PrivateBroker(tmp_path / "second", users={NODE: PW})
+    second.start()
+    sn = make_node(broker, tmp_path)
+    try:
+        sn.start()
+        sn.wait_connected()
+        send_net(
+            broker.port,
+            {
+                "v": 1,
+                "id": "n-1",
+                "broker": {"host": "127.0.0.1", "port": second.port},
+                "trial_s": 30,
+            },
+        )
+        wait_for(lambda: (net_state(sn) or {}).get("state") == "done", timeout=30)
+        assert sn.call(lambda: sn.node.mqtt.port) == second.port
+        sn.wait_connected()
+        # persisted: the next boot dials the new broker, config.json notwithstanding
+        saved = json.loads((tmp_path / "node" / netcfg.FILE).read_text())
+        assert saved["cur"]["port"] == second.port and saved["trial"] is None
+        sn.restart()
+        sn.wait_connected(20)
+        assert sn.call(lambda: sn.node.mqtt.port) == second.port
+    finally:
+        sn.stop()
+        second.stop()
+
+
+def test_a_broker_nobody_answers_is_reverted_after_the_deadline(broker, tmp_path):
+    dead = free_port()
+    sn = make_node(broker, tmp_path)
+    try:
+        sn.start()
+        sn.wait_connected()
+        t0 = time.monotonic()
+        send_net(
+            broker.port,
+            {"v": 1, "id": "n-2", "broker": {"host": "127.0.0.1", "port": dead}, "trial_s": 10},
+        )
+        wait_for(lambda: (net_state(sn) or {}).get("state") == "trial", timeout=10)
+        wait_for(lambda: sn.call(lambda: sn.node.mqtt.port) == dead, timeout=10)
+        wait_for(lambda: (net_state(sn) or {}).get("state") == "reverted", timeout=40)
+        assert time.monotonic() - t0 >= 9  # not before the deadline
+        r = net_state(sn)
+        assert r["id"] == "n-2" and r["port"] == broker.port
+        assert "no broker within 10 s" in r["error"]
+        sn.wait_connected(30)  # back on the old broker
+        assert sn.call(lambda: sn.node.mqtt.port) == broker.port
+        saved = json.loads((tmp_path / "node" / netcfg.FILE).read_text())
+        assert saved["cur"]["port"] == broker.port and saved["trial"] is None
+    finally:
+        sn.stop()
+
+
+def test_new_wifi_credentials_are_kept_and_wrong_ones_reverted(broker, tmp_path):
+    # the simulated access point: the config.json credentials, then a new password
+    aps = {"railbird": "change-me"}
+    sn = make_node(broker, tmp_path, aps=aps)
+    try:
+        sn.start()
+        sn.wait_connected()
+        # a wrong password: the node cannot join, cannot reach the broker, goes back
+        send_net(
+            broker.port,
+            {"v": 1, "id": "w-1", "wifi": {"ssid": "railbird", "password": "typo"}, "trial_s": 10},
+        )
+        wait_for(lambda: (net_state(sn) or {}).get("state") == "reverted", timeout=45)
+        sn.wait_connected(30)
+        assert sn.call(lambda: sn.hw.wlan().key) == "change-me"
+        # the venue adds the new network: the node moves to it and keeps it
+        aps["club-5g"] = "s3cret"
+        send_net(
+            broker.port,
+            {"v": 1, "id": "w-2", "wifi": {"ssid": "club-5g", "password": "s3cret"}, "trial_s": 30},
+        )
+        wait_for(lambda: (net_state(sn) or {}).get("state") == "done", timeout=45)
+        assert net_state(sn)["ssid"] == "club-5g"
+        # the old network goes away: the node stays connected on the new one
+        del aps["railbird"]
+        sn.restart()
+        sn.wait_connected(30)
+        assert sn.call(lambda: sn.hw.wlan().ssid) == "club-5g"
+    finally:
+        sn.stop()
+
+
+def test_the_host_is_found_by_name_and_by_its_last_address_when_the_name_fails(broker, tmp_path):
+    names = {"railbird.local": "127.0.0.1"}
+    sn = make_node(broker, tmp_path, host="railbird.local", names=names)
+    try:
+        sn.start()
+        sn.wait_connected()
+        # the name's address is remembered once the broker was reached with it
+        wait_for(lambda: (tmp_path / "node" / netcfg.FILE).exists(), timeout=10)
+        saved = json.loads((tmp_path / "node" / netcfg.FILE).read_text())
+        assert saved["cur"]["addr"] == "127.0.0.1"
+        # mDNS stops answering: the next boot dials the last good address
+        names.clear()
+        sn.restart()
+        sn.wait_connected(20)
+        assert sn.call(lambda: sn.node.net.dialed) == "127.0.0.1"
+    finally:
+        sn.stop()
+
+
+def test_a_name_that_never_resolved_and_no_fallback_is_a_failed_attempt(tmp_path):
+    hw = SimHardware(fs_root=str(tmp_path), names={})
+    n = netcfg.Net(hw, {"broker": {"host": "nowhere.local", "port": 1883}})
+    with pytest.raises(OSError, match="name not known"):
+        n.dial("nowhere.local")
+
+
+def test_bad_and_retained_net_commands_are_refused_and_counted(broker, tmp_path):
+    sn = make_node(broker, tmp_path)
+    try:
+        sn.start()
+        sn.wait_connected()
+        c = client(broker.port, "railbird-host", "host-secret")
+        topic = codec.topic("club", "t1", "net", NODE)
+        c.publish(topic, b'{"v":1,"id":"x"}', qos=1).wait_for_publish(10)
+        wait_for(lambda: sn.counters().get("net_rejected") == 1, timeout=10)
+        assert "broker or wifi" in net_state(sn)["error"]
+        ok = codec.encode("net", {"v": 1, "id": "r", "broker": {"host": "10.9.9.9"}})
+        # a retained command reaches a node as retained when it subscribes: restart it
+        sn.stop()
+        c.publish(topic, ok, qos=1, retain=True).wait_for_publish(10)
+        sn.start()
+        sn.wait_connected()
+        wait_for(lambda: sn.counters().get("net_rejected") == 1, timeout=10)
+        assert net_state(sn)["error"] == "refused: a retained net command"
+        assert sn.call(lambda: sn.node.mqtt.server) == "127.0.0.1"  # nothing tried
+        c.publish(topic, b"", qos=1, retain=True).wait_for_publish(10)
+        c.loop_stop()
+        c.disconnect()
+    finally:
+        sn.stop()
