@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from railbird.broker import free_port
 from railbird.install import mqttpass, tomlout
 from railbird.install.hostconf import SetupError, parse_table
 
@@ -222,3 +223,22 @@ def _closed_home(base: Path) -> None:
     assert blocked_on_the_way(exe, stranger, {home.stat().st_gid}) is None  # by its group
     home.chmod(0o711)
     assert blocked_on_the_way(exe, stranger, set()) is None  # search is enough
+
+
+def test_a_new_port_names_the_boards_whose_settings_changed(tmp_path):
+    """Issue 24, item 5: a second setup with a new port rewrote every node config without
+    saying that the boards still have the old one."""
+    inst, out = setup(tmp_path / "root", *FIRST)
+    assert "settings changed" not in out.stdout
+    _, out = setup(tmp_path / "root", *FIRST, "--wifi-ssid", "club-5g", port=inst.port)
+    step = next(ln for ln in out.stdout.splitlines() if "settings changed" in ln)
+    assert "t1-a (Wi-Fi network)" in step and "`net` command" in step, step
+    assert "provision it again" in step
+    new_port = free_port()
+    _, out = setup(tmp_path / "root", *FIRST, "--wifi-ssid", "club-5g", port=new_port)
+    step = next(ln for ln in out.stdout.splitlines() if "settings changed" in ln)
+    assert "t1-a (broker port)" in step, step
+    assert inst.node("t1-a")["broker"]["port"] == new_port
+    # and an identical run names none
+    _, out = setup(tmp_path / "root", *FIRST, "--wifi-ssid", "club-5g", port=new_port)
+    assert "settings changed" not in out.stdout

@@ -76,9 +76,31 @@ class Report:
     host: dict = field(default_factory=dict)
     choices: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    # nodes whose config.json changed what the board dials with: (node, [what changed])
+    boards_changed: list = field(default_factory=list)
 
     def changed(self, path: Path) -> bool:
         return any(p == path and s != "unchanged" for s, p, _ in self.files)
+
+
+_BOARD_SETTINGS = (
+    ("wifi", "ssid", "Wi-Fi network"),
+    ("wifi", "password", "Wi-Fi password"),
+    ("broker", "host", "broker address"),
+    ("broker", "port", "broker port"),
+    ("broker", "tls", "TLS"),
+    ("broker", "password", "broker password"),
+)
+
+
+def board_settings_changed(old: dict, new: dict) -> list[str]:
+    """What differs between two node configs among the settings a board dials with (a
+    board keeps the old ones until they are sent to it or it is provisioned again)."""
+    return [
+        what
+        for sect, key, what in _BOARD_SETTINGS
+        if (old.get(sect) or {}).get(key) != (new.get(sect) or {}).get(key)
+    ]
 
 
 def guess_address() -> str:
@@ -380,6 +402,11 @@ class Installer:
                 wifi_password=plan.wifi_password,
                 pinmap=c["pinmap"],
             )
+            old = self._read_json(self.layout.node_json(n))
+            if old is not None:
+                what = board_settings_changed(old, nc)
+                if what:
+                    self.report.boards_changed.append((n, what))
             self._put(
                 self.layout.node_json(n),
                 json.dumps(nc, indent=2) + "\n",

@@ -107,6 +107,8 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool, taken: list[Holde
             if r.changed(L.host_toml):
                 steps.append("restart the host for its new tables: systemctl restart railbird")
     nodes = natural_sorted(n for t in host["tables"].values() for n in t.get("nodes", []))
+    if r.boards_changed:
+        steps.append(_boards_changed_step(r))
     if nodes:
         steps.append(_provision_step(r, nodes))
     web = host.get("outputs", {}).get("web")
@@ -119,6 +121,18 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool, taken: list[Holde
             f"(the PIN is [referee] pin in {L.secrets})"
         )
     return [f"  {i}. {s}" for i, s in enumerate(steps, 1)]
+
+
+def _boards_changed_step(r: Report) -> str:
+    """The boards whose written config changed what they dial with: they still run the old
+    settings, so they must get the new ones before they can reach the broker again."""
+    rows = "; ".join(f"{n} ({', '.join(what)})" for n, what in sorted(r.boards_changed))
+    return (
+        f"these boards' settings changed and the boards still have the old ones: {rows}. "
+        "While a board still reaches the broker, send it the new broker address or Wi-Fi "
+        "over MQTT (the `net` command, protocol/SPEC.md: the board tries them and goes back "
+        "to the old ones if they do not work); otherwise provision it again (below)"
+    )
 
 
 def _provision_step(r: Report, nodes: list[str]) -> str:
