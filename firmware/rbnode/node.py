@@ -26,6 +26,9 @@ Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when al
 - led: the status LED (led.py) shows `condition()` every LED_MS; not supervised.
 - wifi: keeps the station joined with the settings in use (rbnode.netcfg); drops the
   broker connection when the link goes, so the client redials at once; not supervised.
+- improv: once the Wi-Fi has been down `improv_after_s`, answers Improv Wi-Fi on the
+  board's serial port (hw.serial(), rbnode.improv): new credentials tried like a `net`
+  command; not supervised.
 Network changes (rbnode.netcfg, SPEC.md `net`): a `net` command tries new Wi-Fi and
 broker settings; the status task reverts them when the broker was not reached in time.
 - supervisor: see supervisor.py.
@@ -78,6 +81,8 @@ DEV_DEFAULTS = {
                "tls": False, "keepalive_s": 30},
     "ring": 512, "spill": 10240, "max_inflight": 4, "poll_ms": 2,
     "sync_period_s": 60, "wdt_ms": 10000, "wdt": True,
+    # Improv Wi-Fi over serial (rbnode.improv) is offered once the Wi-Fi is down this long
+    "improv_after_s": 30, "improv_trial_s": 60,
 }
 
 
@@ -533,6 +538,13 @@ class Node:
                 pass
         m.drop("net: new settings")
 
+    def _note_wifi(self, up):
+        """Since when the Wi-Fi is down (None: up), for the Improv offer."""
+        if up:
+            self.wifi_down_since = None
+        elif self.wifi_down_since is None:
+            self.wifi_down_since = self.clock.now()
+
     async def _wifi_task(self):
         try:
             w = self.hw.wlan()
@@ -541,7 +553,9 @@ class Node:
             return  # a board without Wi-Fi (hal.wlan)
         joined = None
         was_up = False
+        self.wifi_down_since = self.clock.now()
         while not self._stopping:
+            self._note_wifi(w.isconnected())
             cur = self.net.cur
             want = (cur["ssid"], cur["password"])
             up = w.isconnected()
@@ -602,6 +616,53 @@ class Node:
         self.config_error = reason[:200]
         self.c["config_rejected"] += 1
         self._status_now.set()
+
+    async def _improv_task(self):
+        from rbnode import improv
+        try:
+            port = self.hw.serial()
+        except NotImplementedError:
+            return
+        if port is None:
+            return
+        n = 0
+        sess = improv.Session((FW_VERSION.split("-")[0], self.upd.version, self.hw.pinmap_id,
+                               self.node_id), None)
+        pending = [None]  # the net trial id Improv asked for
+
+        def on_wifi(ssid, pw):
+            pending[0] = "improv-%d-%d" % (self.boot, n)
+            cmd = {"id": pending[0], "wifi": {"ssid": ssid, "password": pw},
+                   "trial_s": self.dev["improv_trial_s"]}
+            wifi, broker = self.net.begin(cmd, self.clock.now())
+            if wifi or broker:
+                self._net_use(wifi, broker)
+            else:
+                pending[0] = None
+                port.write(sess.result(False))  # nothing new to try, or a trial runs
+        sess.on_wifi = on_wifi
+        after = self.dev["improv_after_s"] * 1000000
+        offered = False
+        while not self._stopping:
+            down = getattr(self, "wifi_down_since", None)
+            offer = pending[0] is not None or \
+                (down is not None and self.clock.now() - down >= after)
+            if offer != offered:
+                offered = offer
+                port.listen(offer)
+            if offer:
+                data = port.read()
+                if data:
+                    n += 1
+                    out = sess.feed(data)
+                    if out:
+                        port.write(out)
+                r = self.net.report
+                if pending[0] is not None and r is not None and r.get("id") == pending[0] \
+                        and r["state"] in ("done", "reverted"):
+                    pending[0] = None
+                    port.write(sess.result(r["state"] == "done"))
+            await _sleep_ms(50)
 
     # -- status ------------------------------------------------------------------------------
     def counters(self):
@@ -850,7 +911,7 @@ class Node:
         s.register("net", 5000)
         return [self._sensor_task(), self._publisher_task(), self._status_task(),
                 self._sync_task(), self._net_task(), self.mqtt.run(), s.run(),
-                self._led_task(), self._wifi_task()]
+                self._led_task(), self._wifi_task(), self._improv_task()]
 
     async def run(self):
         ts = [asyncio.create_task(c) for c in self.tasks()]

@@ -204,3 +204,105 @@ def test_bad_and_retained_net_commands_are_refused_and_counted(broker, tmp_path)
         c.disconnect()
     finally:
         sn.stop()
+
+
+def test_a_board_that_lost_its_wifi_is_onboarded_again_over_improv_serial(broker, tmp_path):
+    """The router got a new password: the board cannot join any more. After its Wi-Fi has
+    been down `improv_after_s` it answers Improv Wi-Fi on its serial port, here a real pty
+    whose other end `railbird node wifi` opens; wrong settings are refused and the old kept,
+    the right ones reach the broker and stay."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    path = os.ttyname(slave)
+    aps = {"railbird": "change-me"}
+    broker.add_user(NODE, PW)
+    sn = SimNode(
+        "127.0.0.1",
+        broker.port,
+        "club",
+        "t1",
+        NODE,
+        PW,
+        tmp_path / "node",
+        seed=7,
+        keepalive_s=5,
+        dev={"improv_after_s": 1, "improv_trial_s": 10},
+        sim_kw={"aps": aps, "serial": master},
+    )
+
+    def node_wifi(ssid: str, password: str) -> subprocess.CompletedProcess:
+        pw = tmp_path / "pw"
+        pw.write_text(password + "\n")
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "railbird",
+                "node",
+                "wifi",
+                "--port",
+                path,
+                "--ssid",
+                ssid,
+                "--password-file",
+                str(pw),
+                "--wait",
+                "60",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": "host"},
+        )
+
+    try:
+        sn.start()
+        sn.wait_connected()
+        aps["railbird"] = "new-password"  # the router's new password: the board drops off
+        sn.call(lambda: sn.hw.wlan().disconnect())
+        wait_for(lambda: not sn.connected(), timeout=20)
+        r = node_wifi("railbird", "wrong")
+        assert r.returncode == 1 and "unable to connect" in r.stderr, r.stdout + r.stderr
+        assert sn.call(lambda: sn.node.net.cur["password"]) == "change-me"
+        r = node_wifi("railbird", "new-password")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "reached the broker" in r.stdout
+        sn.wait_connected(20)
+        assert net_state(sn)["state"] == "done"
+        saved = json.loads((tmp_path / "node" / netcfg.FILE).read_text())
+        assert saved["cur"]["password"] == "new-password"
+    finally:
+        sn.stop()
+        os.close(slave)
+
+
+def test_improv_and_the_trial_in_real_micropython(micropython):
+    """rbnode.improv and rbnode.netcfg are the device's code: the same checks in MicroPython."""
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    repo = here.parent.parent
+    r = micropython(here / "mp" / "run_improv.py", paths=[repo / "firmware", repo / "protocol"])
+    assert r.ok and "MP-IMPROV-OK" in r.stdout, r.stderr + r.stdout
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+    assert lines["MP-IMPROV-STATE"] == str(list(improv_packet(1, bytes((2,)))))
+    wifi = improv_packet(2, bytes((0,))) + improv_packet(1, bytes((3,)))
+    assert lines["MP-IMPROV-WIFI"] == f"True {list(wifi)} [('abc', 'pass')]"
+    assert lines["MP-IMPROV-BAD"] == str(list(improv_packet(2, bytes((1,)))))
+    done = improv_packet(1, bytes((4,))) + improv_packet(4, bytes((1, 0)))
+    assert lines["MP-IMPROV-RESULT"] == str(list(done))
+    assert lines["MP-NET-BEGIN"] == "(False, True)"
+    assert lines["MP-NET-EARLY"] == "None"
+    assert lines["MP-NET-TICK"] == "(False, True) h reverted"
+    assert lines["MP-NET-LOADED"] == "reverted h"
+
+
+def improv_packet(ptype: int, data: bytes) -> bytes:
+    """The host's own encoder (railbird.provision.improv), independent of the firmware's."""
+    from railbird.provision.improv import packet
+
+    return packet(ptype, data)

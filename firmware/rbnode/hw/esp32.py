@@ -53,6 +53,31 @@ class _Pcnt:
         self.value = self._u.value  # bound once
 
 
+class _Console:
+    """Improv Wi-Fi on the USB console (rbnode.improv): while listening, Ctrl-C (0x03, the
+    RPC packet type byte) is data, not an interrupt; the REPL's Ctrl-C comes back after."""
+
+    def __init__(self):
+        import select
+        import sys
+        self._in = sys.stdin.buffer
+        self._out = sys.stdout.buffer
+        self._poll = select.poll()
+        self._poll.register(sys.stdin, select.POLLIN)
+
+    def listen(self, on):
+        micropython.kbd_intr(-1 if on else 3)
+
+    def read(self):
+        out = b""
+        while len(out) < 256 and self._poll.poll(0):
+            out += self._in.read(1)
+        return out
+
+    def write(self, b):
+        self._out.write(b)
+
+
 class Esp32Hardware(hal.Hardware):
     BEAM_BLOCKED = 1
 
@@ -183,6 +208,11 @@ class Esp32Hardware(hal.Hardware):
 
     def wlan(self):
         return network.WLAN(network.STA_IF)
+
+    def serial(self):
+        if getattr(self, "_serial", None) is None:
+            self._serial = _Console()
+        return self._serial
 
     def set_led(self, on):
         p = self._led

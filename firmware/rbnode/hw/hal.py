@@ -35,6 +35,9 @@ Interface (stable; documented in docs/firmware-sensing.md §HAL):
          status("rssi"), ifconfig(), disconnect()
          resolve(host, port) -> the address to dial for host (a name or an address);
                  OSError when it does not resolve (ESP32: getaddrinfo, mDNS for .local)
+  serial serial() -> the console port for Improv Wi-Fi (rbnode.improv), or None: .listen(b)
+         (True: bytes are Improv's, the console's Ctrl-C off), .read() -> bytes (b"" when
+         none waits; never blocks), .write(bytes)
   led    set_led(on) -> the status LED (the pin map's `led`) on or off; a board without
          one ignores it. Called from task context only (rbnode.led)
   pinmap_id  slug naming the pin map in use
@@ -222,6 +225,9 @@ class Hardware:
 
     def wlan(self):
         raise NotImplementedError
+
+    def serial(self):
+        return None
 
     def resolve(self, host, port):
         import socket

@@ -26,6 +26,8 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .net_up                 what wlan().isconnected() reports (with the access point's word)
     .aps                    None (any credentials join), or {ssid: password} the simulated
                             access points accept; wlan().connect() with others stays off
+    .serial()               SimSerial on the `serial` file descriptor given (a pty's
+                            master end: the host's tool opens the other), else None
     .names                  None (the OS resolves), or {name: address}: resolve() of a name
                             not in it raises OSError, as an unanswered mDNS query; nothing
                             resolves while the Wi-Fi is down
@@ -136,6 +138,29 @@ class SimWLAN:
 
     def ifconfig(self):
         return ("127.0.0.1", "255.0.0.0", "127.0.0.1", "127.0.0.1")
+
+
+class SimSerial:
+    """The board's console port on a file descriptor (CPython: a pty's master end)."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        os.set_blocking(fd, False)
+
+    def listen(self, on):
+        pass  # no console to silence here
+
+    def read(self):
+        try:
+            return os.read(self.fd, 256)
+        except (BlockingIOError, OSError):  # nothing waiting; the other end not open yet
+            return b""
+
+    def write(self, b):
+        try:
+            os.write(self.fd, b)
+        except OSError:
+            pass  # nobody at the other end: Improv answers are best effort
 
 
 class PowerCut(BaseException):
@@ -261,7 +286,8 @@ class SimHardware(hal.Hardware):
     def __init__(self, seed=1, start_ticks=0, beams=6, cue=True, rails=6, rail_counters=True,
                  irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
                  fs_root=None, reset_cause="power", counter_modulus=32000, strike=1,
-                 strike_adc=True, aps=None, names=None):
+                 strike_adc=True, aps=None, names=None, serial=None):
+        self._serial = None if serial is None else SimSerial(serial)
         self.aps = aps
         self.names = names
         self._rng = (seed * 2654435761 + 12345) & 0xFFFFFFFF or 1
@@ -573,6 +599,9 @@ class SimHardware(hal.Hardware):
         if not hasattr(self, "_wlan"):
             self._wlan = SimWLAN(self)
         return self._wlan
+
+    def serial(self):
+        return self._serial
 
     def resolve(self, host, port):
         if self.aps is not None and not self.wlan().isconnected():

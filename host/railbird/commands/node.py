@@ -1,5 +1,6 @@
 """`railbird node provision`: put the firmware and its own config on one sensor board over
-USB (railbird.provision; docs/install.md, step 4)."""
+USB (railbird.provision; docs/install.md, step 4); `railbird node wifi`: new Wi-Fi settings
+for a board that lost its Wi-Fi, over Improv serial (railbird.provision.improv)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,21 @@ def register(sub) -> None:
     )
     v.add_argument("--mpremote", help="the mpremote command (default: this environment's)")
     v.set_defaults(func=provision)
+    w = acts.add_parser(
+        "wifi",
+        help="new Wi-Fi settings for a board that lost its Wi-Fi, over USB serial (Improv)",
+        description="Send new Wi-Fi settings to the board at --port with Improv Wi-Fi over "
+        "serial, no reflash: a board whose Wi-Fi has been down 30 s answers, tries them and "
+        "keeps them once it reached the broker, else keeps its old ones. Exit 0 when it did.",
+    )
+    w.add_argument("--port", required=True, help="the board's serial port (/dev/ttyUSB0)")
+    w.add_argument("--ssid", required=True, help="the Wi-Fi network")
+    w.add_argument(
+        "--password-file",
+        help="a file holding the Wi-Fi password (default: RAILBIRD_WIFI_PASSWORD, else asked)",
+    )
+    w.add_argument("--wait", type=float, default=120, help="seconds to wait (default 120)")
+    w.set_defaults(func=wifi)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -132,4 +148,37 @@ def provision(args) -> int:
         f"shows up in `railbird tail --venue {prov.venue} --table {prov.table}` and its "
         "status LED settles to a short flash every 2 s (hardware/installation.md)"
     )
+    return 0
+
+
+def wifi(args) -> int:
+    import getpass
+
+    from railbird.provision import improv
+
+    if args.password_file:
+        password = Path(args.password_file).read_text().rstrip("\n")
+    elif "RAILBIRD_WIFI_PASSWORD" in os.environ:
+        password = os.environ["RAILBIRD_WIFI_PASSWORD"]
+    else:
+        password = getpass.getpass(f"password for {args.ssid}: ")
+    try:
+        port = improv.Port(args.port)
+    except OSError as e:
+        print(f"railbird node wifi: {args.port}: {e.strerror}", file=sys.stderr)
+        return 2
+    try:
+        improv.provision(
+            port,
+            args.ssid,
+            password,
+            wait=args.wait,
+            say=lambda line: print(f"railbird node wifi: {line}", flush=True),
+        )
+    except improv.ImprovError as e:
+        print(f"railbird node wifi: {e}", file=sys.stderr)
+        return 1
+    finally:
+        port.close()
+    print(f"railbird node wifi: the board is on {args.ssid} and reached the broker")
     return 0

@@ -8,5 +8,5 @@ config and the broker's password file, so the host accepts the board), `source` 
 firmware sources are: the checkout, else the copy pip installed under share/railbird; the
 build tools/build_firmware.py loaded from there), `board` (a build onto a board with
 mpremote, every file read back; also `python -m railbird.provision.board` for
-tools/flash.sh).
+tools/flash.sh), `improv` (Improv Wi-Fi over serial: `railbird node wifi`).
 """
