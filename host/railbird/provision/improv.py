@@ -54,7 +54,7 @@ def wifi_rpc(ssid: str, password: str) -> bytes:
 
 def parse(buf: bytes) -> tuple[list[Packet], bytes]:
     """Whole packets in `buf` (anything else, console output, skipped) and the rest."""
-    out = []
+    out: list[Packet] = []
     while True:
         i = buf.find(HEADER)
         if i < 0:
