@@ -215,6 +215,35 @@ def test_a_node_reads_its_own_update_commands_only(acl, broker, tmp_path):
 
 
 @pytest.mark.broker
+@pytest.mark.parametrize("acl", ["project", "confined"])
+def test_net_commands_reach_their_node_and_never_a_display_or_referee(acl, broker):
+    """`net` carries the Wi-Fi password (SPEC.md `net`): the host writes it, its node reads
+    it, the display and referee logins, which read the rest of the node subtree, never."""
+    if acl == "confined":
+        broker.acl = confined_acl(VENUE, {TABLE: ["n1"]})
+        broker.restart()
+    broker.add_user("n1", "node-pw")
+    node, _ = connect(broker, "n1", "node-pw")
+    display, _ = connect(broker, "railbird-display", "display-secret")
+    referee, _ = connect(broker, "railbird-referee", "referee-secret")
+    at_node = Collector(node, f"railbird/v1/{VENUE}/{TABLE}/node/n1/#")
+    at_display = Collector(display, "railbird/#")
+    at_referee = Collector(referee, f"railbird/v1/{VENUE}/{TABLE}/node/#")
+    host, _ = connect(broker, "railbird-host", "host-secret")
+    net = codec.topic(VENUE, TABLE, "net", "n1")
+    config = codec.topic(VENUE, TABLE, "config", "n1")
+    # the net command first, then a config the others may read: order proves the denial
+    host.publish(net, b'{"v":1}', qos=1).wait_for_publish(5)
+    host.publish(config, b'{"v":1}', qos=1).wait_for_publish(5)
+    assert [t for t, _ in at_node.wait_for(2)] == [net, config]
+    assert [t for t, _ in at_display.wait_for(1)] == [config]
+    assert [t for t, _ in at_referee.wait_for(1)] == [config]
+    for c in (node, display, referee, host):
+        c.loop_stop()
+        c.disconnect()
+
+
+@pytest.mark.broker
 def test_tail_prints_decoded_events_and_flags_bad_messages(broker):
     broker.add_user("n1", "node-pw")
     tail = subprocess.Popen(
