@@ -306,3 +306,36 @@ def improv_packet(ptype: int, data: bytes) -> bytes:
     from railbird.provision.improv import packet
 
     return packet(ptype, data)
+
+
+def test_railbird_nodes_net_reports_kept_and_reverted(broker, tmp_path):
+    """The host's command: the same broker under another host name is kept (exit 0), a port
+    nothing listens on is reverted (exit 1), each node's outcome printed."""
+    import os
+    import subprocess
+    import sys
+
+    sn = make_node(broker, tmp_path)
+
+    def nodes_net(*args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "railbird", "nodes", "net", "--venue", "club"]
+        cmd += ["--node", NODE, "--host", "127.0.0.1", "--port", str(broker.port)]
+        cmd += ["--user", "railbird-host", "--password", "host-secret", *args]
+        env = {**os.environ, "PYTHONPATH": "host"}
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+
+    try:
+        sn.start()
+        sn.wait_connected()
+        wait_for(lambda: sn.idle(), timeout=20)
+        r = nodes_net("--broker-host", "localhost", "--broker-port", str(broker.port))
+        assert r.returncode == 0 and f"t1/{NODE}: done" in r.stdout, r.stdout + r.stderr
+        assert sn.call(lambda: sn.node.mqtt.server) == "localhost"
+        r = nodes_net(
+            "--broker-host", "localhost", "--broker-port", str(free_port()), "--trial-s", "10"
+        )
+        assert r.returncode == 1 and f"t1/{NODE}: reverted" in r.stdout, r.stdout + r.stderr
+        r = nodes_net("--trial-s", "60")
+        assert r.returncode == 2 and "broker or wifi" in r.stderr
+    finally:
+        sn.stop()

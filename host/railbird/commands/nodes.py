@@ -1,5 +1,7 @@
 """`railbird nodes`: the fleet of sensor nodes (what each runs and reports), and
-`railbird nodes update`: a firmware set over the air, one table at a time.
+`railbird nodes update`: a firmware set over the air, one table at a time, and
+`railbird nodes net`: a new broker address or Wi-Fi, each node trying it and going back to
+the old one when it cannot reach the broker with it (SPEC.md `net`).
 
 The fleet comes from the retained `birth` and `status` of every node (railbird.fleet.view);
 an update serves the set over HTTP from this machine (railbird.fleet.server) and follows
@@ -58,6 +60,7 @@ def register(sub) -> None:
     ls.add_argument("--json", action="store_true", help="print one JSON object per node")
     ls.set_defaults(func=run_list)
     _LIST_PARSER[:] = [ls]
+    _register_net(actions)
     up = actions.add_parser(
         "update",
         help=UPDATE_HELP,
@@ -121,6 +124,108 @@ def register(sub) -> None:
     )
     up.set_defaults(func=run_update)
     p.set_defaults(func=run_default)
+
+
+def _register_net(actions) -> None:
+    help_ = "send nodes a new broker address or Wi-Fi, tried and reverted if it fails"
+    net = actions.add_parser(
+        "net",
+        help=help_,
+        description=help_ + " (protocol/SPEC.md `net`). Each node chosen gets the command, "
+        "says `trial`, switches, and keeps the settings once the broker accepted it with "
+        "them within --trial-s, else goes back to the old ones. Exit status 0 when every "
+        "node kept them, 1 otherwise, 2 for a refused option.",
+    )
+    _common(net, "railbird-host")
+    net.add_argument("--node", action="append", default=[], help="only this node (repeatable)")
+    net.add_argument("--broker-host", help="the broker's name or address the nodes dial")
+    net.add_argument("--broker-port", type=int, help="its port (default 1883 with a host)")
+    net.add_argument("--broker-addr", help="the address to fall back on for the name")
+    net.add_argument("--wifi-ssid", help="the Wi-Fi network")
+    net.add_argument(
+        "--wifi-password-file",
+        help="a file holding its password (default: RAILBIRD_WIFI_PASSWORD)",
+    )
+    net.add_argument("--trial-s", type=int, default=60, help="10..600 (default 60)")
+    net.set_defaults(func=run_net)
+
+
+def _net_command(args) -> dict:
+    """The `net` command of the options; SystemExit(2-style message) when refused."""
+    import os
+    from pathlib import Path
+
+    from rbproto import codec
+
+    cmd: dict = {"v": 1, "id": f"net-{int(time.time())}", "trial_s": args.trial_s}
+    if args.broker_host or args.broker_port:
+        if not args.broker_host:
+            raise ValueError("--broker-port needs --broker-host (the name the nodes dial)")
+        b: dict = {"host": args.broker_host, "port": args.broker_port or 1883}
+        if args.broker_addr:
+            b["addr"] = args.broker_addr
+        cmd["broker"] = b
+    if args.wifi_ssid:
+        if args.wifi_password_file:
+            pw = Path(args.wifi_password_file).read_text().rstrip("\n")
+        elif "RAILBIRD_WIFI_PASSWORD" in os.environ:
+            pw = os.environ["RAILBIRD_WIFI_PASSWORD"]
+        else:
+            raise ValueError("--wifi-ssid needs --wifi-password-file or RAILBIRD_WIFI_PASSWORD")
+        cmd["wifi"] = {"ssid": args.wifi_ssid, "password": pw}
+    try:
+        codec.encode("net", cmd)
+    except codec.ProtocolError as e:
+        raise ValueError(str(e)) from None
+    return cmd
+
+
+def run_net(args) -> int:
+    from rbproto import codec
+
+    try:
+        cmd = _net_command(args)
+    except (ValueError, OSError) as e:
+        print(f"railbird nodes net: {e}", file=sys.stderr)
+        return 2
+    fleet, client, _conn_args, configured = _fleet(args)
+    try:
+        plan = _plan(fleet, configured, args.table, args.node)
+        chosen = []
+        for t, nodes in plan.items():
+            for n in nodes:
+                st = fleet.get(t, n)
+                if st is None or not st.online:
+                    print(f"  {t}/{n}: offline, skipped (it would not get the command)")
+                    continue
+                chosen.append((st.venue, t, n))
+        if not chosen:
+            print("railbird nodes net: no online node chosen", file=sys.stderr)
+            return 1
+        payload = codec.encode("net", cmd)
+        for v, t, n in chosen:
+            client.publish(codec.topic(v, t, "net", n), payload, qos=1, retain=False)
+
+        def outcome(t, n):
+            st = fleet.get(t, n)
+            r = ((st.status if st else None) or {}).get("net") or {}
+            return r if r.get("id") == cmd["id"] and r.get("state") != "trial" else None
+
+        fleet.wait(lambda f: all(outcome(t, n) for _v, t, n in chosen), args.trial_s + 30)
+        ok = True
+        for _v, t, n in chosen:
+            r = outcome(t, n)
+            if r is None:
+                ok = False
+                print(f"  {t}/{n}: no answer")
+            else:
+                ok = ok and r["state"] == "done"
+                err = f": {r['error']}" if r.get("error") else ""
+                print(f"  {t}/{n}: {r['state']}{err}")
+        return 0 if ok else 1
+    finally:
+        client.loop_stop()
+        client.disconnect()
 
 
 def run_default(args) -> int:

@@ -130,8 +130,8 @@ def _boards_changed_step(r: Report) -> str:
     return (
         f"these boards' settings changed and the boards still have the old ones: {rows}. "
         "While a board still reaches the broker, send it the new broker address or Wi-Fi "
-        "over MQTT (the `net` command, protocol/SPEC.md: the board tries them and goes back "
-        "to the old ones if they do not work); otherwise provision it again (below)"
+        "over MQTT with `railbird nodes net` (the `net` command: the board tries them and goes "
+        "back to the old ones if they do not work); otherwise provision it again (below)"
     )
 
 
