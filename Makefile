@@ -26,6 +26,7 @@ help:
 	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~10 min: numba compile, simulation; cached: under 1 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make soak-cluster - cluster mode on 3 nats-server + 2 workers, a server and a worker killed (RAILBIRD_SOAK_MINUTES=5)"
+	@echo "make test-system - as root: install and run Railbird in a booted Debian 12 machine (systemd-nspawn), prints figures"
 	@echo "make bench-scale - one host process against 50, 200, 1,000 and 2,000 simulated tables (BENCH_SCALE_TABLES=50,200; ~25 min)"
 	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
 	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
@@ -125,6 +126,19 @@ soak-cluster: setup
 .PHONY: bench-scale
 bench-scale: setup
 	$(PY) -m railbird.bench.scale
+
+# Railbird installed on a Debian 12 machine booted under systemd-nspawn, exactly as
+# docs/install.md says, with no network inside (issue 24; docs/install.md "System test").
+# Needs root; installs debootstrap and systemd-container with apt-get when missing. The root
+# file system and the wheelhouse are cached in SYSTEM_CACHE; not part of make test.
+# SYSTEM_TEST_ARGS=--write-docs puts the figures into docs/install.md, --no-demo leaves out
+# `make demo` in the machine.
+SYSTEM_CACHE ?= /var/cache/railbird-system
+SYSTEM_TEST_ARGS ?=
+.PHONY: test-system
+test-system:
+	@test "$$(id -u)" = 0 || { echo "make test-system needs root: sudo make test-system"; exit 1; }
+	$(PYTHON) -m tools.system_test --cache $(SYSTEM_CACHE) $(SYSTEM_TEST_ARGS)
 
 # The ingest and web API fuzz targets (tests/fuzz) with FUZZ_SCALE times make test's examples,
 # seeded by FUZZ_SEED (printed at the end: give it again to repeat a run)

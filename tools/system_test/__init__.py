@@ -1,6 +1,8 @@
 """`make test-system` (issue 24): Railbird installed on a Debian 12 machine booted under
 systemd-nspawn, exactly as docs/install.md says, with no network inside; the figures are
-printed and belong in docs/install.md ("System test").
+printed and belong in docs/install.md ("System test"). It imports the standard library only
+(it runs under the host's python3, as root, without the venv), and nothing imports it;
+`player` runs inside the machine and imports the installed railbird and its firmware copy.
 
 Modules:
 - `__main__`: the command line (`python3 -m tools.system_test`, as root), the run in order.

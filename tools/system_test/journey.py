@@ -156,7 +156,8 @@ class Journey:
         self.wait_shots(before, 2)  # the new table's two as well
 
     def demo(self) -> None:
-        """README.md's two commands in a fresh clone, pip offline."""
+        """README.md's `make demo DEMO_SECONDS=20` in a fresh clone, pip offline; mosquitto
+        comes from apt's cache (tools/ensure-mosquitto.sh)."""
         t0 = time.monotonic()
         r = self.m.sh(
             "rm -rf /root/railbird\n"

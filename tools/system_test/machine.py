@@ -86,9 +86,18 @@ class Machine:
             )
         return r
 
-    def sh(self, script: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    def sh(
+        self,
+        script: str,
+        *,
+        check: bool = True,
+        timeout: float = 600.0,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """A shell script inside the machine (bash -e), as `run`."""
-        return self.run("bash", "-euo", "pipefail", "-c", script, **kw)  # type: ignore[arg-type]
+        return self.run(
+            "bash", "-euo", "pipefail", "-c", script, check=check, timeout=timeout, env=env
+        )
 
     def start(
         self, *argv: str, log: Path, env: dict[str, str] | None = None

@@ -36,6 +36,7 @@ STATE = Path("/var/lib/railbird-sim")  # the boards' flash, kept across runs (bo
 def play(nodes: list[str], shots: int, balls: int, gap: float) -> dict[str, object]:
     sys.path.insert(0, str(Path(sys.prefix) / "share" / "railbird" / "firmware"))
     from rbnode.simnode import SimNode
+    from rbproto.codec import POCKETS
 
     boards = []
     for node in nodes:
@@ -48,13 +49,12 @@ def play(nodes: list[str], shots: int, balls: int, gap: float) -> dict[str, obje
         sn.start()
         sn.wait_connected(30)
         boards.append(sn)
-    pockets = ["HL", "HR", "SL", "SR", "FL", "FR"]
     for shot in range(shots):
         if shot:
             time.sleep(gap)  # longer than the host's quiet time: the shot ends
         for ball in range(balls):
             for sn in boards:
-                sn.drop(pockets[(shot * balls + ball) % len(pockets)])
+                sn.drop(POCKETS[(shot * balls + ball) % len(POCKETS)])
             time.sleep(0.3)
     sent = {}
     for sn in boards:
