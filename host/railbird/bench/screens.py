@@ -132,7 +132,7 @@ class _LedBoard:
         sb = str(Path(firmware_path()) / "scoreboard")
         if sb not in sys.path:
             sys.path.insert(0, sb)
-        from simboard import SimBoard  # type: ignore[import-not-found]
+        from simboard import SimBoard  # type: ignore[import-not-found]  # firmware/, on sys.path at run time
 
         master, slave = os.openpty()
         tty.setraw(slave)
@@ -237,7 +237,7 @@ def bench_screens(drops: int = DROPS, workdir: str | None = None) -> dict:
     from railbird.sim.table import firmware_path
 
     firmware_path()
-    from rbnode.simnode import SimNode  # type: ignore[import-not-found]
+    from rbnode.simnode import SimNode  # type: ignore[import-not-found]  # firmware/ at run time
 
     lat: dict[str, list[float]] = {s.name: [] for s in BROWSER_SCREENS}
     lat[LED] = []
