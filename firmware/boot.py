@@ -1,22 +1,33 @@
 # Railbird sensor node: runs first at every reset, before main.py. It picks the firmware set
 # to run (rbnode.ota.select: the one flashed over USB at the root, or an over-the-air set in
 # /fw/a or /fw/b, confirmed or on trial) and puts it first on sys.path, so main.py imports
-# that set's modules. Keep it minimal: a crash here would stop the board before the
-# watchdog and the node start, so on any error the flashed set runs. See firmware/README.md,
-# "Over-the-air updates".
+# that set's modules. Before it imports a set on trial it arms the hardware watchdog: a set
+# that hangs (while importing, or before its node feeds the watchdog) resets the board after
+# one period, and select() takes that watchdog reset as the trial's failure. Keep it minimal:
+# a crash here would stop the board before the node starts, so on any error the flashed set
+# runs. See firmware/README.md, "Over-the-air updates".
 import gc
+
+try:
+    FS_ROOT  # noqa: B018 - the simulated board (rbnode.simboot) runs this file on its flash
+except NameError:
+    FS_ROOT = ""  # the board: littlefs at "/"
 
 
 def _select():
     from rbnode import ota
+    from rbnode.hw import chip
     from rbnode.hw.storage import FileStorage
 
-    st = FileStorage("")
-    run = ota.select(st)
+    st = FileStorage(FS_ROOT)
+    c = chip()
+    run = ota.select(st, c.reset_cause())
+    if run["trial"] is not None:
+        c.watchdog(ota.TRIAL_WDT_MS)  # cannot be stopped: the node's supervisor feeds it
     ota.activate(st, run["dir"])
     if run["trial"] is not None:
         # a set on trial that cannot import what main.py needs is rolled back at once: main.py
-        # would stop at the REPL, where no watchdog resets the board
+        # would stop at the REPL, where only the watchdog would reset the board
         try:
             import rbnode.hw
             import rbnode.node  # noqa: F401 - imported only to prove the set imports
@@ -26,8 +37,7 @@ def _select():
         except Exception as e:  # noqa: BLE001 - any import failure rolls the set back
             print("railbird: firmware", run["version"], "does not import:", repr(e))
             ota.rollback(st, "import failed: %r" % (e,))
-            import machine
-            machine.reset()
+            c.reset()
     print("railbird: firmware", run["version"] or "(flashed)", "in /" + run["dir"],
           "on trial" if run["trial"] is not None else "")
 

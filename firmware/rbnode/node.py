@@ -164,7 +164,11 @@ class Node:
         self._sync_result = None
         self._sync_sent = False  # a sync result of this boot went out
         self._hold_until = 0  # clock.now() until which events wait for it
-        self.sup = Supervisor(hw, dev["wdt_ms"], enable=dev["wdt"])
+        self.upd = Updater(self, FW_VERSION)
+        # on trial the watchdog boot.py armed is fed whatever the config says (it cannot
+        # be stopped: a board with "wdt": false would reset into a rollback otherwise)
+        self.sup = Supervisor(hw, dev["wdt_ms"],
+                              enable=dev["wdt"] or self.upd.trial is not None)
         self.led = rbled.StatusLed(hw)
         v, t, n = dev["venue"], dev["table"], self.node_id
         self.t_events = codec.topic(v, t, "events", n)
@@ -176,7 +180,6 @@ class Node:
         self.t_sync_result = codec.topic(v, t, "sync_result", n)
         self.t_update = codec.topic(v, t, "update", n)
         self.t_net = codec.topic(v, t, "net", n)
-        self.upd = Updater(self, FW_VERSION)
         self.net = Net(hw, dev)
         # Sensing config: persisted one, else the default from config.json.
         self.cfg = rbconfig.load(hw, dev.get("sensing"))

@@ -32,9 +32,14 @@ Life of an update (the node's status.update.state in quotes):
 3. install() writes the slot's manifest.json, then the pointer with `try` ("installing");
    the caller resets the board ("rebooting").
 4. select(), at the next boot, runs the set on trial and counts the boot ("trial"); after
-   `max` trial boots without a commit it falls back to `cur` ("rolled_back").
-5. The running node commit()s once it is healthy (connected, synced, a status published)
-   ("done"), or rollback()s when `trial_s` passed without that ("rolled_back") and resets.
+   `max` trial boots without a commit it falls back to `cur` ("rolled_back"), and at once
+   when the board was reset by its watchdog during the trial ("rolled_back"): boot.py arms
+   the watchdog (TRIAL_WDT_MS) before it imports a set on trial, so a set that hangs while
+   importing or before its node feeds the watchdog costs one watchdog period, not `max`
+   power cycles.
+5. The running node commit()s once it is healthy (connected, synced, a status published,
+   every configured sensing channel alive: rbnode.updater) ("done"), or rollback()s when
+   `trial_s` passed without that ("rolled_back") and resets.
 """
 
 import json
@@ -51,6 +56,7 @@ MANIFEST = "manifest.json"
 SLOTS = ("a", "b")
 TRIAL_S = 300  # default deadline for the healthy status on trial
 TRIAL_BOOTS = 3  # default boots on trial before falling back
+TRIAL_WDT_MS = 10000  # the watchdog boot.py arms before importing a set on trial (= wdt_ms)
 MAX_MANIFEST = 16384
 MAX_FILES = 256
 CHUNK = 1024
@@ -207,16 +213,21 @@ def _outcome(t, state, error=None):
     return {"id": t.get("id"), "version": t.get("version"), "state": state, "error": error}
 
 
-def select(st):
+def select(st, reset_cause=None):
     """At every boot, before the firmware is imported: choose the set to run and record the
-    choice (and the trial boot) in the pointer. -> running(st). Never raises for a bad
+    choice (and the trial boot) in the pointer. reset_cause (hal RESET_CAUSES): "wdt" after
+    a trial boot ends the trial (the set hung). -> running(st). Never raises for a bad
     pointer or set: the worst case is the flashed set."""
     s = read_state(st)
     before = json.dumps(s)
     run = None
     t = s["try"]
     if t is not None:
-        if t.get("boots", 0) >= t.get("max", TRIAL_BOOTS):
+        if reset_cause == "wdt" and t.get("boots", 0) >= 1:
+            s["last"] = _outcome(t, "rolled_back", "watchdog reset on trial boot %d"
+                                 % t.get("boots", 0))
+            s["try"] = None
+        elif t.get("boots", 0) >= t.get("max", TRIAL_BOOTS):
             s["last"] = _outcome(t, "rolled_back", "no healthy status in %d boots"
                                  % t.get("boots", 0))
             s["try"] = None

@@ -142,7 +142,7 @@ class SimNode:
         self.hw = SimHardware(seed=self.seed, fs_root=self.state_dir,
                               reset_cause=self.reset_cause, **self.sim_kw)
         self.hw.wlan().active(True)  # as main.py's Wi-Fi task does (hw.net_up: the link)
-        fault = self.fw_faults.get(ota.select(self.hw.storage())["version"])
+        fault = self.fw_faults.get(ota.select(self.hw.storage(), self.reset_cause)["version"])
         if fault == "crash":
             # dies before it can report (a boot loop): the boot counts for the set's trial
             self.crashes += 1

@@ -2,7 +2,12 @@
 (imports machine/esp32/network: device only); `sim.SimHardware` simulates it under CPython
 and MicroPython. Pick with `rbnode.hw.load()` (esp32 when `machine` exists, else sim). The
 only package that may import machine, network or esp32; beyond them, only MicroPython's
-standard modules, pinmap_core and its own modules."""
+standard modules, pinmap_core and its own modules.
+
+`rbnode.hw.chip()` is the little boot.py needs before any firmware set is imported, without
+setting up a single pin: .reset_cause() (hal RESET_CAUSES), .watchdog(timeout_ms) (the
+hardware watchdog, which cannot be stopped; hal.Hardware.watchdog() later re-arms the same
+one), .reset(). esp32.Chip on the board, sim.chip() elsewhere."""
 
 
 def load(**kw):
@@ -14,3 +19,14 @@ def load(**kw):
         return SimHardware(**kw)
     from rbnode.hw.esp32 import Esp32Hardware
     return Esp32Hardware(**kw)
+
+
+def chip():
+    try:
+        import machine  # noqa: F401 - probing for the board, as load() does
+        import esp32  # noqa: F401 - probing for the board, as load() does
+    except ImportError:
+        from rbnode.hw import sim
+        return sim.chip()
+    from rbnode.hw.esp32 import Chip
+    return Chip()

@@ -39,6 +39,21 @@ _CAUSES = {
 _PCNT_MOD = 32000
 
 
+class Chip:
+    """rbnode.hw.chip() on the board: what boot.py needs, no pin touched."""
+
+    def reset_cause(self):
+        return _CAUSES.get(machine.reset_cause(), "unknown")
+
+    def watchdog(self, timeout_ms):
+        # a second machine.WDT() (the node's supervisor) re-arms the same watchdog with its
+        # own timeout
+        return machine.WDT(timeout=timeout_ms)
+
+    def reset(self):
+        machine.reset()
+
+
 class _Pcnt:
     """A PCNT unit counting both edges of one pin; .value() modulo .modulus."""
 

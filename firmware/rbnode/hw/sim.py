@@ -4,9 +4,17 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     SimHardware(seed=1, start_ticks=0, beams=6, cue=True, rails=6, rail_counters=True,
                 irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
                 fs_root=None, reset_cause="power", counter_modulus=32000, strike=1,
-                strike_adc=True)
+                strike_adc=True, dead=None, chip=None)
                             strike: dedicated strike inputs (hal "strike"), with an
                             amplitude pin when strike_adc (else comparator-only)
+                            dead: {kind: [ch, ...]} channels with a hardware fault: a dead
+                            beam or cue input reads "blocked" for ever (an emitter out, a
+                            receiver unplugged against its pull), a dead rail or strike
+                            input's comparator stays tripped and its ADC reads 4095 (a peak
+                            hold that never discharges, an input floating high); scheduled
+                            edges on them do nothing
+                            chip: the SimChip whose watchdog .watchdog() arms (else one
+                            of this object's own, checked against simulated time)
     .now_us                 simulated µs since boot (ground truth, 64-bit)
     .advance(us)            run time forward: pin edges, counters, queued soft IRQs
     .run_until(at_us)
@@ -31,7 +39,8 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .names                  None (the OS resolves), or {name: address}: resolve() of a name
                             not in it raises OSError, as an unanswered mDNS query; nothing
                             resolves while the Wi-Fi is down
-    .wdt_expired            set when a watchdog from .watchdog() was not fed in time
+    .wdt_expired            set when a watchdog from .watchdog() was not fed in time (chip
+                            None)
     .led                    the status LED's changes: [(now_us, on)], oldest first
     .storage()              SimStorage on fs_root (below)
     .reset_hook             None, or called by reset() instead of raising SystemExit
@@ -43,6 +52,12 @@ in ONE global FIFO of `queue_depth` (8) entries (shared with schedule()) and run
 irq_delay_us (+ uniform jitter) later, or when the VM is no longer busy. A full queue drops
 the handler call silently, like the ESP32 port. The handler reads ticks_us() and
 pin.value() when it RUNS. ticks_us wraps at 2**30 like ESP32.
+SimChip(reset_cause="power", report=None): what rbnode.hw.chip() gives boot.py off the board
+(sim.chip(): the one set_chip() installed, else an inert one): .reset_cause(),
+.watchdog(ms) (each arm and feed goes to report("wdt <ms>") / report("feed") when a
+runner supervises it: rbnode.simboot, whose parent resets a board not fed in time), .reset()
+(on_reset(), else SystemExit like SimHardware.reset).
+
 Randomness comes from a private xorshift32 so the same seed gives the same run in CPython
 and MicroPython.
 
@@ -101,6 +116,62 @@ class SimWDT:
 
     def feed(self):
         self.last = self.hw.now_us
+
+
+class SimChip:
+    def __init__(self, reset_cause="power", report=None):
+        self.cause = reset_cause
+        self.report = report
+        self.on_reset = None
+        self.armed_ms = None  # the watchdog's period once armed (it cannot be stopped)
+        self._fed = None
+
+    def reset_cause(self):
+        return self.cause
+
+    def watchdog(self, timeout_ms):
+        self.armed_ms = timeout_ms
+        if self.report is not None:
+            self.report("wdt %d" % timeout_ms)
+        return _ChipWDT(self)
+
+    def _feed(self):
+        if self.report is None:
+            return
+        import time
+        now = time.monotonic()
+        if self._fed is None or now - self._fed > 0.2:  # a line per feed would flood
+            self._fed = now
+            self.report("feed")
+
+    def reset(self):
+        if self.on_reset is not None:
+            return self.on_reset()
+        raise SystemExit("sim reset")
+
+
+class _ChipWDT:
+    def __init__(self, chip):
+        self.chip = chip
+
+    def feed(self):
+        self.chip._feed()
+
+
+_CHIP = None
+
+
+def chip():
+    """The chip rbnode.hw.chip() returns off the board."""
+    global _CHIP
+    if _CHIP is None:
+        _CHIP = SimChip()
+    return _CHIP
+
+
+def set_chip(c):
+    global _CHIP
+    _CHIP = c
 
 
 class SimWLAN:
@@ -286,7 +357,8 @@ class SimHardware(hal.Hardware):
     def __init__(self, seed=1, start_ticks=0, beams=6, cue=True, rails=6, rail_counters=True,
                  irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
                  fs_root=None, reset_cause="power", counter_modulus=32000, strike=1,
-                 strike_adc=True, aps=None, names=None, serial=None):
+                 strike_adc=True, aps=None, names=None, serial=None, dead=None,
+                 chip=None):
         self._serial = None if serial is None else SimSerial(serial)
         self.aps = aps
         self.names = names
@@ -311,6 +383,14 @@ class SimHardware(hal.Hardware):
                       "cue": [SimPin(self, "cue", 0, idle)] if cue else [],
                       "rail": [SimPin(self, "rail", c, 0) for c in range(rails)],
                       "strike": [SimPin(self, "strike", c, 0) for c in range(strike)]}
+        self._dead = {"beam": (), "cue": (), "rail": (), "strike": ()}
+        for kind in dead or {}:
+            self._dead[kind] = tuple(dead[kind])
+            for c in dead[kind]:
+                # stuck at the faulty level: blocked for a beam, tripped for a comparator
+                self._pins[kind][c]._level = self.BEAM_BLOCKED if kind in ("beam", "cue") \
+                    else 1
+        self.chip = chip
         self.strike_adc = strike_adc
         self._counters = {}
         for kind in ("beam", "cue", "rail", "strike"):
@@ -398,6 +478,8 @@ class SimHardware(hal.Hardware):
                 self.wdt_expired = True
 
     def _edge(self, pin, level, amp):
+        if pin.ch in self._dead[pin.kind]:
+            return  # a dead input does not follow the ball
         comp = pin.kind == "rail" or pin.kind == "strike"
         if comp and level and amp is not None:
             ch = pin.ch
@@ -532,6 +614,8 @@ class SimHardware(hal.Hardware):
         return a
 
     def adc_read(self, ch, kind="rail"):
+        if ch in self._dead[kind]:
+            return 4095
         return self._decayed(ch, kind)
 
     def adc_reset(self, ch, kind="rail"):
@@ -576,6 +660,8 @@ class SimHardware(hal.Hardware):
         return self._reset_cause
 
     def watchdog(self, timeout_ms):
+        if self.chip is not None:
+            return self.chip.watchdog(timeout_ms)
         w = SimWDT(self, timeout_ms)
         self._wdts.append(w)
         return w

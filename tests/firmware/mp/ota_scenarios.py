@@ -93,11 +93,12 @@ def fetcher(files, man, corrupt=None, piece=700):
     return get
 
 
-def boot_check(root, allowed):
-    """A reboot: select a set on fresh (powered) flash and check it is complete: every file
-    its manifest lists reads back with its SHA-256. -> (version, running dict)."""
+def boot_check(root, allowed, cause="power"):
+    """A reboot (reset cause `cause`): select a set on fresh (powered) flash and check it is
+    complete: every file its manifest lists reads back with its SHA-256. -> (version,
+    running dict)."""
     st = SimStorage(root)
-    r = ota.select(st)
+    r = ota.select(st, cause)
     m = ota.load_manifest(st, r["dir"])
     assert m is not None, "no manifest in the selected set %r" % (r["dir"],)
     for f in m["files"]:
@@ -207,6 +208,27 @@ def crash_loop_rollback(root):
     assert r["last"]["state"] == "rolled_back" and "2 boots" in r["last"]["error"], r["last"]
     assert boot_check(root, ("v1",))[1]["trial"] is None
     return r["last"]["error"]
+
+
+def watchdog_rollback(root):
+    """The set on trial hangs (boot.py armed the watchdog before importing it): the reset by
+    the watchdog ends the trial at once, however many trial boots were left; a watchdog
+    reset of the confirmed set, or before the trial's first boot, ends nothing."""
+    flash_root(root, "v1")
+    assert update(SimStorage(root), "v2", trial_boots=3).state == "rebooting"
+    # the reset that starts the trial is no trial boot yet, whatever its cause
+    assert boot_check(root, ("v2",), "wdt")[1]["trial"]["boots"] == 1
+    _v, r = boot_check(root, ("v1",), "wdt")
+    assert r["trial"] is None and r["last"]["state"] == "rolled_back", r["last"]
+    assert r["last"]["error"] == "watchdog reset on trial boot 1", r["last"]
+    assert boot_check(root, ("v1",), "wdt")[1]["last"]["state"] == "rolled_back"
+    # the next update commits; a later watchdog reset keeps the confirmed set
+    assert update(SimStorage(root), "v3").state == "rebooting"
+    boot_check(root, ("v3",))
+    assert ota.commit(SimStorage(root))
+    _v, r = boot_check(root, ("v3",), "wdt")
+    assert r["slot"] == "a" and r["last"]["state"] == "done"
+    return "rolled back after one watchdog reset"
 
 
 def busy_on_trial(root):
@@ -321,6 +343,7 @@ SCENARIOS = (
     "no_space_refused",
     "deadline_rollback",
     "crash_loop_rollback",
+    "watchdog_rollback",
     "busy_on_trial",
     "activate",
 )
