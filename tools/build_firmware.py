@@ -19,6 +19,11 @@ firmware/build/node/ — the sensor node (tools/flash.sh, `make flash`):
   --fw-version, else rbnode's FW_VERSION + "+" + 8 hex digits of the files' hashes, so any
   change of the code names a new version;
 - MANIFEST.txt: every file (manifest.json too) with its size and SHA-256.
+With --source the modules are copied as Python source instead (no mpy-cross): a set any
+MicroPython port imports, slower to import and bigger in RAM than .mpy, and the set the
+simulated board (rbnode.simboot) runs under CPython from its flash, so tests update boards
+to real, deliberately broken sets. `reseal(out)` rewrites manifest.json and MANIFEST.txt for
+the files a set holds after an edit (such a test's broken set).
 
 firmware/build/scoreboard/ — the scoreboard node (`make flash TARGET=scoreboard`):
 segfont layout max7219 board hw/esp32 (.mpy), hw/__init__.py, main.py (source),
@@ -27,7 +32,7 @@ rbproto/__init__.py and rbproto/sbframe.mpy (the frame codec); not hw/sim.py/sim
 
 usage: python tools/build_firmware.py [--out DIR] [--target node|scoreboard|all]
                                       [--config FILE] [--pinmap ID|FILE] [--march ARCH]
-                                      [--fw-version VERSION]
+                                      [--fw-version VERSION] [--source]
 """
 
 import argparse
@@ -43,7 +48,7 @@ FIRMWARE = REPO / "firmware"
 PROTOCOL = REPO / "protocol"
 HOST = REPO / "host"
 PINMAP_CORE = HOST / "railbird" / "hardware" / "pinmap_core.py"
-EXCLUDE = {"rbnode/simnode.py", "rbnode/hw/sim.py"}
+EXCLUDE = {"rbnode/simnode.py", "rbnode/simproc.py", "rbnode/simboot.py", "rbnode/hw/sim.py"}
 SCOREBOARD_MODULES = (
     "segfont.py",
     "layout.py",
@@ -125,7 +130,7 @@ def choose_pinmap(config_path=None, pinmap=None):
 def _compile(cmd, srcs, out, march):
     made = []
     for src, rel in srcs:
-        if src.name == "__init__.py":
+        if cmd is None or src.name == "__init__.py":
             dst = out / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(src, dst)
@@ -191,10 +196,10 @@ def _fresh(out):
     out.mkdir(parents=True)
 
 
-def build(out, config=None, march="xtensawin", pinmap=None, version=None):
-    """The sensor node set into `out` -> (files, total bytes)."""
+def build(out, config=None, march="xtensawin", pinmap=None, version=None, source=False):
+    """The sensor node set into `out` -> (files, total bytes). source: modules as .py."""
     pm_path, _ = choose_pinmap(config, pinmap)
-    cmd = mpy_cross()
+    cmd = None if source else mpy_cross()
     _fresh(out)
     made = _compile(cmd, sources(), out, march)
     for name in ("boot.py", "main.py"):
@@ -205,6 +210,16 @@ def build(out, config=None, march="xtensawin", pinmap=None, version=None):
     shutil.copy(pm_path, out / "pinmap.json")
     made.append(out / "pinmap.json")
     made.append(_ota_manifest(out, made, version))
+    return made, _manifest(out, made)
+
+
+def reseal(out, version=None):
+    """After files of the set in `out` were edited: its manifest.json (keeping its version
+    unless `version`) and MANIFEST.txt again -> (files, total bytes)."""
+    out = Path(out)
+    doc = json.loads((out / OTA_MANIFEST).read_text())
+    made = [out / e["path"] for e in doc["files"] + doc.get("flash_only", [])]
+    made.append(_ota_manifest(out, made, version or doc["version"]))
     return made, _manifest(out, made)
 
 
@@ -235,6 +250,9 @@ def main(argv=None):
         default=None,
         help="the sensor node set's version (default: FW_VERSION+<hash of the files>)",
     )
+    ap.add_argument(
+        "--source", action="store_true", help="the sensor node modules as .py (no mpy-cross)"
+    )
     a = ap.parse_args(argv)
     # Anything else in the parent (e.g. an older flat build) would be mistaken for firmware.
     if a.out.is_dir():
@@ -242,7 +260,9 @@ def main(argv=None):
             if stale.name not in ("node", "scoreboard"):
                 shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     if a.target in ("node", "all"):
-        made, total = build(a.out / "node", a.config, a.march, a.pinmap, a.fw_version)
+        made, total = build(
+            a.out / "node", a.config, a.march, a.pinmap, a.fw_version, source=a.source
+        )
         pinmap = json.loads((a.out / "node" / "pinmap.json").read_text())["id"]
         version = json.loads((a.out / "node" / OTA_MANIFEST).read_text())["version"]
         print(
