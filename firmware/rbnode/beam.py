@@ -11,6 +11,9 @@ Interface (stable):
     .configure(debounce_us=None, gap_us=None, jam_us=None)  live
     .close()              remove the IRQ handler
     .shown()              2 jammed (until clear), 1 blocked, 0 clear: for the status LED
+    .alive()              False while the beam has never read clear in this boot or a jam
+                          is declared (an emitter out, a receiver unplugged): the health
+                          a set on trial must show (rbnode.updater)
     .pending_since()      the earliest time an event still to come may carry: the start of
                           a run not yet emitted (blocked, jammed or in its debounce gap: the
                           drop is stamped at the start and emitted when the beam clears),
@@ -89,6 +92,7 @@ class Beam(EdgeChannel):
         self.glitches = 0
         self.jams = 0
         self.stale_edges = 0
+        self._seen_clear = self._pin.value() != self._blocked
         if self._pin.value() == self._blocked:  # blocked at boot: a jam if it stays
             self._begin(clock.now())
         self._arm()
@@ -126,6 +130,9 @@ class Beam(EdgeChannel):
         if self._jam_sent:
             return 2
         return 1 if st == _BLOCKED else 0
+
+    def alive(self):
+        return self._seen_clear and not self._jam_sent
 
     def pending_since(self):
         # task context; the caller reads its clock first (see Rail.pending_since)
@@ -182,10 +189,12 @@ class Beam(EdgeChannel):
                 # VM stalled across it), so the balls on either side merge into one run.
                 self.stale_edges += 1
         elif st == _BLOCKED:
+            self._seen_clear = True
             self._gap_t = t
             self._blk += t - self._seg
             self._st = _GAP
         else:
+            self._seen_clear = True
             # A "clear" edge while clear: the pulse ended before its handler ran (a glitch
             # shorter than the IRQ latency, or a ball inside a long VM stall). Its timing
             # is gone; count it so status shows it (2 stale edges per hidden pulse).

@@ -261,6 +261,24 @@ class Node:
             out.append(self._strike)
         return out
 
+    def sensing_dead(self):
+        """The configured channels that are not alive (Beam.alive, Rail.alive), by name:
+        "pocket HL", "cue", "rail LH", "strike"; [] when all are."""
+        out = []
+        names = ["pocket " + p["pocket"] for p in self.cfg["pockets"]]
+        if self.cfg["cue_ch"] is not None:
+            names.append("cue")
+        for i in range(len(self._beams)):
+            if not self._beams[i].alive():
+                out.append(names[i] if i < len(names) else "beam %d" % i)
+        rails = self.cfg["rails"]
+        for i in range(len(self._rails)):
+            if not self._rails[i].alive():
+                out.append("rail " + rails[i]["rail"])
+        if self._strike is not None and not self._strike.alive():
+            out.append("strike")
+        return out
+
     def poll_sensors(self):
         now = self.clock.now()
         for o in self._beams:
@@ -353,6 +371,10 @@ class Node:
         elif kind == K_CUE:
             pass
         else:  # drop, jam
+            if ch == CH_CUE:
+                # a jammed cue input: SPEC `jam` names a pocket, and there is none (counted
+                # in status.counters.jams); its IndexError used to kill the publisher task
+                return None
             e["pocket"] = codec.POCKETS[ch]
             e["dur"] = val
         return e

@@ -16,6 +16,11 @@ Interface (stable):
     .pending_since()    time of the oldest edge not yet turned into an event (or skipped),
                         None when there is none (the node's watermark, node.py)
     .configure(threshold=None, refractory_us=None, adc_delay_us=None)   live
+    .alive()            False when the input has an ADC and, with no edge waiting, it
+                        reads DEAD_ADC or more: a peak hold that never discharges or an
+                        input floating high (every hit would be full scale); an input
+                        without an ADC cannot tell (True). The health a set on trial
+                        must show (rbnode.updater)
     .close()
     counters: .events .below .suppressed .lost_edges .ring_overflow .irq_calls
     EDGES_PER_CHANNEL = 8
@@ -46,6 +51,7 @@ _M = const(7)
 _WRAP = const(0x3FFFFFFF)
 
 EDGES_PER_CHANNEL = _N
+DEAD_ADC = 4000  # of 4095: an idle peak hold this high is not discharging
 
 
 class Rail(EdgeChannel):
@@ -83,6 +89,13 @@ class Rail(EdgeChannel):
             self.refractory_us = refractory_us
         if adc_delay_us is not None:
             self.adc_delay_us = adc_delay_us
+
+    def alive(self):
+        # a read, no discharge: an edge whose handler has not run yet keeps its amplitude
+        # (a hit under way reads high once: the next check sees the channel alive again)
+        if not self._adc or self._r != self._w:
+            return True
+        return self._hw.adc_read(self.ch, self.kind) < DEAD_ADC
 
     def pending_since(self):
         """Task context. Edges the handler stored but poll has not consumed (an edge waits

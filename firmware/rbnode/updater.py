@@ -9,9 +9,13 @@ and `status.update`.
   flash spill and resets; the boot selection (boot.py, rbnode.ota.select) runs the new set
   on trial.
 - On trial the set is healthy once a status published after the boot's first time-sync
-  sample is acknowledged by the broker (so: connected, synced, status out): then it is
-  committed ("done"). If that has not happened `trial_s` after the boot, the node rolls
-  back ("rolled_back") and resets into the previous set.
+  sample, with every configured beam and rail channel alive (Node.sensing_dead: a beam
+  that has read clear and is not jammed, a rail whose idle ADC is not at full scale), is
+  acknowledged by the broker (so: connected, synced, sensing, status out): then it is
+  committed ("done"). While a channel is dead the trial's status.update names it and the
+  status goes out again once all are alive. If that has not happened `trial_s` after the
+  boot, the node rolls back ("rolled_back", naming the dead channels) and resets into the
+  previous set.
 """
 
 try:
@@ -45,6 +49,7 @@ class Updater:
         self.rejected = 0
         self.rebooting = False
         self._commit_pid = None
+        self._dead = None  # the channels found dead by the last healthy-looking status
         t, last = self.trial, r["last"]
         if t is not None:
             self.report = {"id": t.get("id"), "version": t.get("version"), "state": "trial",
@@ -150,10 +155,15 @@ class Updater:
         t = self.trial
         if t is None or self.rebooting:
             return
+        if self._dead is not None and not self.node.sensing_dead():
+            self._dead = None
+            self.node._status_now.set()  # sensing alive now: the next status may commit
         limit = t.get("trial_s") or ota.TRIAL_S
         if now_us < limit * 1000000:
             return
         reason = "no healthy status within %d s" % limit
+        if self._dead:
+            reason += ": sensing: %s not alive" % ", ".join(self._dead)
         try:
             ota.rollback(self.st, reason)
         except OSError:
@@ -168,6 +178,16 @@ class Updater:
         """A status went out (pid); on trial with a sync sample in it, its PUBACK commits.
         -> True when that happened already (the PUBACK can beat publish()'s return)."""
         if self.trial is None or not synced or self._commit_pid is not None:
+            return False
+        dead = self.node.sensing_dead()
+        if dead:
+            t = self.trial
+            self._dead = dead
+            err = "sensing: %s not alive" % ", ".join(dead)
+            if self.report is None or self.report.get("error") != err[:200]:
+                self.report = {"id": t.get("id"), "version": t.get("version"),
+                               "state": "trial", "error": err[:200]}
+                return True  # say which, in the next status
             return False
         self._commit_pid = pid
         for e in self.node.mqtt.inflight:

@@ -11,8 +11,8 @@ watchdog kills a boot not fed in time).
 - an endless loop at import and one in the node's main loop: the watchdog boot.py (or the
   node's supervisor) armed resets the board once, and that watchdog reset ends the trial;
 - an exception at every boot (a crash loop): rolled back after its trial boots;
-- a set that breaks sensing (every beam read inverted: stuck "blocked"): never healthy,
-  rolled back at its deadline, the dead channels named.
+- a set that breaks sensing (every beam's level read inverted: stuck "blocked"): connected
+  and synced but never healthy, rolled back at its deadline, the dead channels named.
 Each time the board ends on the old set and reports it, and the flash names the outcome.
 """
 
@@ -237,3 +237,20 @@ def test_a_crash_loop_is_rolled_back_after_its_trial_boots(venue, source_set, tm
     b = v.board
     assert [e for _, e in b.boots] == ["reset", "reset", "reset"], b.boots
     assert b.console().count("RuntimeError: crash at every boot") == 2
+
+
+def test_a_set_that_breaks_sensing_is_rolled_back(venue, source_set, tmp_path):
+    bad = broken(
+        source_set,
+        tmp_path,
+        "rbnode-blind",
+        "rbnode/beam.py",
+        lambda t: t.replace(
+            "self._blocked = hw.BEAM_BLOCKED", "self._blocked = 1 - hw.BEAM_BLOCKED"
+        ),
+    )
+    v = venue()
+    r = v.update(bad, "--trial-s", "15")
+    rolled_back(v, r, "rbnode-blind", "no healthy status within 15 s: sensing: pocket ")
+    assert "not alive" in r.stdout and "cue" in r.stdout, r.stdout
+    assert v.board.boots == [("power", "reset"), ("soft", "reset")], v.board.boots

@@ -72,7 +72,7 @@ def fw_set(tmp_path_factory):
 class Venue:
     """mosquitto + railbird run + one SimNode per table."""
 
-    def __init__(self, broker, tmp: Path, faults=None, tables=("t1", "t2")):
+    def __init__(self, broker, tmp: Path, faults=None, tables=("t1", "t2"), sim_kw=None):
         self.broker = broker
         self.tmp = tmp
         self.host = RailbirdRun(tmp / "host", CONFIG.format(port=broker.port))
@@ -92,6 +92,7 @@ class Venue:
                 seed=i + 1,
                 dev={"sync_period_s": 2},
                 fw_faults=faults,
+                sim_kw=sim_kw,
             )
             sn.start()
             self.nodes[t] = sn
@@ -328,3 +329,24 @@ def test_a_rollout_goes_past_an_offline_board_and_skips_a_match_in_play(venue, f
     ], [r.line() for r in res]
     assert n1.fw == NEW and n1.reboots == 1
     assert n2.fw == FW_VERSION and n2.reboots == 0  # not touched mid-match
+
+
+def test_a_board_with_a_dead_channel_never_commits(venue, fw_set):
+    """Issue 24, item 6: health includes sensing. A board whose pocket beam on channel 2 is
+    stuck blocked and whose rail channel 1 reads full scale (rbnode.hw.sim `dead`) gets
+    connected and synced on the new set, but its trial names the dead channels and it is
+    rolled back at the deadline."""
+    v = venue(tables=("t1",), sim_kw={"dead": {"beam": [2], "rail": [1]}})
+    sn = v.nodes["t1"]
+    pockets = {p["ch"]: p["pocket"] for p in sn.node.cfg["pockets"]}
+    rails = {r["ch"]: r["rail"] for r in sn.node.cfg["rails"]}
+    dead = f"pocket {pockets[2]}, rail {rails[1]}"
+    assert sn.call(sn.node.sensing_dead) == dead.split(", ")
+    r = v.cli(*update_args(fw_set, "--trial-s", "15"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert (
+        f"t1/n1: rolled_back (no healthy status within 15 s: sensing: {dead} not alive)" in r.stdout
+    ), r.stdout
+    assert sn.fw == FW_VERSION and sn.reboots == 2
+    run = ota.running(FileStorage(sn.state_dir))
+    assert run["slot"] == "" and run["last"]["state"] == "rolled_back"
