@@ -8,10 +8,9 @@
 # runs. See firmware/README.md, "Over-the-air updates".
 import gc
 
-try:
-    FS_ROOT  # noqa: B018 - the simulated board (rbnode.simboot) runs this file on its flash
-except NameError:
-    FS_ROOT = ""  # the board: littlefs at "/"
+# the board: littlefs at "/"; the simulated board (rbnode.simboot) runs this file with its
+# flash directory as FS_ROOT
+FS_ROOT = globals().get("FS_ROOT", "")
 
 
 def _select():

@@ -206,10 +206,10 @@ class Esp32Hardware(hal.Hardware):
         return ""  # littlefs is mounted at "/"; paths are "/spill/..."
 
     def reset_cause(self):
-        return _CAUSES.get(machine.reset_cause(), "unknown")
+        return Chip().reset_cause()
 
     def watchdog(self, timeout_ms):
-        return machine.WDT(timeout=timeout_ms)
+        return Chip().watchdog(timeout_ms)
 
     def mem_free(self):
         import gc
