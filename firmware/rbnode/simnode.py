@@ -15,7 +15,8 @@ IDENTICAL rbnode.node.Node the ESP32 runs; only the hardware layer is rbnode.hw.
 Over-the-air updates: each boot first runs boot.py's choice of firmware set
 (rbnode.ota.select on the state directory), and a node that resets itself (an installed
 update, a rolled-back trial) boots again on its own (`.reboots`). The Python code is the
-same whichever set is chosen (status and birth report its version, `.fw`); `fw_faults`
+same whichever set is chosen (status and birth report its version, `.fw`; to run a
+downloaded set's own code, broken or not, use rbnode.simproc.SimBoard); `fw_faults`
 makes a version misbehave as a broken set would: {"<version>": "crash"} dies at every boot
 before it can report (`.crashes`), "no_sync" runs but never gets a time-sync sample (so it
 never reports healthy), "config_bug" has a config handler that reads the message before
