@@ -84,7 +84,8 @@ class Venue:
         broker.add_user("n1", PW)
         self.board = SimBoard(
             "127.0.0.1", broker.port, "club", "t1", "n1", PW, tmp / "n1",
-            dev={"sync_period_s": 2}, **board_kw,
+            # a status every 2 s, not 30: each wait for "synced" is the next status
+            dev={"sync_period_s": 2, "sensing": {"status_period_s": 2}}, **board_kw,
         )  # fmt: skip
         self.board.start()
         self.fleet = Fleet("club")
