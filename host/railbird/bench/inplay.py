@@ -148,8 +148,9 @@ def broker_latency(port: int, n: int = BROKER_MESSAGES) -> dict:
     return percentiles(lat)
 
 
-def _probe(sn, published: list) -> None:
-    """Note when the node's MQTT client publishes an events batch holding a drop."""
+def _probe(sn, published: list, clock=time.monotonic) -> None:
+    """Note when the node's MQTT client publishes an events batch holding a drop (`clock`:
+    the screens' bench compares with a browser's, so it uses the wall clock)."""
     mq = sn.node.mqtt
     orig = mq.publish
 
@@ -157,10 +158,39 @@ def _probe(sn, published: list) -> None:
         if topic.endswith("/events"):
             msg = json.loads(payload)
             n = sum(1 for e in msg.get("events", ()) if e.get("kind") == "drop")
-            published.extend([time.monotonic()] * n)
+            published.extend([clock()] * n)
         return await orig(topic, payload, qos, retain)
 
     mq.publish = publish
+
+
+def start_host(wd: Path) -> tuple[subprocess.Popen, Path, str]:
+    """`railbird run` on wd/host.toml, journal and stats in wd, log in wd/host.log ->
+    (process, stats file, the web server's URL) once it is connected."""
+    stats = wd / "stats.json"
+    with open(wd / "host.log", "ab") as log:
+        host = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "railbird", "run", "--config", str(wd / "host.toml")),
+                *("--journal", str(wd / "journal.sqlite"), "--stats-file", str(stats)),
+            ],
+            stdout=log,
+            stderr=log,
+        )
+    try:
+        s = _wait_stats(stats, lambda s: s["connected"] and s["outputs"]["web"]["url"], 30, host)
+    except (RuntimeError, TimeoutError):
+        stop_host(host)
+        raise
+    return host, stats, s["outputs"]["web"]["url"]
+
+
+def stop_host(host: subprocess.Popen) -> None:
+    host.terminate()
+    try:
+        host.wait(10)
+    except subprocess.TimeoutExpired:
+        host.kill()
 
 
 def _wait_stats(path: Path, cond, timeout: float, proc) -> dict:
@@ -185,8 +215,8 @@ def bench_inplay(drops: int = 200, workdir: str | None = None) -> dict:
     firmware_path()
     from rbnode.simnode import SimNode
 
-    with tempfile.TemporaryDirectory(prefix="railbird-bench-inplay-", dir=workdir) as wd:
-        wd = Path(wd)
+    with tempfile.TemporaryDirectory(prefix="railbird-bench-inplay-", dir=workdir) as tmp:
+        wd = Path(tmp)
         broker = PrivateBroker(wd / "broker", users={NODE: NODE_PW}).start()
         host = sn = stream = None
         try:
@@ -194,20 +224,8 @@ def bench_inplay(drops: int = 200, workdir: str | None = None) -> dict:
             conf.write_text(
                 CONFIG.format(venue=VENUE, port=broker.port, quiet=QUIET_MS, table=TABLE, node=NODE)
             )
-            stats = wd / "stats.json"
-            with open(wd / "host.log", "ab") as log:
-                host = subprocess.Popen(
-                    [
-                        *(sys.executable, "-m", "railbird", "run", "--config", str(conf)),
-                        *("--journal", str(wd / "journal.sqlite"), "--stats-file", str(stats)),
-                    ],
-                    stdout=log,
-                    stderr=log,
-                )
-            s = _wait_stats(
-                stats, lambda s: s["connected"] and s["outputs"]["web"]["url"], 30, host
-            )
-            web_port = int(s["outputs"]["web"]["url"].rsplit(":", 1)[1])
+            host, stats, web = start_host(wd)
+            web_port = int(web.rsplit(":", 1)[1])
             sn = SimNode("127.0.0.1", broker.port, VENUE, TABLE, NODE, NODE_PW, wd / "node")
             sn.start()
             sn.wait_connected()
@@ -236,11 +254,7 @@ def bench_inplay(drops: int = 200, workdir: str | None = None) -> dict:
             if sn is not None:
                 sn.stop()
             if host is not None:
-                host.terminate()
-                try:
-                    host.wait(10)
-                except subprocess.TimeoutExpired:
-                    host.kill()
+                stop_host(host)
             broker.stop()
     return {
         "inplay": percentiles(lat) if lat else None,

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,7 +35,14 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from railbird.bench.inplay import _wait_stats, broker_latency, percentiles
+from railbird.bench.inplay import (
+    _probe,
+    _wait_stats,
+    broker_latency,
+    percentiles,
+    start_host,
+    stop_host,
+)
 from rbproto.codec import POCKETS
 
 VENUE, TABLE, NODE, NODE_PW = "bench", "t1", "t1-pockets", "node-pw"
@@ -160,20 +166,6 @@ class _LedBoard:
         os.close(self.master)
 
 
-def _probe(sn, published: list[float]) -> None:
-    mq = sn.node.mqtt
-    orig = mq.publish
-
-    async def publish(topic, payload, qos=1, retain=False):
-        if topic.endswith("/events"):
-            msg = json.loads(payload)
-            n = sum(1 for e in msg.get("events", ()) if e.get("kind") == "drop")
-            published.extend([time.time()] * n)
-        return await orig(topic, payload, qos, retain)
-
-    mq.publish = publish
-
-
 def _session(web: str) -> str:
     req = urllib.request.Request(
         f"{web}/api/session/{VENUE}",
@@ -260,20 +252,7 @@ def bench_screens(drops: int = DROPS, workdir: str | None = None) -> dict:
                     serial=led.path,
                 )
             )
-            stats = wd / "stats.json"
-            with open(wd / "host.log", "ab") as log:
-                host = subprocess.Popen(
-                    [
-                        *(sys.executable, "-m", "railbird", "run", "--config", str(conf)),
-                        *("--journal", str(wd / "journal.sqlite"), "--stats-file", str(stats)),
-                    ],
-                    stdout=log,
-                    stderr=log,
-                )
-            s = _wait_stats(
-                stats, lambda s: s["connected"] and s["outputs"]["web"]["url"], 30, host
-            )
-            web = s["outputs"]["web"]["url"]
+            host, stats, web = start_host(wd)
             token = _session(web)
             _referee(web, token, {"input": {"type": "lag", "winner": "Ann"}})
             sn = SimNode("127.0.0.1", broker.port, VENUE, TABLE, NODE, NODE_PW, wd / "node")
@@ -285,7 +264,7 @@ def bench_screens(drops: int = DROPS, workdir: str | None = None) -> dict:
                 try:
                     time.sleep(2)  # the page's first snapshot and its event stream
                     published: list[float] = []
-                    _probe(sn, published)
+                    _probe(sn, published, clock=time.time)
                     led.changes.clear()
                     _play(sn, drops)
                     time.sleep(1)
@@ -304,11 +283,7 @@ def bench_screens(drops: int = DROPS, workdir: str | None = None) -> dict:
                 if closer:
                     closer()
             if host is not None:
-                host.terminate()
-                try:
-                    host.wait(10)
-                except subprocess.TimeoutExpired:
-                    host.kill()
+                stop_host(host)
             broker.stop()
     return {
         "screens": {k: (percentiles(v) if v else None) for k, v in lat.items()},
