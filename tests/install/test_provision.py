@@ -64,6 +64,10 @@ def board(tmp_path):
         b.stop()
 
 
+# what only the simulator runs: rbnode.hw.sim, the in-process and per-boot simulated boards
+SIM_ONLY = {"sim.py", "simnode.py", "simproc.py", "simboot.py"}
+
+
 def provision(root: Path, *args: str, path: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "RAILBIRD_WIFI_PASSWORD"}
     return subprocess.run(
@@ -131,9 +135,11 @@ def test_a_provisioned_board_runs_the_node_the_host_accepts(
     modules = {
         p.relative_to(REPO / "firmware").with_suffix(".mpy").as_posix()
         for p in (REPO / "firmware" / "rbnode").rglob("*.py")
-        if p.name not in ("__init__.py", "simnode.py", "sim.py")
+        if p.name != "__init__.py" and p.name not in SIM_ONLY
     }
     on_board = {p.relative_to(flash).as_posix() for p in flash.rglob("*") if p.is_file()}
+    # the simulated hardware and the simulated boards are never copied to a real one
+    assert not {Path(p).with_suffix(".py").name for p in on_board} & SIM_ONLY, on_board
     assert modules <= on_board, modules - on_board
     assert {"boot.py", "main.py", "pinmap.json", "pinmap_core.mpy", "rbproto/codec.mpy"} <= (
         on_board
