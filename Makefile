@@ -74,7 +74,7 @@ lint: $(VENV)/.stamp-deps
 	$(VENV)/bin/ruff check firmware
 
 test: setup chromium-check lint typecheck-firmware
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The demo runs the firmware under CPython: it needs the venv and mosquitto, not Node.js
 # (the MicroPython WebAssembly port is for the tests only).

@@ -28,6 +28,13 @@ if str(REPO / "firmware") not in sys.path:
     sys.path.insert(0, str(REPO / "firmware"))
 
 from harness import micropython as mp_harness  # noqa: E402 - needs tests/ on sys.path (above)
+from harness.schedule import file_rank, order_items  # noqa: E402 - needs tests/ on sys.path
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest files first, so no worker is left alone with them at the end
+    (harness/schedule.py says why and where the figures come from)."""
+    order_items(items, file_rank())
 
 
 @pytest.fixture
