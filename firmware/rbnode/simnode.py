@@ -210,7 +210,11 @@ class SimNode:
 
     # -- calls into the node thread ---------------------------------------------------------
     def call(self, fn, *args):
-        """Run fn(*args) in the node's thread and return its result."""
+        """Run fn(*args) in the node's thread and return its result. Called from that
+        thread (inside another call) it runs at once: several stimuli in one call are
+        scheduled against the same simulated instant, however late the caller runs."""
+        if threading.current_thread() is self._thread:
+            return fn(*args)
         fut = concurrent.futures.Future()
 
         def run():

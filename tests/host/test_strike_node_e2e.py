@@ -48,10 +48,16 @@ def test_strike_events_reach_the_journal_and_the_birth_announces_them(broker, tm
         sn.start()
         sn.wait_connected(10)
         wait_for(lambda: d.pipeline.clocks.get(NODE, sn.boot).synced, "the node synced")
-        sn.strike(2600)
-        sn.strike(2000, at_us=sn.now_us + 10_000)  # 9 ms after the first: its ringing
-        sn.rail("LF", 900, at_us=sn.now_us + 400_000)
-        sn.strike(150, at_us=sn.now_us + 700_000)  # under the threshold: bar noise
+
+        def stimuli():
+            # one call on the node's thread: the times are relative to one instant of the
+            # simulated clock, which cannot move between them however late this test runs
+            t = sn.strike(2600)
+            sn.strike(2000, at_us=t + 9_000)  # 9 ms after the first: its ringing
+            sn.rail("LF", 900, at_us=t + 400_000)
+            sn.strike(150, at_us=t + 700_000)  # under the threshold: bar noise
+
+        sn.call(stimuli)
         wait_for(lambda: d.stats()["events"] >= 2, "two events")
         sn.wait_idle(10)
         # the bar noise, 700 ms in, is the last edge: once the node has counted it, it has

@@ -148,6 +148,14 @@ def run(args) -> int:
         # Subscribe to every version so a node speaking another major version is shown
         # as rejected instead of silently ignored.
         client.subscribe(f"railbird/+/{args.venue}/#", qos=1)
+
+    def on_subscribe(client, userdata, mid, reason_codes, properties):
+        # said once the broker has granted the subscription (SUBACK), not when it was
+        # sent: a message published after this line is shown
+        if any(rc.is_failure for rc in reason_codes):
+            err.append(f"broker refused the subscription: {reason_codes[0]}")
+            done.set()
+            return
         print(
             f"# tailing railbird/v1/{args.venue}/{args.table} on {args.host}:{args.port}",
             file=sys.stderr,
@@ -165,6 +173,7 @@ def run(args) -> int:
 
     client = make_client(args, on_connect=on_connect)
     client.on_message = on_message
+    client.on_subscribe = on_subscribe
     try:
         client.connect(args.host, args.port, keepalive=30)
     except OSError as e:
