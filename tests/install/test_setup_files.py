@@ -242,3 +242,43 @@ def test_a_new_port_names_the_boards_whose_settings_changed(tmp_path):
     # and an identical run names none
     _, out = setup(tmp_path / "root", *FIRST, "--wifi-ssid", "club-5g", port=new_port)
     assert "settings changed" not in out.stdout
+
+
+def test_the_boards_find_the_broker_by_name_and_fall_back_on_its_address(tmp_path):
+    """Issue 24, item 5: a board dials the host's name first (a router's new lease does not
+    strand it) and keeps the address to fall back on; a TLS certificate carries the name,
+    so the board can verify the broker it reached by name. A later run keeps the name, and
+    dropping it names the boards whose settings changed."""
+    from railbird.install import pki
+
+    args = [*FIRST, "--tls", "--broker-name", "pool-host.local"]
+    inst, out = setup(tmp_path / "root", *args)
+    b = inst.node("t1-a")["broker"]
+    assert (b["host"], b["addr"]) == ("pool-host.local", "127.0.0.1"), b
+    assert "as pool-host.local and fall back on 127.0.0.1" in out.stdout, out.stdout
+    assert "pool-host.local" in pki.san_names(inst.etc / "tls" / "server.crt")
+
+    _, again = setup(tmp_path / "root", *FIRST, port=inst.port)
+    assert inst.node("t1-a")["broker"]["host"] == "pool-host.local"
+    assert "settings changed" not in again.stdout, again.stdout
+
+    _, dropped = setup(tmp_path / "root", *FIRST, "--broker-name", "", port=inst.port)
+    b = inst.node("t1-a")["broker"]
+    assert (b["host"], b["addr"]) == ("127.0.0.1", None), b
+    assert "t1-a (broker address, broker fallback address)" in dropped.stdout, dropped.stdout
+
+
+@pytest.mark.parametrize(
+    ("hostname", "name"),
+    [
+        ("bar-pi", "bar-pi.local"),
+        ("BarPi.lan", "barpi.local"),  # the first label, as mDNS announces it
+        ("localhost", ""),
+        ("pool_host", ""),  # not a DNS label: no resolver would find it
+        ("-pi", ""),
+    ],
+)
+def test_the_guessed_name_is_one_a_resolver_takes(hostname, name):
+    from railbird.install.apply import guess_name
+
+    assert guess_name(hostname) == name

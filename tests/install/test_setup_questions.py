@@ -1,5 +1,5 @@
 """The first `railbird setup` on a terminal without --table asks its questions (venue, tables,
-each table's game, nodes and players, the broker's address, the Wi-Fi network) and writes
+each table's game, nodes and players, the broker's address and name, the Wi-Fi network) and writes
 the same installation the flags would. Run in a real pseudo-terminal."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ ANSWERS = [
     "t2-a,t2-b",
     "",  # t2: no players yet
     "127.0.0.1",
+    "pool-host.local",  # the name the boards dial first
     "BarWiFi",
 ]
 
@@ -63,4 +64,7 @@ def test_the_questions_write_the_installation(tmp_path):
     assert host["tables"]["t2"] == {"game": "14.1", "target": 100, "nodes": ["t2-a", "t2-b"]}
     node = json.loads((root / "etc" / "railbird" / "nodes" / "t2-b.json").read_text())
     assert node["wifi"] == {"ssid": "BarWiFi", "password": "wifi-pw"}
-    assert node["broker"]["host"] == "127.0.0.1"
+    assert "name they find it by first" in text, text
+    # the boards dial the name and fall back on the address while it does not resolve
+    assert node["broker"]["host"] == "pool-host.local"
+    assert node["broker"]["addr"] == "127.0.0.1"

@@ -65,6 +65,12 @@ def register(sub) -> None:
         "--broker-address",
         help="the broker's address as the nodes reach it (default: this machine's address)",
     )
+    p.add_argument(
+        "--broker-name",
+        help="the name the nodes find the broker by first, falling back on --broker-address "
+        "(mDNS or a DHCP host name; default: this machine's <host name>.local when no "
+        "--broker-address is given; '' for the address alone)",
+    )
     p.add_argument("--broker-port", type=int, help="the broker's plain MQTT port (1883)")
     p.add_argument(
         "--broker-bind",
@@ -132,7 +138,7 @@ def _questions(args) -> None:
     """The first run on a terminal without --table: the few answers setup needs."""
     import getpass
 
-    from railbird.install.apply import guess_address
+    from railbird.install.apply import guess_address, guess_name
 
     print("Railbird setup: a few questions (Enter takes the default in brackets).")
     args.venue = args.venue or _ask("Venue id (lower-case letters, digits, '-')", "club")
@@ -145,6 +151,9 @@ def _questions(args) -> None:
     args.broker_address = args.broker_address or _ask(
         "The broker's address as the nodes reach it", guess_address()
     )
+    if args.broker_name is None:
+        name = _ask("The name they find it by first, mDNS or DHCP ('-': none)", guess_name())
+        args.broker_name = "" if name == "-" else name
     args.wifi_ssid = args.wifi_ssid or _ask("Wi-Fi network the nodes join (Enter: later)")
     if args.wifi_ssid and args.wifi_password is None:
         args.wifi_password = getpass.getpass("Its password: ")
@@ -180,6 +189,7 @@ def run(args) -> int:
                 default_game=args.game,
                 web_port=args.web_port,
                 broker_address=args.broker_address,
+                broker_name=args.broker_name,
                 broker_port=args.broker_port,
                 broker_bind=args.broker_bind,
                 tls=args.tls,

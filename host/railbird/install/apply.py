@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import secrets
 import socket
 import tomllib
@@ -56,6 +57,9 @@ class Options:
     web_port: int = 8080
     # None: what the last run chose (setup.json), else DEFAULTS
     broker_address: str | None = None
+    # the name the nodes dial first (mDNS or a DHCP host name); "" for none; None: the last
+    # run's choice, else guess_name() when the address was guessed too
+    broker_name: str | None = None
     broker_port: int | None = None
     broker_bind: str | None = None
     tls: bool | None = None
@@ -87,6 +91,7 @@ _BOARD_SETTINGS = (
     ("wifi", "ssid", "Wi-Fi network"),
     ("wifi", "password", "Wi-Fi password"),
     ("broker", "host", "broker address"),
+    ("broker", "addr", "broker fallback address"),
     ("broker", "port", "broker port"),
     ("broker", "tls", "TLS"),
     ("broker", "password", "broker password"),
@@ -101,6 +106,18 @@ def board_settings_changed(old: dict, new: dict) -> list[str]:
         for sect, key, what in _BOARD_SETTINGS
         if (old.get(sect) or {}).get(key) != (new.get(sect) or {}).get(key)
     ]
+
+
+_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def guess_name(hostname: str | None = None) -> str:
+    """This machine's mDNS name (`<host name>.local`), or "" when its host name is not one
+    a resolver would take (a DNS label) or is only `localhost`."""
+    label = (hostname if hostname is not None else socket.gethostname()).split(".")[0].lower()
+    if label == "localhost" or not _LABEL.fullmatch(label):
+        return ""
+    return f"{label}.local"
 
 
 def guess_address() -> str:
@@ -174,7 +191,23 @@ class Installer:
         out["broker_address"] = (
             self.opts.broker_address or prev.get("broker_address") or guess_address()
         )
-        if not self.opts.broker_address and not prev.get("broker_address"):
+        guessed = not self.opts.broker_address and not prev.get("broker_address")
+        if self.opts.broker_name is not None:
+            out["broker_name"] = self.opts.broker_name
+        elif "broker_name" in prev:
+            out["broker_name"] = prev["broker_name"]
+        else:
+            # a name only when the owner named no address: an address given is how the
+            # nodes reach the broker, and a name that does not resolve costs every dial
+            # a resolver timeout; in Docker the container's host name means nothing
+            out["broker_name"] = guess_name() if guessed and not out["docker"] else ""
+        if out["broker_name"]:
+            self.report.notes.append(
+                f"the nodes will find the broker as {out['broker_name']} and fall back on "
+                f"{out['broker_address']} while that name does not resolve (mDNS needs "
+                "avahi-daemon on this machine; --broker-name '' for the address alone)"
+            )
+        elif guessed:
             self.report.notes.append(
                 f"the nodes will dial the broker at {out['broker_address']} (this machine's "
                 "address as far as setup can tell); give --broker-address if they reach it "
@@ -355,6 +388,7 @@ class Installer:
         L, c = self.layout, plan.choices
         self._dir(L.tls, 0o750, "group")
         names = [c["broker_address"], "127.0.0.1", "localhost"]
+        names += [c["broker_name"]] if c.get("broker_name") else []
         names += [DOCKER_BROKER] if c["docker"] else []
         nodes = sorted(node_ids(plan.host))
         made = pki.ensure(L.tls, plan.host["venue"], list(dict.fromkeys(names)), nodes)
@@ -395,7 +429,8 @@ class Installer:
                 table=table,
                 node=n,
                 password=plan.users[n],
-                broker_host=c["broker_address"],
+                broker_host=c.get("broker_name") or c["broker_address"],
+                broker_addr=c["broker_address"] if c.get("broker_name") else None,
                 broker_port=host["broker"]["port"],
                 tls=c["tls"],
                 wifi_ssid=c["wifi_ssid"],

@@ -170,6 +170,7 @@ def node_config(
     password: str,
     broker_host: str,
     broker_port: int,
+    broker_addr: str | None = None,
     tls: bool,
     wifi_ssid: str,
     wifi_password: str,
@@ -187,6 +188,8 @@ def node_config(
         "wifi": {"ssid": wifi_ssid, "password": wifi_password},
         "broker": {
             "host": broker_host,
+            # the address to dial while the name does not resolve (firmware/README.md)
+            "addr": broker_addr,
             "port": broker_port,
             "user": node,
             "password": password,
