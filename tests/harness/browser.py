@@ -7,8 +7,9 @@ import shutil
 import time
 from pathlib import Path
 
-CHROMIUM = "/usr/bin/chromium"
-DRIVER = "/usr/bin/chromedriver"
+from railbird.bench import chromium
+from railbird.bench.chromium import CHROMIUM, DRIVER
+
 PHONE = (390, 844)  # the width the issue measured the table page at
 TV = (1920, 1080)
 
@@ -20,27 +21,7 @@ def chrome(profile_dir: Path, size=(1280, 1000)):
 
     if not (shutil.which(CHROMIUM) and shutil.which(DRIVER)):
         pytest.fail("chromium/chromedriver missing: run tools/ensure-chromium.sh (make test does)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    opts = Options()
-    opts.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        f"--user-data-dir={profile_dir}",
-        f"--window-size={size[0]},{size[1]}",
-    ):
-        opts.add_argument(flag)
-    drv = webdriver.Chrome(options=opts, service=Service(DRIVER))
+    drv = chromium.launch(profile_dir, size)
     drv.set_page_load_timeout(20)
     return drv
 

@@ -3,7 +3,8 @@ here: `suite` (`make bench`, `python -m railbird.bench` through `__main__`: in-p
 end-to-end throughput against their baselines, the end-to-end floor, in play, restart),
 `subscriber` (the bare host MQTT subscriber the baselines and the floor use), `inplay` (a
 pocketed ball's latency from the simulated node to the web board), `screens` (the same to
-each of the five screens: phone, table page, venue board, overlay, LED board), `journal` (the cached
+each of the five screens: phone, table page, venue board, overlay, LED board), `chromium`
+(the headless Chromium launch it shares with the display tests), `journal` (the cached
 1,000,000-event journal of realistic play the restart benchmark opens) and `scale` (`make
 bench-scale`, `python -m railbird.bench.scale`: one host process against N simulated
 tables). May import any part of `railbird` it measures (config, core, daemon, outputs,

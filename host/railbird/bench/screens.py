@@ -188,17 +188,9 @@ def _referee(web: str, token: str, body: dict) -> None:
 
 
 def _browser(profile: Path, screen: Screen, web: str, token: str):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
+    from railbird.bench import chromium
 
-    opts = Options()
-    opts.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--no-first-run", "--disable-background-networking", f"--user-data-dir={profile}",
-                 f"--window-size={screen.size[0]},{screen.size[1]}"):  # fmt: skip
-        opts.add_argument(flag)
-    drv = webdriver.Chrome(options=opts, service=Service("/usr/bin/chromedriver"))
+    drv = chromium.launch(profile, screen.size)
     w, h = screen.size
     drv.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride",
