@@ -173,9 +173,9 @@ def test_a_nodes_login_cannot_command_its_own_node(acl, broker):
 
 
 def test_the_acl_file_gives_a_node_exactly_the_protocols_leaves():
-    from importlib import resources
+    from railbird.access import mosquitto_acl
 
-    text = resources.files("railbird").joinpath("data/broker/acl").read_text()
+    text = mosquitto_acl()
     writes = {ln.split("/%u/")[1] for ln in text.splitlines() if ln.startswith("pattern write")}
     reads = {ln.split("/%u/")[1] for ln in text.splitlines() if ln.startswith("pattern read")}
     assert writes == set(codec.NODE_WRITES) and reads == set(codec.NODE_READS)

@@ -1,13 +1,15 @@
 """Start and stop a private mosquitto with Railbird's own configuration.
 
 Used by the tests, the demo and the benchmarks: each gets its own broker on a free loopback
-port, with a password file, the project ACL and a persistence directory in a directory it
-owns. `restart()` keeps the port and the persistence directory, so sessions and queued
-messages survive as they would on a real broker restart.
+port, with a password file, the project ACL (`railbird.access.mosquitto_acl`) and a
+persistence directory in a directory it owns. `restart()` keeps the port and the
+persistence directory, so sessions and queued messages survive as they would on a real
+broker restart.
 
 `PrivateBroker(dir, acl=text)` uses that ACL instead of the project's; `confined_acl(venue,
 tables)` is the project's with each node confined to its own table (`python -m railbird.broker
-acl --config host.toml` prints it for a real broker).
+acl --config host.toml` prints it for a real broker, `python -m railbird.broker acl` the
+project's).
 
 `PrivateBroker(dir, tls=True)` adds a TLS listener on `tls_port` (the plain one stays) with a
 throwaway CA and a server certificate for 127.0.0.1/localhost made in `dir/tls` with the
@@ -28,8 +30,8 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from railbird import access
 from railbird.private import write_private
-from rbproto import codec
 
 DEFAULT_USERS = {
     "railbird-host": "host-secret",
@@ -183,31 +185,12 @@ def _template(name: str) -> str:
 
 
 def confined_acl(venue: str, tables: dict) -> str:
-    """The project ACL with every node confined to its own table at the broker: the node
-    `pattern` lines (which let a node write its subtree under any table, since an ACL pattern
-    can substitute only the user name and client id) and their comment give way to one
-    `user` block per node of `tables` (table id -> node ids). A node not listed can then
-    publish nothing: regenerate when nodes change (mosquitto reloads the ACL on SIGHUP)."""
-    lines = _template("acl").splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith("pattern "))
-    while first > 0 and lines[first - 1].startswith("#"):
-        first -= 1
-    kept = [line for line in lines[:first] if not line.startswith("pattern ")]
-    kept += [line for line in lines[first:] if not line.startswith(("pattern ", "#"))]
-    out = [
-        *kept,
-        "# Each node writes only what a node publishes, below its own subtree of its own table",
-        "# (any version root, so a host can count a node speaking another one), never the",
-        "# host's commands to it, and reads its config, sync answers and update commands.",
-    ]
-    v = "+" if venue in ("", "*") else venue
-    for table in sorted(tables):
-        for node in sorted(tables[table]):
-            base = f"railbird/+/{v}/{table}/node/{node}"
-            out += ["", f"user {node}"]
-            out += [f"topic write {base}/{leaf}" for leaf in codec.NODE_WRITES]
-            out += [f"topic read {base}/{leaf}" for leaf in codec.NODE_READS]
-    return "\n".join(out).rstrip("\n") + "\n"
+    """The project ACL with every node confined to its own table at the broker
+    (`railbird.access.mosquitto_acl` with `tables`: table id -> node ids): one `user` block
+    per node instead of the node `pattern` lines, which let a node write its subtree under
+    any table. A node not listed can then do nothing: regenerate when nodes change
+    (mosquitto reloads the ACL on SIGHUP)."""
+    return access.mosquitto_acl(venue, tables)
 
 
 class PrivateBroker:
@@ -269,7 +252,7 @@ class PrivateBroker:
         path = self.workdir / "mosquitto.conf"
         path.write_text(conf)
         acl = self.workdir / "acl"
-        write_private(acl, self.acl if self.acl is not None else _template("acl"))
+        write_private(acl, self.acl if self.acl is not None else access.mosquitto_acl())
         self._write_passwords()
         return path
 
@@ -345,16 +328,20 @@ class PrivateBroker:
 
 
 def main(argv=None) -> int:
-    """`python -m railbird.broker acl --config host.toml`: print `confined_acl` for the
-    venue and the tables' `nodes` of a host config."""
+    """`python -m railbird.broker acl`: print the project ACL; with `--config host.toml`,
+    `confined_acl` for the venue and the tables' `nodes` of that host config (what `railbird
+    setup` writes). Both are made by `railbird.access` from its one description."""
     import argparse
 
     from railbird.config import ConfigError, load
 
     p = argparse.ArgumentParser(prog="python -m railbird.broker", description=main.__doc__)
     p.add_argument("what", choices=["acl"])
-    p.add_argument("--config", "-c", required=True, help="the host's TOML configuration")
+    p.add_argument("--config", "-c", help="the host's TOML configuration")
     args = p.parse_args(argv)
+    if args.config is None:
+        sys.stdout.write(access.mosquitto_acl())
+        return 0
     try:
         cfg = load(args.config)
     except (OSError, ConfigError) as e:

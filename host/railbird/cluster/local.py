@@ -80,7 +80,7 @@ class LocalCluster:
                 self.client_ports[i],
                 self.cluster_ports[i],
                 self.mqtt_ports[i],
-                [p for j, p in enumerate(self.cluster_ports) if j != i],
+                [(self.host, p) for j, p in enumerate(self.cluster_ports) if j != i],
                 str(self.dir / f"store-{i + 1}"),
                 monitor_port=self.monitor_ports[i],
                 users=self.users,

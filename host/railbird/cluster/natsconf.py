@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-from railbird.cluster.subjects import REFEREE_MAPPING
-from rbproto.codec import ROOT
+from railbird.access import RULES, Access, Login
+from railbird.cluster.subjects import REFEREE_MAPPING, subject
 
 QOS1 = "$MQTT.sub.>"  # the gateway's delivery subjects of QoS 1 subscriptions
 # Nodes, displays and consoles speak MQTT: closing core NATS to their logins closes the
@@ -27,20 +27,31 @@ def member_conf(
     client_port: int,
     cluster_port: int,
     mqtt_port: int,
-    routes: list[int],
+    routes: list[tuple[str, int]],
     store_dir: str,
     monitor_port: int = 0,
     users: list | None = None,
     cluster_name: str = "railbird",
     route_user: str | None = None,
     route_password: str | None = None,
+    route_host: str | None = None,
 ) -> str:
-    """`route_user`/`route_password`: the credentials every member's routes must present
-    (the route port accepts no server without them: a stranger that joins the cluster reads
-    every subject, referee input included). Give both, on every member."""
+    """`routes`: (address, route port) of every other member. `route_user`/`route_password`:
+    the credentials every member's routes must present (the route port accepts no server
+    without them: a stranger that joins the cluster reads every subject, referee input
+    included). Give both, on every member. `route_host`: the address the route port listens
+    on (default `host`), the servers' own link: never every interface, and off loopback
+    never without the route credentials."""
     q = json.dumps  # nats-server's config accepts JSON strings
     if (route_user is None) != (route_password is None):
         raise ValueError("route_user and route_password go together")
+    route_host = host if route_host is None else route_host
+    if route_host in ("", "0.0.0.0", "::", "[::]", "*"):
+        raise ValueError(
+            f"route port on {route_host or 'every interface'}: bind it to the servers' own link"
+        )
+    if route_user is None and not _loopback(route_host):
+        raise ValueError(f"routes on {route_host} need route_user and route_password")
     cred = (
         ""
         if route_user is None
@@ -60,7 +71,7 @@ def member_conf(
         "}",
         "cluster {",
         f"  name: {q(cluster_name)}",
-        f"  listen: {q(f'{host}:{cluster_port}')}",
+        f"  listen: {q(f'{route_host}:{cluster_port}')}",
     ]
     if route_user is not None:
         lines += [
@@ -70,7 +81,7 @@ def member_conf(
             "  }",
         ]
     lines += [
-        "  routes: [" + ", ".join(q(f"nats-route://{cred}{host}:{p}") for p in routes) + "]",
+        "  routes: [" + ", ".join(q(f"nats-route://{cred}{h}:{p}") for h, p in routes) + "]",
         "}",
         "mqtt {",
         f"  listen: {q(f'{host}:{mqtt_port}')}",
@@ -98,6 +109,36 @@ def member_conf(
     return "\n".join(lines) + "\n"
 
 
+def _loopback(address: str) -> bool:
+    return address == "localhost" or address.startswith("127.") or address == "::1"
+
+
+def _subjects(mqtt_filter: str) -> list[str]:
+    """The NATS subjects an MQTT topic filter stands for (`+` -> `*`, `#` -> `>`). `#` also
+    matches its parent level: `a/#` is `a` and `a.>`. A filter the servers map elsewhere
+    (referee input, subjects.REFEREE_MAPPING) adds the subject it is mapped to: a publisher
+    needs both."""
+
+    def nats(s: str) -> str:
+        return s.replace("+", "*").replace("#", ">")
+
+    out = [mqtt_filter.removesuffix("/#")] if mqtt_filter.endswith("/#") else []
+    plain = mqtt_filter.replace("/", ".")
+    out.append(nats(plain))
+    if subject(mqtt_filter) != plain:
+        out.append(nats(subject(mqtt_filter)))
+    return out
+
+
+def _grants(login: Login, access: Access, venue: str, node: str = "*") -> list[str]:
+    """The subjects `login` may `access` in `venue`, by railbird.access.RULES."""
+    out: list[str] = []
+    for r in RULES:
+        if login in (r.readers if access is Access.READ else r.writers):
+            out += _subjects(r.filter(venue, "+", node))
+    return out
+
+
 def acl_users(
     venue: str,
     host_password: str,
@@ -105,69 +146,54 @@ def acl_users(
     display_password: str,
     referee_password: str | None = None,
 ) -> list:
-    """Logins equivalent to the project's mosquitto ACL (host/railbird/data/broker): the
-    host's workers may do everything; a node publishes only under its own subtree of any
-    table and reads its config, sync answers and update commands; a display reads the
-    venue's feeds; the referee console (with `referee_password`) also writes a table's
-    `referee` input. `nodes`: node id -> password. JetStream's and the MQTT gateway's own
-    subjects ($JS, $MQTT, _INBOX) are the workers' business, except `$MQTT.sub.>`: the
-    gateway delivers a QoS 1 subscription through a JetStream consumer whose delivery
-    subject the MQTT client itself subscribes to, so without it a node never receives its
-    retained config (nats-server 2.9 logs a subscription violation)."""
-    root = f"railbird.*.{venue}"
-    # What displays and consoles read: the protocol's tree of the venue. Referee input,
-    # which carries the venue PIN, is not in it: the servers map it out (subjects.py
-    # REFEREE_MAPPING), so only the workers read it, as with the mosquitto ACL.
-    seen = ROOT.replace("/", ".") + f".{venue}"
-    reads = [seen, f"{seen}.>", ROOT.replace("/", ".") + ".*.summary", QOS1]
-    users = [
-        {"user": "railbird-host", "password": host_password},
-        {
-            "user": "railbird-display",
-            "password": display_password,
+    """The logins of cluster mode with their permissions, made from railbird.access.RULES,
+    the description the mosquitto ACL is made from: the host's workers may do everything; a
+    node publishes only what a node publishes, below its own subtree of any table, and
+    reads its commands; a display reads the venue's feeds and sensors; the referee console
+    (with `referee_password`) also writes a table's `referee` input. `nodes`: node id ->
+    password.
+
+    Two differences from mosquitto, both nats-server's (2.9.10, measured in
+    tests/cluster/test_cluster_acl.py): a subscription wider than a login's grants (a
+    display's `railbird/v1/<venue>/#`) is refused outright rather than filtered message by
+    message, because a NATS `deny` does not filter the MQTT gateway's QoS 1 deliveries; so
+    consoles and displays subscribe kind by kind (`railbird/v1/<venue>/+/state`). And every
+    MQTT login holds `$MQTT.sub.>`: the gateway delivers a QoS 1 subscription through a
+    JetStream consumer whose delivery subject the client itself subscribes to (without it a
+    node never receives its retained config). On core NATS that subject space is everyone's
+    deliveries, so those logins may connect over MQTT only (`allowed_connection_types`)."""
+
+    def mqtt_login(user: str, password: str, publish: list[str], subscribe: list[str]) -> dict:
+        return {
+            "user": user,
+            "password": password,
             "permissions": {
-                "publish": {"deny": [">"]},
-                # MQTT's `#` also matches its parent level: `.../<venue>/#` subscribes to
-                # `<root>` and `<root>.>`
-                "subscribe": {"allow": reads},
+                "publish": {"allow": publish} if publish else {"deny": [">"]},
+                "subscribe": {"allow": [*subscribe, QOS1]},
             },
-            # MQTT only: on core NATS `$MQTT.sub.>` is every client's QoS 1 deliveries
             "allowed_connection_types": MQTT_ONLY,
-        },
-    ]
+        }
+
+    users = [{"user": Login.HOST.value, "password": host_password}]
+    logins = [(Login.DISPLAY, display_password)]
     if referee_password is not None:
+        logins.append((Login.REFEREE, referee_password))
+    for login, pw in logins:
         users.append(
-            {
-                "user": "railbird-referee",
-                "password": referee_password,
-                "permissions": {
-                    # the topic it publishes, and the subject the servers map it to
-                    "publish": {
-                        "allow": [f"{root}.*.referee", f"railbird.cluster.{venue}.*.referee.*"]
-                    },
-                    "subscribe": {"allow": reads},
-                },
-                "allowed_connection_types": MQTT_ONLY,
-            }
+            mqtt_login(
+                login.value,
+                pw,
+                _grants(login, Access.WRITE, venue),
+                _grants(login, Access.READ, venue),
+            )
         )
     for node, pw in sorted(nodes.items()):
-        mine = f"{root}.*.node.{node}"
         users.append(
-            {
-                "user": node,
-                "password": pw,
-                "permissions": {
-                    "publish": {"allow": [f"{mine}.>"]},
-                    "subscribe": {
-                        "allow": [
-                            f"{mine}.config",
-                            f"{mine}.sync.resp",
-                            f"{mine}.update",
-                            QOS1,
-                        ]
-                    },
-                },
-                "allowed_connection_types": MQTT_ONLY,
-            }
+            mqtt_login(
+                node,
+                pw,
+                _grants(Login.NODE, Access.WRITE, venue, node),
+                _grants(Login.NODE, Access.READ, venue, node),
+            )
         )
     return users
