@@ -1,13 +1,19 @@
-"""Cluster mode as closed as one host (issue 23, 1-3), on a real three-server NATS cluster
-with the project's logins (railbird.cluster.natsconf):
+"""Cluster mode as closed as one host (issue 23, Build 1 and defects 1-3, 6), on one real
+three-server NATS cluster with the project's logins (railbird.cluster.natsconf.acl_users,
+made from railbird.access.RULES like the mosquitto ACL):
 
-- referee input carries the venue PIN: a display and a second referee console subscribed
-  to the whole venue get the feeds but never another console's `referee` message, as with
-  mosquitto's ACL;
+- the ACL matrix: every login against every topic kind, read (at QoS 0 and 1) and write,
+  through the MQTT gateway, checked against the description and, on their own, against
+  cases stated from protocol/SPEC.md (tests/test_acl_matrix.py does the same on mosquitto);
+- referee input carries the venue PIN: a display and a second referee console get the feeds
+  but never another console's `referee` message; a display's `#` subscription is refused;
 - node, display and console logins are MQTT only: on core NATS (where `$MQTT.sub.>` is
-  every client's QoS 1 deliveries) they are refused;
+  every client's QoS 1 deliveries) they are refused, and the gateway refuses their MQTT
+  subscription to `$MQTT/sub/#`;
 - the route port takes no server without the cluster's route credentials: a stranger's
-  nats-server pointed at it never joins."""
+  nats-server pointed at it never joins.
+
+One cluster for the module (about 3 s to start); the matrix probes each login in parallel."""
 
 from __future__ import annotations
 
@@ -19,31 +25,152 @@ import urllib.request
 import paho.mqtt.client as paho
 import pytest
 
+from harness.aclprobe import Who, read_matrix, targets, write_matrix
 from harness.mqttsub import Collector, client
 from harness.nats import connect, nats_cluster
 from harness.waiting import poll
+from railbird.access import Access, Login, allows
+from railbird.cluster import subjects
 from railbird.cluster.local import find_nats_server, free_port
 from railbird.cluster.natsconf import acl_users
 
 pytestmark = [pytest.mark.slow]
 
-USERS = acl_users("club", "host-secret", {"n1": "pw1"}, "display-secret", "referee-secret")
+VENUE, TABLE, ME, OTHER = "club", "t1", "n1", "n2"
+USERS = acl_users(
+    VENUE, "host-secret", {ME: "pw1", OTHER: "pw2"}, "display-secret", "referee-secret"
+)
 REFEREE = "railbird/v1/club/t1/referee"
 STATE = "railbird/v1/club/t1/state"
 PIN_INPUT = json.dumps({"v": 1, "id": "a1", "token": "4711", "input": {"type": "undo"}})
+HOST = Who(Login.HOST, "railbird-host", "host-secret")
+LOGINS = [
+    HOST,
+    Who(Login.REFEREE, "railbird-referee", "referee-secret"),
+    Who(Login.DISPLAY, "railbird-display", "display-secret"),
+    Who(Login.NODE, ME, "pw1"),
+]
+TARGETS = targets(VENUE, TABLE, ME, OTHER)
+SENTINELS = {
+    "railbird-host": f"railbird/v1/{VENUE}/{TABLE}/announce",
+    "railbird-referee": f"railbird/v1/{VENUE}/{TABLE}/announce",
+    "railbird-display": f"railbird/v1/{VENUE}/{TABLE}/announce",
+    ME: f"railbird/v1/{VENUE}/{TABLE}/node/{ME}/config",
+}
 
 
-@pytest.fixture
-def cluster(tmp_path):
-    with nats_cluster(tmp_path / "nats", users=USERS) as c:
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with nats_cluster(tmp_path_factory.mktemp("nats"), users=USERS) as c:
         yield c
 
 
+def _read_at(topic: str) -> str:
+    """Where a message on `topic` is delivered: referee input is kept under railbird/cluster/
+    (subjects.REFEREE_MAPPING), where only the workers' login may read it."""
+    return subjects.subject(topic).replace(".", "/")
+
+
+def _denied(w: Who) -> list:
+    return [t for t in TARGETS if not allows(w.login, t.rule.kind, Access.READ, own=t.own)]
+
+
+@pytest.fixture(scope="module")
+def matrix(cluster):
+    """Reads (subscribers on server 2, the host publishing on server 3: over the routes) and
+    writes (on server 1, the host watching on server 3), probed once. Reads at QoS 0 for
+    every kind; at QoS 1, where the gateway makes a replicated JetStream consumer for each
+    granted subscription (about 0.1-0.3 s each here), what each login may not read."""
+    sub, pub = cluster.mqtt_ports[1], cluster.mqtt_ports[2]
+    kw = {"publish_port": pub, "filtered": False, "read_at": _read_at}
+    reads = read_matrix(sub, LOGINS, TARGETS, HOST, SENTINELS, qos=0, **kw)
+    denied_qos1 = {
+        w.user: read_matrix(sub, [w], _denied(w), HOST, SENTINELS, qos=1, **kw)
+        for w in LOGINS
+        if _denied(w)
+    }
+    writes = write_matrix(cluster.mqtt_ports[0], LOGINS, TARGETS, HOST, observer_port=pub)
+    return reads, writes, denied_qos1
+
+
+def test_every_login_reads_exactly_what_the_description_grants(matrix):
+    """nats-server refuses a subscription it would not deliver (SUBACK failure) rather than
+    filter it: both must agree with the description."""
+    reads = matrix[0]
+    wrong = []
+    for w in LOGINS:
+        for t in TARGETS:
+            want = allows(w.login, t.rule.kind, Access.READ, own=t.own)
+            key = (w.user, t.topic)
+            if (reads.granted[key], reads.received[key]) != (want, want):
+                wrong.append((w.user, t.topic, reads.granted[key], reads.received[key]))
+    assert not wrong, wrong
+
+
+def test_at_qos_1_too_every_login_is_refused_what_it_may_not_read(matrix):
+    """The QoS 1 path is the one a NATS `deny` did not close (defect 2)."""
+    denied = matrix[2]
+    assert set(denied) == {"railbird-referee", "railbird-display", ME}
+    for user, reads in denied.items():
+        assert not any(reads.granted.values()), (user, reads.granted)
+        assert not any(reads.received.values()), (user, reads.received)
+    # stated on their own: the PIN and the Wi-Fi password among them
+    for user in ("railbird-referee", "railbird-display"):
+        assert (user, _t("referee")) in denied[user].granted
+        assert (user, _t("net", ME)) in denied[user].granted
+    assert (ME, _t("update", OTHER)) in denied[ME].granted
+
+
+def test_every_login_writes_exactly_what_the_description_grants(matrix):
+    writes = matrix[1]
+    wrong = [
+        (w.user, t.topic, got)
+        for w in LOGINS
+        for t in TARGETS
+        if (got := (w.user, t.topic) in writes)
+        != allows(w.login, t.rule.kind, Access.WRITE, own=t.own)
+    ]
+    assert not wrong, wrong
+
+
+def _t(leaf: str, node: str | None = None) -> str:
+    base = f"railbird/v1/{VENUE}/{TABLE}"
+    return f"{base}/node/{node}/{leaf}" if node else f"{base}/{leaf}"
+
+
+def test_the_rules_texts_own_cases(matrix):
+    """Stated from SPEC.md, not from railbird.access (the same cases as on mosquitto)."""
+    reads, writes, _q1 = matrix
+    got = reads.received
+    assert got[("railbird-host", _t("referee"))]
+    assert not got[("railbird-display", _t("referee"))]
+    assert not got[("railbird-referee", _t("referee"))]
+    assert got[(ME, _t("net", ME))] and not got[(ME, _t("net", OTHER))]
+    assert not got[("railbird-display", _t("net", ME))]
+    assert not got[("railbird-referee", _t("net", ME))]
+    for user in ("railbird-display", "railbird-referee"):
+        assert got[(user, _t("state"))] and got[(user, f"railbird/v1/{VENUE}/host")]
+    assert got[(ME, _t("config", ME))] and got[(ME, _t("update", ME))]
+    assert not got[(ME, _t("config", OTHER))] and not got[(ME, _t("update", OTHER))]
+    assert not got[(ME, _t("state"))]
+    for leaf in ("birth", "status", "events", "sync/req", "sync/result"):
+        assert (ME, _t(leaf, ME)) in writes
+        assert (ME, _t(leaf, OTHER)) not in writes
+    for leaf in ("update", "config", "net", "sync/resp"):
+        assert (ME, _t(leaf, ME)) not in writes
+    assert (ME, _t("referee")) not in writes and (ME, _t("state")) not in writes
+    assert not {t for u, t in writes if u == "railbird-display"}
+    assert {t for u, t in writes if u == "railbird-referee"} == {_t("referee")}
+
+
 def test_displays_and_other_consoles_never_read_referee_input(cluster):
+    """A `#` subscription to the venue is refused outright; kind by kind, the feeds come
+    and referee input (QoS 0 and 1, with a PIN) never does."""
+    kinds = ("railbird/v1/club/+/state", "railbird/v1/club/+/referee", "railbird/v1/club/#")
     display = Collector(
         cluster.mqtt_ports[0],
         "display",
-        "railbird/v1/club/#",
+        kinds,
         user="railbird-display",
         password="display-secret",
         timeout=10,
@@ -51,7 +178,7 @@ def test_displays_and_other_consoles_never_read_referee_input(cluster):
     other = Collector(
         cluster.mqtt_ports[2],
         "console-2",
-        "railbird/v1/club/#",
+        kinds,
         user="railbird-referee",
         password="referee-secret",
         timeout=10,
@@ -78,6 +205,26 @@ def test_displays_and_other_consoles_never_read_referee_input(cluster):
         for c in (ref, host):
             c.loop_stop()
             c.disconnect()
+
+
+@pytest.mark.parametrize("who", LOGINS[1:], ids=lambda w: w.user)
+def test_the_gateway_refuses_mqtt_subscriptions_to_everyones_deliveries(cluster, who):
+    """`$MQTT/sub/#` over MQTT is the gateway's delivery subjects of every client; MQTT
+    logins hold `$MQTT.sub.>` for their own, so the gateway itself must refuse this."""
+    c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=f"peek-{who.user}",
+                    protocol=paho.MQTTv311)  # fmt: skip
+    c.username_pw_set(who.user, who.password)
+    codes = []
+    c.on_subscribe = lambda cl, u, mid, rcs, p: codes.extend(rcs)
+    c.on_connect = lambda cl, u, f, rc, p: cl.subscribe([("$MQTT/sub/#", 1), ("#", 1)])
+    c.connect("127.0.0.1", cluster.mqtt_ports[0])
+    c.loop_start()
+    try:
+        assert poll(lambda: len(codes) == 2, 15), "no SUBACK"
+        assert all(rc.is_failure for rc in codes), codes
+    finally:
+        c.disconnect()
+        c.loop_stop()
 
 
 @pytest.mark.parametrize(

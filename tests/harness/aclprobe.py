@@ -164,20 +164,25 @@ def read_matrix(
     qos: int = 1,
     publish_port: int | None = None,
     filtered: bool = True,
+    read_at=None,
 ) -> Reads:
     """`sentinels`: user -> a topic that login reads for certain (published after the probes).
     `filtered`: the broker grants any subscription and filters per message (mosquitto), so
     the sentinel's arrival ends the wait; otherwise (nats-server) it refuses a subscription
     it would not deliver, and the wait is also for every granted one's probe (deliveries of
-    different QoS 1 subscriptions need not keep their order there)."""
+    different QoS 1 subscriptions need not keep their order there). `read_at(topic)`: the
+    topic a message published on `topic` is delivered on, when the broker maps it (cluster
+    mode's referee input, railbird.cluster.subjects.REFEREE_MAPPING)."""
+    at = read_at or (lambda t: t)
     clients = _parallel(lambda w: _Client(port, w, f"probe-r{qos}-{w.user}"), logins)
     pub = _Client(publish_port or port, host, f"probe-r{qos}-pub")
     try:
         topics = [t.topic for t in ts]
         granted = {}
         for w, c in zip(logins, clients, strict=True):
-            for topic, ok in c.subscribe([*topics, sentinels[w.user]], qos).items():
-                granted[(w.user, topic)] = ok
+            subs = c.subscribe([*(at(t) for t in topics), sentinels[w.user]], qos)
+            for topic in topics:
+                granted[(w.user, topic)] = subs[at(topic)]
         for topic in topics:
             assert pub.publish(topic, f"probe {topic}".encode()), f"the host may write {topic}"
         for topic in sorted(set(sentinels.values())):
@@ -186,15 +191,18 @@ def read_matrix(
         def settled(w: Who, c: _Client) -> None:
             want = {(sentinels[w.user], b"sentinel")}
             if not filtered:
-                want |= {(t, f"probe {t}".encode()) for t in topics if granted[(w.user, t)]}
-            c.wait(lambda: want <= set(c.msgs), f"{w.user}'s {sorted(want)}")
+                want |= {(at(t), f"probe {t}".encode()) for t in topics if granted[(w.user, t)]}
+            try:
+                c.wait(lambda: want <= set(c.msgs), f"{w.user}'s messages")
+            except AssertionError as e:
+                raise AssertionError(f"{e}: missing {sorted(want - set(c.received()))}") from None
 
         _parallel(lambda wc: settled(*wc), list(zip(logins, clients, strict=True)))
         received = {}
         for w, c in zip(logins, clients, strict=True):
-            got = {t for t, p in c.received() if p.startswith(b"probe ")}
+            got = set(c.received())
             for topic in topics:
-                received[(w.user, topic)] = topic in got
+                received[(w.user, topic)] = (at(topic), f"probe {topic}".encode()) in got
         return Reads(granted, received)
     finally:
         for c in (*clients, pub):
