@@ -11,9 +11,9 @@ from __future__ import annotations
 import paho.mqtt.client as paho
 import pytest
 
-from harness.aclprobe import Who, read_matrix, targets, write_matrix
+from harness.aclprobe import Target, Who, read_matrix, targets, write_matrix
 from harness.mqttsub import Collector, client
-from railbird.access import Access, Login, allows
+from railbird.access import Access, Login, allows, rule
 from railbird.broker import DEFAULT_USERS, PrivateBroker, confined_acl
 
 pytestmark = [pytest.mark.broker]
@@ -133,3 +133,19 @@ def test_a_display_subscribed_to_everything_never_gets_the_pin_nor_the_wifi(matr
         d.c.loop_stop()
         host.disconnect()
         host.loop_stop()
+
+
+def test_no_login_poses_as_a_node_named_after_it(matrix):
+    """The project ACL's node `pattern` lines apply to every user name: the display and
+    referee logins must still not write the leaves of a node called like them."""
+    b, _r, _w = matrix
+    users = ("railbird-display", "railbird-referee")
+    ts = [
+        Target(rule("events"), True, f"railbird/v1/{VENUE}/{TABLE}/node/{w.user}/{leaf}")
+        for w in LOGINS
+        if w.user in users
+        for leaf in ("events", "status")
+    ]
+    posers = [w for w in LOGINS if w.user in users]
+    wrote = write_matrix(b.port, posers, ts, HOST, protocol=paho.MQTTv5)
+    assert not {(u, t) for u, t in wrote if t.split("/")[5] == u}, wrote

@@ -4,8 +4,9 @@ subpackage per part of the host (`core`, the deterministic pipeline; `daemon`, i
 configuration; `history`, the match history; `install`, `railbird setup`; `provision`,
 `railbird node provision`; `fleet`, the sensor nodes and their firmware; `cluster`, cluster
 mode on NATS; `bench`, the benchmarks) and top-level modules with one job each (`cli`, the
-command line; `broker`, a private mosquitto; `mqttclient`, the one factory of the host's MQTT
-clients; `mqttopts`, MQTT command-line options;
+command line; `access`, who may read and write which topic kinds (both brokers' access
+rules are made from it); `broker`, a private mosquitto; `mqttclient`, the one factory of
+the host's MQTT clients; `mqttopts`, MQTT command-line options;
 `private`, files only their owner may read; `hostwatch`, a display's view of the host's
 heartbeat; `termboard`, the demo's terminal scoreboard; `tableorder`, the one natural
 order tables are listed in). May import the standard library,

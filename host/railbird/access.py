@@ -216,8 +216,13 @@ def mosquitto_acl(venue: str = "+", tables: dict | None = None) -> str:
         "# §Security): edit those, not this file. Nodes log in with their node id.",
     ]
     host = [f"topic read {f}" for f in HOST_READS] + [f"topic readwrite {f}" for f in HOST_WRITES]
-    for login, extra in ((H, host), (R, []), (D, [])):
-        out += ["", f"# {_WHY[login]}", f"user {login.value}", *extra, *_lines(login, v)]
+    # The node patterns below apply to every user name: without this line the display
+    # login could write the leaves of a node called `railbird-display` (mosquitto checks a
+    # user's own `deny` before any pattern).
+    named = [] if tables is not None else ["topic deny railbird/+/+/+/node/{}/#"]
+    for login, extra in ((H, host), (R, named), (D, named)):
+        lines = [x.format(login.value) for x in extra]
+        out += ["", f"# {_WHY[login]}", f"user {login.value}", *lines, *_lines(login, v)]
     out += [
         "",
         "# A node writes only what a node publishes, below its own subtree (in any protocol",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import urllib.request
 
@@ -32,7 +33,7 @@ from harness.waiting import poll
 from railbird.access import Access, Login, allows
 from railbird.cluster import subjects
 from railbird.cluster.local import find_nats_server, free_port
-from railbird.cluster.natsconf import acl_users
+from railbird.cluster.natsconf import acl_users, member_conf
 
 pytestmark = [pytest.mark.slow]
 
@@ -277,6 +278,39 @@ def test_a_server_without_route_credentials_never_joins(cluster, tmp_path):
                 routes = json.loads(r.read())["routes"]
             names = {r.get("remote_name") or r.get("remote_id") for r in routes}
             assert "stranger" not in names and len(routes) == cluster.size - 1, routes
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_the_route_port_listens_on_the_servers_own_link_only(tmp_path):
+    """`member_conf(route_host=...)`: the route port on the servers' link (here 127.0.0.2,
+    another loopback address) and nowhere else; every interface, or a link without route
+    credentials, is refused when the configuration is written."""
+    binary = find_nats_server()
+    client_port, cport, mport = (free_port("127.0.0.1") for _ in range(3))
+    args = ("m1", "127.0.0.1", client_port, cport, mport, [("127.0.0.3", 1)], str(tmp_path))
+    for bad in ("0.0.0.0", "::"):
+        with pytest.raises(ValueError, match="own link"):
+            member_conf(*args, route_host=bad, route_user="r", route_password="s")
+    with pytest.raises(ValueError, match="route_user"):
+        member_conf(*args, route_host="10.0.0.1")
+    conf = tmp_path / "m1.conf"
+    conf.write_text(member_conf(*args, route_host="127.0.0.2", route_user="r", route_password="s"))
+    assert '"nats-route://r:s@127.0.0.3:1"' in conf.read_text()
+    with open(tmp_path / "m1.log", "wb") as out:
+        proc = subprocess.Popen([binary, "-c", str(conf)], stdout=out, stderr=out)
+    try:
+
+        def listening(host: str) -> bool:
+            try:
+                with socket.create_connection((host, cport), timeout=0.5):
+                    return True
+            except OSError:
+                return False
+
+        assert poll(lambda: listening("127.0.0.2"), 20), (tmp_path / "m1.log").read_text()
+        assert not listening("127.0.0.1")
     finally:
         proc.terminate()
         proc.wait(10)
