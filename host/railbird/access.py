@@ -75,9 +75,9 @@ class Rule:
     def example(self, venue: str, table: str, node: str) -> str:
         """A concrete topic of this kind (the protocol's form: `rbproto.codec.topic`)."""
         if self.level is Level.HOME_ASSISTANT:
-            return (
-                f"homeassistant/{self.leaf.replace('#', f'sensor/railbird_{venue}_{table}/config')}"
-            )
+            if self.leaf == "#":  # a discovery topic: <prefix>/<component>/<id>/config
+                return f"homeassistant/sensor/railbird_{venue}_{table}/config"
+            return f"homeassistant/{self.leaf}"
         return codec.topic(
             venue,
             None if self.level is Level.VENUE else table,
@@ -181,12 +181,18 @@ _check()
 # --- mosquitto ---------------------------------------------------------------------------
 
 _WHY = {
-    H: "The host daemon reads every version root (another major version is counted, not\n"
-    "# unseen) and writes the protocol's tree; Home Assistant discovery besides.",
-    R: "Referee consoles write referee input and read the feeds and the sensors, never\n"
-    "# another console's input (it carries the referee PIN) nor a node's net command.",
-    D: "Displays and Home Assistant only read: the feeds and the sensors, never referee\n"
-    "# input (the PIN) nor a node's net command (the Wi-Fi password).",
+    H: (
+        "The host daemon reads every version root (another major version is counted, not",
+        "unseen) and writes the protocol's tree; Home Assistant discovery besides.",
+    ),
+    R: (
+        "Referee consoles write referee input and read the feeds and the sensors, never",
+        "another console's input (it carries the referee PIN) nor a node's net command.",
+    ),
+    D: (
+        "Displays and Home Assistant only read: the feeds and the sensors, never referee",
+        "input (the PIN) nor a node's net command (the Wi-Fi password).",
+    ),
 }
 
 
@@ -222,7 +228,8 @@ def mosquitto_acl(venue: str = "+", tables: dict | None = None) -> str:
     named = [] if tables is not None else ["topic deny railbird/+/+/+/node/{}/#"]
     for login, extra in ((H, host), (R, named), (D, named)):
         lines = [x.format(login.value) for x in extra]
-        out += ["", f"# {_WHY[login]}", f"user {login.value}", *lines, *_lines(login, v)]
+        why = [f"# {x}" for x in _WHY[login]]
+        out += ["", *why, f"user {login.value}", *lines, *_lines(login, v)]
     out += [
         "",
         "# A node writes only what a node publishes, below its own subtree (in any protocol",
