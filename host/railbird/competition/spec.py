@@ -1,0 +1,147 @@
+"""An event's settings and its entrants, checked once when the event is created.
+
+The game, its rules edition (the named options of `railbird.rules.options`) and the break
+order come from the rules engine's own registries, never from a list of our own: an event
+of a game the engine does not know, or with an option that does not apply to the game, is
+refused with the engine's reason. The goal of each match is the game's own goal field
+(`race_to` racks, or the `target` points of 14.1: `railbird.rules.vocabulary.game_facts`),
+one for the whole event with an override per round (`Round`, e.g. W1 or GF1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from railbird.rules import GAMES
+from railbird.rules.errors import BadInput
+from railbird.rules.match import BREAK_ORDERS
+from railbird.rules.options import parse_options
+from railbird.rules.vocabulary import game_facts
+
+from .errors import CompetitionError
+from .players import clean_text
+
+GOAL_MAX = 100_000  # the rules engine's bound on race_to and target
+ENTRANTS_MAX = 1024  # a bracket of 1,024: far past any venue's event, still quick to lay out
+
+
+class Format(StrEnum):
+    ROUND_ROBIN = "round_robin"
+    SINGLE = "single_elimination"
+    DOUBLE = "double_elimination"
+
+
+class Seeding(StrEnum):
+    SEEDED = "seeded"  # the entrants in the order given are seeds 1, 2, ...
+    DRAWN = "drawn"  # the order is drawn with the event's RNG seed (repeatable)
+
+
+class Stage(StrEnum):
+    """Which part of the event a round belongs to; its value is the round's prefix."""
+
+    POOL = "R"  # a round robin round
+    WINNERS = "W"  # the winners' bracket (the only bracket of single elimination)
+    LOSERS = "L"  # the losers' bracket
+    FINAL = "GF"  # the grand final of double elimination: GF1, and GF2 (the reset)
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    stage: Stage
+    number: int  # from 1
+
+    def __str__(self) -> str:
+        return f"{self.stage.value}{self.number}"
+
+    @classmethod
+    def parse(cls, text: object) -> Round:
+        if isinstance(text, str):
+            # longest prefix first: "GF" before a one-letter stage
+            for stage in sorted(Stage, key=lambda s: -len(s.value)):
+                rest = text[len(stage.value) :]
+                if text.startswith(stage.value) and rest.isdigit() and rest[0] != "0":
+                    return cls(stage, int(rest))
+        raise CompetitionError(f"a round is written like R1, W2, L3, GF1 (got {text!r})")
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    player: int  # the registry's player id
+    name: str  # the name at entry, shown where the registry is not at hand
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    format: Format
+    game: str  # a name of railbird.rules.GAMES
+    goal: int  # every match's race (racks) or points target, unless its round has its own
+    round_goals: tuple[tuple[Round, int], ...] = ()  # sorted by the round's text
+    options: tuple[tuple[str, object], ...] = ()  # the rules' canonical (name, value) pairs
+    break_order: str = "alternate"
+    seeding: Seeding = Seeding.SEEDED
+    seed: int = 0  # the draw's RNG seed (Seeding.DRAWN)
+    name: str = ""  # the event's name, for the boards
+
+    @property
+    def goal_field(self) -> str:
+        """The name of the goal in a match input of this game: `race_to` or `target`."""
+        field = game_facts(self.game)["goal"]
+        assert isinstance(field, str)
+        return field
+
+    def goal_for(self, rnd: Round) -> int:
+        for r, g in self.round_goals:
+            if r == rnd:
+                return g
+        return self.goal
+
+
+def make_spec(
+    format: Format | str,
+    game: str,
+    goal: int,
+    *,
+    round_goals: dict[str, int] | None = None,
+    options: object = None,
+    break_order: str = "alternate",
+    seeding: Seeding | str = Seeding.SEEDED,
+    seed: int = 0,
+    name: str = "",
+) -> EventSpec:
+    """Settings checked against the rules engine; `CompetitionError` with the reason."""
+    try:
+        fmt = Format(format)
+    except ValueError:
+        raise CompetitionError(
+            f"format must be one of {', '.join(f.value for f in Format)} (got {format!r})"
+        ) from None
+    try:
+        how = Seeding(seeding)
+    except ValueError:
+        raise CompetitionError(
+            f"seeding must be one of {', '.join(s.value for s in Seeding)} (got {seeding!r})"
+        ) from None
+    if not isinstance(game, str) or game not in GAMES:
+        raise CompetitionError(f"game must be one of {', '.join(GAMES)} (got {game!r})")
+    try:
+        opts = parse_options(options, game)
+    except BadInput as e:
+        raise CompetitionError(str(e)) from None
+    if break_order not in BREAK_ORDERS:
+        raise CompetitionError(f"break_order must be one of {', '.join(BREAK_ORDERS)}")
+    _check_goal(goal, "the event's goal")
+    goals = []
+    for text, g in sorted((round_goals or {}).items()):
+        rnd = Round.parse(text)
+        _check_goal(g, f"the goal of round {rnd}")
+        goals.append((rnd, g))
+    if type(seed) is not int:
+        raise CompetitionError("the draw's seed is a whole number")
+    title = clean_text(name, "the event's name") if name else ""
+    return EventSpec(fmt, game, goal, tuple(goals), opts, break_order, how, seed, title)
+
+
+def _check_goal(goal: object, what: str) -> None:
+    if type(goal) is not int or not 1 <= goal <= GOAL_MAX:
+        raise CompetitionError(f"{what} is a whole number from 1 to {GOAL_MAX}")
