@@ -78,10 +78,10 @@ def load(doc: object) -> Tournament:
         )
     s = _obj(d.get("spec"), "the event's settings")
     spec = make_spec(
-        s.get("format"),  # type: ignore[arg-type]  # make_spec says what is wrong with it
-        s.get("game"),  # type: ignore[arg-type]
-        s.get("goal"),  # type: ignore[arg-type]
-        round_goals=_obj(s.get("round_goals", {}), "round_goals"),
+        s.get("format"),
+        s.get("game"),
+        s.get("goal"),
+        round_goals=s.get("round_goals"),
         options=s.get("options") or None,
         break_order=s.get("break_order", "alternate"),
         seeding=s.get("seeding", "seeded"),
@@ -91,7 +91,12 @@ def load(doc: object) -> Tournament:
     entrants = []
     for e in _list(d.get("entrants"), "entrants"):
         e = _obj(e, "an entrant")
-        entrants.append(Entrant(e.get("player"), e.get("name")))  # type: ignore[arg-type]
+        player, name = e.get("player"), e.get("name")
+        if not isinstance(player, int) or isinstance(player, bool):
+            raise CompetitionError("an entrant's player is a registry id (a whole number)")
+        if not isinstance(name, str):
+            raise CompetitionError("an entrant's name is text")
+        entrants.append(Entrant(player, name))
     t = create(spec, entrants)
     positions = d.get("positions")
     if positions is not None:
@@ -104,14 +109,27 @@ def load(doc: object) -> Tournament:
     for item in _list(d.get("log", []), "log"):
         op = _obj(item, "a log entry")
         if "start" in op:
-            t = start(t, _str(op["start"]), op.get("table"))
+            table = op.get("table")
+            if table is not None and not isinstance(table, str):
+                raise CompetitionError("a table is named by text")
+            t = start(t, _str(op["start"]), table)
         elif "result" in op:
-            score = op.get("score")
-            pair = None if score is None else tuple(_list(score, "a score"))
-            t = record(t, _str(op["result"]), Result(op.get("winner"), pair))  # type: ignore[arg-type]
+            t = record(t, _str(op["result"]), _result(op))
         else:
             raise CompetitionError(f"a log entry is a start or a result (got {sorted(op)})")
     return t
+
+
+def _result(op: dict[str, Any]) -> Result:
+    winner, score = op.get("winner"), op.get("score")
+    if winner not in (0, 1) or isinstance(winner, bool):
+        raise CompetitionError("a result's winner is seat 0 or seat 1")
+    if score is None:
+        return Result(winner, None)
+    pair = _list(score, "a score")
+    if len(pair) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair):
+        raise CompetitionError("a score is two whole numbers, one per player")
+    return Result(winner, (pair[0], pair[1]))
 
 
 def _obj(x: object, what: str) -> dict[str, Any]:

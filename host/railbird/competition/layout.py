@@ -113,9 +113,10 @@ def _elimination(n: int, double: bool) -> tuple[MatchDef, ...]:
     size = bracket_size(n)
     k = size.bit_length() - 1
     out: list[MatchDef] = []
+    in_round: dict[Round, int] = {}
 
     def add(rnd: Round, seats: tuple[Source, Source], reset: bool = False) -> int:
-        i = sum(1 for d in out if d.round == rnd) + 1
+        i = in_round[rnd] = in_round.get(rnd, 0) + 1
         mid = f"{rnd}-{i}" if rnd.stage is not Stage.FINAL else str(rnd)
         out.append(MatchDef(mid, rnd, seats, reset))
         return len(out) - 1
@@ -131,9 +132,8 @@ def _elimination(n: int, double: bool) -> tuple[MatchDef, ...]:
     def next_winners(r: int) -> None:
         prev = winners[-1]
         rnd = Round(Stage.WINNERS, r)
-        winners.append(
-            [add(rnd, (WinnerOf(prev[2 * i]), WinnerOf(prev[2 * i + 1]))) for i in range(len(prev) // 2)]
-        )  # fmt: skip
+        pairs = [(WinnerOf(prev[2 * i]), WinnerOf(prev[2 * i + 1])) for i in range(len(prev) // 2)]
+        winners.append([add(rnd, seats) for seats in pairs])
 
     for r in range(2, k + 1):
         next_winners(r)

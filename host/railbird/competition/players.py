@@ -52,9 +52,7 @@ def clean_text(text: object, what: str, limit: int = NAME_MAX) -> str:
         raise InvalidName(f"{what} is at most {limit} characters ({len(s)} given)")
     for c in s:
         if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI:
-            raise InvalidName(
-                f"{what} may not contain control characters (U+{ord(c):04X} found)"
-            )
+            raise InvalidName(f"{what} may not contain control characters (U+{ord(c):04X} found)")
     return s
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from railbird.rules import GAMES
 from railbird.rules.errors import BadInput
@@ -98,50 +99,54 @@ class EventSpec:
 
 
 def make_spec(
-    format: Format | str,
-    game: str,
-    goal: int,
+    format: object,
+    game: object,
+    goal: object,
     *,
-    round_goals: dict[str, int] | None = None,
+    round_goals: object = None,
     options: object = None,
-    break_order: str = "alternate",
-    seeding: Seeding | str = Seeding.SEEDED,
-    seed: int = 0,
-    name: str = "",
+    break_order: object = "alternate",
+    seeding: object = Seeding.SEEDED,
+    seed: object = 0,
+    name: object = "",
 ) -> EventSpec:
-    """Settings checked against the rules engine; `CompetitionError` with the reason."""
-    try:
-        fmt = Format(format)
-    except ValueError:
-        raise CompetitionError(
-            f"format must be one of {', '.join(f.value for f in Format)} (got {format!r})"
-        ) from None
-    try:
-        how = Seeding(seeding)
-    except ValueError:
-        raise CompetitionError(
-            f"seeding must be one of {', '.join(s.value for s in Seeding)} (got {seeding!r})"
-        ) from None
+    """Settings checked against the rules engine; `CompetitionError` with the reason. Takes
+    any value (a stored or typed-in form) and says what is wrong with it."""
+    fmt = _member(Format, format, "format")
+    how = _member(Seeding, seeding, "seeding")
     if not isinstance(game, str) or game not in GAMES:
         raise CompetitionError(f"game must be one of {', '.join(GAMES)} (got {game!r})")
     try:
         opts = parse_options(options, game)
     except BadInput as e:
         raise CompetitionError(str(e)) from None
-    if break_order not in BREAK_ORDERS:
+    if not isinstance(break_order, str) or break_order not in BREAK_ORDERS:
         raise CompetitionError(f"break_order must be one of {', '.join(BREAK_ORDERS)}")
-    _check_goal(goal, "the event's goal")
+    whole = _goal(goal, "the event's goal")
+    if round_goals is None:
+        round_goals = {}
+    if not isinstance(round_goals, dict):
+        raise CompetitionError('round goals are an object: round -> goal, e.g. {"GF1": 9}')
     goals = []
-    for text, g in sorted((round_goals or {}).items()):
+    for text, g in sorted(round_goals.items(), key=lambda kv: str(kv[0])):
         rnd = Round.parse(text)
-        _check_goal(g, f"the goal of round {rnd}")
-        goals.append((rnd, g))
-    if type(seed) is not int:
+        goals.append((rnd, _goal(g, f"the goal of round {rnd}")))
+    if not isinstance(seed, int) or isinstance(seed, bool):
         raise CompetitionError("the draw's seed is a whole number")
     title = clean_text(name, "the event's name") if name else ""
-    return EventSpec(fmt, game, goal, tuple(goals), opts, break_order, how, seed, title)
+    return EventSpec(fmt, game, whole, tuple(goals), opts, break_order, how, seed, title)
 
 
-def _check_goal(goal: object, what: str) -> None:
-    if type(goal) is not int or not 1 <= goal <= GOAL_MAX:
+def _member(kind: type[Format] | type[Seeding], value: object, what: str) -> Any:
+    for m in kind:
+        if value == m.value:
+            return m
+    raise CompetitionError(
+        f"{what} must be one of {', '.join(m.value for m in kind)} (got {value!r})"
+    )
+
+
+def _goal(goal: object, what: str) -> int:
+    if not isinstance(goal, int) or isinstance(goal, bool) or not 1 <= goal <= GOAL_MAX:
         raise CompetitionError(f"{what} is a whole number from 1 to {GOAL_MAX}")
+    return goal

@@ -65,8 +65,9 @@ class _Row:
         self.last_loss: Match | None = None
 
     def standing(self, place: int | None, out_in: str | None = None) -> Standing:
-        return Standing(self.player, self.name, place, self.won + self.lost, self.won,
-                        self.lost, self.score_for, self.score_against, self.byes, out_in)  # fmt: skip
+        played = self.won + self.lost
+        return Standing(self.player, self.name, place, played, self.won, self.lost,
+                        self.score_for, self.score_against, self.byes, out_in)  # fmt: skip
 
 
 def _round_robin(
@@ -123,8 +124,10 @@ def _elimination(
         alive.sort(key=lambda r: (r.lost, draw_pos.get(r.player, 0)))
         result += [r.standing(None) for r in alive]
     ahead = len(result)
-    for r in gone:
+    place, last = 0, None
+    for i, r in enumerate(gone):  # by level, best first: a new level starts a new place
         lv = level(out[r.player])
-        better = ahead + sum(1 for g in gone if level(out[g.player]) > lv)
-        result.append(r.standing(better + 1, str(out[r.player].round)))
+        if lv != last:
+            place, last = ahead + i + 1, lv
+        result.append(r.standing(place, str(out[r.player].round)))
     return tuple(result)

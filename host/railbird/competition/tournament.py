@@ -90,7 +90,10 @@ class Match:
 
     @property
     def players(self) -> tuple[int, ...]:
-        return tuple(s.player for s in self.seats if s.player is not None)
+        a, b = self.seats[0].player, self.seats[1].player
+        if a is None:
+            return () if b is None else (b,)
+        return (a,) if b is None else (a, b)
 
     @property
     def winner(self) -> Seat:
