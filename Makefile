@@ -25,6 +25,7 @@ help:
 	@echo "               for the 8-event in-process and end-to-end parts only (with the floor; ~1 min)"
 	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~10 min: numba compile, simulation; cached: under 1 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
+	@echo "make sweep-brackets - every tournament size 2-64 in every format, random results (SWEEP_SEEDS=3)"
 	@echo "make soak-cluster - cluster mode on 3 nats-server + 2 workers, a server and a worker killed (RAILBIRD_SOAK_MINUTES=5)"
 	@echo "make test-system - as root: install and run Railbird in a booted Debian 12 machine (systemd-nspawn), prints figures"
 	@echo "make bench-scale - one host process against 50, 200, 1,000 and 2,000 simulated tables (BENCH_SCALE_TABLES=50,200; ~25 min)"
@@ -112,6 +113,13 @@ typecheck-firmware: setup
 # RAILBIRD_SOAK_MINUTES=60 make soak for a longer run (default 5 minutes of play)
 soak: setup
 	$(PY) -m pytest -m slow tests/soak $(PYTEST_ARGS)
+
+# Every bracket size from 2 to 64 in every format through the tournament checks
+# (tests/competition/test_sweep.py; make test runs a bounded sample); SWEEP_SEEDS per size
+SWEEP_SEEDS ?= 3
+.PHONY: sweep-brackets
+sweep-brackets: setup
+	RAILBIRD_BRACKET_SWEEP=$(SWEEP_SEEDS) $(PY) -m pytest -n 0 tests/competition/test_sweep.py $(PYTEST_ARGS)
 
 # Cluster mode's soak (docs/scaling.md): three nats-server, two workers, simulated nodes; a
 # server and then a worker SIGKILLed mid-play; prints the figures. RAILBIRD_SOAK_MINUTES=5.
