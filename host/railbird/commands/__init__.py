@@ -3,7 +3,8 @@
 the config, the daemon and the outputs are wired together, so nothing imports a command.
 
 Commands: `run` (the daemon), `replay` and `assemble` (a journal offline), `tail` (what a
-broker carries), `history` (the match history), `demo`, `sim` (simulated tables), `setup`
+broker carries), `history` (the match history), `players` (the players registry),
+`demo`, `sim` (simulated tables), `setup`
 (an installation), `node` (`railbird node provision`), `nodes` (the fleet and its firmware
 rollout), `hw` (pin maps and wiring), `calibrate` (cue-ball return delays), `referee` (a
 console for referee input), `ref` (the rules reference).

@@ -80,14 +80,20 @@ def clean_rating(value: object) -> int | None:
     return value
 
 
-def clean_external(system: object, value: object) -> tuple[str, str]:
-    """One external id: the system (a short lowercase word) and the id there."""
+def clean_system(system: object) -> str:
+    """The system of an external id: a short lowercase word (`fargo`, `league`)."""
     if not isinstance(system, str) or not _SYSTEM.fullmatch(system):
         raise InvalidName(
             "an external id's system is a lowercase word of letters, digits, '_', '.' or "
             f"'-', at most 32 characters (got {system!r})"
         )
-    return system, clean_text(value, f"the {system} id", EXTERNAL_MAX)
+    return system
+
+
+def clean_external(system: object, value: object) -> tuple[str, str]:
+    """One external id: the system and the id there."""
+    name = clean_system(system)
+    return name, clean_text(value, f"the {name} id", EXTERNAL_MAX)
 
 
 def folded(text: str) -> str:
