@@ -1,7 +1,8 @@
 """Railbird: sensor-driven refereeing and scoring for pool tables, host side. Lives here: one
 subpackage per part of the host (`core`, the deterministic pipeline; `daemon`, its I/O shell;
 `rules`; `outputs`; `scoreboard`; `sim`; `hardware`; `commands`; `config`, the TOML
-configuration; `history`, the match history; `install`, `railbird setup`; `provision`,
+configuration; `history`, the match history; `competition`, players and tournaments as
+pure values; `registry`, the players registry the host keeps; `install`, `railbird setup`; `provision`,
 `railbird node provision`; `fleet`, the sensor nodes and their firmware; `cluster`, cluster
 mode on NATS; `bench`, the benchmarks) and top-level modules with one job each (`cli`, the
 command line; `access`, who may read and write which topic kinds (both brokers' access

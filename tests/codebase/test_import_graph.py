@@ -303,3 +303,18 @@ def test_core_does_no_io(path):
     assert not used & IO_MODULES, f"{path.name} imports {sorted(used & IO_MODULES)}"
     units = {unit_of(m) for m in imports_of(path) if m.startswith("railbird.")}
     assert units <= {"railbird.core", "railbird.rules"}, f"{path.name} imports {units}"
+
+
+# The competition package is pure too (docs/events.md): a stored tournament replays to the
+# same state, so nothing in it may read a clock, a file or the network.
+COMPETITION_BANNED = IO_MODULES | {"time", "datetime", "os", "pathlib", "io", "json"}
+
+
+@pytest.mark.parametrize(
+    "path", sorted((HOST / "railbird" / "competition").rglob("*.py")), ids=lambda p: p.name
+)
+def test_competition_does_no_io(path):
+    used = {m.split(".")[0] for m in imports_of(path)}
+    assert not used & COMPETITION_BANNED, f"{path.name} imports {sorted(used & COMPETITION_BANNED)}"
+    units = {unit_of(m) for m in imports_of(path) if m.startswith("railbird.")}
+    assert units <= {"railbird.competition", "railbird.rules"}, f"{path.name} imports {units}"

@@ -9,7 +9,7 @@ player has byes in two rounds running, and in a round robin everyone has played 
 exactly once. docs/events.md states the rules checked here.
 
 `make fuzz` runs RAILBIRD_FUZZ_SCALE times the examples (tests/fuzz/budget.py); `make soak`
-plays every size from 2 to 64 in every format (tests/soak/test_soak_brackets.py)."""
+plays every size from 2 to 64 in every format (tests/competition/test_sweep.py)."""
 
 from __future__ import annotations
 
