@@ -211,4 +211,4 @@ def check_byes(t: Tournament) -> None:
         for a, b in itertools.pairwise(kinds):
             assert not (a is MatchState.BYE and b is MatchState.BYE), f"{e.name}: two byes running"
     first = [m for m in t.matches if m.round.stage is Stage.WINNERS and m.round.number == 1]
-    assert all(m.state is not MatchState.VOID for m in first)
+    assert all(m.state is not MatchState.VOID for m in first), "a first-round match of nobody"

@@ -14,7 +14,8 @@ import pytest
 from railbird import rules
 from railbird.competition import jsonform, tournament as T
 from railbird.competition.errors import CompetitionError, NotAllowed
-from railbird.competition.spec import Entrant, Format, Seeding, make_spec
+from railbird.competition.layout import FromEntry
+from railbird.competition.spec import Entrant, Format, Seeding, Stage, make_spec
 from railbird.competition.standings import standings
 from railbird.competition.tournament import MatchState as S, Result
 from tests.competition.play import check_complete, entrants, play
@@ -261,3 +262,20 @@ def test_the_checks_fail_on_a_double_elimination_without_the_reset():
         except AssertionError:
             failures += 1
     assert failures > 0
+
+
+def test_the_checks_fail_on_byes_drawn_against_each_other():
+    """Positions filled in plain order (1 v 2, 3 v 4, ...) instead of the seeding order put
+    the byes together: first-round matches of nobody, and a player who then has byes in W1
+    and W2, both of which the bye check refuses."""
+    t = event(n=5)
+    plain = tuple(
+        dataclasses.replace(d, seats=(FromEntry(2 * i), FromEntry(2 * i + 1)))
+        if d.round.stage is Stage.WINNERS and d.round.number == 1
+        else d
+        for i, d in enumerate(t.layout)
+    )
+    broken = T._with(dataclasses.replace(t, layout=plain), ())
+    assert broken.match("W1-4").state is S.VOID  # positions 6 and 7: nobody v nobody
+    with pytest.raises(AssertionError, match="two byes running|first-round match of nobody"):
+        check_complete(play(broken, random.Random(1)))
