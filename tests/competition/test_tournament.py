@@ -277,5 +277,5 @@ def test_the_checks_fail_on_byes_drawn_against_each_other():
     )
     broken = T._with(dataclasses.replace(t, layout=plain), ())
     assert broken.match("W1-4").state is S.VOID  # positions 6 and 7: nobody v nobody
-    with pytest.raises(AssertionError, match="two byes running|first-round match of nobody"):
+    with pytest.raises(AssertionError, match=r"two byes running|first-round match of nobody"):
         check_complete(play(broken, random.Random(1)))
