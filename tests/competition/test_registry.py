@@ -123,6 +123,22 @@ def test_merge_a_duplicate(reg):
     assert reg.add("Anne Lee").id != dup.id
 
 
+def test_entrants_come_from_the_registry_and_play_a_tournament(reg):
+    from railbird.competition import tournament as T
+    from railbird.competition.spec import make_spec
+
+    ann, bob, dup = reg.add("Ann"), reg.add("Bob"), reg.add("Bobby")
+    reg.merge(bob.id, dup.id)
+    got = reg.entrants([dup.id, ann.id])  # a merged id stands for the player who stays
+    assert [(e.player, e.name) for e in got] == [(bob.id, "Bob"), (ann.id, "Ann")]
+    t = T.draw(T.create(make_spec("single_elimination", "9-ball", 3), got))
+    assert T.match_input(t, "W1-1")["players"] == ["Bob", "Ann"]
+    with pytest.raises(RegistryError, match="no player 99"):
+        reg.entrants([ann.id, 99])
+    with pytest.raises(CompetitionError, match="entered twice"):
+        T.create(make_spec("single_elimination", "9-ball", 3), reg.entrants([bob.id, dup.id]))
+
+
 def test_merge_refuses_two_different_ids_of_one_system(reg):
     a = reg.add("Ann", external=[("fargo", "1")])
     b = reg.add("Anne", external=[("fargo", "2")])

@@ -35,6 +35,7 @@ from railbird.competition.players import (
     clean_system,
     folded,
 )
+from railbird.competition.spec import Entrant
 
 BUSY_MS = 5000  # a daemon's transaction is milliseconds; a change waits this long for it
 SEARCH_LIMIT = 20
@@ -153,6 +154,12 @@ class PlayerRegistry:
             (folded(clean_name(name)),),
         )
         return [self._player(r) for r in rows.fetchall()]
+
+    def entrants(self, players: Sequence[int]) -> list[Entrant]:
+        """A tournament's entrants (railbird.competition.tournament.create) for these ids,
+        in the order given (the seed order), each merged duplicate as the player who
+        stays."""
+        return [Entrant(p.id, p.name) for p in (self.resolve(pid) for pid in players)]
 
     def aliases(self, player: int) -> list[str]:
         """The names of the duplicates merged into this player, at any depth: the names
