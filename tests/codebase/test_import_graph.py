@@ -1,5 +1,5 @@
 """The host's modules import each other without a circle, its subpackages too, and the
-deterministic core does no I/O.
+deterministic core and the competition package do no I/O.
 
 Two graphs are checked (docs/architecture.md, "Layout"):
 
