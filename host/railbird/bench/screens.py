@@ -51,6 +51,7 @@ GROUP = 8  # balls per shot
 GAP_S = 0.12  # between the drops of a shot
 QUIET_MS = 300  # the shot closes this long after its last ball
 DROPS = 80  # per screen
+SETTLE_S = 30.0  # the longest a page may take to open its stream or show the last drop
 TARGET_P99_MS = 150.0
 PHONE, TV = (390, 844), (1920, 1080)
 
@@ -109,6 +110,15 @@ const look = () => {
   requestAnimationFrame(() => window.__rbShown.push([now(), n]));
 };
 new MutationObserver(look).observe(document, {subtree: true, childList: true, characterData: true});
+// the page's event stream open (every page opens one): from then on every drop reaches it
+window.__rbOpen = false;
+const ES = window.EventSource;
+window.EventSource = class extends ES {
+  constructor(...a) {
+    super(...a);
+    this.addEventListener("open", () => { window.__rbOpen = true; });
+  }
+};
 """
 
 
@@ -206,6 +216,39 @@ def _browser(profile: Path, screen: Screen, web: str, token: str):
     return drv
 
 
+def _until(cond, timeout: float) -> bool:
+    """Poll cond() until it holds or `timeout` s passed; whether it held."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _measure(drv, sn, led, drops: int) -> tuple[list[float], list[tuple[float, int]]]:
+    """Play `drops` once the page's stream is open -> (publication times, the page's
+    changes); the LED board's are in led.changes. Waits until both screens showed every
+    drop, or SETTLE_S: a slow machine is not a miss, a screen that never shows one is."""
+    _until(lambda: drv.execute_script("return window.__rbOpen"), SETTLE_S)
+    published: list[float] = []
+    _probe(sn, published, clock=time.time)
+    led.changes.clear()
+    _play(sn, drops)
+
+    def page() -> list[tuple[float, int]]:
+        return [(t / 1000, n) for t, n in drv.execute_script("return window.__rbShown")]
+
+    def all_shown() -> bool:
+        return all(
+            len(shown_times(published, changes)) == len(published)
+            for changes in (page(), list(led.changes))
+        )
+
+    _until(all_shown, SETTLE_S)
+    return published, page()
+
+
 def _play(sn, drops: int) -> None:
     for g in range(0, drops, GROUP):
         for k in range(min(GROUP, drops - g)):
@@ -254,14 +297,7 @@ def bench_screens(drops: int = DROPS, workdir: str | None = None) -> dict:
             for screen in BROWSER_SCREENS:
                 drv = _browser(wd / f"chrome-{len(lat[LED])}", screen, web, token)
                 try:
-                    time.sleep(2)  # the page's first snapshot and its event stream
-                    published: list[float] = []
-                    _probe(sn, published, clock=time.time)
-                    led.changes.clear()
-                    _play(sn, drops)
-                    time.sleep(1)
-                    changes = [(t / 1000, n) for t, n in drv.execute_script(
-                        "return window.__rbShown")]  # fmt: skip
+                    published, changes = _measure(drv, sn, led, drops)
                 finally:
                     drv.quit()
                 for name, ch in ((screen.name, changes), (LED, list(led.changes))):
