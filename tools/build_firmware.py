@@ -93,7 +93,7 @@ def sources():
         rel = f.relative_to(FIRMWARE).as_posix()
         if rel not in EXCLUDE and "__pycache__" not in rel:
             out.append((f, rel))
-    for name in ("__init__.py", "codec.py"):
+    for name in ("__init__.py", "codec.py", "signing.py"):
         out.append((PROTOCOL / "rbproto" / name, "rbproto/" + name))
     out.append((PINMAP_CORE, "pinmap_core.py"))
     return out

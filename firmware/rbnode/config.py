@@ -1,7 +1,8 @@
 """Sensing config (SPEC.md `config`): validate against the protocol and the pin map,
 persist, hash.
 
-A config arrives on the retained `node/<node>/config` topic. `check(msg, hw, active)`
+A config arrives on the `node/<node>/config` topic (rbnode.trust first refuses a retained
+one, and on a board with a venue key one the key did not sign). `check(msg, hw, active)`
 returns the full config (defaults filled in) or raises ConfigError(reason); the node then
 applies it live and `save()`s it; on refusal the old config keeps running and the reason
 goes into `status.config_error`. Refusals:
@@ -27,6 +28,7 @@ defaults of firmware/config.json (`sensing`).
 import json
 
 from rbproto import codec
+from rbproto.signing import canonical  # one definition: the config hash, save()
 
 FILE = "rbconfig.json"
 
@@ -47,17 +49,6 @@ def defaults():
     for k in codec.CONFIG_DEFAULTS:
         d[k] = codec.CONFIG_DEFAULTS[k]
     return d
-
-
-def canonical(obj):
-    """Compact JSON with sorted keys (MicroPython's json has no sort_keys): the config
-    hash must be the same on the device and on the host."""
-    if isinstance(obj, dict):
-        keys = sorted(obj.keys())
-        return "{" + ",".join(json.dumps(k) + ":" + canonical(obj[k]) for k in keys) + "}"
-    if isinstance(obj, (list, tuple)):
-        return "[" + ",".join(canonical(x) for x in obj) + "]"
-    return json.dumps(obj)
 
 
 def crc32(data):

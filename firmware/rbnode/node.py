@@ -64,6 +64,7 @@ from rbnode.ring import NO_AMP, RAIL
 from rbnode.ring import EventRing
 from rbnode.spill import Spill
 from rbnode.supervisor import Supervisor
+from rbnode.trust import RETAINED_CONFIG, Trust
 from rbnode.updater import Updater
 
 FW_VERSION = "rbnode-0.1.0"
@@ -83,6 +84,8 @@ DEV_DEFAULTS = {
     "sync_period_s": 60, "wdt_ms": 10000, "wdt": True,
     # Improv Wi-Fi over serial (rbnode.improv) is offered once the Wi-Fi is down this long
     "improv_after_s": 30, "improv_trial_s": 60,
+    # the venue key's public part (rbnode.trust): with it, only signed updates and configs
+    "venue_key": None,
 }
 
 
@@ -164,6 +167,7 @@ class Node:
         self._sync_result = None
         self._sync_sent = False  # a sync result of this boot went out
         self._hold_until = 0  # clock.now() until which events wait for it
+        self.trust = Trust(dev)
         self.upd = Updater(self, FW_VERSION)
         # on trial the watchdog boot.py armed is fed whatever the config says (it cannot
         # be stopped: a board with "wdt": false would reset into a rollback otherwise)
@@ -509,17 +513,12 @@ class Node:
 
     def _on_message(self, topic, payload, retain):
         if topic == self.t_config:
-            self._on_config(payload)
+            self._on_config(payload, retain)
         elif topic == self.t_sync_resp:
             self._on_sync_resp(payload)
         elif topic == self.t_update:
-            if retain:
-                # the protocol never retains `update`: a retained one is stale (an old set
-                # obeyed again after a rollout, a power cut or a re-flash) or not the host's
-                self.upd.rejected += 1
-                self.upd.report = {"state": "failed", "error": "refused: a retained update"}
-                self._status_now.set()
-            elif self.upd.on_command(payload):
+            # a retained, unsigned or older one is refused there (rbnode.trust)
+            if self.upd.on_command(payload, retain):
                 self._status_now.set()
         elif topic == self.t_net:
             self._on_net(payload, retain)
@@ -606,9 +605,17 @@ class Node:
             was_up = w.isconnected()
             await _sleep_ms(1000)
 
-    def _on_config(self, payload):
+    def _on_config(self, payload, retain=False):
+        if retain:
+            # never retained by the host (rbnode.trust): not even decoded
+            self._refuse(RETAINED_CONFIG)
+            return
         try:
             msg = codec.decode("config", payload)
+            why = self.trust.config(msg, False)
+            if why is not None:
+                self._refuse(why)
+                return
             cfg = rbconfig.check(msg, self.hw, self.cfg)
         except codec.ProtocolError as e:
             self._refuse(e.reason)
@@ -777,6 +784,8 @@ class Node:
         if self._strike is not None:
             caps.append("strike")
         caps.append("wm")
+        if self.trust.required:
+            caps.append("signed")  # takes only updates and configs the venue key signed
         return {"v": 1, "node": self.node_id, "boot": self.boot, "fw": self.upd.version,
                 "reset": self.reset_cause, "config_hash": self.cfg_hash,
                 "pinmap": self.hw.pinmap_id, "caps": caps}

@@ -360,16 +360,17 @@ class SimNode:
 def _unchecked_config_handler(handler):
     """`handler` behind a bug: a field read before the codec checked the message has it."""
 
-    def unchecked(payload):
+    def unchecked(payload, retain=False):
         json.loads(payload)["pockets"]  # KeyError on a config without pockets
-        handler(payload)
+        handler(payload, retain)
 
     return unchecked
 
 
 def config_message(rev, sensing=None, **changes):
     """A config message for a SimNode: firmware/config.json's sensing section with `rev`
-    and `changes` applied, as JSON bytes (for the retained config topic)."""
+    and `changes` applied, as JSON bytes (for the config topic: sent live, since a node
+    refuses a retained one)."""
     c = dict(sensing or default_device_config()["sensing"])
     c.update(changes)
     c["rev"] = rev

@@ -2,6 +2,10 @@
 `update` command (SPEC.md), the download over HTTP into rbnode.ota, the trial of a new set
 and `status.update`.
 
+- A retained `update`, an unsigned one or one another key signed (on a board with a venue
+  key), and one naming an older version than the running one without the owner's forced
+  `downgrade` are refused before anything is downloaded (rbnode.trust), counted in
+  `counters.update_rejected` and reported as "failed" with the reason.
 - An `update` naming the version this node runs is answered "done"; one naming another
   starts the download (a task: sensing and publishing go on) into the spare slot; a second
   command while one runs, or during a trial, is refused (`counters.update_rejected`).
@@ -23,7 +27,7 @@ try:
 except ImportError:  # older MicroPython names it uasyncio
     import uasyncio as asyncio
 
-from rbnode import http, ota
+from rbnode import http, ota, trust
 from rbproto import codec
 
 FINAL = ("done", "failed", "rolled_back")
@@ -77,8 +81,12 @@ class Updater:
         return d
 
     # -- the command ---------------------------------------------------------------------
-    def on_command(self, payload):
+    def on_command(self, payload, retained=False):
         """An `update` message -> True when status.update changed (publish a status)."""
+        if retained:
+            self.rejected += 1
+            self.report = {"state": "failed", "error": trust.RETAINED_UPDATE}
+            return True
         try:
             cmd = codec.decode("update", payload)
         except codec.ProtocolError as e:
@@ -94,6 +102,11 @@ class Updater:
         if self.job is not None or self.rebooting or self.trial is not None:
             self.rejected += 1  # busy: the running update or trial keeps its report
             return False
+        why = self.node.trust.update(cmd, False, self.node.boot, self.version)
+        if why is not None:
+            self.rejected += 1  # unsigned, another key's, or older: nothing downloaded
+            self._failed(cmd, why)
+            return True
         if cmd["version"] == self.version:
             self.report = {"id": cid, "version": cmd["version"], "state": "done", "error": None}
             return True

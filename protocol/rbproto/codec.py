@@ -229,6 +229,8 @@ _NET_BROKER = (
 _NET_WIFI = (("ssid", "s", 1, (1, 32)), ("password", "s", 1, (0, 64)))
 NET_TRIAL_S = 60  # default trial_s of a `net` command
 _ID = ("id", "u", 1, None)
+# update.downgrade: a downgrade the owner forced, bound to one boot of the node (SPEC.md)
+_DOWNGRADE = (("boot", "u", 1, None), ("from", "s", 1, (1, 32)))
 
 _SPECS = {
     "events": (
@@ -275,6 +277,7 @@ _SPECS = {
         ("status_period_s", "u", 0, (1, 3600)),
         ("batch_max", "u", 0, (1, MAX_EVENTS)),
         ("batch_linger_ms", "u", 0, None),
+        ("sig", "s", 0, (768, 768)),
     ),
     "update": (
         ("id", "s", 1, (1, 64)),
@@ -283,6 +286,8 @@ _SPECS = {
         ("manifest_sha256", "s", 1, (64, 64)),
         ("trial_s", "u", 0, (10, 3600)),
         ("trial_boots", "u", 0, (1, 10)),
+        ("sig", "s", 0, (768, 768)),
+        ("downgrade", "O", 0, _DOWNGRADE),
     ),
     "net": (
         ("id", "s", 1, (1, 64)),
@@ -567,6 +572,7 @@ def _check_host(msg):
 
 
 def _check_config(msg):
+    _check_sig(msg)
     for name in ("pockets", "rails"):
         seen = []
         i = 0
@@ -592,7 +598,16 @@ def _check_shot(msg):
         raise ProtocolError("bad value", "end: %d before start %d" % (msg["end"], msg["start"]))
 
 
+def _check_sig(msg):
+    s = msg.get("sig")
+    if s is not None:
+        for c in s:
+            if c not in _HEX:
+                raise ProtocolError("bad value", "sig: " + _short(s) + " is not lowercase hex")
+
+
 def _check_update(msg):
+    _check_sig(msg)
     h = msg["manifest_sha256"]
     for c in h:
         if c not in _HEX:
