@@ -606,25 +606,20 @@ class Node:
             await _sleep_ms(1000)
 
     def _on_config(self, payload, retain=False):
-        if retain:
-            # never retained by the host (rbnode.trust): not even decoded
-            self._refuse(RETAINED_CONFIG)
-            return
         try:
             msg = codec.decode("config", payload)
-            why = self.trust.config(msg, False)
-            if why is not None:
-                self._refuse(why)
-                return
             cfg = rbconfig.check(msg, self.hw, self.cfg)
-        except codec.ProtocolError as e:
-            self._refuse(e.reason)
-            return
-        except rbconfig.ConfigError as e:
-            self._refuse(e.reason)
+        except (codec.ProtocolError, rbconfig.ConfigError) as e:
+            self._refuse(RETAINED_CONFIG if retain else e.reason)
             return
         if rbconfig.config_hash(cfg) == self.cfg_hash:
-            return  # the retained config re-delivered on (re)connect: nothing changed
+            # nothing to obey: the copy of the active config that `railbird calibrate`
+            # leaves retained, re-delivered on (re)connect, or a live one sent again
+            return
+        why = self.trust.config(msg, retain)  # retained, unsigned or another key's
+        if why is not None:
+            self._refuse(why)
+            return
         old = self.cfg
         try:
             self._apply(cfg)

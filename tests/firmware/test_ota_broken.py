@@ -57,7 +57,7 @@ def source_set(tmp_path_factory):
     import build_firmware
 
     out = tmp_path_factory.mktemp("fw") / "node"
-    build_firmware.build(out, version="rbnode-src", source=True)
+    build_firmware.build(out, version="rbnode-9-src", source=True)
     return out
 
 
@@ -149,7 +149,7 @@ def rolled_back(v: Venue, r, version: str, error: str):
 
 def test_a_working_set_runs_from_the_flash_and_commits(venue, source_set, tmp_path):
     good = broken(
-        source_set, tmp_path, "rbnode-marked", "rbnode/node.py",
+        source_set, tmp_path, "rbnode-9-marked", "rbnode/node.py",
         lambda t: t.replace("FW_VERSION = ", 'print("SET-MARKER from the downloaded set")\n'
                             "FW_VERSION = ", 1),
     )  # fmt: skip
@@ -157,8 +157,8 @@ def test_a_working_set_runs_from_the_flash_and_commits(venue, source_set, tmp_pa
     r = v.update(good, "--trial-s", "60")
     b = v.board
     assert r.returncode == 0, r.stdout + r.stderr + b.console()[-4000:]
-    assert f"t1/n1: done ({FW_VERSION} -> rbnode-marked" in r.stdout, r.stdout
-    assert b.fw == "rbnode-marked"
+    assert f"t1/n1: done ({FW_VERSION} -> rbnode-9-marked" in r.stdout, r.stdout
+    assert b.fw == "rbnode-9-marked"
     log = b.console()
     # the marker is printed by the downloaded node.py only: boot 2 ran the slot's code
     boots = log.split("--- boot ")
@@ -173,13 +173,13 @@ def test_a_syntax_error_is_rolled_back_at_once(venue, source_set, tmp_path):
     bad = broken(
         source_set,
         tmp_path,
-        "rbnode-syntax",
+        "rbnode-9-syntax",
         "rbnode/node.py",
         lambda t: t + "\ndef broken(:\n    pass\n",
     )
     v = venue()
     r = v.update(bad, "--trial-s", "60")
-    rolled_back(v, r, "rbnode-syntax", "import failed: SyntaxError(")
+    rolled_back(v, r, "rbnode-9-syntax", "import failed: SyntaxError(")
     assert [e for _, e in v.board.boots] == ["reset", "reset"]  # install, the failed import
 
 
@@ -187,26 +187,26 @@ def test_an_import_error_is_rolled_back_at_once(venue, source_set, tmp_path):
     bad = broken(
         source_set,
         tmp_path,
-        "rbnode-import",
+        "rbnode-9-import",
         "rbnode/node.py",
         lambda t: "from rbnode.nothere import anything  # noqa\n" + t,
     )
     v = venue()
     r = v.update(bad, "--trial-s", "60")
-    rolled_back(v, r, "rbnode-import", "import failed: ModuleNotFoundError(")
+    rolled_back(v, r, "rbnode-9-import", "import failed: ModuleNotFoundError(")
 
 
 def test_a_hang_at_import_is_rolled_back_after_one_watchdog_period(venue, source_set, tmp_path):
     bad = broken(
         source_set,
         tmp_path,
-        "rbnode-hang-import",
+        "rbnode-9-hang-import",
         "rbnode/node.py",
         lambda t: "while True:\n    pass\n" + t,
     )
     v = venue()
     r = v.update(bad, "--trial-s", "600", "--trial-boots", "3")
-    rolled_back(v, r, "rbnode-hang-import", "watchdog reset on trial boot 1")
+    rolled_back(v, r, "rbnode-9-hang-import", "watchdog reset on trial boot 1")
     b = v.board
     assert b.boots == [("power", "reset"), ("soft", "wdt")], b.boots
     assert "does not import" not in b.console()
@@ -216,25 +216,25 @@ def test_a_hang_in_the_main_loop_is_rolled_back_after_one_watchdog_period(
     venue, source_set, tmp_path
 ):
     bad = broken(
-        source_set, tmp_path, "rbnode-hang-loop", "rbnode/node.py",
+        source_set, tmp_path, "rbnode-9-hang-loop", "rbnode/node.py",
         lambda t: t.replace("    def poll_sensors(self):\n",
                             "    def poll_sensors(self):\n        while True:\n            pass\n"),
     )  # fmt: skip
     v = venue()
     r = v.update(bad, "--trial-s", "600", "--trial-boots", "3")
-    rolled_back(v, r, "rbnode-hang-loop", "watchdog reset on trial boot 1")
+    rolled_back(v, r, "rbnode-9-hang-loop", "watchdog reset on trial boot 1")
     assert v.board.boots == [("power", "reset"), ("soft", "wdt")], v.board.boots
 
 
 def test_a_crash_loop_is_rolled_back_after_its_trial_boots(venue, source_set, tmp_path):
     bad = broken(
-        source_set, tmp_path, "rbnode-crash", "rbnode/node.py",
+        source_set, tmp_path, "rbnode-9-crash", "rbnode/node.py",
         lambda t: t.replace("        dev = dev_settings(dev)\n",
                             '        raise RuntimeError("crash at every boot")\n', 1),
     )  # fmt: skip
     v = venue(fatal_pause_s=1)
     r = v.update(bad, "--trial-boots", "2")
-    rolled_back(v, r, "rbnode-crash", "no healthy status in 2 boots")
+    rolled_back(v, r, "rbnode-9-crash", "no healthy status in 2 boots")
     b = v.board
     assert [e for _, e in b.boots] == ["reset", "reset", "reset"], b.boots
     assert b.console().count("RuntimeError: crash at every boot") == 2
@@ -244,7 +244,7 @@ def test_a_set_that_breaks_sensing_is_rolled_back(venue, source_set, tmp_path):
     bad = broken(
         source_set,
         tmp_path,
-        "rbnode-blind",
+        "rbnode-9-blind",
         "rbnode/beam.py",
         lambda t: t.replace(
             "self._blocked = hw.BEAM_BLOCKED", "self._blocked = 1 - hw.BEAM_BLOCKED"
@@ -252,6 +252,6 @@ def test_a_set_that_breaks_sensing_is_rolled_back(venue, source_set, tmp_path):
     )
     v = venue()
     r = v.update(bad, "--trial-s", "15")
-    rolled_back(v, r, "rbnode-blind", "no healthy status within 15 s: sensing: pocket ")
+    rolled_back(v, r, "rbnode-9-blind", "no healthy status within 15 s: sensing: pocket ")
     assert "not alive" in r.stdout and "cue" in r.stdout, r.stdout
     assert v.board.boots == [("power", "reset"), ("soft", "reset")], v.board.boots

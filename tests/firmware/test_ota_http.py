@@ -32,7 +32,7 @@ def fw_set(tmp_path_factory):
     import build_firmware
 
     out = tmp_path_factory.mktemp("fw") / "node"
-    build_firmware.build(out, version="rbnode-http-test")
+    build_firmware.build(out, version="rbnode-9-http-test")
     return out
 
 
@@ -57,7 +57,7 @@ def test_the_node_client_fetches_exactly_the_set(fw_set):
             with pytest.raises(http.HTTPError, match="HTTP 404"):
                 fetch(base + bad)
         with pytest.raises(http.HTTPError, match="HTTP 404"):
-            fetch(base.replace("rbnode-http-test", "rbnode-other") + "manifest.json")
+            fetch(base.replace("rbnode-9-http-test", "rbnode-9-other") + "manifest.json")
         assert srv.served["manifest.json"] == 1 and srv.refused == 5
 
 

@@ -16,6 +16,7 @@ import socket
 import sys
 import threading
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 from railbird.mqttopts import add_broker_options, make_client
@@ -118,6 +119,24 @@ def register(sub) -> None:
         "--force",
         action="store_true",
         help="update tables with a match in play too (skipped otherwise)",
+    )
+    up.add_argument(
+        "--force-downgrade",
+        action="store_true",
+        help="send the set to nodes that run a later version too (skipped otherwise); each "
+        "such downgrade is journalled: who, when, from, to (--downgrade-journal)",
+    )
+    up.add_argument(
+        "--venue-key",
+        default=None,
+        help="the venue key that signs the command (default $RAILBIRD_VENUE_KEY, else "
+        "/etc/railbird/venue-key.pem, which `railbird setup` makes; without one the command "
+        "goes unsigned and boards provisioned with a key refuse it)",
+    )
+    up.add_argument(
+        "--downgrade-journal",
+        default=None,
+        help="the journal of forced downgrades (default /var/lib/railbird/downgrades.jsonl)",
     )
     up.add_argument(
         "--dry-run", action="store_true", help="check the set and show the plan; send nothing"
@@ -375,17 +394,38 @@ def advertise_address(broker_host: str) -> str:
         s.close()
 
 
+def _signer(args):
+    """The venue key's Signer; None (unsigned, said) when the default key is not there;
+    VenueKeyError for a named key that is not there or a key this user cannot read."""
+    from railbird import venuekey
+
+    path = Path(args.venue_key) if args.venue_key else venuekey.default_path()
+    if args.venue_key is None and not path.exists():
+        print(
+            f"railbird nodes update: no venue key at {path}: the command goes unsigned, "
+            "and boards provisioned with a venue key refuse it",
+            file=sys.stderr,
+        )
+        return None
+    return venuekey.Signer(path)
+
+
 def run_update(args) -> int:
-    from railbird.fleet import firmware
+    from railbird import venuekey
+    from railbird.fleet import downgrades, firmware
     from railbird.fleet.rollout import Rollout
     from railbird.fleet.server import FirmwareServer
     from rbproto import codec
 
     try:
         fw = firmware.load(args.firmware)
-    except firmware.FirmwareError as e:
+        signer = _signer(args)
+    except (firmware.FirmwareError, venuekey.VenueKeyError) as e:
         print(f"railbird nodes update: {e}", file=sys.stderr)
         return 2
+    journal = downgrades.Journal(
+        Path(args.downgrade_journal) if args.downgrade_journal else downgrades.DEFAULT
+    )
     for name, v, lo, hi in (
         ("--trial-s", args.trial_s, 10, 3600),
         ("--trial-boots", args.trial_boots, 1, 10),
@@ -446,6 +486,9 @@ def run_update(args) -> int:
                 table_timeout_s=args.table_timeout,
                 keep_going=args.keep_going,
                 force=args.force,
+                signer=signer,
+                force_downgrade=args.force_downgrade,
+                journal=journal,
             )
             print(f"update {ro.id}")
             results = ro.run(plan)

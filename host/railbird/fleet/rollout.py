@@ -15,6 +15,14 @@ unplugged board must not keep a whole venue on the old set. A table whose retain
 shows a match in play is skipped ("match in play") unless forced: a board that restarts
 into a new set mid-rack loses what it senses meanwhile. Neither counts as a failure of the
 set; both leave the exit status 1, since those nodes do not run it.
+
+Versions only go forward (rbproto.signing.version_key): a node that runs a later version
+than the set is skipped ("downgrade": not forced) unless the owner forces it
+(force_downgrade); then its command carries a `downgrade` bound to the node's boot and
+running version, signed with the rest, and the downgrade is journalled (who, when, from,
+to: railbird.fleet.downgrades) before the command goes out. With a signer (the venue key,
+railbird.venuekey.Signer) every command is signed; a node provisioned with the venue key
+refuses one that is not (protocol/SPEC.md "Signed commands").
 """
 
 from __future__ import annotations
@@ -23,9 +31,10 @@ import secrets
 import time
 from dataclasses import dataclass
 
+from railbird.fleet.downgrades import Downgrade
 from railbird.fleet.firmware import FirmwareSet
 from railbird.fleet.view import Fleet, NodeState
-from rbproto import codec
+from rbproto import codec, signing
 
 GOOD = ("done", "up to date")
 FAILED = ("failed", "rolled_back", "timeout")  # the set was tried and did not take: stop
@@ -36,7 +45,8 @@ class NodeResult:
     table: str
     node: str
     before: str | None
-    # done, up to date, failed, rolled_back, timeout; offline, match in play, not reached
+    # done, up to date, failed, rolled_back, timeout; offline, match in play, downgrade,
+    # not reached
     outcome: str
     detail: str = ""
     seconds: float = 0.0
@@ -73,6 +83,9 @@ class Rollout:
         resend_s: float = 20.0,
         keep_going: bool = False,
         force: bool = False,
+        signer=None,
+        force_downgrade: bool = False,
+        journal=None,
         say=print,
     ):
         self.fleet = fleet
@@ -90,7 +103,11 @@ class Rollout:
             cmd["trial_s"] = trial_s
         if trial_boots is not None:
             cmd["trial_boots"] = trial_boots
-        self.payload = codec.encode("update", cmd)
+        self.cmd = cmd
+        self.signer = signer  # sign(cmd, downgrade) -> cmd with sig: Signer.sign_update
+        self.force_downgrade = force_downgrade
+        self.journal = journal  # journal(Downgrade) before a forced downgrade is sent
+        self.payload = self._payload(None)
         self.table_timeout_s = table_timeout_s
         self.resend_s = resend_s
         self.keep_going = keep_going
@@ -130,8 +147,29 @@ class Rollout:
         """This rollout's status.update reports of the node since index `seen`."""
         return [u for u in ns.updates[seen:] if u.get("id") == self.id]
 
-    def _send(self, venue, table, node):
-        self.publish(codec.topic(venue, table, "update", node), self.payload)
+    def _payload(self, downgrade) -> bytes:
+        cmd = self.cmd
+        if self.signer is not None:
+            cmd = self.signer.sign_update(cmd, downgrade)
+        elif downgrade is not None:
+            cmd = {**cmd, "downgrade": {"boot": downgrade[3], "from": downgrade[4]}}
+        return codec.encode("update", cmd)
+
+    def _send(self, venue, table, node, payload):
+        self.publish(codec.topic(venue, table, "update", node), payload)
+
+    def _downgrade(self, ns: NodeState) -> bytes:
+        """The command for a forced downgrade of `ns`, journalled first."""
+        boot = (ns.status or {}).get("boot", 0)
+        assert ns.fw is not None
+        bound = (ns.venue, ns.table, ns.node, boot, ns.fw)
+        payload = self._payload(bound)
+        if self.journal is not None:
+            self.journal(
+                Downgrade.now(ns.venue, ns.table, ns.node, ns.fw, self.fw.version, self.id, boot)
+            )
+        self.say(f"  {ns.table}/{ns.node}: forced downgrade {ns.fw} -> {self.fw.version}")
+        return payload
 
     def table(self, table: str, nodes: list[str]) -> list[NodeResult]:
         results: dict[str, NodeResult] = {}
@@ -145,14 +183,21 @@ class Rollout:
                 )
             elif ns.fw == self.fw.version:
                 results[node] = NodeResult(table, node, ns.fw, "up to date")
+            elif ns.fw and signing.older(self.fw.version, ns.fw) and not self.force_downgrade:
+                results[node] = NodeResult(
+                    table, node, ns.fw, "downgrade", "skipped: --force-downgrade to go back"
+                )
             else:
-                self._send(ns.venue, table, node)
+                older = bool(ns.fw) and signing.older(self.fw.version, ns.fw)
+                payload = self._downgrade(ns) if older else self.payload
+                self._send(ns.venue, table, node, payload)
                 pending[node] = {
                     "sent": t0,
                     "venue": ns.venue,
                     "state": None,
                     "before": ns.fw,
                     "seen": len(ns.updates),
+                    "payload": payload,
                 }
         deadline = t0 + self.table_timeout_s
         while pending and time.monotonic() < deadline:
@@ -166,7 +211,8 @@ class Rollout:
                     p["seen"] = len(ns.updates)
                 if not reports:
                     if p["state"] is None and now - p["sent"] >= self.resend_s:
-                        self._send(p["venue"], table, node)  # never reached the node: again
+                        # never reached the node: again
+                        self._send(p["venue"], table, node, p["payload"])
                         p["sent"] = now
                     continue
                 for u in reports:
