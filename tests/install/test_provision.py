@@ -130,8 +130,11 @@ def test_a_provisioned_board_runs_the_node_the_host_accepts(
     board.wait_resets(2)  # held for the copy, then started
     flash = board.root
     landed = json.loads((flash / "config.json").read_text())
-    # the node's own config, as setup wrote it, with the pin map the build installed
-    assert landed == dict(written, pinmap="esp32-devkitc")
+    # the node's own config, as setup wrote it, with the pin map the build installed and
+    # the venue key's public part (issue 23: the board takes only what the key signed)
+    venue_key = (inst.etc / "venue-key.pub").read_text().strip()
+    assert landed == dict(written, pinmap="esp32-devkitc", venue_key=venue_key)
+    assert "it has the venue key" in r.stdout
     modules = {
         p.relative_to(REPO / "firmware").with_suffix(".mpy").as_posix()
         for p in (REPO / "firmware" / "rbnode").rglob("*.py")

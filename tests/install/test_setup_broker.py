@@ -318,8 +318,9 @@ def test_secret_files_are_0600(tmp_path):
         inst.etc / "acl",
         *(inst.etc / "nodes").glob("*.json"),
         *(inst.etc / "tls").rglob("*.key"),
+        inst.etc / "venue-key.pem",
     ]
-    assert len(secret) >= 4 + 3 + 2 + 3
+    assert len(secret) >= 4 + 3 + 2 + 3 + 1
     modes = {str(p.relative_to(inst.etc)): oct(p.stat().st_mode & 0o777) for p in secret}
     assert set(modes.values()) == {"0o600"}, modes
     # and nothing else setup made is readable by others but the public parts
@@ -331,6 +332,7 @@ def test_secret_files_are_0600(tmp_path):
     assert public == {
         "etc/railbird/mosquitto.conf",
         "etc/railbird/setup.json",
+        "etc/railbird/venue-key.pub",
         "etc/railbird/tls/ca.crt",
         "etc/railbird/tls/server.crt",
         "etc/railbird/tls/nodes/t1-a.crt",

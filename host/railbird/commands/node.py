@@ -144,6 +144,12 @@ def provision(args) -> int:
         except board.BoardError as e:
             return fail(str(e))
     say(
+        "it has the venue key: it takes only updates and configs the key signed"
+        if prov.signed
+        else f"no venue key in {etc} (run `railbird setup` to make one): the board takes "
+        "unsigned updates and configs"
+    )
+    say(
         f"{args.port} runs node {prov.node} now ({len(r['files'])} files verified); it "
         f"shows up in `railbird tail --venue {prov.venue} --table {prov.table}` and its "
         "status LED settles to a short flash every 2 s (hardware/installation.md)"

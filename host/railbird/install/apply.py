@@ -20,6 +20,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from railbird import venuekey
 from railbird.broker import confined_acl
 from railbird.config.check import problems, weak_pin
 from railbird.private import write_private
@@ -299,6 +300,7 @@ class Installer:
         self._dir(L.broker_state, 0o700, "service")
         if plan.choices["tls"]:
             self._write_tls(plan)
+        self._write_venue_key()
         self._write_broker(plan)
         self._put(
             L.host_toml,
@@ -383,6 +385,24 @@ class Installer:
                 "again with --wifi-ssid NAME --wifi-password ... before provisioning"
             )
         return _Plan(choices, host, users, pin, known.get("wifi", ""))
+
+    def _write_venue_key(self) -> None:
+        """The venue key, once (a second run keeps it: every board checks against it), and
+        its public part, which `railbird node provision` gives each board."""
+        L = self.layout
+        try:
+            if venuekey.make(L.venue_key):
+                self.report.files.append(
+                    ("created", L.venue_key, "venue key: signs updates and configs; back it up")
+                )
+            pub = venuekey.public_hex(L.venue_key)
+        except venuekey.VenueKeyError as e:
+            raise SetupError(str(e)) from None
+        L.venue_key.chmod(0o600)
+        if self.chown:
+            os.chown(L.venue_key, 0, 0)
+        self._put(L.venue_key_pub, pub + "\n", "venue key, public part", private=False,
+                  service=False)  # fmt: skip
 
     def _write_tls(self, plan: _Plan) -> None:
         L, c = self.layout, plan.choices

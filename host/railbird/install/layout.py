@@ -58,6 +58,16 @@ class Layout:
         return self.nodes / f"{node}.json"
 
     @property
+    def venue_key(self) -> Path:
+        """The venue key (railbird.venuekey): signs updates and configs; root's, 0600."""
+        return self.etc / "venue-key.pem"
+
+    @property
+    def venue_key_pub(self) -> Path:
+        """Its public part, as boards keep it (config.json `venue_key`)."""
+        return self.etc / "venue-key.pub"
+
+    @property
     def tls(self) -> Path:
         return self.etc / "tls"
 

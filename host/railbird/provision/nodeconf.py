@@ -6,7 +6,11 @@ that the host and the broker accept the board once it runs it:
   refuses a node on a table that does not list it);
 - the broker login is the node id and the broker's password file (`passwd`) accepts the
   config's password (setup keeps both in step; a hand edit or a stale copy does not);
-- with TLS, the CA certificate the config names is there to copy.
+- with TLS, the CA certificate the config names is there to copy;
+- the venue key's public part (`venue-key.pub`, which setup makes) goes into the board's
+  config.json as `venue_key`: the board then takes only updates and configs the venue key
+  signed (rbnode.trust). An installation without one (set up before there was one) gives
+  the board none, and the board takes unsigned ones, as before; `signed` says which.
 
 Options given for this one board (Wi-Fi, pin map) override the file's values in the copy
 that goes to the board; the file itself is not changed.
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from railbird.install.mqttpass import parse, verify
+from rbproto import signing
 
 
 class NodeConfigError(ValueError):
@@ -34,6 +39,7 @@ class Provision:
     venue: str
     config: dict  # the board's config.json
     extra: dict[str, Path] = field(default_factory=dict)  # board file -> local file
+    signed: bool = False  # the board gets the venue key: it refuses unsigned commands
 
 
 def _add_hint(node: str, table: str | None) -> str:
@@ -80,7 +86,21 @@ def load(
         if not ca.is_file():
             raise NodeConfigError(f"{path} uses TLS but {ca} is missing: run `railbird setup`")
         extra[broker.get("ca") or "ca.crt"] = ca
-    return Provision(node, where, cfg["venue"], cfg, extra)
+    key = _venue_key(etc)
+    if key is not None:
+        cfg["venue_key"] = key
+    return Provision(node, where, cfg["venue"], cfg, extra, signed=key is not None)
+
+
+def _venue_key(etc: Path) -> str | None:
+    path = etc / "venue-key.pub"
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    if signing.public_key(text) is None:
+        raise NodeConfigError(f"{path}: not a venue key's public part; run `railbird setup`")
+    return text
 
 
 def _check_host(etc: Path, cfg: dict, node: str, table: str) -> None:
