@@ -45,10 +45,44 @@ class Install:
         return [line.split(":", 1)[0] for line in lines if line.strip()]
 
 
-def setup(root: Path, *args: str, port: int | None = None, env=None, check=True):
+_KEY: list[bytes] = []
+
+
+def _seed_venue_key(root: Path) -> None:
+    """Put one venue key, made once per process, where setup keeps its own: an RSA-3072 key
+    costs openssl about 0.4 s, and some 40 setups run in the suite. Setup keeps a key it
+    finds (a second run must not change the key every board checks against), so this is
+    the path of a later run; test_secret_files_are_0600 has setup make its own."""
+    from railbird import venuekey
+
+    if not _KEY:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            venuekey.make(Path(d) / "k.pem")
+            _KEY.append((Path(d) / "k.pem").read_bytes())
+    key = root / "etc" / "railbird" / "venue-key.pem"
+    if not key.exists():
+        key.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_KEY[0])
+
+
+def setup(
+    root: Path,
+    *args: str,
+    port: int | None = None,
+    env=None,
+    check=True,
+    seed_key: bool | None = None,
+):
     """`railbird setup --root ROOT --non-interactive` with `args` (the broker on loopback at
-    a free `port`, the nodes dialling 127.0.0.1) -> (Install, CompletedProcess)."""
+    a free `port`, the nodes dialling 127.0.0.1) -> (Install, CompletedProcess). seed_key:
+    the venue key made once for all (_seed_venue_key), not by this run."""
     port = port or free_port()
+    if check if seed_key is None else seed_key:
+        _seed_venue_key(Path(root))
     cmd = [
         sys.executable,
         "-m",

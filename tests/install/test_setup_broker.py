@@ -310,7 +310,9 @@ def test_the_node_config_is_the_firmwares_own_format(tmp_path):
 
 
 def test_secret_files_are_0600(tmp_path):
-    inst, _ = setup(tmp_path / "root", *FIRST, "--tls", "--tls-port", "8883")
+    # this run makes its own venue key (the others take one made once: setuprun)
+    inst, r = setup(tmp_path / "root", *FIRST, "--tls", "--tls-port", "8883", seed_key=False)
+    assert "venue key: signs updates and configs; back it up" in r.stdout
     secret = [
         inst.etc / "host.toml",
         inst.etc / "passwd",
