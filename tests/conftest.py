@@ -1,4 +1,4 @@
-"""Shared fixtures: a private mosquitto per test and real MicroPython."""
+"""Shared fixtures: a private mosquitto per test, real MicroPython, and venue keys."""
 
 from __future__ import annotations
 
@@ -57,3 +57,18 @@ def micropython():
     if reason:
         pytest.fail(f"real MicroPython unavailable: {reason}")
     return mp_harness.run
+
+
+@pytest.fixture(scope="session")
+def venue_keys(tmp_path_factory):
+    """(venue, other): two real venue keys (railbird.venuekey.Signer, RSA-3072 by openssl),
+    the venue's and another one (a self-made set's signer), made once per test process:
+    each costs openssl about 0.4 s."""
+    from railbird import venuekey
+
+    d = tmp_path_factory.mktemp("venue-keys")
+    out = []
+    for name in ("venue", "other"):
+        venuekey.make(d / f"{name}.pem")
+        out.append(venuekey.Signer(d / f"{name}.pem"))
+    return tuple(out)

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from harness.mqttsub import subscriber
-from railbird import venuekey
 from rbnode.node import FW_VERSION
 from rbnode.simnode import SimNode, config_message
 from rbnode.trust import Trust
@@ -36,15 +35,10 @@ CONFIG = codec.topic("club", "t1", "config", NODE)
 NOWHERE = "http://127.0.0.1:9/fw/x/"  # nothing listens: a command that passed fails there
 
 
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory):
+@pytest.fixture
+def keys(venue_keys):
     """The venue's key and another one (a self-made set's signer)."""
-    d = tmp_path_factory.mktemp("keys")
-    out = []
-    for name in ("venue", "other"):
-        venuekey.make(d / f"{name}.pem")
-        out.append(venuekey.Signer(d / f"{name}.pem"))
-    return out
+    return venue_keys
 
 
 def update(version, uid, **kw):
@@ -99,7 +93,6 @@ def test_only_updates_the_venue_key_signed_are_obeyed(broker, tmp_path, keys):
     host = Host(broker)
     sn = node(broker, tmp_path, venue)
     try:
-        assert "signed" in sn.node.birth_msg()["caps"]
         # unsigned: the right hash is not enough
         host.send(UPDATE, update("rbnode-9", "unsigned"))
         u = wait_update(sn, "unsigned")
@@ -120,6 +113,7 @@ def test_only_updates_the_venue_key_signed_are_obeyed(broker, tmp_path, keys):
         u = wait_update(sn, "venue")
         assert u["error"].startswith("download:"), u
         assert sn.counters()["update_rejected"] == 4 and sn.reboots == 0
+        assert "signed" in sn.node.birth_msg()["caps"]  # the host can see it checks
         # the same signed command retained: refused, however good its signature
         host.send(UPDATE, venue.sign_update(update("rbnode-9", "kept")), retain=True)
         sn.restart()  # a retained message reaches a node as retained when it subscribes

@@ -190,13 +190,15 @@ class Rollout:
             else:
                 older = bool(ns.fw) and signing.older(self.fw.version, ns.fw)
                 payload = self._downgrade(ns) if older else self.payload
+                # counted before the send: an answer may arrive before publish() returns
+                seen = len(ns.updates)
                 self._send(ns.venue, table, node, payload)
                 pending[node] = {
                     "sent": t0,
                     "venue": ns.venue,
                     "state": None,
                     "before": ns.fw,
-                    "seen": len(ns.updates),
+                    "seen": seen,
                     "payload": payload,
                 }
         deadline = t0 + self.table_timeout_s
