@@ -27,6 +27,8 @@ RAIL = {"enum": ["H", "F", "LH", "LF", "RH", "RF"]}
 GAME = {"enum": ["10-ball", "14.1", "9-ball", "8-ball"]}
 AMP = {"type": "integer", "minimum": 0, "maximum": 4095}
 V = {"const": 1, "description": "protocol major version"}
+# an RSA-3072 signature: 384 bytes as lowercase hex (SPEC.md "Signed commands")
+SIG = {"type": "string", "pattern": r"^[0-9a-f]{768}(?!\n)$"}
 
 
 def uint(lo=0, hi=2**64 - 1, **kw):
@@ -253,6 +255,7 @@ SCHEMAS = {
                 "status_period_s": uint(1, 3600, default=30),
                 "batch_max": uint(1, 64, default=32),
                 "batch_linger_ms": dict(U64, default=20),
+                "sig": dict(SIG, description="the venue key's signature (Signed commands)"),
             },
         ),
     ),
@@ -273,6 +276,13 @@ SCHEMAS = {
                 "manifest_sha256": {"type": "string", "pattern": r"^[0-9a-f]{64}(?!\n)$"},
                 "trial_s": uint(10, 3600, default=300),
                 "trial_boots": uint(1, 10, default=3),
+                "sig": dict(SIG, description="the venue key's signature (Signed commands)"),
+                "downgrade": obj(
+                    ["boot", "from"],
+                    {"boot": U64, "from": string(1, 32)},
+                    description="a downgrade the owner forced: the node's boot and the "
+                    "version it runs, signed with the rest",
+                ),
             },
         ),
     ),

@@ -489,6 +489,11 @@ def build():
     )
     ok("update: full", "update", UPDATE)
     ok(
+        "update: signed, a forced downgrade",
+        "update",
+        with_(UPDATE, sig="0f" * 384, downgrade={"boot": 12, "from": "rbnode-0.2.0"}),
+    )
+    ok(
         "update: minimal",
         "update",
         without(UPDATE, "trial_s", "trial_boots"),
@@ -516,6 +521,7 @@ def build():
         ),
     )
     ok("config: full", "config", CONFIG)
+    ok("config: signed", "config", with_(CONFIG, sig="ab" * 384))
     ok("config: minimal, empty lists", "config", {"v": 1, "rev": 0, "pockets": [], "rails": []})
     ok(
         "config: limits",
@@ -1236,6 +1242,27 @@ def build():
         "url",
     )
     bad("update: trial_s 5", "update", with_(UPDATE, trial_s=5), "bad value", "trial_s: 5 not in")
+    bad(
+        "update: sig too short",
+        "update",
+        with_(UPDATE, sig="0f" * 383),
+        "bad value",
+        "sig: length 766",
+    )
+    bad(
+        "update: sig in capitals",
+        "update",
+        with_(UPDATE, sig="0F" * 384),
+        "bad value",
+        "is not lowercase hex",
+    )
+    bad(
+        "update: downgrade without its boot",
+        "update",
+        with_(UPDATE, downgrade={"from": "rbnode-0.2.0"}),
+        "missing field",
+        "downgrade.boot",
+    )
     bad(
         "update: trial_boots 0",
         "update",
