@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 HELP = "calibrate a table's sensor node: learn the wiring, measure, publish the config"
 
@@ -37,6 +38,13 @@ def register(sub) -> None:
         "--broker", dest="host", default=argparse.SUPPRESS, help="broker host (same as --host)"
     )
     add_broker_options(p, default_user="railbird-host")
+    p.add_argument(
+        "--venue-key",
+        default=None,
+        help="the venue key that signs the configs (default $RAILBIRD_VENUE_KEY, else "
+        "/etc/railbird/venue-key.pem when it is there; a board provisioned with the key "
+        "refuses an unsigned config)",
+    )
     g = p.add_argument_group("measurement")
     g.add_argument("--drops", type=int, default=2, help="balls to drop per pocket (default 2)")
     g.add_argument("--knocks", type=int, default=3, help="knocks per rail (default 3)")
@@ -133,7 +141,19 @@ def discover_node(args, timeout=2.0):
     return sorted(n for n, s in found.items() if s == "online")
 
 
+def _signer(named: str | None):
+    """The venue key's Signer: the named one (an error when unusable), else the default
+    one when it is there, else None (unsigned)."""
+    from railbird import venuekey
+
+    path = Path(named) if named else venuekey.default_path()
+    if named is None and not path.exists():
+        return None
+    return venuekey.Signer(path)
+
+
 def run(args) -> int:
+    from railbird import venuekey
     from railbird.hardware import calibrate as cal, load as load_pinmap
 
     if not args.venue:
@@ -181,8 +201,9 @@ def run(args) -> int:
             password=args.password,
             tls=args.tls,
             cafile=args.cafile,
+            signer=_signer(args.venue_key),
         ).connect()
-    except (cal.CalibrationError, OSError) as e:
+    except (cal.CalibrationError, OSError, venuekey.VenueKeyError) as e:
         print(f"railbird calibrate: {e}", file=sys.stderr)
         return 2
     try:

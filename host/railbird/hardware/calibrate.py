@@ -335,9 +335,13 @@ class NodeLink:
         keepalive=30,
         tls=False,
         cafile=None,
+        signer=None,
     ):
         from railbird.mqttclient import BrokerLogin, new_client  # paho: only when used
 
+        # the venue key (railbird.venuekey.Signer): a board provisioned with it takes only
+        # configs it signed; None sends them unsigned
+        self.signer = signer
         self.venue, self.table, self.node = venue, table, node
         self.topics = {
             kind: codec.topic(venue, table, kind, node)
@@ -449,6 +453,10 @@ class NodeLink:
             return self.events[-1]["rx"] if self.events else 0.0
 
     def publish_config(self, cfg, timeout=10.0):
+        if self.signer is not None:
+            cfg = self.signer.sign_config(self.venue, self.table, self.node, cfg)
+        # retained: the copy of the config the node now runs, which a node takes for no
+        # command when the broker hands it over again (rbnode.trust refuses any other)
         info = self._c.publish(
             self.topics["config"], codec.encode("config", cfg), qos=1, retain=True
         )
