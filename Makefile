@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # runs in one process.
 TEST_WORKERS ?= 3
 
-.PHONY: all setup lint test demo bench soak fuzz firmware flash clean broker-check chromium-check help typecheck typecheck-firmware bench-sensing
+.PHONY: all setup lint test demo bench soak fuzz firmware flash clean broker-check chromium-check help typecheck typecheck-firmware bench-sensing bench-sign
 
 help:
 	@echo "make test      - set up everything, lint, type-check the firmware, run the whole test suite"
@@ -23,6 +23,7 @@ help:
 	@echo "make bench     - throughput and journal-restart benchmarks with baselines (the first run builds a 1M-event journal, ~8 min)"
 	@echo "               BENCH_ARGS='--restart-events 0 --inplay-drops 0 --single-messages 0 --single-e2e-messages 0'"
 	@echo "               for the 8-event in-process and end-to-end parts only (with the floor; ~1 min)"
+	@echo "make bench-sign - the node's signature check (RSA-3072) against pure-Python Ed25519 in real MicroPython: time and heap (~10 s)"
 	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~10 min: numba compile, simulation; cached: under 1 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make sweep-brackets - every tournament size 2-64 in every format, random results (SWEEP_SEEDS=3)"
@@ -95,6 +96,11 @@ $(VENV)/.stamp-sensing: pyproject.toml | $(VENV)/.stamp-deps
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[sensing-bench]'
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps "pooltool-billiards==0.6.0"
 	@touch $@
+
+# The node's signature check in real MicroPython, unix and WebAssembly ports, against the
+# scheme it was weighed against (docs/firmware-sensing.md "Signed updates and configurations").
+bench-sign: setup
+	$(PY) tools/bench_signing.py
 
 bench-sensing: setup $(VENV)/.stamp-sensing
 	$(PY) -m tools.sensing_corpus --seed $(SENSING_SEED)

@@ -3,11 +3,11 @@
 node (rbnode.updater, rbnode.node check), in the MicroPython/CPython common subset.
 
 The scheme is RSA-3072 with PKCS#1 v1.5 padding over SHA-256 (RFC 8017 8.2), exponent
-65537: the node's check is one native `pow(sig, 65537, n)` and a byte comparison with the
+65537: the node's check is 17 native big-int products and a byte comparison with the
 padding it builds itself (never parsed out of the signature), a few milliseconds and 4 KB
-of heap in MicroPython; pure-Python Ed25519 needed 3 to 4 times the time on the same ports
-and churned 1.1 to 1.6 MB of heap per check (docs/firmware-sensing.md "Signed updates and
-configurations": the figures and the choice).
+of heap in MicroPython; pure-Python Ed25519 needed 3 to 6 times the time on the same ports
+and churned 1.3 to 2 MB of heap per check (docs/firmware-sensing.md "Signed updates and
+configurations": the figures and the choice; `make bench-sign` measures them).
 
 Statements (the bytes signed; lines joined by "\\n", all ASCII):
 - update: "railbird-update/1", version, manifest_sha256, and for a forced downgrade
@@ -17,17 +17,13 @@ Statements (the bytes signed; lines joined by "\\n", all ASCII):
   without `sig`): a config is bound to its node.
 """
 
+import hashlib
 import json
-
-try:
-    import hashlib
-except ImportError:  # very old MicroPython ports name it uhashlib
-    import uhashlib as hashlib
 
 KEY_BITS = 3072
 KEY_BYTES = KEY_BITS // 8
 SIG_HEX = 2 * KEY_BYTES  # a signature on the wire: 768 lowercase hex digits
-E = 65537
+E = 65537  # = 2^16 + 1: verify() computes it as 16 squarings and a product
 _HEX = "0123456789abcdef"
 # DER of DigestInfo(sha256) before the 32 digest bytes (RFC 8017 9.2, note 1)
 _DIGEST_INFO = b"\x30\x31\x30\x0d\x06\x09\x60\x86\x48\x01\x65\x03\x04\x02\x01\x05\x00\x04\x20"
@@ -93,7 +89,14 @@ def verify(n, statement, sig):
     s = int(sig, 16)
     if s >= n:
         return False
-    return pow(s, E, n).to_bytes(KEY_BYTES, "big") == _encoded(statement)
+    # s^65537 = s^(2^16) * s, one modular product per step rather than one pow(s, E, n):
+    # the same work (17 products), but the VM runs scheduled pin interrupts between the
+    # steps (one product of 3072 bits, a few ms on the ESP32), not only after all of them
+    x = s
+    for _ in range(16):
+        x = x * x % n
+    x = x * s % n
+    return x.to_bytes(KEY_BYTES, "big") == _encoded(statement)
 
 
 # --- the order of firmware versions ----------------------------------------------------
