@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.mqttsub import subscriber
+from railbird.hardware.calibrate import NodeLink
 from rbnode.node import FW_VERSION
 from rbnode.simnode import SimNode, config_message
 from rbnode.trust import Trust
@@ -184,10 +185,14 @@ def test_only_configs_the_venue_key_signed_are_applied(broker, tmp_path, keys):
         host.send(CONFIG, venue.sign_config("club", "t1", "n2", json.loads(config_message(4))))
         wait_counter(sn, "config_rejected", 3)
         assert sn.status().get("config_rev", 0) < 2
-        signed = venue.sign_config(
-            "club", "t1", NODE, json.loads(config_message(5, jam_us=3000000))
-        )
-        host.send(CONFIG, signed)
+        # the venue's, as `railbird calibrate` publishes it (hardware.calibrate.NodeLink
+        # signs with the venue key it is given)
+        link = NodeLink("127.0.0.1", broker.port, "club", "t1", NODE, password="host-secret",
+                        signer=venue).connect()  # fmt: skip
+        try:
+            link.publish_config(json.loads(config_message(5, jam_us=3000000)))
+        finally:
+            link.close()
         s = wait_config(sn, lambda s: s.get("config_rev") == 5)
         assert s["config_error"] is None and sn.node.cfg["jam_us"] == 3000000
         assert sn.counters()["config_rejected"] == 3
