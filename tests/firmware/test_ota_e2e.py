@@ -5,7 +5,8 @@ firmware` set over HTTP:
 
 - an update succeeds, one table at a time: each node downloads the set, installs it into a
   spare slot, reboots into it on trial, gets healthy and commits; the next table starts only
-  after that; `railbird nodes list` then shows the new version;
+  after that; `railbird nodes list` then shows the new version; the nodes have the venue
+  key and the rollout signs with it (issue 23: they refuse what it did not sign);
 - a corrupted file is refused before install: the host refuses such a set, and a node
   served one anyway (another server) says "failed" and keeps running the old set, with
   nothing installed and no reboot;
@@ -72,9 +73,10 @@ def fw_set(tmp_path_factory):
 class Venue:
     """mosquitto + railbird run + one SimNode per table."""
 
-    def __init__(self, broker, tmp: Path, faults=None, tables=("t1", "t2"), sim_kw=None):
+    def __init__(self, broker, tmp: Path, faults=None, tables=("t1", "t2"), sim_kw=None, key=None):
         self.broker = broker
         self.tmp = tmp
+        self.key = key  # the venue key's Signer: the nodes get its public part
         self.host = RailbirdRun(tmp / "host", CONFIG.format(port=broker.port))
         self.host.start()
         self.nodes = {}
@@ -90,7 +92,7 @@ class Venue:
                 PW,
                 tmp / n,
                 seed=i + 1,
-                dev={"sync_period_s": 2},
+                dev={"sync_period_s": 2, "venue_key": key.public if key else None},
                 fw_faults=faults,
                 sim_kw=sim_kw,
             )
@@ -104,6 +106,8 @@ class Venue:
         cmd = [sys.executable, "-m", "railbird", "nodes", *args]
         cmd += ["--host", "127.0.0.1", "--port", str(self.broker.port)]
         cmd += ["--user", "railbird-host", "--password", "host-secret", "--wait", "1"]
+        if self.key is not None and args[0] == "update":
+            cmd += ["--venue-key", str(self.key.path)]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
     def close(self):
@@ -139,8 +143,8 @@ def update_args(fw_set, *more):
     ]
 
 
-def test_update_succeeds_one_table_at_a_time(venue, fw_set):
-    v = venue()
+def test_update_succeeds_one_table_at_a_time(venue, fw_set, venue_keys):
+    v = venue(key=venue_keys[0])  # signed: the nodes refuse an unsigned command
     n1, n2 = v.nodes["t1"], v.nodes["t2"]
     assert n1.fw == FW_VERSION and n2.fw == FW_VERSION  # the flashed set has no manifest
     r = v.cli(*update_args(fw_set, "--trial-s", "60"))
