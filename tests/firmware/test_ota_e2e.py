@@ -143,7 +143,7 @@ def update_args(fw_set, *more):
     ]
 
 
-def test_update_succeeds_one_table_at_a_time(venue, fw_set, venue_keys):
+def test_update_succeeds_one_table_at_a_time(venue, fw_set, venue_keys, tmp_path):
     v = venue(key=venue_keys[0])  # signed: the nodes refuse an unsigned command
     n1, n2 = v.nodes["t1"], v.nodes["t2"]
     assert n1.fw == FW_VERSION and n2.fw == FW_VERSION  # the flashed set has no manifest
@@ -213,6 +213,17 @@ def test_update_succeeds_one_table_at_a_time(venue, fw_set, venue_keys):
     again = v.cli(*update_args(fw_set))
     assert again.returncode == 0 and again.stdout.count(": up to date") == 2, again.stdout
     assert n1.reboots == 1
+    # an older set is not pushed unless the owner forces it (then it is journalled)
+    import build_firmware
+
+    old = tmp_path / "old"
+    shutil.copytree(fw_set, old)
+    build_firmware.reseal(old, "rbnode-0.0.1")
+    journal = tmp_path / "downgrades.jsonl"
+    back = v.cli(*update_args(old, "--node", "n1", "--downgrade-journal", str(journal)))
+    assert back.returncode == 1, back.stdout + back.stderr
+    assert "t1/n1: downgrade (skipped: --force-downgrade to go back)" in back.stdout
+    assert n1.fw == NEW and n1.reboots == 1 and not journal.exists()
 
 
 def test_corrupted_file_is_refused_before_install(venue, fw_set, tmp_path):
