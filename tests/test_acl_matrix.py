@@ -11,7 +11,15 @@ from __future__ import annotations
 import paho.mqtt.client as paho
 import pytest
 
-from harness.aclprobe import Target, Who, read_matrix, targets, write_matrix
+from harness.aclprobe import (
+    Target,
+    Who,
+    check_spec_cases,
+    read_matrix,
+    targets,
+    write_matrix,
+    wrong_writes,
+)
 from harness.mqttsub import Collector, client
 from railbird.access import Access, Login, allows, rule
 from railbird.broker import DEFAULT_USERS, PrivateBroker, confined_acl
@@ -64,13 +72,7 @@ def test_every_login_reads_exactly_what_the_description_grants(matrix):
 
 def test_every_login_writes_exactly_what_the_description_grants(matrix):
     _b, _r, writes = matrix
-    wrong = [
-        (w.user, t.topic, got)
-        for w in LOGINS
-        for t in TARGETS
-        if (got := (w.user, t.topic) in writes)
-        != allows(w.login, t.rule.kind, Access.WRITE, own=t.own)
-    ]
+    wrong = wrong_writes(LOGINS, TARGETS, writes)
     assert not wrong, wrong
 
 
@@ -82,32 +84,7 @@ def _t(leaf: str, node: str | None = None) -> str:
 def test_the_rules_texts_own_cases(matrix):
     """Stated from SPEC.md, not from railbird.access."""
     _b, reads, writes = matrix
-    got = reads.received
-    # referee input carries the PIN: only the host reads it, no display, no other console
-    assert got[("railbird-host", _t("referee"))]
-    assert not got[("railbird-display", _t("referee"))]
-    assert not got[("railbird-referee", _t("referee"))]
-    # net carries the Wi-Fi password: the host and that node only
-    assert got[(ME, _t("net", ME))] and not got[(ME, _t("net", OTHER))]
-    assert not got[("railbird-display", _t("net", ME))]
-    assert not got[("railbird-referee", _t("net", ME))]
-    # displays and consoles read the feeds
-    for user in ("railbird-display", "railbird-referee"):
-        assert got[(user, _t("state"))] and got[(user, f"railbird/v1/{VENUE}/host")]
-    # a node reads its own commands, and nothing of another node's
-    assert got[(ME, _t("config", ME))] and got[(ME, _t("update", ME))]
-    assert not got[(ME, _t("config", OTHER))] and not got[(ME, _t("update", OTHER))]
-    assert not got[(ME, _t("state"))]
-    # a node writes what a node publishes, only its own; never its own update or config
-    for leaf in ("birth", "status", "events", "sync/req", "sync/result"):
-        assert (ME, _t(leaf, ME)) in writes
-        assert (ME, _t(leaf, OTHER)) not in writes
-    for leaf in ("update", "config", "net", "sync/resp"):
-        assert (ME, _t(leaf, ME)) not in writes
-    assert (ME, _t("referee")) not in writes and (ME, _t("state")) not in writes
-    # a display writes nothing; a console only referee input
-    assert not {t for u, t in writes if u == "railbird-display"}
-    assert {t for u, t in writes if u == "railbird-referee"} == {_t("referee")}
+    check_spec_cases(reads.received, writes, VENUE, TABLE, ME, OTHER)
 
 
 def test_a_display_subscribed_to_everything_never_gets_the_pin_nor_the_wifi(matrix):

@@ -26,7 +26,7 @@ import urllib.request
 import paho.mqtt.client as paho
 import pytest
 
-from harness.aclprobe import Who, read_matrix, targets, write_matrix
+from harness.aclprobe import Who, check_spec_cases, read_matrix, targets, write_matrix, wrong_writes
 from harness.mqttsub import Collector, client
 from harness.nats import connect, nats_cluster
 from harness.waiting import poll
@@ -124,13 +124,7 @@ def test_at_qos_1_too_every_login_is_refused_what_it_may_not_read(matrix):
 
 def test_every_login_writes_exactly_what_the_description_grants(matrix):
     writes = matrix[1]
-    wrong = [
-        (w.user, t.topic, got)
-        for w in LOGINS
-        for t in TARGETS
-        if (got := (w.user, t.topic) in writes)
-        != allows(w.login, t.rule.kind, Access.WRITE, own=t.own)
-    ]
+    wrong = wrong_writes(LOGINS, TARGETS, writes)
     assert not wrong, wrong
 
 
@@ -142,26 +136,7 @@ def _t(leaf: str, node: str | None = None) -> str:
 def test_the_rules_texts_own_cases(matrix):
     """Stated from SPEC.md, not from railbird.access (the same cases as on mosquitto)."""
     reads, writes, _q1 = matrix
-    got = reads.received
-    assert got[("railbird-host", _t("referee"))]
-    assert not got[("railbird-display", _t("referee"))]
-    assert not got[("railbird-referee", _t("referee"))]
-    assert got[(ME, _t("net", ME))] and not got[(ME, _t("net", OTHER))]
-    assert not got[("railbird-display", _t("net", ME))]
-    assert not got[("railbird-referee", _t("net", ME))]
-    for user in ("railbird-display", "railbird-referee"):
-        assert got[(user, _t("state"))] and got[(user, f"railbird/v1/{VENUE}/host")]
-    assert got[(ME, _t("config", ME))] and got[(ME, _t("update", ME))]
-    assert not got[(ME, _t("config", OTHER))] and not got[(ME, _t("update", OTHER))]
-    assert not got[(ME, _t("state"))]
-    for leaf in ("birth", "status", "events", "sync/req", "sync/result"):
-        assert (ME, _t(leaf, ME)) in writes
-        assert (ME, _t(leaf, OTHER)) not in writes
-    for leaf in ("update", "config", "net", "sync/resp"):
-        assert (ME, _t(leaf, ME)) not in writes
-    assert (ME, _t("referee")) not in writes and (ME, _t("state")) not in writes
-    assert not {t for u, t in writes if u == "railbird-display"}
-    assert {t for u, t in writes if u == "railbird-referee"} == {_t("referee")}
+    check_spec_cases(reads.received, writes, VENUE, TABLE, ME, OTHER)
 
 
 def test_displays_and_other_consoles_never_read_referee_input(cluster):

@@ -253,3 +253,54 @@ def write_matrix(
         return out
     finally:
         observer.close()
+
+
+def wrong_writes(logins, targets_, writes) -> list:
+    """(user, topic, written) wherever what a login could write differs from what
+    railbird.access grants it."""
+    from railbird.access import Access, allows
+
+    return [
+        (w.user, t.topic, got)
+        for w in logins
+        for t in targets_
+        if (got := (w.user, t.topic) in writes)
+        != allows(w.login, t.rule.kind, Access.WRITE, own=t.own)
+    ]
+
+
+def check_spec_cases(received, writes, venue: str, table: str, me: str, other: str) -> None:
+    """The access cases stated from protocol/SPEC.md (§Security), not from
+    railbird.access, so a wrong description cannot pass against itself; one statement
+    for both brokers. `received[(user, topic)]`: whether the login read it; `writes`: the
+    (user, topic) each login could write."""
+    base = f"railbird/v1/{venue}/{table}"
+
+    def t(leaf: str, node: str | None = None) -> str:
+        return f"{base}/node/{node}/{leaf}" if node else f"{base}/{leaf}"
+
+    # referee input carries the PIN: only the host reads it, no display, no other console
+    assert received[("railbird-host", t("referee"))]
+    assert not received[("railbird-display", t("referee"))]
+    assert not received[("railbird-referee", t("referee"))]
+    # net carries the Wi-Fi password: the host and that node only
+    assert received[(me, t("net", me))] and not received[(me, t("net", other))]
+    assert not received[("railbird-display", t("net", me))]
+    assert not received[("railbird-referee", t("net", me))]
+    # displays and consoles read the feeds
+    for user in ("railbird-display", "railbird-referee"):
+        assert received[(user, t("state"))] and received[(user, f"railbird/v1/{venue}/host")]
+    # a node reads its own commands, and nothing of another node's
+    assert received[(me, t("config", me))] and received[(me, t("update", me))]
+    assert not received[(me, t("config", other))] and not received[(me, t("update", other))]
+    assert not received[(me, t("state"))]
+    # a node writes what a node publishes, only its own; never its own update or config
+    for leaf in ("birth", "status", "events", "sync/req", "sync/result"):
+        assert (me, t(leaf, me)) in writes
+        assert (me, t(leaf, other)) not in writes
+    for leaf in ("update", "config", "net", "sync/resp"):
+        assert (me, t(leaf, me)) not in writes
+    assert (me, t("referee")) not in writes and (me, t("state")) not in writes
+    # a display writes nothing; a console only referee input
+    assert not {topic for u, topic in writes if u == "railbird-display"}
+    assert {topic for u, topic in writes if u == "railbird-referee"} == {t("referee")}
