@@ -26,7 +26,10 @@ What is kept, per part:
   node.
 
 What the configuration gives (table nodes, window, shot parameters, policies) is not kept:
-`config_key(cfg)` names it, and a snapshot is for the configuration that made it.
+`config_key(cfg)` names it, and a snapshot is for the configuration that made it;
+`table_key(cfg, name)` names what of it one table's state depends on, so that after a
+configuration change the tables it did not touch can resume from the snapshot
+(railbird.daemon.snapshots). `comparable` gives two states in an order-free form.
 
 `FIELDS` lists the attributes each class of the state has; a test checks the classes have
 no others, so a new attribute cannot be left out of snapshots unnoticed.
@@ -256,6 +259,71 @@ def config_key(cfg: Config) -> str:
     }
     text = json.dumps(d, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def table_key(cfg: Config, name: str) -> str:
+    """What of the configuration one configured table's state depends on, as a short
+    digest (railbird.daemon.snapshots: a snapshot's table whose key is unchanged resumes
+    from it, another is rebuilt from its own inputs): the venue-wide parameters every
+    table's timeline, holds and rules use, the table's match and shot parameters (game,
+    rules options, players, pocket return delays, playing surface), and its nodes with the
+    table each of them counts on (a node listed by two tables counts on one: the key of
+    the other changes when that one does). A table that takes any node (no `nodes`)
+    depends on every other table's nodes: its key has the whole mapping."""
+    return _table_key(cfg, name, _homes(cfg))
+
+
+def _homes(cfg: Config) -> dict[str, str]:
+    """node -> the table it counts on (as `Pipeline.node_table`)."""
+    return {n: t for t, c in cfg.table.items() for n in c.nodes}
+
+
+def _table_key(cfg: Config, name: str, homes: dict[str, str]) -> str:
+    tc = cfg.table[name]
+    d = {
+        "venue": cfg.venue,
+        "unknown_tables": bool(cfg.accept_unknown_tables),
+        "window_us": cfg.window_us,
+        "max_hold_us": cfg.max_hold_us,
+        "lip_policy": cfg.lip_policy,
+        "nodes": [[n, homes.get(n)] for n in tc.nodes] if tc.nodes else sorted(homes.items()),
+        "match": tc.match(),
+        "defaults": tc.match_defaults(),
+        "shots": asdict(tc.shot_params(cfg.shots)),
+        "format": [FORMAT, *_state_fields()],
+    }
+    text = json.dumps(d, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def table_keys(cfg: Config) -> dict[str, str]:
+    """{table name: `table_key`} of every configured table."""
+    homes = _homes(cfg)
+    return {name: _table_key(cfg, name, homes) for name in sorted(cfg.table)}
+
+
+# The parts of `dump` that are the venue's statistics (what `Pipeline.stats` counts),
+# not state any later record depends on.
+STATISTICS = ("counters", "rejected", "unknown_kinds")
+
+
+def comparable(blob: bytes, statistics: bool = True) -> bytes:
+    """`encode`d data in an order-free form, to compare two pipelines' states: the venue-wide
+    maps (tables, clocks, boots, node status, counters) sorted by key. Their order is that
+    in which the inputs first named each entry, which no later record depends on (every
+    walk over tables sorts them; the rest is looked up by key), and which a pipeline whose
+    tables were rebuilt apart (railbird.daemon.snapshots) cannot reproduce. Without
+    `statistics`, `STATISTICS` are left out."""
+    data = decode(blob)
+    out: dict[str, object] = dict(data)
+    for name in ("counters", "rejected", "unknown_kinds", "node_status", "clocks", "boots"):
+        if name in out:
+            out[name] = sorted(cast("list[Any]", out[name]), key=lambda row: row[:-1])
+    out["tables"] = sorted(data["tables"], key=lambda row: row[:2])
+    if not statistics:
+        for name in STATISTICS:
+            out.pop(name, None)
+    return json.dumps(out, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def encode(data: SnapshotData) -> bytes:

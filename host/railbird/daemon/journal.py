@@ -47,7 +47,7 @@ import functools
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -499,6 +499,24 @@ class Journal:
         """(id, source, rx, topic, payload, venue, tbl[, wall]) in journal order."""
         cols = "id, source, rx, topic, payload, venue, tbl" + (", wall" if wall else "")
         cur = self.db.execute(f"SELECT {cols} FROM inputs WHERE id > ? ORDER BY id", (after,))
+        yield from cur
+
+    def table_inputs(
+        self, tables: Iterable[tuple[str, str]], upto: int, wall: bool = False
+    ) -> Iterator[Any]:
+        """As `inputs`, up to input `upto`, of the (venue, table) `tables` only, and the
+        venue-wide ones (no table: a host reconnect, every table's tick, a message of no
+        table), in journal order: what rebuilding those tables alone replays (by the
+        index `inputs_table`)."""
+        cols = "id, source, rx, topic, payload, venue, tbl" + (", wall" if wall else "")
+        keys = sorted(set(tables))
+        which = " OR ".join(["tbl IS NULL", *["(tbl = ? AND venue = ?)"] * len(keys)])
+        args: list[object] = [upto]
+        for venue, tbl in keys:
+            args += [tbl, venue]
+        cur = self.db.execute(
+            f"SELECT {cols} FROM inputs WHERE id <= ? AND ({which}) ORDER BY id", args
+        )
         yield from cur
 
     def count(self, table: str, where: str = "", args: tuple[object, ...] = ()) -> int:

@@ -8,6 +8,9 @@ Released versions:
   indexes a restart reads by: inputs by wall-clock time, shots and states by table and input.
 - 3: `events` keyed by (venue, tbl, node, boot, seq) alone, WITHOUT ROWID, and no index on
   `pos` (`EVENTS_COLUMNS`): the same columns and rows, a third of the B-tree writes.
+- 4: `snapshots.tables`, each table's configuration key (railbird.core.snapshot.table_key),
+  and the index `inputs_table` (inputs by table): a configuration change rebuilds only the
+  tables it touched, from their own inputs.
 
 Opening a journal: `refuse_newer` first, before any pragma, so a journal written by a newer
 railbird is refused (`JournalError`, one line) with nothing in it changed; then `prepare`
@@ -65,6 +68,18 @@ STEPS: list[tuple[int, tuple[str, ...]]] = [
             "INSERT INTO events_v3 SELECT * FROM events ORDER BY venue, tbl, node, boot, seq",
             "DROP TABLE events",
             "ALTER TABLE events_v3 RENAME TO events",
+        ),
+    ),
+    (
+        4,
+        (
+            # {table: railbird.core.snapshot.table_key} of the config that made it (NULL:
+            # made before version 4, or of a venue "*"): after a config change the tables
+            # whose key is the same resume from the snapshot (railbird.daemon.snapshots)
+            "ALTER TABLE snapshots ADD COLUMN tables TEXT",
+            # the inputs of one table, for rebuilding it alone (and the venue-wide ones,
+            # whose tbl is NULL)
+            "CREATE INDEX IF NOT EXISTS inputs_table ON inputs (tbl, venue)",
         ),
     ),
 ]

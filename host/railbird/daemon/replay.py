@@ -30,8 +30,8 @@ InputRow = tuple[
 
 
 class Rebuilt(TypedDict):
-    """`rebuild`'s result; `snapshots.resume` adds `snapshot` and, with `since_wall`,
-    `nodes`."""
+    """`rebuild`'s result; `snapshots.resume` adds `snapshot`, `rebuilt` and, with
+    `since_wall`, `nodes`."""
 
     states: dict[TableKey, StateRecord]  # each table's last state record
     inputs: int  # inputs replayed
@@ -39,6 +39,9 @@ class Rebuilt(TypedDict):
         TableKey, list[ShotRecord | StateRecord]
     ]  # with `since_wall`: shots and states, with `wall`
     snapshot: NotRequired[int]  # the input id of the snapshot started from (0: none)
+    # from a snapshot of another configuration: the tables rebuilt alone from their inputs
+    # up to it (their configuration changed since; railbird.daemon.snapshots)
+    rebuilt: NotRequired[list[TableKey]]
     nodes: NotRequired[dict[TableKey, dict[str, dict[str, Any]]]]  # node -> its last status
 
 
@@ -97,6 +100,7 @@ def rebuild(
     since_wall: float | None = None,
     after: int = 0,
     on_input: Callable[[int, Pipeline], object] | None = None,
+    tables: tuple[set[TableKey], int] | None = None,
 ) -> Rebuilt:
     """Replay every journalled input through `pipeline`; returns the last state record of
     each table (for the outputs) and the number of inputs replayed. With `since_wall`, also
@@ -104,12 +108,18 @@ def rebuild(
     that wall-clock time (each with its `wall`), preceded by the last state before it (the nodes'
     latest status is the pipeline's own: railbird.daemon.snapshots.resume). `after`: only the
     inputs after that id (`pipeline` has seen the others: a snapshot,
-    railbird.daemon.snapshots.resume); `on_input(id, pipeline)` after each input."""
+    railbird.daemon.snapshots.resume); `on_input(id, pipeline)` after each input.
+    `tables` (keys, upto): only those tables' inputs and the venue-wide ones, up to input
+    `upto` (tables rebuilt alone, railbird.daemon.snapshots)."""
     last: dict[TableKey, StateRecord] = {}
     history: dict[TableKey, list[ShotRecord | StateRecord]] = {}
     before: dict[TableKey, StateRecord] = {}
     n = 0
-    rows: Iterable[InputRow] = journal.inputs(after, wall=True)
+    rows: Iterable[InputRow] = (
+        journal.inputs(after, wall=True)
+        if tables is None
+        else journal.table_inputs(tables[0], tables[1], wall=True)
+    )
     for iid, source, rx, topic, payload, venue, tbl, wall in rows:
         n += 1
         records = apply_input(pipeline, source, rx, topic, payload, venue, tbl)

@@ -10,12 +10,29 @@ snapshot is in the journal exactly when the inputs it covers are. Kept: the newe
 journal at one of those, railbird.daemon.retention); and the base, the snapshot the inputs
 before it were deleted at.
 
-`resume(cfg, journal)` is the restart: the newest snapshot made under this configuration
-(`config_key`; a snapshot of another configuration is passed over, so a changed config
-replays the journal as before), loaded, plus the inputs after it through `rebuild`. The
-outputs' history from before the snapshot comes from the journal's derived tables
-(`shots`, `states`: what the replay produced when those inputs came in). With the inputs
-before the base deleted, the base is where a replay from the beginning starts.
+`resume(cfg, journal)` is the restart: the newest usable snapshot, loaded, plus the inputs
+after it through `rebuild`. A snapshot made under this configuration (`config_key`) is
+loaded whole. One made under another keeps each table's configuration key
+(`snapshot.table_key`, column `tables`): after a configuration change the tables whose key
+is the same resume from it, and the others (added, or their game, rules options, nodes or
+shot parameters changed) are rebuilt alone, from a fresh pipeline and their own inputs up
+to the snapshot plus the venue-wide ones (`Journal.table_inputs`), then grafted in with
+their nodes' clock models and boots and their node status (`_partly`). That is exactly the
+state a replay of every input under the new configuration reaches, because a table's
+state depends on its own inputs, the venue-wide ones and its nodes' clocks alone, and a
+node counts on one table only; so it is done only when that holds: a venue of its own
+(not "*"), no unknown tables accepted, every table with its `nodes` (a table that takes
+any node shares its nodes' clocks with the others). Otherwise, or when every table
+changed, the journal is replayed from the beginning as before. The venue's statistics
+(`snapshot.STATISTICS`) are carried from the snapshot, as the daemon counted them, not
+recounted: `railbird replay --check` compares the snapshots after such a start without
+them (`STATISTICS_CARRIED_KEY`).
+
+The outputs' history from before the snapshot comes from the journal's derived tables
+(`shots`, `states`: what the replay produced when those inputs came in), that of a table
+rebuilt alone from its rebuild. With the inputs before the base deleted, the base is where
+a replay from the beginning starts (and a configuration change cannot rebuild a table
+alone: its first inputs are gone).
 """
 
 from __future__ import annotations
@@ -25,7 +42,8 @@ import json
 import logging
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from railbird.config import Config
@@ -51,6 +69,9 @@ KEEP_LATEST = 2
 DAY_S = 86_400
 BASE_KEY = "inputs_deleted_upto"  # meta: inputs with id <= this were exported and deleted
 NEWEST_KEY = "newest_snapshot"  # Journal.remembered: (input_id, wall) of the newest, or None
+# meta: the input id of the first restart that rebuilt tables alone (`_partly`): the
+# statistics of the snapshots after it are carried, not those of a replay of every input
+STATISTICS_CARRIED_KEY = "statistics_carried_after"
 
 
 def base(journal: Journal) -> int:
@@ -84,6 +105,7 @@ class Snapshots:
     ) -> None:
         self.journal = journal
         self.key = snap.config_key(cfg)
+        self.tables = table_keys_text(cfg)
         self.every_inputs = EVERY_INPUTS if every_inputs is None else every_inputs
         self.every_s = EVERY_S if every_s is None else every_s
         self.keep_days = cfg.journal_keep_inputs_days if keep_days is None else keep_days
@@ -132,9 +154,9 @@ class Snapshots:
         self.journal.begin()
         db = self.journal.db
         db.execute(
-            "INSERT OR REPLACE INTO snapshots (input_id, wall, format, config, state)"
-            " VALUES (?,?,?,?,?)",
-            (input_id, now, snap.FORMAT, self.key, blob),
+            "INSERT OR REPLACE INTO snapshots (input_id, wall, format, config, state, tables)"
+            " VALUES (?,?,?,?,?,?)",
+            (input_id, now, snap.FORMAT, self.key, blob, self.tables),
         )
         rows = db.execute("SELECT input_id, wall FROM snapshots ORDER BY input_id").fetchall()
         drop = [
@@ -164,26 +186,76 @@ def keep(rows: Sequence[tuple[int, float]], base_id: int, now: float, keep_days:
 
 
 # -- restart ---------------------------------------------------------------------------------
+def table_keys_text(cfg: Config) -> str | None:
+    """The `tables` column of a snapshot made under `cfg` (None: venue "*", whose tables
+    are never rebuilt alone)."""
+    if cfg.venue == "*":
+        return None
+    return json.dumps(snap.table_keys(cfg), sort_keys=True, separators=(",", ":"))
+
+
+def tables_apart(cfg: Config) -> bool:
+    """Whether each table's state depends on its own inputs and nodes alone under `cfg`,
+    so that it can be rebuilt apart from the others (module docstring)."""
+    return (
+        cfg.venue != "*"
+        and not cfg.accept_unknown_tables
+        and bool(cfg.table)
+        and all(tc.nodes for tc in cfg.table.values())
+    )
+
+
+@dataclass
+class Start:
+    """Where a replay of the rest of the journal starts: `pipeline` has seen the inputs up to
+    `after`; `rebuilt` its tables rebuilt alone from their inputs (`_partly`), `history`
+    what that rebuild gave them (with `since_wall`: their shots and states)."""
+
+    pipeline: Pipeline
+    after: int
+    rebuilt: set[TableKey] = field(default_factory=set)
+    history: Rebuilt | None = None
+    partly: bool = False  # from a snapshot of another configuration (`_partly`)
+
+
 def starting_point(cfg: Config, journal: Journal, latest: bool = True) -> tuple[Pipeline, int]:
     """(pipeline, input id it has seen up to) to replay the rest of the journal into:
     `latest` the newest usable snapshot, else the beginning (a fresh pipeline, or the base
     snapshot once inputs before it were deleted)."""
+    s = start(cfg, journal, latest)
+    return s.pipeline, s.after
+
+
+def start(
+    cfg: Config, journal: Journal, latest: bool = True, since_wall: float | None = None
+) -> Start:
+    """`starting_point`, with the tables rebuilt alone when the snapshot is of another
+    configuration (`since_wall`: and their history from then on, as `rebuild`'s)."""
     key = snap.config_key(cfg)
     first = base(journal)
     rows = journal.db.execute(
-        "SELECT input_id, format, config FROM snapshots WHERE input_id >= ? ORDER BY input_id DESC",
+        "SELECT input_id, format, config, tables FROM snapshots WHERE input_id >= ?"
+        " ORDER BY input_id DESC",
         (first,),
     ).fetchall()
-    tried = [
-        i
-        for i, fmt, config in rows
-        if latest and fmt == snap.FORMAT and config == key and i > first
-    ]
+    apart = not first and tables_apart(cfg)
+    tried: list[tuple[int, str | None]] = []
+    for i, fmt, config, tables in rows if latest else ():
+        if fmt != snap.FORMAT or i <= first:
+            continue
+        if config == key:
+            tried.append((i, None))
+        elif apart and tables is not None:
+            tried.append((i, tables))
     if first:
-        tried.append(first)  # the base must be used, whatever config made it
-    for input_id in tried:
+        tried.append((first, None))  # the base must be used, whatever config made it
+    for input_id, tables in tried:
         try:
-            return load(cfg, journal, input_id), input_id
+            if tables is None:
+                return Start(load(cfg, journal, input_id), input_id)
+            partly = _partly(cfg, journal, input_id, json.loads(tables), since_wall)
+            if partly is not None:
+                return partly
         except Exception as e:  # noqa: BLE001 - a snapshot that does not load: an older one
             log.error("snapshot after input %d not usable: %s", input_id, e)
     if first:
@@ -191,7 +263,72 @@ def starting_point(cfg: Config, journal: Journal, latest: bool = True) -> tuple[
             f"journal {journal.path}: inputs up to {first} were deleted and the snapshot "
             "that replaces them cannot be loaded"
         )
-    return Pipeline(cfg), 0
+    return Start(Pipeline(cfg), 0)
+
+
+def _partly(
+    cfg: Config,
+    journal: Journal,
+    input_id: int,
+    stored: dict[str, str],
+    since_wall: float | None,
+) -> Start | None:
+    """The snapshot after `input_id`, made under another configuration whose tables had the
+    keys `stored`, with every table whose key `cfg` changed rebuilt alone (module
+    docstring). None when no table kept its key: the whole journal is replayed instead."""
+    keys = snap.table_keys(cfg)
+    kept = {name for name, k in keys.items() if stored.get(name) == k}
+    if not kept:
+        return None
+    venue = cfg.venue
+    redo = {(venue, name) for name in keys if name not in kept}
+    p = load(cfg, journal, input_id, other_config=True)
+    fresh = Pipeline(cfg)  # the configured tables, in the order a replay makes them
+    history: Rebuilt | None = None
+    if redo:
+        history = rebuild(fresh, journal, since_wall=since_wall, tables=(redo, input_id))
+    # a node counts on its table alone (`tables_apart`): the kept tables' nodes have the
+    # snapshot's clocks and boots, every other node what the rebuild gave it (a node of
+    # a table that is gone has none, as in a replay under `cfg`)
+    ours = {n for name in kept for n in cfg.table[name].nodes}
+    p.clocks._clocks = {
+        **{k: c for k, c in p.clocks._clocks.items() if k[0] in ours},
+        **{k: c for k, c in fresh.clocks._clocks.items() if k[0] not in ours},
+    }
+    p.boots = {
+        **{n: b for n, b in p.boots.items() if n in ours},
+        **{n: b for n, b in fresh.boots.items() if n not in ours},
+    }
+    p.node_status = {
+        **{k: m for k, m in p.node_status.items() if k[1] in kept and k[0] == venue},
+        **{k: m for k, m in fresh.node_status.items() if (k[0], k[1]) in redo},
+    }
+    p.tables = {k: fresh.tables[k] if k in redo else p.tables[k] for k in fresh.tables}
+    log.info(
+        "the configuration changed since the snapshot after input %d: %d table(s) resume "
+        "from it, %d rebuilt alone from their inputs (%s)",
+        input_id,
+        len(kept),
+        len(redo),
+        ", ".join(t for _, t in sorted(redo)) or "none",
+    )
+    return Start(p, input_id, redo, history, partly=True)
+
+
+def carried(journal: Journal, after: int) -> None:
+    """Note that a start rebuilt tables alone from the snapshot after `after`: the statistics
+    of the later snapshots are carried (the first such start is kept)."""
+    journal.db.execute(
+        "INSERT OR IGNORE INTO meta VALUES (?, ?)", (STATISTICS_CARRIED_KEY, str(after))
+    )
+
+
+def statistics_carried_after(journal: Journal) -> int | None:
+    """The input id after which the snapshots' statistics are carried (None: never)."""
+    row = journal.db.execute(
+        "SELECT value FROM meta WHERE key = ?", (STATISTICS_CARRIED_KEY,)
+    ).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
 
 
 def stored(journal: Journal, cfg: Config, after: int = 0) -> dict[int, bytes]:
@@ -204,13 +341,15 @@ def stored(journal: Journal, cfg: Config, after: int = 0) -> dict[int, bytes]:
     return {i: zlib.decompress(blob) for i, blob in rows}  # as dump(pipeline, shots=False)
 
 
-def load(cfg: Config, journal: Journal, input_id: int) -> Pipeline:
+def load(cfg: Config, journal: Journal, input_id: int, other_config: bool = False) -> Pipeline:
+    """The snapshot after `input_id` as a pipeline for `cfg` (`other_config`: known to be
+    of another configuration, whose changed tables the caller rebuilds)."""
     row = journal.db.execute(
         "SELECT state, config FROM snapshots WHERE input_id = ?", (input_id,)
     ).fetchone()
     if row is None:
         raise ValueError(f"no snapshot after input {input_id}")
-    if row[1] != snap.config_key(cfg):
+    if not other_config and row[1] != snap.config_key(cfg):
         log.warning("snapshot after input %d was made under another configuration", input_id)
     return snap.load(
         cfg, read(row[0]), shots=lambda venue, table: _shots(journal, venue, table, input_id)
@@ -241,14 +380,19 @@ def resume(
     # is replayed with collections on.
     collecting = gc.isenabled()
     with gcpolicy.paused():
-        pipeline, after = starting_point(cfg, journal)
+        s = start(cfg, journal, since_wall=since_wall)
+        pipeline, after = s.pipeline, s.after
         if not after and collecting:
             gc.enable()
         rb = rebuild(pipeline, journal, on_records, since_wall, after=after)
         rb["snapshot"] = after
+        if s.partly:
+            rb["rebuilt"] = sorted(s.rebuilt)
+        if s.history is not None:
+            _join(rb, s.history, s.rebuilt)
         if since_wall is not None:
             if after:
-                _history_before(journal, pipeline, rb, after, since_wall)
+                _history_before(journal, pipeline, rb, after, since_wall, skip=s.rebuilt)
             nodes: dict[TableKey, dict[str, dict[str, Any]]] = {}
             for (venue, table, node), status in pipeline.node_status.items():
                 nodes.setdefault((venue, table), {})[node] = status
@@ -283,12 +427,32 @@ def _state(row: StateRow | StateRowAt, wall: float | None = None) -> StateRecord
     )
 
 
+def _join(rb: Rebuilt, head: Rebuilt, keys: set[TableKey]) -> None:
+    """Prepend to rb's history and states, for the tables `keys` rebuilt alone up to the
+    snapshot, what that rebuild (`head`) gave them: a full replay's history of them."""
+    for key in keys:
+        if key not in rb["states"] and key in head["states"]:
+            rb["states"][key] = head["states"][key]
+        tail = rb["history"].get(key, [])
+        if tail and tail[0].wall is None:
+            continue  # the inputs after the snapshot reach back before the window: complete
+        before = head["history"].get(key, [])
+        if before or tail:
+            rb["history"][key] = before + tail
+
+
 def _history_before(
-    journal: Journal, pipeline: Pipeline, rb: Rebuilt, after: int, since: float
+    journal: Journal,
+    pipeline: Pipeline,
+    rb: Rebuilt,
+    after: int,
+    since: float,
+    skip: Collection[TableKey] = (),
 ) -> None:
     """Prepend to rb's history and states what the inputs up to `after` (not replayed)
     gave: their shot and state records from `since` on, after the last state before it.
-    The window starts at the first input journalled at or after `since`."""
+    The window starts at the first input journalled at or after `since`. `skip`: tables
+    rebuilt alone, whose history their rebuild gave (`_join`)."""
     db = journal.db
     start = db.execute(
         "SELECT MIN(id) FROM inputs WHERE wall >= ? AND id <= ?", (since, after)
@@ -296,7 +460,7 @@ def _history_before(
     start = after + 1 if start is None else start
     history, last = rb["history"], rb["states"]
     keys = set(pipeline.tables) | set(history)
-    for key in sorted(keys):
+    for key in sorted(keys - set(skip)):
         tail = history.get(key, [])
         venue, tbl = key
         if key not in last:

@@ -78,7 +78,7 @@ from railbird.daemon.journal import Journal
 from railbird.daemon.journalerror import JournalError
 from railbird.daemon.ratelog import RateLog
 from railbird.daemon.replay import Rebuilt, run_input
-from railbird.daemon.snapshots import Snapshots, resume
+from railbird.daemon.snapshots import Snapshots, carried, resume
 from railbird.daemon.ticks import Timers, deadline
 from railbird.history.store import HistoryStore
 
@@ -179,6 +179,11 @@ class Daemon:
         except sqlite3.DatabaseError as e:
             raise JournalError(f"journal {self.journal.path}: cannot be read: {e}") from None
         self.replayed = rb["inputs"]
+        if "rebuilt" in rb:  # tables rebuilt alone: the statistics are carried from now on
+            try:
+                carried(self.journal, rb["snapshot"])
+            except sqlite3.OperationalError as e:  # a full disk: ingest waits for it, not this
+                log.error("the start from a snapshot of another config is not noted: %s", e)
         # a journal from before the history, or written by another tool; what it reads
         # back is kept, so no collection walks the venue's rebuilt state meanwhile (as resume)
         with gcpolicy.paused():
@@ -188,7 +193,8 @@ class Daemon:
         log.info(
             "rebuilt %d table(s) from %s and %d journalled input(s) in %.2f s",
             len(self.pipeline.tables),
-            f"the snapshot after input {rb['snapshot']}" if rb["snapshot"] else "nothing",
+            (f"the snapshot after input {rb['snapshot']}" if rb["snapshot"] else "nothing")
+            + (f" ({len(rb['rebuilt'])} rebuilt alone)" if "rebuilt" in rb else ""),
             rb["inputs"],
             time.monotonic() - t0,
         )
