@@ -1226,7 +1226,9 @@ def main(argv=None) -> int:
     restart = None
     if args.restart_events:
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
-            restart = suite.bench_restart(args.restart_events, args.cache, wd, baseline=False)
+            restart = suite.bench_restart(
+                args.restart_events, args.cache, wd, baseline=False, changes=False
+            )
         rs = restart["restart"]
         print(
             f"\nrestart: journal of {restart['events']:,} events ({restart['size_mb']:,.0f} MiB): "
