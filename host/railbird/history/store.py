@@ -30,10 +30,12 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from railbird.history.fold import Fold, Match
+from railbird.history.paging import PageKey
 from railbird.tableorder import natural_sorted
 
 log = logging.getLogger("railbird.history")
@@ -439,8 +441,20 @@ def matches(
     """The matches that began (an input was applied) in [since, until), oldest first."""
     if not has_history(db):
         return []
-    q = "SELECT record FROM history_matches WHERE begun = 1"
-    args: list = []
+    cond, args = _where(venue, table, player, since, until)
+    q = f"SELECT record FROM history_matches WHERE begun = 1{cond} ORDER BY start, tbl, id"
+    return [json.loads(r[0]) for r in db.execute(q, args)]
+
+
+def _where(
+    venue: str | None,
+    table: str | None,
+    player: str | None,
+    since: float | None,
+    until: float | None,
+) -> tuple[str, list]:
+    """The conditions of a matches query (after `WHERE begun = 1`) and their arguments."""
+    q, args = "", []
     for cond, value in (
         ("venue = ?", venue),
         ("tbl = ?", table),
@@ -453,8 +467,74 @@ def matches(
     if player is not None:
         q += " AND (player_a = ? OR player_b = ?)"
         args += [player, player]
-    q += " ORDER BY start, tbl, id"
-    return [json.loads(r[0]) for r in db.execute(q, args)]
+    return q, args
+
+
+def matches_page(
+    db: sqlite3.Connection,
+    venue: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    after: PageKey | None = None,
+    limit: int = 500,
+    newest_first: bool = False,
+) -> list[tuple[PageKey, str]]:
+    """At most `limit` matches of `matches`, each as (its key, its record as JSON text),
+    beginning just past `after` in the order asked (oldest first, or newest first): a page
+    and the cursor of the next (its last key). The order is that of `matches`, and a key
+    seen on one page never shows again, whatever is added meanwhile (keyset paging; the
+    index on (venue, start) finds the page without reading the ones before)."""
+    if not has_history(db):
+        return []
+    cond, args = _where(venue, table, player, since, until)
+    if after is not None:
+        cond += " AND (start, tbl, id) " + ("< (?, ?, ?)" if newest_first else "> (?, ?, ?)")
+        args += list(after)
+    order = " DESC" if newest_first else ""
+    q = (
+        "SELECT start, tbl, id, record FROM history_matches WHERE begun = 1 AND start IS NOT NULL"
+        f"{cond} ORDER BY start{order}, tbl{order}, id{order} LIMIT ?"
+    )
+    return [((r[0], r[1], r[2]), r[3]) for r in db.execute(q, [*args, int(limit)])]
+
+
+def summary(
+    db: sqlite3.Connection,
+    venue: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+) -> tuple[int, int, int]:
+    """(matches, won by `player`, `player`'s best run) of the matches `matches` would list,
+    without reading them: the pages' summary of a period too long for one page."""
+    if not has_history(db):
+        return 0, 0, 0
+    cond, args = _where(venue, table, player, since, until)
+    q = (
+        "SELECT COUNT(*), COALESCE(SUM(json_extract(record, '$.winner') = ?), 0),"
+        " COALESCE(MAX(CASE WHEN player_a = ? THEN json_extract(record, '$.high_runs[0]')"
+        " ELSE json_extract(record, '$.high_runs[1]') END), 0)"
+        f" FROM history_matches WHERE begun = 1{cond}"
+    )
+    n, won, best = db.execute(q, [player, player, *args]).fetchone()
+    if player is None:
+        return int(n), 0, 0
+    return int(n), int(won or 0), int(best or 0)
+
+
+def has_player(db: sqlite3.Connection, venue: str, player: str) -> bool:
+    """Whether `player` played a match at `venue`, ever."""
+    if not has_history(db):
+        return False
+    row = db.execute(
+        "SELECT 1 FROM history_matches WHERE begun = 1 AND venue = ?"
+        " AND (player_a = ? OR player_b = ?) LIMIT 1",
+        (venue, player, player),
+    ).fetchone()
+    return row is not None
 
 
 def players(db: sqlite3.Connection, venue: str, limit: int = 60) -> list[str]:
@@ -510,6 +590,66 @@ def drop_counts(
             args.append(value)
     q += " GROUP BY tbl, k, pocket ORDER BY tbl, k, pocket"
     return [tuple(r) for r in db.execute(q, args)]
+
+
+BUCKET_S = 900  # every time zone's offset, and every change of it, is in whole quarter hours
+
+
+def drop_buckets(
+    db: sqlite3.Connection,
+    venue: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+) -> Iterator[tuple[int, str, int, int]]:
+    """Pocket counts per quarter hour: rows (quarter hours since the epoch, pocket, balls,
+    cue balls), every table together, read as they are taken (a year is some 60,000 rows:
+    never all in memory). A quarter hour lies in one local hour and one business
+    day, so the caller folds these few thousand rows into days and hours (`by_local_time`)
+    instead of SQLite converting each of a year's drops to local time (three scans of
+    350,400 drops took 1.3 s; this one, 0.3 s)."""
+    if not has_history(db):
+        return
+    q = (
+        f"SELECT CAST(wall / {BUCKET_S} AS INTEGER) AS b, pocket, COUNT(*), SUM(ball IS 0)"
+        " FROM history_drops WHERE wall IS NOT NULL"
+    )
+    args: list = []
+    for cond, value in (
+        ("venue = ?", venue),
+        ("tbl = ?", table),
+        ("player = ?", player),
+        ("wall >= ?", since),
+        ("wall < ?", until),
+    ):
+        if value is not None:
+            q += f" AND {cond}"
+            args.append(value)
+    q += " GROUP BY b, pocket"
+    yield from db.execute(q, args)
+
+
+def by_local_time(
+    rows: Iterable[tuple[int, str, int, int]], day_start_hour: int
+) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """`drop_buckets` rows -> balls per business day (YYYY-MM-DD), per local hour ("00"..
+    "23") and per pocket: what `drop_counts` gives, every table together."""
+    days: dict[str, int] = {}
+    hours: dict[str, int] = {}
+    pockets: dict[str, int] = {}
+    local: dict[int, tuple[str, str]] = {}
+    for b, pocket, n, _cue in rows:
+        keys = local.get(b)
+        if keys is None:
+            t = time.localtime(b * BUCKET_S)
+            # the local clock less the day's start hour, as SQLite's `date(..., '-6 hours')`
+            day = datetime(*t[:6]) - timedelta(hours=int(day_start_hour))
+            keys = local[b] = (day.date().isoformat(), f"{t.tm_hour:02d}")
+        days[keys[0]] = days.get(keys[0], 0) + n
+        hours[keys[1]] = hours.get(keys[1], 0) + n
+        pockets[pocket] = pockets.get(pocket, 0) + n
+    return days, hours, pockets
 
 
 def venues(db: sqlite3.Connection) -> list[str]:
