@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 
 from railbird.outputs.web import history
-from railbird.outputs.web.server import HISTORY_MAX_BUSY, HISTORY_THREADS, WebOutput
+from railbird.outputs.web.server import HISTORY_MAX_BUSY, HISTORY_WORKERS, WebOutput
 from railbird.outputs.web.wire import json_reply
 
 PIN = "582914"
@@ -35,7 +35,7 @@ def test_sign_in_is_answered_while_the_history_is_busy(monkeypatch):
         return json_reply(200, {"held": True})
 
     monkeypatch.setattr(history, "route", held)
-    web = WebOutput(host="127.0.0.1", port=0, pins={"club": PIN})
+    web = WebOutput(host="127.0.0.1", port=0, pins={"club": PIN}, history_processes=False)
     web.venues.table("club", "t1")
     web.start()
     codes: list[int] = []
@@ -50,7 +50,7 @@ def test_sign_in_is_answered_while_the_history_is_busy(monkeypatch):
     try:
         for t in askers:
             t.start()
-        for _ in range(HISTORY_THREADS):  # both history threads are held
+        for _ in range(HISTORY_WORKERS):  # both history threads are held
             assert started.acquire(timeout=30)
         # the two beyond the limit are refused at once, while the others wait
         deadline = threading.Event()
@@ -78,3 +78,31 @@ def test_sign_in_is_answered_while_the_history_is_busy(monkeypatch):
         web.stop()
     assert sorted(codes) == [200] * HISTORY_MAX_BUSY + [503, 503]
     assert web.stats["history_busy"] == 2
+
+
+def test_a_history_worker_that_dies_costs_one_request(tmp_path):
+    """The history runs in a worker process (outputs/web/historypool.py): killed (out of
+    memory, say), the request it was to answer gets 503, the next a new worker; the web
+    server and sign-in never notice."""
+    from railbird.bench import year
+
+    path = tmp_path / "journal.sqlite"
+    year.write(path, year.Year(tables=1, days=3))
+    web = WebOutput(host="127.0.0.1", port=0, pins={year.VENUE: PIN})
+    web.venues.table(year.VENUE, "t1")
+    web.history_journal = str(path)
+    web.start()
+    url = web.url + f"/api/v/{year.VENUE}/history?from=2026-11-28&to=2026-11-30"
+    try:
+        assert _get(url) == 200
+        (worker,) = web._history_pool._all
+        worker.proc.kill()
+        worker.proc.wait(30)
+        assert _get(url) == 503
+        assert _get(url) == 200
+        assert web._history_pool.failures == 1
+        (again,) = web._history_pool._all
+        assert again.proc.pid != worker.proc.pid
+    finally:
+        web.stop()
+    assert again.proc.wait(30) is not None  # ended with the server

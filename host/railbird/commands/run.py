@@ -76,8 +76,10 @@ outputs (docs/host.md "Outputs", docs/displays.md):
                    stream_queue = 256 (events a live stream may fall behind before it
                    is ended; the browser reconnects from a snapshot), stream_stall_s = 10
                    (a stream whose client takes nothing this long is ended),
-                   allowed_hosts = [] (names the pages are reached by besides an IP
-                   address, localhost and this machine's names; others get 400)
+                   write_timeout_s = 10 (a reply not taken whole this long is
+                   dropped and its connection reset), allowed_hosts = [] (names
+                   the pages are reached by besides an IP address, localhost and
+                   this machine's names; others get 400)
                    The referee panel's PIN is referee_token (above): 6 to 12 digits,
                    not one digit repeated nor a run. Without a token the
                    panel is disabled (a warning is logged; referee POSTs get 403) and the

@@ -79,6 +79,7 @@ Example (every key optional except where noted):
     idle_timeout_s = 10            # a connection without a complete request is closed
     stream_queue = 256             # a live stream this many events behind is ended
     stream_stall_s = 10            # ... or one whose client takes nothing this long
+    write_timeout_s = 10           # a reply not taken whole this long: connection reset
     allowed_hosts = []             # names the pages are reached by, besides IP addresses,
                                    # localhost and this machine's own names
                                    # the referee panel's PIN is `referee_token`; without one
@@ -205,6 +206,7 @@ class WebConfig:
     idle_timeout_s: int = 10
     stream_queue: int = 256
     stream_stall_s: int = 10
+    write_timeout_s: int = 10
     allowed_hosts: list[str] = field(default_factory=list)
 
 

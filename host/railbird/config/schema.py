@@ -341,6 +341,13 @@ def _outputs() -> dict:
                         600,
                         "a live stream whose client takes nothing this long is ended",
                     ),
+                    "write_timeout_s": _int(
+                        10,
+                        1,
+                        600,
+                        "a reply its client has not taken whole this long is dropped, its "
+                        "connection reset and its buffers freed (a client that never reads)",
+                    ),
                     "allowed_hosts": {
                         "type": "array",
                         "description": "names a browser may reach the pages by, besides an IP "

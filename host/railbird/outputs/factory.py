@@ -71,6 +71,7 @@ def from_config(cfg) -> list:
                 idle_timeout_s=oc.web.idle_timeout_s,
                 stream_queue=oc.web.stream_queue,
                 stream_stall_s=oc.web.stream_stall_s,
+                write_timeout_s=oc.web.write_timeout_s,
                 allowed_hosts=tuple(oc.web.allowed_hosts),
             )
         )

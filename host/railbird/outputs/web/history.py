@@ -7,24 +7,44 @@ Routes (GET):
 - /api/v/<venue>/history         the same as JSON (`?player=NAME` for one player)
 - /api/v/<venue>/players         the venue's players, most recently seen first (a match
                                  form's known players: picked, not typed)
-Each takes `from` and `to` (business days, YYYY-MM-DD; default the last 30 days) and
-`table`. The queries read the journal, so server.py runs these routes off the event loop.
+Each takes `from` and `to` (business days, YYYY-MM-DD; default the last 30 days), `table`
+and `cursor` (the `next` of the page before). A page is at most `paging.PAGE_BYTES` (1 MiB)
+and PAGE_MATCHES (JSON, oldest first) or MAX_LISTED (HTML, newest first) matches; its
+`next` (JSON) or its "Earlier matches" link (HTML) carries the cursor of the following
+page. The pocket counts and the summary come with the first page only: a page found by its
+cursor reads only its matches (docs/history.md "History pages"). The queries read the
+journal, so server.py runs these routes off the event loop, in processes of their own
+(historypool.py): a route gets the server's `View`, plain values, not the server.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
+from dataclasses import dataclass
 from datetime import date, timedelta
 from html import escape
 from urllib.parse import quote, urlencode
 
-from railbird.history import chart, export, period, store
+from railbird.history import chart, export, paging, period, store
 from railbird.outputs.web.wire import HTML, Reply, Req, json_reply
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366  # a page of bars per day; longer periods: `railbird history`
-MAX_LISTED = 200  # matches listed on a page, newest first
+MAX_LISTED = 200  # matches listed on an HTML page, newest first
+PAGE_MATCHES = 500  # matches on a JSON page, oldest first (some 230 KB)
+ITEMS = "\0matches\0"  # where a page's list goes, once the rest of the page is measured
+
+
+@dataclass(frozen=True)
+class View:
+    """What the history routes need of the web server, as values a worker process can take."""
+
+    venues: tuple[str, ...]  # the venues this host knows
+    day_start_hour: int
+    title: str
+    journal: str | None  # the daemon's journal; None: no history
 
 
 def wants(req: Req) -> bool:
@@ -34,7 +54,7 @@ def wants(req: Req) -> bool:
     return len(p) == 4 and p[:2] == ["api", "v"] and p[3] in ("history", "players")
 
 
-def route(web, req: Req) -> Reply | None:
+def route(web: View, req: Req) -> Reply | None:
     if not wants(req):
         return None
     if req.parts[0] == "api" and req.parts[3] == "players":
@@ -42,31 +62,33 @@ def route(web, req: Req) -> Reply | None:
     api = req.parts[0] == "api"
     venue = req.parts[2] if api else req.parts[1]
     player = req.query.get("player") if api else (req.parts[3] if len(req.parts) == 4 else None)
-    if venue not in web.known_venues():
+    if venue not in web.venues:
         return _error(web, api, 404, f"There is no venue {venue!r} on this host.")
     try:
-        first, last = _period(req.query, web.venues.day_start_hour)
-    except period.PeriodError as e:
+        first, last = _period(req.query, web.day_start_hour)
+        after = paging.decode(req.query["cursor"]) if req.query.get("cursor") else None
+    except (period.PeriodError, paging.CursorError) as e:
         return _error(web, api, 400, str(e))
     table = req.query.get("table") or None
-    path = getattr(web, "history_journal", None)
+    path = web.journal
     if path is None:
         return _error(web, api, 404, "This server keeps no history (no journal).")
+    ask = _Ask(venue, table, player, first, last, web.day_start_hour, after, api)
     try:
-        data = _load(path, venue, table, player, first, last, web.venues.day_start_hour)
+        data = _load(path, ask)
     except sqlite3.Error as e:
         return _error(web, api, 503, f"The history cannot be read now: {e}")
     if player is not None and not data["known_player"]:
         return _error(web, api, 404, f"No match of {player!r} at {venue}.")
     if api:
-        return json_reply(200, _as_json(data))
+        return _json_page(data)
     return Reply(200, _page(web, data).encode(), HTML)
 
 
-def _players(web, venue: str) -> Reply:
-    if venue not in web.known_venues():
+def _players(web: View, venue: str) -> Reply:
+    if venue not in web.venues:
         return json_reply(404, {"error": f"There is no venue {venue!r} on this host."})
-    path = getattr(web, "history_journal", None)
+    path = web.journal
     if path is None:  # no journal, no one known: the form just asks for names
         return json_reply(200, {"venue": venue, "players": []})
     try:
@@ -96,67 +118,95 @@ def _period(query, day_start_hour: int) -> tuple[date, date]:
     return first, last
 
 
-def _load(path, venue, table, player, first, last, day_start_hour) -> dict:
-    since, until = period.bounds(first, last, day_start_hour)
+class _Ask:
+    """What a history request asks for: the period's filters and the page."""
+
+    def __init__(self, venue, table, player, first, last, day_start_hour, after, api):
+        self.venue, self.table, self.player = venue, table, player
+        self.first, self.last, self.day_start_hour = first, last, day_start_hour
+        self.after = after  # the cursor's key: a page after the first
+        self.api = api
+
+
+def _load(path, ask: _Ask) -> dict:
+    since, until = period.bounds(ask.first, ask.last, ask.day_start_hour)
+    filters = {
+        "venue": ask.venue,
+        "table": ask.table,
+        "player": ask.player,
+        "since": since,
+        "until": until,
+    }
+    limit = PAGE_MATCHES if ask.api else MAX_LISTED
     db = store.open_readonly(path)
     try:
-        filters = {"venue": venue, "table": table, "player": player, "since": since, "until": until}
-        matches = store.matches(db, **filters)
-        by_day = store.drop_counts(db, "day", day_start_hour, **filters)
-        by_hour = store.drop_counts(db, "hour", day_start_hour, **filters)
-        by_pocket = store.drop_counts(db, "pocket", day_start_hour, **filters)
-        known = player is None or bool(store.matches(db, venue=venue, player=player))
-        tables = store.tables(db, venue)
+        known = ask.player is None or store.has_player(db, ask.venue, ask.player)
+        # one more than a page: whether there is a next one
+        rows = store.matches_page(
+            db, **filters, after=ask.after, limit=limit + 1, newest_first=not ask.api
+        )
+        first_page = ask.after is None
+        counts = {}
+        if first_page:  # the counts and the summary: the first page's, read once a period
+            days, hours, pockets = store.by_local_time(
+                store.drop_buckets(db, **filters), ask.day_start_hour
+            )
+            counts = {
+                "day": days,
+                "hour": hours,
+                "pocket": dict(dict.fromkeys(export.POCKETS, 0), **pockets),
+                "summary": store.summary(db, **filters),
+            }
+        tables = store.tables(db, ask.venue) if not ask.api else []
     finally:
         db.close()
     return {
-        "venue": venue,
-        "table": table,
-        "player": player,
-        "first": first,
-        "last": last,
-        "day_start_hour": day_start_hour,
-        "matches": matches,
-        "day": _sum(by_day),
-        "hour": _sum(by_hour),
-        "pocket": _sum_pockets(by_pocket),
+        "venue": ask.venue,
+        "table": ask.table,
+        "player": ask.player,
+        "first": ask.first,
+        "last": ask.last,
+        "day_start_hour": ask.day_start_hour,
+        "rows": rows,
+        "limit": limit,
+        "first_page": first_page,
+        "counts": counts,
         "known_player": known,
         "tables": tables,
     }
 
 
-def _sum(rows) -> dict[str, int]:
-    """Counts per key, every table together."""
-    out: dict[str, int] = {}
-    for _tbl, key, _pocket, n, _cue in rows:
-        out[key] = out.get(key, 0) + n
-    return out
-
-
-def _sum_pockets(rows) -> dict[str, int]:
-    out = dict.fromkeys(export.POCKETS, 0)
-    for _tbl, _key, pocket, n, _cue in rows:
-        out[pocket] = out.get(pocket, 0) + n
-    return out
-
-
-def _as_json(d: dict) -> dict:
-    return {
+def _json_page(d: dict) -> Reply:
+    """The JSON page: as many of its matches as `paging.PAGE_BYTES` holds, and `next`."""
+    doc: dict = {
         "venue": d["venue"],
         "player": d["player"],
         "table": d["table"],
         "from": d["first"].isoformat(),
         "to": d["last"].isoformat(),
         "day_start_hour": d["day_start_hour"],
-        "matches": [export.match_json(m) for m in d["matches"]],
-        "balls_per_day": {k: d["day"].get(k, 0) for k in period.days(d["first"], d["last"])},
-        "balls_per_hour": {h: d["hour"].get(h, 0) for h in period.hours(d["day_start_hour"])},
-        "balls_per_pocket": d["pocket"],
     }
+    if d["first_page"]:
+        c = d["counts"]
+        doc["balls_per_day"] = {k: c["day"].get(k, 0) for k in period.days(d["first"], d["last"])}
+        doc["balls_per_hour"] = {h: c["hour"].get(h, 0) for h in period.hours(d["day_start_hour"])}
+        doc["balls_per_pocket"] = c["pocket"]
+        doc["matches_total"] = c["summary"][0]
+    doc["matches"] = []
+    doc["next"] = None
+    # what the rest takes, a cursor at its longest included; each match and its ", "
+    budget = paging.PAGE_BYTES - len(json.dumps(doc)) - paging.MAX_CURSOR - 2
+    rows = d["rows"][: d["limit"]]
+    shown = [export.match_json(json.loads(text)) for _key, text in rows]
+    n = paging.fit((len(json.dumps(m)) + 2 for m in shown), budget)
+    doc["matches"] = shown[:n]
+    if n < len(d["rows"]):
+        doc["next"] = paging.encode(d["rows"][n - 1][0])
+    return Reply(200, json.dumps(doc).encode(), "application/json")
 
 
 # -- the page ------------------------------------------------------------------------------
-def _error(web, api: bool, status: int, what: str) -> Reply:
+def _error(web: View, api: bool, status: int, what: str) -> Reply:
     if api:
         return json_reply(status, {"error": what})
     body = _doc(
@@ -183,7 +233,8 @@ def _href(venue: str, player: str | None = None, **query) -> str:
     return path + ("?" + urlencode(q) if q else "")
 
 
-def _page(web, d: dict) -> str:
+def _page(web: View, d: dict) -> str:
+    """The page, its list of matches as long as `paging.PAGE_BYTES` leaves room for."""
     venue, player, table = d["venue"], d["player"], d["table"]
     first, last = d["first"], d["last"]
     who = player if player is not None else venue
@@ -197,12 +248,34 @@ def _page(web, d: dict) -> str:
         lo = (last - timedelta(days=days - 1)).isoformat()
         href = _href(venue, player, **{"from": lo, "to": last.isoformat()}, **q)
         nav.append(f'<a href="{escape(href)}">{label}</a>')
-    days = period.days(first, last)
-    per_day = [(k, k[8:] if len(days) > 1 else k, d["day"].get(k, 0)) for k in days]
-    per_hour = [(h, h, d["hour"].get(h, 0)) for h in period.hours(d["day_start_hour"])]
-    per_pocket = [(p, p, n) for p, n in d["pocket"].items()]
-    total = sum(d["day"].values())
     span = first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
+    top = ""
+    if d["first_page"]:
+        top = _summary_and_charts(d, span)
+        title = "Matches"
+    else:
+        newest = _href(venue, player, **{"from": first.isoformat(), "to": last.isoformat()}, **q)
+        title = f"Earlier matches, {escape(span)}{_table_note(table)}"
+        top = f'<p class="dim"><a id="newest" href="{escape(newest)}">the newest matches</a></p>'
+    body = (
+        f'<header><h1 id="heading">{escape(heading)}</h1>'
+        f"<nav>{' '.join(n for n in nav if n)}</nav></header>"
+        f'<main class="history">{_form(d)}{top}'
+        f"<h2>{title}</h2>{ITEMS}</main>"
+    )
+    page = _doc(web.title, heading, body)
+    budget = paging.PAGE_BYTES - len(page.encode()) + len(ITEMS) - paging.MAX_CURSOR * 2 - 200
+    return page.replace(ITEMS, _matches(d, budget))
+
+
+def _summary_and_charts(d: dict, span: str) -> str:
+    player, c = d["player"], d["counts"]
+    days = period.days(d["first"], d["last"])
+    per_day = [(k, k[8:] if len(days) > 1 else k, c["day"].get(k, 0)) for k in days]
+    per_hour = [(h, h, c["hour"].get(h, 0)) for h in period.hours(d["day_start_hour"])]
+    per_pocket = [(p, p, n) for p, n in c["pocket"].items()]
+    total = sum(c["day"].values())
+    n_matches, won, best = c["summary"]
     whose = "" if player is None else f" ({player} at the table)"
     charts = "".join(
         f'<figure class="panel"><figcaption>{escape(cap)}</figcaption>'
@@ -213,19 +286,16 @@ def _page(web, d: dict) -> str:
             ("chart-pocket", f"Pocket count per pocket{whose}", per_pocket),
         )
     )
-    body = (
-        f'<header><h1 id="heading">{escape(heading)}</h1>'
-        f"<nav>{' '.join(n for n in nav if n)}</nav></header>"
-        f'<main class="history">{_form(d)}'
-        f'<p class="summary" id="summary">{escape(span)}{_table_note(table)}: '
-        f'<b id="n-matches">{len(d["matches"])}</b> match{"es" if len(d["matches"]) != 1 else ""}'
+    mine = ""
+    if player is not None and n_matches:
+        mine = f', won <b id="n-won">{won}</b>, best run <b id="best-run">{best}</b>'
+    return (
+        f'<p class="summary" id="summary">{escape(span)}{_table_note(d["table"])}: '
+        f'<b id="n-matches">{n_matches}</b> match{"es" if n_matches != 1 else ""}'
         f', <b id="n-balls">{total}</b> ball{"s" if total != 1 else ""} in the pockets'
-        f"{escape(whose)}"
-        f"{_player_summary(d)}</p>"
+        f"{escape(whose)}{mine}</p>"
         f'<div class="charts">{charts}</div>'
-        f"<h2>Matches</h2>{_matches(d)}</main>"
     )
-    return _doc(web.title, heading, body)
 
 
 def _table_note(table) -> str:
@@ -246,30 +316,27 @@ def _form(d: dict) -> str:
     )
 
 
-def _player_summary(d: dict) -> str:
-    player = d["player"]
-    if player is None or not d["matches"]:
-        return ""
-    won = sum(1 for m in d["matches"] if m.get("winner") == player)
-    high = 0
-    for m in d["matches"]:
-        if player in m["players"]:
-            high = max(high, m["high_runs"][m["players"].index(player)])
-    return f', won <b id="n-won">{won}</b>, best run <b id="best-run">{high}</b>'
-
-
-def _matches(d: dict) -> str:
-    ms = list(reversed(d["matches"]))  # newest first
-    if not ms:
-        return '<p class="dim" id="no-matches">No match in this period.</p>'
-    items = [_match(d["venue"], m) for m in ms[:MAX_LISTED]]
+def _matches(d: dict, budget: int) -> str:
+    """The page's matches, newest first, as many as `budget` bytes hold, and the link to
+    the earlier ones."""
+    rows = d["rows"][: d["limit"]]
+    if not rows:
+        if d["first_page"]:
+            return '<p class="dim" id="no-matches">No match in this period.</p>'
+        return '<p class="dim" id="no-matches">No earlier match in this period.</p>'
+    items = [_match(d["venue"], json.loads(text)) for _key, text in rows]
+    n = paging.fit((len(i.encode()) for i in items), budget)
     more = ""
-    if len(ms) > MAX_LISTED:
-        more = (
-            f'<p class="dim">and {len(ms) - MAX_LISTED} earlier: railbird history '
-            "prints them all.</p>"
-        )
-    return f'<ol class="matches" id="matches">{"".join(items)}</ol>{more}'
+    if n < len(d["rows"]):
+        q = {
+            "from": d["first"].isoformat(),
+            "to": d["last"].isoformat(),
+            "table": d["table"],
+            "cursor": paging.encode(d["rows"][n - 1][0]),
+        }
+        href = _href(d["venue"], d["player"], **q)
+        more = f'<p class="dim"><a id="earlier" href="{escape(href)}">Earlier matches</a></p>'
+    return f'<ol class="matches" id="matches">{"".join(items[:n])}</ol>{more}'
 
 
 def _name(venue: str, m: dict, i: int) -> str:

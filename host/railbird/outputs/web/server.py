@@ -28,15 +28,21 @@ BODY_TIMEOUT_S to arrive; a stream that cannot take its events for `stream_stall
 (WRITE_TIMEOUT_S), or falls `stream_queue` (SSE_QUEUE) events behind, is ended (its browser
 reconnects and gets a snapshot).
 
-Ending a stream. A dropped stream's writer stops waiting at once, even in the middle of a
-write. If that write had finished (the client reads, only too slowly for the burst), it ends
-the response properly (the last chunk), given GOODBYE_S to leave; otherwise the client is
-not reading and a goodbye would wait on the same full socket, so the connection is reset:
-what still sits in its buffers is stale anyway. Either way the browser's
-EventSource reconnects, and a stream's first events are the whole state. A stream's socket
-has a small send buffer (STREAM_SNDBUF) so that a client that stops reading is noticed
-after some ten kilobytes, not after the megabytes a kernel would otherwise buffer, which it
-would then read, seconds or minutes stale, before anything current.
+Replies. Every other reply is written here (`_send`), not by aiohttp after the handler: a
+client that has not taken all of it within `write_timeout_s` (WRITE_TIMEOUT_S) is reset and
+what its buffers held is freed (`write_timeouts`). Without that a client that sent a request
+and never read held its reply, and its connection, for as long as it liked (issue 23, 5: 24
+of them took the daemon from 47 to 641 MB). A reply larger than REPLY_SNDBUF gets a send
+buffer of that size, so the kernel too holds a bounded part of it per connection.
+
+The history (history.py) reads the journal, and a year of it takes seconds: it runs in
+HISTORY_WORKERS processes of its own at a lower CPU priority (historypool.py), so sign-in
+and referee input (the desk's threads) never queue behind it, neither for a thread nor for
+Python's interpreter lock nor for the CPU. It takes at most HISTORY_MAX_BUSY requests at
+once, running or waiting, and HISTORY_UNSENT bytes of its replies written and not yet taken
+by their clients; beyond either, a request is answered 503 with `Retry-After` at once
+(`history_busy`). Its pages are at most 1 MiB (railbird.history.paging), so stalled readers
+of the history hold some 20 MB at most together, however many (issue 23, 4 and 5).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
 from railbird.outputs.web import history, pages
 from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
+from railbird.outputs.web.historypool import HistoryPool, HistoryUnavailable
 from railbird.outputs.web.hostcheck import HostAllowList
 from railbird.outputs.web.hub import SSE_QUEUE, Hub, Sub, sse
 from railbird.outputs.web.limits import MAX_CONNECTIONS, Listener, connection_cap
@@ -72,17 +79,19 @@ HEARTBEAT_S = 1.0  # the pages call the host gone after 3.5 s without any event
 WORKER_STUCK_S = 3.0  # a daemon worker this long without a loop is not scoring
 IDLE_TIMEOUT_S = 10.0  # a connection without a complete request this long is closed
 BODY_TIMEOUT_S = 10.0
-WRITE_TIMEOUT_S = 10.0  # the default `stream_stall_s`
+WRITE_TIMEOUT_S = 10.0  # the default `stream_stall_s` and `write_timeout_s`
 GOODBYE_S = 2.0  # a dropped stream's last chunk; not taken by then: reset
 STREAM_SNDBUF = 32 * 1024  # the kernel doubles it
+REPLY_SNDBUF = 128 * 1024  # a large reply's; on a phone's Wi-Fi a few MB/s still
 MAX_LINE = 8190  # request line and each header, bytes
 START_TIMEOUT_S = 10.0
 DESK_THREADS = 4
-# The history pages read the journal, and a year of it takes seconds: they get threads of
-# their own, so sign-in and referee input never queue behind them (issue 23, 4), and at
-# most this many at once, running or waiting; the next is answered 503 at once.
-HISTORY_THREADS = 2
+# The history: threads of its own, at most so many requests running or waiting, and so
+# many bytes of replies its clients have not taken yet; beyond either, 503 at once.
+HISTORY_WORKERS = 1  # a core for the history at most: the others stay the daemon's
 HISTORY_MAX_BUSY = 4
+HISTORY_UNSENT = 16 << 20
+HISTORY_RETRY_S = 5
 MAX_PENDING = 4096  # events handed to a loop that is not taking them: dropped beyond this
 REFUSED_LOG_S = 60.0
 COMMON_HEADERS = {
@@ -125,6 +134,8 @@ class WebOutput(Output):
         stream_queue: int = SSE_QUEUE,
         stream_stall_s: float = WRITE_TIMEOUT_S,
         allowed_hosts: tuple[str, ...] = (),
+        write_timeout_s: float = WRITE_TIMEOUT_S,
+        history_processes: bool = True,
     ):
         self.host = host
         # DNS rebinding: a request must name this server (hostcheck.py)
@@ -138,6 +149,7 @@ class WebOutput(Output):
         self.max_connections = max_connections
         self.idle_timeout_s = idle_timeout_s
         self.stream_stall_s = stream_stall_s
+        self.write_timeout_s = write_timeout_s
         self.health = None  # callable -> {"worker_age_s", "broker"} (Daemon.health)
         self.history_journal = None  # the daemon's journal: the history pages read it
         self.hub = Hub(stream_queue)  # the event loop's: use close_streams() from other threads
@@ -148,6 +160,8 @@ class WebOutput(Output):
             "forbidden": 0,
             "bad_host": 0,
             "history_busy": 0,
+            "write_timeouts": 0,
+            "history_unsent_bytes": 0,
             "locked_out": 0,
             "applied": 0,
             "refused": 0,
@@ -171,8 +185,10 @@ class WebOutput(Output):
         self._runner: aioweb.AppRunner | None = None
         self._listener: Listener | None = None
         self._pool: ThreadPoolExecutor | None = None
-        self._history_pool: ThreadPoolExecutor | None = None
+        # the history's workers (historypool.py; threads of this process when False)
+        self._history_pool = HistoryPool(HISTORY_WORKERS, processes=history_processes)
         self._history_busy = 0  # history requests running or waiting (the loop's own)
+        self._history_unsent = 0  # bytes of history replies being written (the loop's own)
         self._tick: asyncio.Task | None = None
         self._pending = 0
         self._pending_lock = threading.Lock()
@@ -282,9 +298,6 @@ class WebOutput(Output):
         self.port = self._listener.port
         loop = asyncio.get_running_loop()
         self._pool = ThreadPoolExecutor(DESK_THREADS, thread_name_prefix="railbird-web-desk")
-        self._history_pool = ThreadPoolExecutor(
-            HISTORY_THREADS, thread_name_prefix="railbird-web-history"
-        )
         self._tick = loop.create_task(self._heartbeats())
 
     async def _shutdown(self) -> None:
@@ -295,9 +308,9 @@ class WebOutput(Output):
             self._listener.close()
         if self._runner is not None:
             await self._runner.cleanup()
-        for pool in (self._pool, self._history_pool):
-            if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._history_pool.shutdown()
 
     def _on_refuse(self) -> None:
         self.stats["refused_connections"] = self._listener.refused
@@ -433,28 +446,62 @@ class WebOutput(Output):
             if self.hub.subs:
                 self.hub.publish(None, sse("host", self.heartbeat()), "host")
 
-    async def _history(self, req: Req) -> Reply | None:
-        """A history route on its own bounded threads; 503 when they are all taken."""
-        if self._history_busy >= HISTORY_MAX_BUSY:
+    async def _history(self, request: aioweb.Request, req: Req) -> aioweb.StreamResponse:
+        """A history route in its own bounded workers, its reply written within the write
+        timeout; 503 when they or its share of unsent bytes are all taken."""
+        busy = self._history_busy >= HISTORY_MAX_BUSY
+        if busy or self._history_unsent >= HISTORY_UNSENT:
             self.stats["history_busy"] += 1
-            return json_reply(
-                503,
-                {"error": "the history is busy: try again in a few seconds"},
-                [("Retry-After", "5")],
-            )
+            what = "the history is busy: try again in a few seconds"
+            retry = [("Retry-After", str(HISTORY_RETRY_S))]
+            return await self._send(request, json_reply(503, {"error": what}, retry))
         self._history_busy += 1
+        view = history.View(
+            tuple(self.known_venues()), self.venues.day_start_hour, self.title,
+            None if self.history_journal is None else str(self.history_journal),
+        )  # fmt: skip
+        plain = Req(req.method, req.parts, {}, req.addr, query=dict(req.query))
         try:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._history_pool, history.route, self, req)
+            reply = await self._history_pool.run(view, plain)
+        except HistoryUnavailable:
+            what = "the history is not available now: try again in a few seconds"
+            reply = json_reply(503, {"error": what}, [("Retry-After", str(HISTORY_RETRY_S))])
         finally:
             self._history_busy -= 1
+        reply = reply or json_reply(404, {"error": "not found"})
+        size = len(reply.body)
+        self._history_unsent += size
+        self.stats["history_unsent_bytes"] = self._history_unsent
+        try:
+            return await self._send(request, reply)
+        finally:
+            self._history_unsent -= size
+            self.stats["history_unsent_bytes"] = self._history_unsent
+
+    async def _send(self, request: aioweb.Request, reply: Reply) -> aioweb.StreamResponse:
+        """Write `reply` here, not after the handler: a client that has not taken all of it
+        within `write_timeout_s` is reset, so its buffers are freed now (a stalled reader
+        kept them, and its connection, for good). aiohttp then finds the response written,
+        or its connection closed, and does nothing more."""
+        resp = _response(reply)
+        if len(reply.body) > REPLY_SNDBUF:
+            _small_send_buffer(request.transport, REPLY_SNDBUF)
+        try:
+            await asyncio.wait_for(_write_all(request, resp), self.write_timeout_s)
+        except TimeoutError:
+            self.stats["write_timeouts"] += 1
+            _reset(request.transport)
+        except ConnectionError:  # gone meanwhile
+            if request.transport is not None:
+                request.transport.abort()
+        return resp
 
     async def _handle(self, request: aioweb.Request) -> aioweb.StreamResponse:
         self.stats["requests"] += 1
         if not self.hosts.allows(request.headers.get("Host")):
             self.stats["bad_host"] += 1
             what = "this server does not answer to that Host (outputs.web.allowed_hosts)"
-            return _response(json_reply(400, {"error": what}))
+            return await self._send(request, json_reply(400, {"error": what}))
         method = request.method
         parts = [unquote(p) for p in request.rel_url.raw_path.split("/") if p]
         if method in ("GET", "HEAD"):
@@ -464,9 +511,8 @@ class WebOutput(Output):
                 return await self._events(request, parts[2], parts[4])
             req = Req(method, parts, request.headers, request.remote or "", query=request.query)
             if history.wants(req):  # it reads the journal: not on the loop
-                reply = await self._history(req)
-            else:
-                reply = self.desk.route(req) or pages.route(self, req)
+                return await self._history(request, req)
+            reply = self.desk.route(req) or pages.route(self, req)
         elif method in ("POST", "DELETE"):
             body, too_large = b"", False
             if method == "POST":
@@ -477,7 +523,7 @@ class WebOutput(Output):
             reply = await loop.run_in_executor(self._pool, self.desk.route, req)
         else:
             reply = json_reply(405, {"error": "method not allowed"}, [("Allow", "GET, POST")])
-        return _response(reply or json_reply(404, {"error": "not found"}))
+        return await self._send(request, reply or json_reply(404, {"error": "not found"}))
 
     async def _body(self, request: aioweb.Request) -> tuple[bytes, bool]:
         if (request.content_length or 0) > MAX_BODY:
@@ -497,7 +543,7 @@ class WebOutput(Output):
             return aioweb.Response(status=200, headers=headers)
         resp = aioweb.StreamResponse(status=200, headers=headers)
         resp.force_close()  # a stream's connection is never reused
-        _small_send_buffer(request.transport)
+        _small_send_buffer(request.transport, STREAM_SNDBUF)
         sub = self.hub.add(venue, table)
         try:
             await resp.prepare(request)
@@ -546,11 +592,16 @@ class WebOutput(Output):
         return False
 
 
-def _small_send_buffer(transport) -> None:
+def _small_send_buffer(transport, size: int) -> None:
     sock = transport.get_extra_info("socket") if transport is not None else None
     if sock is not None:
         with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, STREAM_SNDBUF)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+
+
+async def _write_all(request: aioweb.Request, resp: aioweb.StreamResponse) -> None:
+    await resp.prepare(request)
+    await resp.write_eof()
 
 
 def _reset(transport) -> None:
