@@ -29,6 +29,7 @@ help:
 	@echo "make sweep-brackets - every tournament size 2-64 in every format, random results (SWEEP_SEEDS=3)"
 	@echo "make soak-cluster - cluster mode on 3 nats-server + 2 workers, a server and a worker killed (RAILBIRD_SOAK_MINUTES=5)"
 	@echo "make test-system - as root: install and run Railbird in a booted Debian 12 machine (systemd-nspawn), prints figures"
+	@echo "make bench-history - sign-in p99 and the daemon's memory while clients read a year of history (BENCH_HISTORY_ARGS=--quick: ~30 s)"
 	@echo "make bench-scale - one host process against 50, 200, 1,000 and 2,000 simulated tables (BENCH_SCALE_TABLES=50,200; ~25 min)"
 	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
 	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
@@ -137,6 +138,11 @@ soak-cluster: setup
 # through the project's mosquitto, then the 1,000,000-event restart (docs/performance.md
 # "Scale"). BENCH_SCALE_TABLES=50,200 for other N, BENCH_SCALE_SECONDS (120) measured per N,
 # BENCH_SCALE_RESTART_EVENTS=0 without the restart. Not in make test.
+# the history under load alone (in `make bench` too): BENCH_HISTORY_ARGS=--quick for a short run
+.PHONY: bench-history
+bench-history: setup
+	$(PY) -m railbird.bench.history $(BENCH_HISTORY_ARGS)
+
 .PHONY: bench-scale
 bench-scale: setup
 	$(PY) -m railbird.bench.scale

@@ -19,7 +19,11 @@ measured in the same run.
    referee's phone, the TV table page, the venue board and the overlay (real Chromium, the
    frame that paints it) and the LED board (the scoreboard firmware on a pty), each against
    the 150 ms target, beside the broker's own publish -> subscribe.
-5. Restart: the daemon on a journal of 1,000,000 node events of realistic play
+5. The history under load (railbird.bench.history): a referee's sign-in while 8 clients
+   walk a year of history (17,520 matches, 350,400 drops; written once and cached under
+   build/) and 24 clients ask for it and never read, p99 against the 100 ms target, beside
+   the same sign-ins alone; the daemon's memory growth against the 50 MB target.
+6. Restart: the daemon on a journal of 1,000,000 node events of realistic play
    (railbird.bench.journal, written once and cached), from opening the journal to the
    first new input processed, against the 5 s target and against the same restart with the
    journal's snapshots removed (every input replayed). Then the same restart after a
@@ -559,6 +563,9 @@ def main(argv=None) -> int:
         help="drops per screen for the five screens' latency (phone, table page, venue board, "
         "overlay in Chromium; the LED board on a pty; default %(default)s; 0: skip)",
     )
+    from railbird.bench import history
+
+    history.add_options(ap, prefix="history-")
     add_restart_options(ap)
     ap.add_argument(
         "--skip-full-replay",
@@ -662,6 +669,11 @@ def main(argv=None) -> int:
         print("\n".join(screens.lines(r)), flush=True)
         if not screens.held(r):
             below.append("screens")
+    if args.history_seconds:
+        out, ok = history.run(args.history_seconds, args.history_quick)
+        print("\n".join(out), flush=True)
+        if not ok:
+            below.append("history")
     if args.restart_events:
         with tempfile.TemporaryDirectory(prefix="railbird-bench-") as wd:
             r = bench_restart(args.restart_events, args.cache, wd, not args.skip_full_replay)
