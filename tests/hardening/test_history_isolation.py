@@ -1,8 +1,11 @@
 """History requests never hold up the referee (issue 23, 4): they read the journal, and a
-year of it takes seconds, so they run on threads of their own, at most `HISTORY_MAX_BUSY`
-at once (running or waiting); the next one is answered 503 at once with `Retry-After`. The
-history route is held on a gate the test opens, so nothing here depends on how fast the
-machine is: a sign-in must be answered while every history thread is still taken."""
+year of it takes seconds, so they run apart from sign-in and referee input (in a worker
+process, outputs/web/historypool.py), at most `HISTORY_MAX_BUSY` at once (running or
+waiting); the next one is answered 503 at once with `Retry-After`. In the first test the
+history route is held on a gate the test opens, so it runs on the pool's threads in this
+process (`history_processes=False`; the server's limits are the same) and nothing here
+depends on how fast the machine is: a sign-in must be answered while every history worker
+is still taken."""
 
 from __future__ import annotations
 
