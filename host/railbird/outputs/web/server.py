@@ -43,6 +43,16 @@ once, running or waiting, and HISTORY_UNSENT bytes of its replies written and no
 by their clients; beyond either, a request is answered 503 with `Retry-After` at once
 (`history_busy`). Its pages are at most 1 MiB (railbird.history.paging), so stalled readers
 of the history hold some 20 MB at most together, however many (issue 23, 4 and 5).
+
+Ending a stream. A dropped stream's writer stops waiting at once, even in the middle of a
+write. If that write had finished (the client reads, only too slowly for the burst), it ends
+the response properly (the last chunk), given GOODBYE_S to leave; otherwise the client is
+not reading and a goodbye would wait on the same full socket, so the connection is reset:
+what still sits in its buffers is stale anyway. Either way the browser's
+EventSource reconnects, and a stream's first events are the whole state. A stream's socket
+has a small send buffer (STREAM_SNDBUF) so that a client that stops reading is noticed
+after some ten kilobytes, not after the megabytes a kernel would otherwise buffer, which it
+would then read, seconds or minutes stale, before anything current.
 """
 
 from __future__ import annotations
@@ -86,7 +96,7 @@ REPLY_SNDBUF = 128 * 1024  # a large reply's; on a phone's Wi-Fi a few MB/s stil
 MAX_LINE = 8190  # request line and each header, bytes
 START_TIMEOUT_S = 10.0
 DESK_THREADS = 4
-# The history: threads of its own, at most so many requests running or waiting, and so
+# The history: workers of its own, at most so many requests running or waiting, and so
 # many bytes of replies its clients have not taken yet; beyond either, 503 at once.
 HISTORY_WORKERS = 1  # a core for the history at most: the others stay the daemon's
 HISTORY_MAX_BUSY = 4
