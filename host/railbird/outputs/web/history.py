@@ -118,14 +118,18 @@ def _period(query, day_start_hour: int) -> tuple[date, date]:
     return first, last
 
 
+@dataclass(frozen=True)
 class _Ask:
     """What a history request asks for: the period's filters and the page."""
 
-    def __init__(self, venue, table, player, first, last, day_start_hour, after, api):
-        self.venue, self.table, self.player = venue, table, player
-        self.first, self.last, self.day_start_hour = first, last, day_start_hour
-        self.after = after  # the cursor's key: a page after the first
-        self.api = api
+    venue: str
+    table: str | None
+    player: str | None
+    first: date
+    last: date
+    day_start_hour: int
+    after: paging.PageKey | None  # the cursor's key: a page after the first
+    api: bool  # the JSON (oldest first), else the HTML page (newest first)
 
 
 def _load(path, ask: _Ask) -> dict:
