@@ -48,6 +48,7 @@ class Night:
         )
         self.journal.add_records(iid, records)
         if self.history is not None:
+            self.journal.flush()  # as the daemon: the batch's rows in before the history reads
             self.history.after_batch()
         self.journal.commit()
         return iid

@@ -203,6 +203,7 @@ def _batched(path, steps, size: int, as_written: bool) -> dict:
     commit, j.commit = j.commit, lambda: None  # the batches commit below, not each input
 
     def batch_end():
+        j.flush()  # as the daemon: the batch's rows in before the history reads
         history.after_batch()
         commit()
 

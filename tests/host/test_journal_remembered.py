@@ -10,6 +10,7 @@ from railbird.daemon.snapshots import NEWEST_KEY, Snapshots
 
 
 def _newest(j: Journal):
+    j.flush()  # the rows the journal keeps back until the batch is through
     return j.db.execute("SELECT MAX(id) FROM inputs").fetchone()[0]
 
 

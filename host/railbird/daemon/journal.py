@@ -29,6 +29,11 @@ inexact REAL) and read back with `py_int`. A batch whose writes fail is rolled b
 The `states` and `shots` rows a transaction writes are also kept as written for the match
 history, which folds them from there (`take_written`) instead of reading them back.
 
+The rows of the hot path (`inputs`, `events`, `shots`, `states`) are kept back until the
+batch is through the pipeline and written by `flush` in a few multi-row INSERTs, with the
+ids SQLite would have given them row by row; the daemon flushes before anything reads the
+journal in the transaction, and `commit` and the reading methods flush too.
+
 No secret is journalled: MQTT referee input is kept sealed (its token replaced by the
 check's outcome, railbird.core.refauth), the config masked, and a journal from before that
 is sealed when opened (railbird.daemon.sealing). The file is created 0600, and so SQLite
@@ -48,6 +53,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -55,6 +61,7 @@ from railbird import private
 from railbird.core.records import (
     ConflictRecord,
     EventRecord,
+    InplayRecord,
     LateRecord,
     NodeRecord,
     QuarantinedRecord,
@@ -156,18 +163,39 @@ def _refuse_non_journal(path: str) -> None:
 
 # Rows to one INSERT of `Journal.flush`: the largest that fit first, then smaller ones, so
 # that every statement is one of a few (kept compiled by the connection's statement cache)
-# and a batch of n events takes about log2(n) steps. 256 rows x 17 columns stays far inside
+# and a batch of n rows takes about log2(n) steps. 256 rows x 17 columns stays far inside
 # SQLite's 32,766 parameters.
-EVENT_CHUNKS = (256, 64, 16, 4, 1)
-EVENT_COLUMNS = 17
+ROW_CHUNKS = (256, 64, 16, 4, 1)
+
+
+@dataclass(frozen=True)
+class KeptBack:
+    """A table whose rows of the open transaction the journal keeps back until `flush`:
+    its INSERT up to VALUES, and its number of columns."""
+
+    insert: str
+    columns: int
+
+
+# Every row of the hot path, written a few statements a batch instead of one (or several)
+# a message: each statement lets go of the GIL and waits to have it back behind the MQTT
+# threads (docs/performance.md). The ids the rows' AUTOINCREMENT (inputs, states) or rowid
+# (shots) would get are given here, as SQLite gives them (`Journal._next`).
+INPUTS = KeptBack(
+    "INSERT INTO inputs (id, source, rx, wall, topic, payload, venue, tbl, status, reason)", 10
+)
+# INSERT OR IGNORE: a row already there (same key) is left as it is, as the row-by-row
+# statement did
+EVENTS = KeptBack("INSERT OR IGNORE INTO events", 17)
+SHOTS = KeptBack("INSERT OR REPLACE INTO shots (rowid, venue, tbl, n, shot, input_id)", 6)
+_STATE_COLUMNS = "id, venue, tbl, game, state, fen, announcements, cause, source, input_id"
+STATES = KeptBack(f"INSERT INTO states ({_STATE_COLUMNS})", 10)
 
 
 @functools.cache
-def _events_insert(rows: int) -> str:
-    """INSERT OR IGNORE of `rows` event rows: a row already there (same key) is left as it
-    is, as the row-by-row statement did."""
-    one = "(" + ",".join("?" * EVENT_COLUMNS) + ")"
-    return "INSERT OR IGNORE INTO events VALUES " + ",".join([one] * rows)
+def _insert(table: KeptBack, rows: int) -> str:
+    one = "(" + ",".join("?" * table.columns) + ")"
+    return f"{table.insert} VALUES " + ",".join([one] * rows)
 
 
 class Journal:
@@ -222,12 +250,17 @@ class Journal:
         # ones, and those set in the open transaction (dropped by a rollback).
         self._kept: dict[str, Any] = {}
         self._open: dict[str, Any] = {}
-        # The `events` rows of the open transaction not yet in SQLite: written by `flush`
-        # (before the commit, and before anything reads the journal in the batch) in
-        # multi-row INSERTs. Row by row, SQLite let go of the GIL once per event and the
-        # worker waited for it back behind the MQTT threads: 331 of the worker's 1,283
-        # py-spy samples in `make bench` were that executemany (docs/performance.md).
-        self._events: list[tuple[object, ...]] = []
+        # The rows of the open transaction not yet in SQLite (`KeptBack`), each table's
+        # as one flat list of values: written by `flush` (before the commit, and before
+        # anything reads the journal in the batch) in multi-row INSERTs. Row by row, SQLite
+        # let go of the GIL once per row and the worker waited for it back behind the MQTT
+        # threads: 331 of the worker's 1,283 py-spy samples in `make bench` were the event
+        # rows' executemany, and later a fifth of its time the input's INSERT
+        # (docs/performance.md).
+        self._inputs: list[object] = []
+        self._events: list[object] = []
+        self._shot_rows: list[object] = []
+        self._state_rows: list[object] = []
 
     def remembered(self, key: str, read: Callable[[], T]) -> T:
         """The value kept under `key`, as of the open transaction; `read()` (a query in it)
@@ -254,6 +287,32 @@ class Journal:
 
         return self.remembered("newest_input", read)
 
+    def _next(self, key: str, read: Callable[[], int]) -> int:
+        """The id of the next row whose id the journal gives (`key`: its table's), one
+        more than the last; `read()` the last from SQLite, once."""
+        value = self.remembered(key, read) + 1
+        self._open[key] = value
+        return value
+
+    def _sequence(self, table: str) -> Callable[[], int]:
+        """The last id an AUTOINCREMENT `table` gave, as SQLite would go on from it: the
+        largest ever (`sqlite_sequence`, also after the newest rows were deleted)."""
+
+        def read() -> int:
+            row = self.db.execute(
+                "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)
+            ).fetchone()
+            (newest,) = self.db.execute(f"SELECT MAX(id) FROM {table}").fetchone()
+            return max(row[0] if row else 0, newest or 0)
+
+        return read
+
+    def _last_shot_rowid(self) -> int:
+        """SQLite gives a new `shots` row the largest rowid there plus one (the row it
+        replaces counted: it is deleted after), and no shot row is ever deleted."""
+        (newest,) = self.db.execute("SELECT MAX(rowid) FROM shots").fetchone()
+        return newest or 0
+
     def close(self) -> None:
         self.rollback()  # an open transaction here is a batch that never committed
         self.db.close()
@@ -266,19 +325,30 @@ class Journal:
             self.db.execute("BEGIN")
 
     def flush(self) -> None:
-        """Write the rows kept back for the open transaction (`_events`). The daemon calls
+        """Write the rows kept back for the open transaction (`KeptBack`). The daemon calls
         it once its batch is through the pipeline, before the history and the snapshots
-        read the journal; `commit` calls it too."""
-        rows = self._events
-        if not rows:
+        read the journal; `commit` and the reading methods call it too."""
+        kept = (
+            (INPUTS, self._inputs),
+            (EVENTS, self._events),
+            (SHOTS, self._shot_rows),
+            (STATES, self._state_rows),
+        )
+        if not any(values for _table, values in kept):
             return
-        self._events = []
-        done = 0
-        for size in EVENT_CHUNKS:
-            while len(rows) - done >= size:
-                flat = [v for row in rows[done : done + size] for v in row]
-                self.db.execute(_events_insert(size), flat)
-                done += size
+        self._inputs, self._events, self._shot_rows, self._state_rows = [], [], [], []
+        self.begin()
+        ex = self.db.execute
+        for table, values in kept:
+            if not values:
+                continue
+            width = table.columns
+            rows = len(values) // width
+            done = 0
+            for size in ROW_CHUNKS:
+                while rows - done >= size:
+                    ex(_insert(table, size), values[done * width : (done + size) * width])
+                    done += size
 
     def commit(self) -> None:
         self.flush()
@@ -297,7 +367,7 @@ class Journal:
 
     def rollback(self) -> None:
         """Undo everything since `begin`: after a failed write the batch is not in."""
-        self._events = []
+        self._inputs, self._events, self._shot_rows, self._state_rows = [], [], [], []
         self.shots_written.clear()
         self._walls.clear()
         self._stop_logging()
@@ -340,27 +410,12 @@ class Journal:
         wall: float | None = None,
     ) -> int:
         """`wall`: the wall-clock time to record (default now; tools that write a journal
-        of simulated days give theirs)."""
+        of simulated days give theirs). -> the input's id (the row is written by `flush`)."""
         self.begin()
         if wall is None:
             wall = time.time()
-        cur = self.db.execute(
-            "INSERT INTO inputs (source, rx, wall, topic, payload, venue, tbl, status, reason)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                source,
-                rx,
-                wall,
-                topic,
-                payload,
-                venue,
-                table,
-                status,
-                reason,
-            ),
-        )
-        iid = cur.lastrowid
-        assert iid is not None  # an INSERT into a rowid table
+        iid = self._next("input_seq", self._sequence("inputs"))
+        self._inputs += (iid, source, rx, wall, topic, payload, venue, table, status, reason)
         self._open["newest_input"] = iid
         self._walls[iid] = wall
         return iid
@@ -369,12 +424,13 @@ class Journal:
         """Each record into its table, by its type (railbird.core.records); the kinds no
         table keeps (hold, inplay, pending) are left out."""
         ex = self.db.execute
-        events = self._events  # written by `flush`, many rows to a statement
+        events = self._events  # all three written by `flush`, many rows to a statement
+        shots, states = self._shot_rows, self._state_rows
         wall = self._walls.get(input_id)
         if wall is None and self._logging:  # an input of an earlier transaction: no `wall`
             self._stop_logging()
         for r in records:
-            if isinstance(r, (EventRecord, LateRecord)):
+            if isinstance(r, (EventRecord, LateRecord)):  # most records: 8 to a message
                 e = r.event
                 ints: tuple[int | bytes | None, ...] = (e.boot, e.seq, e.t, e.t_node, e.amp,
                                                         e.dur, e.n)  # fmt: skip
@@ -383,27 +439,33 @@ class Journal:
                     ints = (sql_int(e.boot), sql_int(e.seq), sql_int(e.t), sql_int(e.t_node),
                             sql_int(e.amp), sql_int(e.dur), sql_int(e.n))  # fmt: skip
                 boot, seq, t, t_node, amp, dur, n = ints
-                events.append(
-                    (
-                        r.venue,
-                        r.table,
-                        e.node,
-                        boot,
-                        seq,
-                        t,
-                        t_node,
-                        e.kind,
-                        e.pocket,
-                        e.rail,
-                        amp,
-                        dur,
-                        n,
-                        int(e.synced),
-                        1 if isinstance(r, LateRecord) else 0,
-                        r.pos if isinstance(r, EventRecord) else None,
-                        input_id,
+                if isinstance(r, EventRecord):
+                    late, pos = 0, r.pos
+                else:
+                    late, pos = 1, None
+                events += (r.venue, r.table, e.node, boot, seq, t, t_node, e.kind, e.pocket,
+                           e.rail, amp, dur, n, int(e.synced), late, pos, input_id)  # fmt: skip
+            elif isinstance(r, InplayRecord):
+                continue  # provisional: no table keeps it
+            elif isinstance(r, ShotRecord):
+                s = r.shot
+                text = _j(s)
+                venue, tbl, n = r.venue, r.table, s["n"]
+                rowid = self._next("shots_rowid", self._last_shot_rowid)
+                shots += (rowid, venue, tbl, n, text, input_id)
+                self.shots_written[text] = s
+                if self._logging:
+                    self._shots[(venue, tbl, n)] = (rowid, venue, tbl, n, text, input_id, wall)
+            elif isinstance(r, StateRecord):
+                venue, tbl = r.venue, r.table
+                state, anns = _j(r.state), _j(r.announcements)
+                sid = self._next("states_seq", self._sequence("states"))
+                states += (sid, venue, tbl, r.game, state, r.fen, anns, r.cause, r.source,
+                           input_id)  # fmt: skip
+                if self._logging:
+                    self._states.append(
+                        (sid, venue, tbl, r.game, state, r.fen, anns, r.cause, input_id, wall)
                     )
-                )
             elif isinstance(r, ConflictRecord):
                 e = r.event
                 ex(
@@ -439,33 +501,6 @@ class Journal:
                         input_id,
                     ),
                 )
-            elif isinstance(r, ShotRecord):
-                s = r.shot
-                text = _j(s)
-                venue, tbl, n = r.venue, r.table, s["n"]
-                cur = ex(
-                    "INSERT OR REPLACE INTO shots VALUES (?,?,?,?,?)",
-                    (venue, tbl, n, text, input_id),
-                )
-                self.shots_written[text] = s
-                if self._logging:
-                    rowid = cur.lastrowid
-                    assert rowid is not None
-                    self._shots[(venue, tbl, n)] = (rowid, venue, tbl, n, text, input_id, wall)
-            elif isinstance(r, StateRecord):
-                venue, tbl = r.venue, r.table
-                state, anns = _j(r.state), _j(r.announcements)
-                cur = ex(
-                    "INSERT INTO states (venue, tbl, game, state, fen, announcements, cause,"
-                    " source, input_id) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (venue, tbl, r.game, state, r.fen, anns, r.cause, r.source, input_id),
-                )
-                if self._logging:
-                    sid = cur.lastrowid
-                    assert sid is not None
-                    self._states.append(
-                        (sid, venue, tbl, r.game, state, r.fen, anns, r.cause, input_id, wall)
-                    )
             elif isinstance(r, RefereeRecord):
                 ex(
                     "INSERT INTO referee (venue, tbl, rid, by_, input, ok, error, source,"
@@ -497,6 +532,7 @@ class Journal:
     # -- reading -------------------------------------------------------------------------
     def inputs(self, after: int = 0, wall: bool = False) -> Iterator[Any]:
         """(id, source, rx, topic, payload, venue, tbl[, wall]) in journal order."""
+        self.flush()
         cols = "id, source, rx, topic, payload, venue, tbl" + (", wall" if wall else "")
         cur = self.db.execute(f"SELECT {cols} FROM inputs WHERE id > ? ORDER BY id", (after,))
         yield from cur
@@ -520,10 +556,12 @@ class Journal:
         yield from cur
 
     def count(self, table: str, where: str = "", args: tuple[object, ...] = ()) -> int:
+        self.flush()
         n: int = self.db.execute(f"SELECT COUNT(*) FROM {table} {where}", args).fetchone()[0]
         return n
 
     def shots(self, venue: str | None = None, table: str | None = None) -> list[Any]:
+        self.flush()
         q = "SELECT shot FROM shots"
         args: tuple[object, ...] = ()
         if venue is not None:

@@ -599,6 +599,7 @@ class Daemon:
                     self.journal.add_records(iid, records)
                     out += records
             if out:
+                self.journal.flush()  # the rows kept back, before the history reads the journal
                 self.history.after_batch()
                 self.snapshots.after_batch(self.pipeline)
                 self.journal.commit()

@@ -90,6 +90,10 @@ class Written(Protocol):
     def log_written(self) -> None:
         """Every row there is has been read: keep the rows written from now on."""
 
+    def flush(self) -> None:
+        """Write the rows the journal keeps back for the open transaction, so that the
+        history's queries see them."""
+
 
 def ensure(db: sqlite3.Connection) -> None:
     """Create the history tables where missing (one statement at a time: `executescript`
@@ -168,8 +172,14 @@ class HistoryStore:
 
     # -- the daemon's side ---------------------------------------------------------------
     def after_batch(self) -> None:
-        """In the caller's transaction: fold what the batch wrote. Never raises."""
+        """In the caller's transaction: fold what the batch wrote. Never raises, but for
+        a failure to write the rows the journal kept back (the batch's own, not the
+        history's: the caller undoes the batch)."""
         db = self.db
+        if self.written is not None:
+            # the batch's rows in before the queries below, outside the savepoint that
+            # undoes the history's writes alone
+            self.written.flush()
         try:
             db.execute("SAVEPOINT history")
             try:
@@ -198,6 +208,8 @@ class HistoryStore:
         """At the daemon's start, in a transaction of its own: fold what the journal holds
         beyond the marks (a journal from before the history). Never raises."""
         t0 = time.monotonic()
+        if self.written is not None:
+            self.written.flush()
         try:
             n = update(self.db, self)
         except Exception as e:  # noqa: BLE001 - history must never stop scoring
