@@ -271,18 +271,20 @@ class Ingest:
 
     def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         rx = now_us()
-        if msg.topic == self.host_topic:
+        topic = msg.topic  # paho decodes it at every read
+        if topic == self.host_topic:
             self._echo(msg)
             return
-        if msg.retain and not protocol_retains(msg.topic):
-            self._drop_retained(msg)
+        if msg.retain:
+            if not protocol_retains(topic):
+                self._drop_retained(msg)
+                return
+            if self.knows is not None and not self._known(topic):
+                self._drop_unknown(msg)
+                return
+        if topic.endswith("/sync/req") and self._answer_sync(msg, rx):
             return
-        if msg.retain and self.knows is not None and not self._known(msg.topic):
-            self._drop_unknown(msg)
-            return
-        if msg.topic.endswith("/sync/req") and self._answer_sync(msg, rx):
-            return
-        self.inbox.put(("mqtt", rx, msg.topic, bytes(msg.payload), msg.mid, msg.qos))
+        self.inbox.put(("mqtt", rx, topic, bytes(msg.payload), msg.mid, msg.qos))
 
     def _echo(self, msg: mqtt.MQTTMessage) -> None:
         """The host's own messages on its `host` topic, back from the broker. The broker

@@ -48,7 +48,6 @@ exported and deleted by railbird.daemon.retention.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 import time
@@ -73,6 +72,7 @@ from railbird.core.records import (
 )
 from railbird.daemon import migrations, sealing
 from railbird.daemon.journalerror import JournalError  # also imported from here by its users
+from railbird.sqlrows import insert_rows
 
 SCHEMA = (
     """
@@ -125,7 +125,9 @@ CREATE TABLE IF NOT EXISTS nodes (
 
 
 # One encoder for every row's JSON: `json.dumps` with options builds a new one per call.
-_j = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+# No check for circular references (the same text; the records are trees): a few percent of
+# the encoding, which is a tenth of the worker (each shot's JSON).
+_j = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False).encode
 
 T = TypeVar("T")
 
@@ -161,13 +163,6 @@ def _refuse_non_journal(path: str) -> None:
         )
 
 
-# Rows to one INSERT of `Journal.flush`: the largest that fit first, then smaller ones, so
-# that every statement is one of a few (kept compiled by the connection's statement cache)
-# and a batch of n rows takes about log2(n) steps. 256 rows x 17 columns stays far inside
-# SQLite's 32,766 parameters.
-ROW_CHUNKS = (256, 64, 16, 4, 1)
-
-
 @dataclass(frozen=True)
 class KeptBack:
     """A table whose rows of the open transaction the journal keeps back until `flush`:
@@ -190,12 +185,6 @@ EVENTS = KeptBack("INSERT OR IGNORE INTO events", 17)
 SHOTS = KeptBack("INSERT OR REPLACE INTO shots (rowid, venue, tbl, n, shot, input_id)", 6)
 _STATE_COLUMNS = "id, venue, tbl, game, state, fen, announcements, cause, source, input_id"
 STATES = KeptBack(f"INSERT INTO states ({_STATE_COLUMNS})", 10)
-
-
-@functools.cache
-def _insert(table: KeptBack, rows: int) -> str:
-    one = "(" + ",".join("?" * table.columns) + ")"
-    return f"{table.insert} VALUES " + ",".join([one] * rows)
 
 
 class Journal:
@@ -338,17 +327,9 @@ class Journal:
             return
         self._inputs, self._events, self._shot_rows, self._state_rows = [], [], [], []
         self.begin()
-        ex = self.db.execute
         for table, values in kept:
-            if not values:
-                continue
-            width = table.columns
-            rows = len(values) // width
-            done = 0
-            for size in ROW_CHUNKS:
-                while rows - done >= size:
-                    ex(_insert(table, size), values[done * width : (done + size) * width])
-                    done += size
+            if values:
+                insert_rows(self.db, table.insert, table.columns, values)
 
     def commit(self) -> None:
         self.flush()

@@ -464,6 +464,8 @@ class Daemon:
                 )
                 if status == Status.REJECTED:
                     self.lines.log("rejected", logging.WARNING, "rejected %s: %s", topic, reason)
+                elif reason is None:
+                    pass  # the usual case: a conflict or a quarantine always says why
                 elif any(isinstance(r, ConflictRecord) for r in records):
                     # a node reused (node, boot, seq): an alarm (journalled in `conflicts`)
                     self.lines.log("conflict", logging.ERROR, "conflict on %s: %s", topic, reason)

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from railbird.history.fold import Fold, Match
 from railbird.history.paging import PageKey
+from railbird.sqlrows import insert_rows
 from railbird.tableorder import natural_sorted
 
 log = logging.getLogger("railbird.history")
@@ -65,7 +66,11 @@ SCHEMA = (
 CHUNK = 2000  # states read per step when catching up a long journal
 RELOAD_MATCHES = 2  # per table: the current match and the one an undo of `match` brings back
 ERROR_LOG_S = 60.0
+DROP_COLUMNS = 9  # of history_drops
 DROPPED_KEPT = 64  # per table: the newest shot numbers with drops known without a query
+
+# a match's JSON, with one encoder (`json.dumps` with options builds one per call)
+_record_json = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
 _STATES = (
     "SELECT s.id, s.venue, s.tbl, s.game, s.state, s.fen, s.announcements, s.cause,"
@@ -166,7 +171,8 @@ class HistoryStore:
         # was written before (only a correction writes one again: the table's last shot).
         # Rebuilt with the fold (`_reload`), so a rolled-back batch leaves nothing behind.
         self._dropped: dict[tuple, tuple[int, set[int]]] = {}
-        self._drops: list[tuple] = []  # rows for history_drops, written once per `_apply`
+        # rows for history_drops, one after the other, written once per `_apply`
+        self._drops: list[object] = []
         self.errors = 0
         self._error_logged = 0.0
 
@@ -311,10 +317,9 @@ class HistoryStore:
             drops, counted = fold.shot(r)
             if drops:
                 self._note_dropped(r["venue"], r["table"], {d.shot for d in drops})
-                self._drops += [
-                    (d.venue, d.table, d.shot, d.i, d.wall, d.pocket, d.ball, d.player, d.match)
-                    for d in drops
-                ]
+                for d in drops:
+                    self._drops += (d.venue, d.table, d.shot, d.i, d.wall, d.pocket, d.ball,
+                                    d.player, d.match)  # fmt: skip
             if counted is not None:
                 changed[counted.id] = counted
         self._write_drops()
@@ -323,9 +328,7 @@ class HistoryStore:
 
     def _write_drops(self) -> None:
         if self._drops:
-            self.db.executemany(
-                "INSERT OR IGNORE INTO history_drops VALUES (?,?,?,?,?,?,?,?,?)", self._drops
-            )
+            insert_rows(self.db, "INSERT OR IGNORE INTO history_drops", DROP_COLUMNS, self._drops)
             self._drops = []
 
     def _seen(self, shot: dict) -> bool:
@@ -364,7 +367,7 @@ class HistoryStore:
 
     def _write(self, m: Match) -> None:
         d = m.as_dict()
-        record = json.dumps(d, sort_keys=True, separators=(",", ":"))
+        record = _record_json(d)
         b = m.players[1] if len(m.players) > 1 else None
         indexed = (m.venue, m.table, m.players[0], b, d["start"])
         if self._rows.get(m.id) == indexed:
