@@ -283,18 +283,18 @@ class Journal:
         self._open[key] = value
         return value
 
-    def _sequence(self, table: str) -> Callable[[], int]:
+    def _sequence(self, table: str) -> int:
         """The last id an AUTOINCREMENT `table` gave, as SQLite would go on from it: the
         largest ever (`sqlite_sequence`, also after the newest rows were deleted)."""
+        row = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+        (newest,) = self.db.execute(f"SELECT MAX(id) FROM {table}").fetchone()
+        return max(row[0] if row else 0, newest or 0)
 
-        def read() -> int:
-            row = self.db.execute(
-                "SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)
-            ).fetchone()
-            (newest,) = self.db.execute(f"SELECT MAX(id) FROM {table}").fetchone()
-            return max(row[0] if row else 0, newest or 0)
+    def _last_input_id(self) -> int:
+        return self._sequence("inputs")
 
-        return read
+    def _last_state_id(self) -> int:
+        return self._sequence("states")
 
     def _last_shot_rowid(self) -> int:
         """SQLite gives a new `shots` row the largest rowid there plus one (the row it
@@ -395,7 +395,7 @@ class Journal:
         self.begin()
         if wall is None:
             wall = time.time()
-        iid = self._next("input_seq", self._sequence("inputs"))
+        iid = self._next("input_seq", self._last_input_id)
         self._inputs += (iid, source, rx, wall, topic, payload, venue, table, status, reason)
         self._open["newest_input"] = iid
         self._walls[iid] = wall
@@ -440,7 +440,7 @@ class Journal:
             elif isinstance(r, StateRecord):
                 venue, tbl = r.venue, r.table
                 state, anns = _j(r.state), _j(r.announcements)
-                sid = self._next("states_seq", self._sequence("states"))
+                sid = self._next("states_seq", self._last_state_id)
                 states += (sid, venue, tbl, r.game, state, r.fen, anns, r.cause, r.source,
                            input_id)  # fmt: skip
                 if self._logging:
