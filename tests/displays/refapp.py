@@ -23,7 +23,7 @@ def phone_browser(profile_dir):
     return drv
 
 
-def wait_for(drv, fn, what, timeout=10.0):
+def wait_for(drv, fn, what, timeout=30.0):
     """Poll `fn(drv)` (JS-heavy pages re-render: stale elements are retried) until truthy."""
     from selenium.common.exceptions import (
         JavascriptException,
@@ -55,12 +55,12 @@ def text(drv, css) -> str:
     return els[0].text.strip() if els else ""
 
 
-def wait_text(drv, css, want, timeout=10.0):
+def wait_text(drv, css, want, timeout=30.0):
     """Until the element's text contains `want`."""
     return wait_for(drv, lambda d: want in text(d, css), f"{css} to show {want!r}", timeout)
 
 
-def tap(drv, css, timeout=10.0):
+def tap(drv, css, timeout=30.0):
     """Click the first visible, enabled element matching `css` (retried across re-renders)."""
     from selenium.webdriver.common.by import By
 

@@ -104,16 +104,19 @@ class Phone:
     def tap(self, css):
         tap(self.drv, css)
 
-    def shows(self, css, want, timeout=15):
+    def shows(self, css, want, timeout=60):
         wait_for(self.drv, lambda d: want in text(d, css), f"{css} to show {want!r}", timeout)
 
-    def check(self, *, scores, at_table, bih=None, ruling=None, fouls=None, timeout=15):
+    def check(self, *, scores, at_table, bih=None, ruling=None, fouls=None, timeout=60):
         """The host's state and the phone agree on the score, who is at the table, ball in
-        hand and the latest ruling (text and rule number); nothing is wider than the screen."""
+        hand and the latest ruling (text and rule number); nothing is wider than the screen.
+        `timeout` is a deadline for a starved machine, not an expected time: each wait ends
+        as soon as its condition holds."""
         names = self.state()["players"]
+        seen = {}
 
         def host_agrees(_):
-            st = self.state()
+            st = seen["state"] = self.state()
             want = {names[0]: scores[0], names[1]: scores[1]}
             ok = st["scores"] == want and st["at_table"] == at_table
             ok = ok and st["ball_in_hand"] == bih
@@ -121,7 +124,12 @@ class Phone:
                 ok = ok and st["consecutive_fouls"] == dict(zip(names, fouls, strict=True))
             return ok
 
-        wait_for(self.drv, host_agrees, f"host state {scores} {at_table} {bih}", timeout)
+        try:
+            wait_for(self.drv, host_agrees, f"host state {scores} {at_table} {bih}", timeout)
+        except AssertionError as e:
+            last = seen.get("state") or {}
+            got = {k: last.get(k) for k in ("scores", "at_table", "ball_in_hand", "rulings")}
+            raise AssertionError(f"{e}; the host's last state: {got}") from None
         d = self.drv
         for i in (0, 1):
             self.shows(f"#score-{i}", str(scores[i]), timeout)
