@@ -592,7 +592,16 @@ def drop_counts(
         f"SELECT tbl, {key} AS k, pocket, COUNT(*), SUM(ball IS 0) FROM history_drops"
         " WHERE wall IS NOT NULL"
     )
-    args: list = []
+    where, args = _drop_filter(venue, table, player, since, until)
+    q += where
+    q += " GROUP BY tbl, k, pocket ORDER BY tbl, k, pocket"
+    return [tuple(r) for r in db.execute(q, args)]
+
+
+def _drop_filter(venue, table, player, since, until) -> tuple[str, list]:
+    """The history_drops conditions of the given filters (None: not filtered), as
+    " AND ..." clauses and their arguments."""
+    where, args = "", []
     for cond, value in (
         ("venue = ?", venue),
         ("tbl = ?", table),
@@ -601,10 +610,9 @@ def drop_counts(
         ("wall < ?", until),
     ):
         if value is not None:
-            q += f" AND {cond}"
+            where += f" AND {cond}"
             args.append(value)
-    q += " GROUP BY tbl, k, pocket ORDER BY tbl, k, pocket"
-    return [tuple(r) for r in db.execute(q, args)]
+    return where, args
 
 
 BUCKET_S = 900  # every time zone's offset, and every change of it, is in whole quarter hours
@@ -630,17 +638,8 @@ def drop_buckets(
         f"SELECT CAST(wall / {BUCKET_S} AS INTEGER) AS b, pocket, COUNT(*), SUM(ball IS 0)"
         " FROM history_drops WHERE wall IS NOT NULL"
     )
-    args: list = []
-    for cond, value in (
-        ("venue = ?", venue),
-        ("tbl = ?", table),
-        ("player = ?", player),
-        ("wall >= ?", since),
-        ("wall < ?", until),
-    ):
-        if value is not None:
-            q += f" AND {cond}"
-            args.append(value)
+    where, args = _drop_filter(venue, table, player, since, until)
+    q += where
     q += " GROUP BY b, pocket"
     yield from db.execute(q, args)
 
