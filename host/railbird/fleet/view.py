@@ -94,6 +94,10 @@ class NodeState:
             "counters": st.get("counters", {}),
             "update": self.update,
             "config_error": st.get("config_error"),
+            # whether it obeys only commands the venue key signed (birth caps "signed"):
+            # None until its birth is known
+            "signed": None if self.birth is None else "signed" in (self.birth.get("caps") or ()),
+            "net": st.get("net"),  # the last network change's outcome (SPEC.md `net`)
         }
 
 
@@ -209,6 +213,14 @@ def update_text(u: dict | None) -> str:
     return s
 
 
+def signed_text(signed: bool | None) -> str:
+    """The COMMANDS column: a board without the venue key obeys any command the broker
+    lets through; "?" until its birth message is known."""
+    if signed is None:
+        return "?"
+    return "signed" if signed else "any"
+
+
 def table_text(rows: list[dict]) -> str:
     """The fleet as an aligned text table."""
     head = (
@@ -220,6 +232,8 @@ def table_text(rows: list[dict]) -> str:
         "LAST SEEN",
         "RSSI",
         "COUNTERS",
+        "COMMANDS",
+        "NET",
         "UPDATE",
     )
     lines = [head]
@@ -236,6 +250,8 @@ def table_text(rows: list[dict]) -> str:
                 seen,
                 "-" if r["rssi"] is None else f"{r['rssi']} dBm",
                 counters_text(r["counters"]) or "-",
+                signed_text(r.get("signed")),
+                (r.get("net") or {}).get("state", "-"),
                 update_text(r["update"]),
             )
         )
