@@ -17,6 +17,7 @@ from harness.aclprobe import (
     check_spec_cases,
     read_matrix,
     targets,
+    topic,
     write_matrix,
     wrong_writes,
 )
@@ -77,8 +78,7 @@ def test_every_login_writes_exactly_what_the_description_grants(matrix):
 
 
 def _t(leaf: str, node: str | None = None) -> str:
-    base = f"railbird/v1/{VENUE}/{TABLE}"
-    return f"{base}/node/{node}/{leaf}" if node else f"{base}/{leaf}"
+    return topic(VENUE, TABLE, leaf, node)
 
 
 def test_the_rules_texts_own_cases(matrix):

@@ -26,7 +26,15 @@ import urllib.request
 import paho.mqtt.client as paho
 import pytest
 
-from harness.aclprobe import Who, check_spec_cases, read_matrix, targets, write_matrix, wrong_writes
+from harness.aclprobe import (
+    Who,
+    check_spec_cases,
+    read_matrix,
+    targets,
+    topic,
+    write_matrix,
+    wrong_writes,
+)
 from harness.mqttsub import Collector, client
 from harness.nats import connect, nats_cluster
 from harness.waiting import poll
@@ -129,8 +137,7 @@ def test_every_login_writes_exactly_what_the_description_grants(matrix):
 
 
 def _t(leaf: str, node: str | None = None) -> str:
-    base = f"railbird/v1/{VENUE}/{TABLE}"
-    return f"{base}/node/{node}/{leaf}" if node else f"{base}/{leaf}"
+    return topic(VENUE, TABLE, leaf, node)
 
 
 def test_the_rules_texts_own_cases(matrix):

@@ -255,6 +255,12 @@ def write_matrix(
         observer.close()
 
 
+def topic(venue: str, table: str, leaf: str, node: str | None = None) -> str:
+    """A table's topic, or a node's when `node` is given (protocol/SPEC.md topic tree)."""
+    base = f"railbird/v1/{venue}/{table}"
+    return f"{base}/node/{node}/{leaf}" if node else f"{base}/{leaf}"
+
+
 def wrong_writes(logins, targets_, writes) -> list:
     """(user, topic, written) wherever what a login could write differs from what
     railbird.access grants it."""
@@ -274,10 +280,9 @@ def check_spec_cases(received, writes, venue: str, table: str, me: str, other: s
     railbird.access, so a wrong description cannot pass against itself; one statement
     for both brokers. `received[(user, topic)]`: whether the login read it; `writes`: the
     (user, topic) each login could write."""
-    base = f"railbird/v1/{venue}/{table}"
 
     def t(leaf: str, node: str | None = None) -> str:
-        return f"{base}/node/{node}/{leaf}" if node else f"{base}/{leaf}"
+        return topic(venue, table, leaf, node)
 
     # referee input carries the PIN: only the host reads it, no display, no other console
     assert received[("railbird-host", t("referee"))]

@@ -8,10 +8,7 @@ import time
 from pathlib import Path
 
 from railbird.bench import chromium
-from railbird.bench.chromium import CHROMIUM, DRIVER
-
-PHONE = (390, 844)  # the width the issue measured the table page at
-TV = (1920, 1080)
+from railbird.bench.chromium import CHROMIUM, DRIVER, PHONE as PHONE, TV as TV  # the tests' sizes
 
 
 def chrome(profile_dir: Path, size=(1280, 1000)):

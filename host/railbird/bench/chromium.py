@@ -8,6 +8,8 @@ from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
+PHONE = (390, 844)  # the phone width the referee app and table page are held to
+TV = (1920, 1080)
 FLAGS = (
     "--headless=new",
     "--no-sandbox",  # the tests and benches run as root in a container

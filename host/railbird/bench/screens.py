@@ -35,6 +35,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from railbird.bench.chromium import PHONE, TV
 from railbird.bench.inplay import (
     _probe,
     _wait_stats,
@@ -53,7 +54,6 @@ QUIET_MS = 300  # the shot closes this long after its last ball
 DROPS = 80  # per screen
 SETTLE_S = 30.0  # the longest a page may take to open its stream or show the last drop
 TARGET_P99_MS = 150.0
-PHONE, TV = (390, 844), (1920, 1080)
 
 CONFIG = """
 venue = "{venue}"

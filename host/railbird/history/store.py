@@ -469,16 +469,9 @@ def _where(
     until: float | None,
 ) -> tuple[str, list]:
     """The conditions of a matches query (after `WHERE begun = 1`) and their arguments."""
-    q, args = "", []
-    for cond, value in (
-        ("venue = ?", venue),
-        ("tbl = ?", table),
-        ("start >= ?", since),
-        ("start < ?", until),
-    ):
-        if value is not None:
-            q += f" AND {cond}"
-            args.append(value)
+    q, args = _and(
+        (("venue = ?", venue), ("tbl = ?", table), ("start >= ?", since), ("start < ?", until))
+    )
     if player is not None:
         q += " AND (player_a = ? OR player_b = ?)"
         args += [player, player]
@@ -598,21 +591,27 @@ def drop_counts(
     return [tuple(r) for r in db.execute(q, args)]
 
 
-def _drop_filter(venue, table, player, since, until) -> tuple[str, list]:
-    """The history_drops conditions of the given filters (None: not filtered), as
-    " AND ..." clauses and their arguments."""
-    where, args = "", []
-    for cond, value in (
-        ("venue = ?", venue),
-        ("tbl = ?", table),
-        ("player = ?", player),
-        ("wall >= ?", since),
-        ("wall < ?", until),
-    ):
+def _and(conditions) -> tuple[str, list]:
+    """(" AND cond ..." for every (cond, value) whose value is not None, their values)."""
+    q, args = "", []
+    for cond, value in conditions:
         if value is not None:
-            where += f" AND {cond}"
+            q += f" AND {cond}"
             args.append(value)
-    return where, args
+    return q, args
+
+
+def _drop_filter(venue, table, player, since, until) -> tuple[str, list]:
+    """The history_drops conditions of the given filters (None: not filtered)."""
+    return _and(
+        (
+            ("venue = ?", venue),
+            ("tbl = ?", table),
+            ("player = ?", player),
+            ("wall >= ?", since),
+            ("wall < ?", until),
+        )
+    )
 
 
 BUCKET_S = 900  # every time zone's offset, and every change of it, is in whole quarter hours
