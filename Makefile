@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # runs in one process.
 TEST_WORKERS ?= 3
 
-.PHONY: all setup lint test demo bench soak fuzz firmware flash clean broker-check chromium-check help typecheck typecheck-firmware bench-sensing bench-sign
+.PHONY: all setup lint test demo bench soak fuzz firmware flash clean broker-check chromium-check help typecheck typecheck-firmware bench-sensing bench-sign train-breaks
 
 help:
 	@echo "make test      - set up everything, lint, type-check the firmware, run the whole test suite"
@@ -25,6 +25,7 @@ help:
 	@echo "               for the 8-event in-process and end-to-end parts only (with the floor; ~1 min)"
 	@echo "make bench-sign - the node's signature check (RSA-3072) against pure-Python Ed25519 in real MicroPython: time and heap (~10 s)"
 	@echo "make bench-sensing - sensing accuracy on a seeded pooltool physics corpus (first run ~10 min: numba compile, simulation; cached: under 1 min)"
+	@echo "make train-breaks - fit the break model on simulated breaks, validate it, print the figures (first run ~15 min)"
 	@echo "make soak      - long-running reliability runs (RAILBIRD_SOAK_MINUTES=5), prints figures"
 	@echo "make sweep-brackets - every tournament size 2-64 in every format, random results (SWEEP_SEEDS=3)"
 	@echo "make soak-cluster - cluster mode on 3 nats-server + 2 workers, a server and a worker killed (RAILBIRD_SOAK_MINUTES=5)"
@@ -105,6 +106,12 @@ bench-sign: setup
 
 bench-sensing: setup $(VENV)/.stamp-sensing
 	$(PY) -m tools.sensing_corpus --seed $(SENSING_SEED)
+
+# The break model (host/railbird/core/breakmodel.py): simulate the training and validation
+# breaks (tools/sensing_corpus/breaks.py, cached like the corpus; first run ~15 min), fit,
+# validate, write host/railbird/core/breakfit.py and print the figures. Not part of make test.
+train-breaks: setup $(VENV)/.stamp-sensing
+	$(PY) -m tools.sensing_corpus.train_breaks
 
 # The host and the protocol package ([tool.mypy] in pyproject.toml: core/, rules/ and daemon/
 # strict). make test checks the same run in tests/codebase/test_types.py: zero errors in the

@@ -24,6 +24,10 @@ TABLES = {
     "8ft": (2.2352, 1.1176),
     "9ft": (2.54, 1.27),
 }
+# Break kinds -> the rack's rows (`_rack`): the corpus has break10 and break15 (14.1's
+# opening safe break); break9 and break8 (power breaks) are for the break model's training
+# (tools/sensing_corpus/breaks.py).
+BREAK_RACKS = {"break10": 4, "break15": 5, "break9": 0, "break8": 5}
 # pooltool's pocket ids: l/r = x = 0 / w; b/c/t = the head, side and foot pockets.
 POCKET_NAMES = {"lb": "HL", "rb": "HR", "lc": "SL", "rc": "SR", "lt": "FL", "rt": "FR"}
 
@@ -117,12 +121,20 @@ def _table(pt, size: str):
 
 
 def _rack(pt, table, rows: int, seed: int):
+    """A rack on the foot spot: 4 rows (10-ball), 5 (fifteen balls: 14.1, 8-ball) or 0, the
+    9-ball diamond (rows of 1, 2, 3, 2, 1)."""
     from pooltool.layouts import BallPos, Jump, ball_cluster_blueprint, generate_layout
 
     # Each position gets one ball id, shuffled here: pooltool's own choice among allowed ids
     # iterates a set of strings, whose order changes with the interpreter's hash seed.
     rng = random.Random(f"rack-{seed}")
-    if rows == 4:  # 10-ball: the 1 on the foot spot, the 10 in the middle of the third row
+    if rows == 0:  # 9-ball: the 1 at the apex, the 9 in the middle
+        others = [str(i) for i in range(2, 9)]
+        rng.shuffle(others)
+        ids = ["1", others[0], others[1], others[2], "9", *others[3:]]
+        moves = [Jump.UPLEFT(), Jump.RIGHT(), Jump.UPRIGHT(), Jump.LEFT(), Jump.LEFT()]
+        moves += [Jump.UPRIGHT(), Jump.RIGHT(), Jump.UPLEFT()]
+    elif rows == 4:  # 10-ball: the 1 on the foot spot, the 10 in the middle of the third row
         others = [str(i) for i in range(2, 10)]
         rng.shuffle(others)
         ids = ["1", others[0], others[1], others[2], "10", *others[3:]]
@@ -166,12 +178,15 @@ def _setup(pt, spec: dict):
     kind = spec["kind"]
     cue = pt.Cue(cue_ball_id="cue")
     R = 0.028575
-    if kind in ("break10", "break15"):
-        balls = _rack(pt, table, 4 if kind == "break10" else 5, spec["rack_seed"])
+    if kind in BREAK_RACKS:
+        balls = _rack(pt, table, BREAK_RACKS[kind], spec["rack_seed"])
         balls["cue"] = _ball(pt, "cue", spec["cue_x"] * w, spec["cue_y"] * length)
         system = pt.System(table=table, balls=balls, cue=cue)
-        if kind == "break10":
-            phi = pt.aim.at_ball(system, "1") + spec["aim"]
+        if kind != "break15":  # a power break at the head ball
+            # the 1 heads a rotation rack; 8-ball's is any ball: the one nearest the cue ball
+            objs = [b for b in balls if b != "cue"]
+            apex = "1" if kind != "break8" else min(objs, key=lambda b: balls[b].state.rvw[0][1])
+            phi = pt.aim.at_ball(system, apex) + spec["aim"]
             system.cue.set_state(V0=spec["speed"], phi=phi, theta=0, a=0, b=spec["b"])
         else:
             # the back-row corner ball on the chosen side, clipped on its outer half

@@ -27,6 +27,9 @@ from collections import Counter
 GAMES = {
     "break10": {"type": "match", "game": "10-ball", "players": ["A", "B"], "race_to": 5},
     "break15": {"type": "match", "game": "14.1", "players": ["A", "B"], "target": 100},
+    # the break model's training breaks only (breaks.py); the bench's corpus has none
+    "break9": {"type": "match", "game": "9-ball", "players": ["A", "B"], "race_to": 5},
+    "break8": {"type": "match", "game": "8-ball", "players": ["A", "B"], "race_to": 5},
 }
 
 

@@ -5,6 +5,8 @@
 outcomes), `fastcodec`
 (the host's shortcut through the shared codec for event batches), `lifecycle` (the match
 control of a table), `railballs` (the estimate of object balls that reached a rail),
+`breakmodel` (a break's confidences from its rail events, and what they decide) with its
+fit `breakfit` (written by `make train-breaks`),
 `refauth` (the referee token checked once and sealed), `revision` (a state's revision, and
 the refusal of input made against another), and `snapshot` (a pipeline's state as
 JSON data and back). May import only `railbird.rules`, `rbproto` and the standard library

@@ -10,6 +10,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from railbird.core import breakmodel
 from railbird.core.lifecycle import IN_PROGRESS, NO_GAME, complete_match
 from railbird.core.revision import state_rev
 from railbird.rules.inputs import SHOT_FACTS, referee_drop  # REFEREE.md §3a, §3c
@@ -101,16 +102,25 @@ def shot_input(
         bound = object_balls_bound(shot, state)
         estimate = estimate if bound is None else min(estimate, bound)
         span = shot.get("object_balls_to_rail_range")
+        cue_ball: bool | None = None  # the break model's word on the cue ball's rail
         if span is not None:
             # what the rail sensors support (core/railballs.py): the rules rule it only if
             # every value in it rules alike (REFEREE.md §3b)
             hi = span[1] if bound is None else min(span[1], bound)
             lo = min(span[0], hi)
+            if breaking and state is not None:
+                # The break model (core/breakmodel.py) narrows the range, and says the cue
+                # ball's rail, where it is confident enough: a break is ruled, not held
+                d = breakmodel.decide_shot(shot, lo, hi, state.get("game"))
+                lo, hi, cue_ball = d.lo, d.hi, d.cue_ball_to_rail
+                inp["comment"] = f"break model: {d.confidence.text()}"
             inp["object_balls_to_rail_range"] = [lo, hi]
             estimate = min(max(estimate, lo), hi)
         inp["object_balls_to_rail"] = estimate
         uncertain.add("object_balls_to_rail")
-        if breaking:
+        if breaking and cue_ball is not None:
+            inp["cue_ball_to_rail"] = cue_ball
+        elif breaking:
             # The rail sensors cannot tell the cue ball's hits from an object ball's (14.1
             # 4.3.2 needs the cue ball to a rail): not sensed, flagged, so a ruling that
             # depends on it is never a guess (REFEREE.md §3b)
