@@ -2,7 +2,8 @@
 subpackage per part of the host (`core`, the deterministic pipeline; `daemon`, its I/O
 shell; `rules`; `outputs`; `scoreboard`; `sim`; `hardware`; `commands`; `config`, the TOML
 configuration; `history`, the match history; `competition`, players and tournaments as pure
-values; `registry`, the players registry the host keeps; `install`, `railbird setup`;
+values; `registry`, the players registry the host keeps; `events`, running an event: matches called
+to the tables, their results, the static export; `install`, `railbird setup`;
 `provision`, `railbird node provision`; `fleet`, the sensor nodes and their firmware;
 `cluster`, cluster mode on NATS; `bench`, the benchmarks) and top-level modules with one job
 each (`cli`, the command line; `access`, who may read and write which topic kinds (both

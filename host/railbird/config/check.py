@@ -212,6 +212,7 @@ def _across(d: dict, dirty: set) -> list[str]:
     known = None if d.get("accept_unknown_tables") is True else natural_sorted(tables or {})
     out.extend(_subscribe(d.get("subscribe"), known))
     out.extend(_referee_token(d.get("referee_token")))
+    out.extend(_director_pin(d.get("director_pin"), d.get("referee_token")))
     out.extend(_broker(d.get("broker")))
     out.extend(_serial(d.get("outputs"), known))
     return out
@@ -284,6 +285,18 @@ def _referee_token(token) -> list[str]:
     if not isinstance(token, str) or token == "" or not weak_pin(token):
         return []
     return [WEAK_PIN]
+
+
+def _director_pin(pin, referee) -> list[str]:
+    if not isinstance(pin, str) or pin == "":
+        return []
+    if not pin.isdigit() or not PIN_DIGITS[0] <= len(pin) <= PIN_DIGITS[1]:
+        return [f"director_pin: {PIN_DIGITS[0]} to {PIN_DIGITS[1]} digits"]
+    if weak_pin(pin):
+        return [WEAK_PIN.replace("referee_token", "director_pin").replace("referee", "director")]
+    if pin == referee:
+        return ["director_pin: the same as referee_token; a referee must not run the event"]
+    return []
 
 
 def _subscribe(sub, known) -> list[str]:

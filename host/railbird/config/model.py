@@ -20,6 +20,8 @@ Example (every key optional except where noted):
                                    # exported, then deleted from the journal (0: keep all)
     journal_export_dir = ""        # where they go ("" = the journal's path + ".exports")
     referee_token = ""             # if set, MQTT referee input must carry this token
+    director_pin = ""              # the event director's page PIN ("" = no director page)
+    event_export_dir = ""          # the event's static export ("" = the journal's path + ".event")
     lip_policy = "warn"            # "warn": lone drop after rest is a warning only;
                                    # "rule": also pass rested_us to the rules (general 30)
     stats_period_s = 60            # log counters this often (0: never)
@@ -240,6 +242,8 @@ class Config:
     journal_keep_inputs_days: int = 30
     journal_export_dir: str = ""
     referee_token: str = ""
+    director_pin: str = ""
+    event_export_dir: str = ""
     lip_policy: str = "warn"
     stats_period_s: int = 60
     broker: BrokerConfig = field(default_factory=BrokerConfig)

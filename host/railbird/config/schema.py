@@ -31,7 +31,7 @@ SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,31}(?!\n)$"
 SLUG_FIX = "lower-case letters, digits and '-', at most 32, not starting with '-'"
 # Keys whose values are never printed nor journalled: a client id is as good as a password
 # for taking the host's MQTT session (protocol/SPEC.md Security).
-SECRETS = ("password", "referee_token", "client_id")
+SECRETS = ("password", "referee_token", "director_pin", "client_id")
 
 
 def goal_key(game: str) -> str:
@@ -465,6 +465,17 @@ def schema() -> dict:
                     "when set, MQTT referee input must carry it; also the web referee "
                     "panel's PIN, so 6 to 12 digits, not one digit repeated nor a run like "
                     '123456 (`""`: referee input off); never printed',
+                ),
+                "director_pin": _str(
+                    "",
+                    "the PIN of the event director's page (docs/events.md), 6 to 12 digits, "
+                    'not the referee PIN, not one digit repeated nor a run (`""`: no '
+                    "director page); never printed",
+                ),
+                "event_export_dir": _str(
+                    "",
+                    "where the event's static export (HTML and JSON) is kept up to date; "
+                    '`""` = the journal\'s path + `".event"`',
                 ),
                 "lip_policy": _str(
                     "warn",

@@ -1,7 +1,9 @@
 """Outputs of the host daemon: everything that shows a table's game to people. May import
 `railbird.config`, `railbird.scoreboard`, `railbird.rules` (pure: the foul catalogue the
 referee app lists), `railbird.history` (the history pages read its tables in the journal)
-`railbird.tableorder` (every list of tables in natural order) and `rbproto`; never the
+`railbird.tableorder` (every list of tables in natural order), `railbird.events` (the
+event service the web output feeds and shows, and the competition core's errors) and
+`rbproto`; never the
 daemon or the core (outputs see only the records the daemon hands
 them).
 

@@ -73,6 +73,7 @@ def from_config(cfg) -> list:
                 stream_stall_s=oc.web.stream_stall_s,
                 write_timeout_s=oc.web.write_timeout_s,
                 allowed_hosts=tuple(oc.web.allowed_hosts),
+                director_pins={cfg.venue: cfg.director_pin} if cfg.director_pin else {},
             )
         )
     for sc in oc.serial:
@@ -108,6 +109,26 @@ def connect(outputs, daemon) -> None:
             out.health = daemon.health  # the web pages' heartbeat: is the worker alive?
         if hasattr(out, "history_journal"):
             out.history_journal = daemon.journal.path  # the history pages read it
+        if hasattr(out, "attach_events") and getattr(daemon.journal, "path", None):
+            _events(out, daemon)
+
+
+def _events(web, daemon) -> None:
+    """The venue's event service, in the journal (railbird.events): its calls on the web
+    pages, its director's sessions beside the journal like the referee's."""
+    from railbird.events.desk import EventDesk
+    from railbird.outputs.web.sessions import sessions_path
+
+    cfg, path = daemon.cfg, str(daemon.journal.path)
+    export_dir = getattr(cfg, "event_export_dir", "") or path + ".event"
+    try:
+        desk = EventDesk(path, cfg.venue, lambda: web.tables_of(cfg.venue), export_dir)
+    except Exception as e:  # noqa: BLE001 - an unreadable event must not stop scoring
+        log.error("event service not started: %s", e)
+        return
+    if web.director.pins:
+        web.director.keep_sessions(sessions_path(path) + ".director")
+    web.attach_events(desk)
 
 
 def describe(outputs) -> dict:

@@ -73,6 +73,7 @@ class Table:
         self.counts: PocketCounts | None = None
         self.match_no = 1
         self.version = 0
+        self.call: dict | None = None  # the event's match called here (railbird.events)
 
     @property
     def online(self) -> bool:
@@ -105,6 +106,7 @@ class Table:
             "last_shot": self.last_shot,
             "inplay": self.inplay,
             "version": self.version,
+            "call": self.call,
             "pockets": (
                 self.counts.as_dict()
                 if self.counts and self.counts.day == day
@@ -217,6 +219,17 @@ class Venues:
         with self.lock:
             t = self.tables.get((venue, table))
             return None if t is None else t.snapshot(self.day_and_hour()[0])
+
+    def set_call(self, venue, table, call: dict | None) -> bool:
+        """The event's match called to this table (shown ready to start on its screens),
+        or None; -> whether it changed."""
+        with self.lock:
+            t = self.table(venue, table)
+            if t.call == call:
+                return False
+            t.call = call
+            t.version += 1
+            return True
 
     def venue_tables(self, venue) -> list[Table]:
         with self.lock:

@@ -1,10 +1,10 @@
 """The read-only routes: the pages, the static files and the JSON snapshots.
 
-Pages: /v/<venue>/ (venue board), /v/<venue>/<table>/ or /v/<venue>/t/<table>/ (table
-page), /v/<venue>/t/<table>/overlay (streaming overlay), /v/<venue>/t/<table>/referee (the
-referee app); an unknown venue or table is a 404 page. JSON: /api/v/<venue>,
-/api/v/<venue>/<table>. The live streams (/events/v/<venue>, /events/v/<venue>/t/<table>) are
-server.py's.
+Pages: /v/<venue>/ (venue board), /v/<venue>/director (the event director's page),
+/v/<venue>/<table>/ or /v/<venue>/t/<table>/ (table page), /v/<venue>/t/<table>/overlay
+(streaming overlay), /v/<venue>/t/<table>/referee (the referee app); an unknown venue or
+table is a 404 page. JSON: /api/v/<venue>, /api/v/<venue>/<table>. The live streams
+(/events/v/<venue>, /events/v/<venue>/t/<table>) are server.py's.
 """
 
 from __future__ import annotations
@@ -95,7 +95,9 @@ def _view(web, venue: str, rest: list[str]) -> Reply:
     -> the table's pages. A venue or table the host does not know is a 404 page that
     lists what it knows, not an empty board (a mistyped URL on a bar TV)."""
     table, name = None, "venue.html"
-    if len(rest) == 1:
+    if rest == ["director"]:  # the event director's page (director.py)
+        name = "director.html"
+    elif len(rest) == 1:
         table, name = rest[0], "table.html"
     elif len(rest) in (2, 3) and rest[0] == "t":
         table, name = rest[1], VIEWS.get(rest[2] if len(rest) == 3 else "")

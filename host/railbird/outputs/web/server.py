@@ -6,7 +6,8 @@
     web.keep_sessions(sessions_path(journal))  # sign-ins survive a restart (sessions.py)
 
 Routes: the pages, static files and JSON snapshots are `pages.py`; the referee app's API is
-`desk.py`; the history pages are `history.py` (run off the loop: they read the journal); the
+`desk.py`; the event director's controls and the event's view are `director.py`; the history
+pages are `history.py` (run off the loop: they read the journal); the
 live streams /events/v/<venue> and /events/v/<venue>/t/<table> (text/event-stream: one
 `table` event with the table's snapshot after every change, of every table of the venue or
 of the one table, and a `host` heartbeat every HEARTBEAT_S, docs/displays.md "Stale
@@ -74,6 +75,7 @@ from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
 from railbird.outputs.web import history, pages
 from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
+from railbird.outputs.web.director import DirectorDesk
 from railbird.outputs.web.historypool import HistoryPool, HistoryUnavailable
 from railbird.outputs.web.hostcheck import HostAllowList
 from railbird.outputs.web.hub import SSE_QUEUE, Hub, Sub, sse
@@ -146,6 +148,7 @@ class WebOutput(Output):
         allowed_hosts: tuple[str, ...] = (),
         write_timeout_s: float = WRITE_TIMEOUT_S,
         history_processes: bool = True,
+        director_pins: dict | None = None,
     ):
         self.host = host
         # DNS rebinding: a request must name this server (hostcheck.py)
@@ -165,6 +168,8 @@ class WebOutput(Output):
         self.hub = Hub(stream_queue)  # the event loop's: use close_streams() from other threads
         self.referee_lock = threading.Lock()
         self.desk = RefereeDesk(self)  # the referee app's sessions and input
+        self.director = DirectorDesk(self, director_pins)  # the event director's page
+        self.events = None  # railbird.events.desk.EventDesk: the venue's event (attach_events)
         self.stats = {
             "requests": 0,
             "forbidden": 0,
@@ -215,6 +220,23 @@ class WebOutput(Output):
         """Keep the referee sessions in `path` (0600), so that a restart of the host does not
         sign the phones out; before `start`. A venue whose PIN changed since loses them."""
         self.desk.sessions = Sessions(path=path, pins=self.pins)
+
+    def attach_events(self, events) -> None:
+        """The venue's event service (railbird.events.desk.EventDesk): its calls are shown
+        on the tables' screens (each snapshot's `call`), and it is given every table
+        state; before `start`."""
+        self.events = events
+        events.notify = self._event_changed
+        self._event_changed()
+
+    def _event_changed(self) -> None:
+        """Any thread: each table's call, pushed to its screens where it changed."""
+        ev = self.events
+        if ev is None:
+            return
+        for table in self.tables_of(ev.venue):
+            if self.venues.set_call(ev.venue, table, ev.call_for(table)):
+                self._changed(ev.venue, table)
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> None:
@@ -429,6 +451,15 @@ class WebOutput(Output):
         self.venues.on_state(venue, table, game, state, fen, announcements)
         self.desk.on_state(venue, table, announcements)
         self._changed(venue, table)
+        self._event_state(venue, table, state)
+
+    def _event_state(self, venue, table, state) -> None:
+        if self.events is None:
+            return
+        try:
+            self.events.on_state(venue, table, state)
+        except Exception:  # the event must not stop the scoreboard
+            log.exception("event service: the state of %s/%s not taken", venue, table)
 
     def on_node(self, venue, table, node, status):
         self.venues.on_node(venue, table, node, status)
@@ -442,6 +473,9 @@ class WebOutput(Output):
         self.venues.restore(venue, table, history, nodes)
         self.desk.restore(venue, table, history)
         self._changed(venue, table)
+        snap = self.venues.snapshot(venue, table)  # a match that ended while the host was down
+        if snap is not None and snap.get("state"):
+            self._event_state(venue, table, snap["state"])
 
     # -- the loop's side ---------------------------------------------------------------------
     async def _heartbeats(self) -> None:
@@ -522,7 +556,7 @@ class WebOutput(Output):
             req = Req(method, parts, request.headers, request.remote or "", query=request.query)
             if history.wants(req):  # it reads the journal: not on the loop
                 return await self._history(request, req)
-            reply = self.desk.route(req) or pages.route(self, req)
+            reply = self.desk.route(req) or self.director.route(req) or pages.route(self, req)
         elif method in ("POST", "DELETE"):
             body, too_large = b"", False
             if method == "POST":
@@ -530,10 +564,13 @@ class WebOutput(Output):
             req = Req(method, parts, request.headers, request.remote or "", body, too_large)
             loop = asyncio.get_running_loop()
             # referee input waits for the daemon's answer: not on the loop
-            reply = await loop.run_in_executor(self._pool, self.desk.route, req)
+            reply = await loop.run_in_executor(self._pool, self._post_route, req)
         else:
             reply = json_reply(405, {"error": "method not allowed"}, [("Allow", "GET, POST")])
         return await self._send(request, reply or json_reply(404, {"error": "not found"}))
+
+    def _post_route(self, req: Req) -> Reply | None:
+        return self.desk.route(req) or self.director.route(req)
 
     async def _body(self, request: aioweb.Request) -> tuple[bytes, bool]:
         if (request.content_length or 0) > MAX_BODY:

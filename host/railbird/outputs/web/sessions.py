@@ -256,22 +256,24 @@ def _parse(doc):
     return bytes.fromhex(key), fingerprints, good
 
 
-def cookie_token(header: str | None) -> str | None:
+def cookie_token(header: str | None, cookie: str = COOKIE) -> str | None:
     """The session token from a Cookie header, or None."""
     for part in (header or "").split(";"):
         name, _, value = part.strip().partition("=")
-        if name == COOKIE and value:
+        if name == cookie and value:
             return value
     return None
 
 
-def set_cookie(token: str, max_age_s: float = MAX_AGE_S, secure: bool = False) -> str:
+def set_cookie(
+    token: str, max_age_s: float = MAX_AGE_S, secure: bool = False, cookie: str = COOKIE
+) -> str:
     # `Secure` only behind a TLS proxy: the venue server itself is plain HTTP on the LAN, and
     # a Secure cookie would never be sent back to it. SameSite=Strict keeps the cookie off
     # every cross-site request (CSRF).
     flags = f"Max-Age={int(max_age_s)}; Path=/; HttpOnly; SameSite=Strict"
-    return f"{COOKIE}={token}; {flags}" + ("; Secure" if secure else "")
+    return f"{cookie}={token}; {flags}" + ("; Secure" if secure else "")
 
 
-def clear_cookie() -> str:
-    return f"{COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict"
+def clear_cookie(cookie: str = COOKIE) -> str:
+    return f"{cookie}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict"

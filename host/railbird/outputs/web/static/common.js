@@ -121,6 +121,13 @@ const RB = {
     return g == null ? "" : (RB.byPoints(s.game) ? "to " + g : "race to " + g);
   },
 
+  // -- the event's match called to a table (snapshot `call`, railbird.events) ---------------
+  callGoal(c) { return (RB.byPoints(c.game) ? "to " : "race to ") + c.goal; },
+  callTitle(c) { return [c.event, c.round_name].filter(Boolean).join(" \u00b7 "); },
+  calledText(c) {   // "Next match: Ann v Bob · race to 2"
+    return "Next match: " + c.players.join(" v ") + " \u00b7 " + RB.callGoal(c);
+  },
+
   // -- pool balls: standard colours, 9-15 striped, the number on a white disc --------------
   ball(n, cls) {
     const k = +n;

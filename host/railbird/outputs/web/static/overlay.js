@@ -19,6 +19,9 @@ function render(s) {
     $("fouls-" + k).classList.toggle("warn", f >= 2 && RB.threeFouls(s.game));
   });
   RB.text($("race"), RB.goalText(s) || s.game || "");
+  // the event and the round; before the called match starts, the match it is
+  const c = s.call, ev = c ? (c.began ? RB.callTitle(c) : RB.callTitle(c) + " \u00b7 " + RB.calledText(c)) : "";
+  RB.text($("event"), ev); $("event").hidden = !ev;
   RB.text($("over"), abandoned ? "No match" : over ? st.match_winner + " wins the match" : "");
   $("over").hidden = !over;
   const ih = [over ? "" : RB.inHand(st).replace("Ball in hand", "BALL IN HAND"),

@@ -25,6 +25,8 @@
   // 14.1 is played to points (a target), the others are races to racks won
   const byPoints = (g) => (RB_VOCAB.games[g] || {}).unit === "points";
   const goalKey = (g) => (RB_VOCAB.games[g] || { goal: "race_to" }).goal;
+  const RB_CALL_GOAL = (c) => (byPoints(c.game) ? "to " : "race to ") + c.goal;
+  const RB_CALL_TITLE = (c) => "Next match" + (c.event ? ": " + c.event : "") + " · " + c.round_name;
   const FACT_NAMES = { pocketed: "which balls dropped", first_contact: "first ball hit",
     rail_after_contact: "rail after contact", object_balls_to_rail: "balls driven to a rail",
     cue_ball_to_rail: "cue ball to a rail", off_table: "cue ball off the table" };
@@ -297,7 +299,7 @@
     const s = st(), v = valid();
     // what the referee acts on comes first, under the thumb; the ruling of the last action
     // right below it
-    let html = offlineView() + scoresView(s) + inplayView(s) + askedView();
+    let html = offlineView() + calledView() + scoresView(s) + inplayView(s) + askedView();
     if (!s) html += noMatchView();
     else if (over(s)) html += overView(s, v);
     else if (v.types.has("lag")) html += lagView(s);
@@ -425,6 +427,19 @@
     const folded = quiet.length ? `<details id="minor-rulings"><summary>${quiet.length} presumed or noted
       (shown on the last shot)</summary><ul class="minor">${quiet.map(li).join("")}</ul></details>` : "";
     return `<div class="card${foul ? " foul" : ""}" id="rulings">${head}${items ? `<ul>${items}</ul>` : ""}${folded}</div>`;
+  }
+
+  // The event's match called to this table (railbird.events), not started yet: one tap
+  // applies its `match` input (players, race, break order), nothing to type.
+  function calledView() {
+    const c = snap && snap.call;
+    if (!c || c.began) return "";
+    const pending = queue.some((q) => q.input.type === "match" && q.call === c.match);
+    return `<div class="card called" id="called"><h2>${esc(RB_CALL_TITLE(c))}</h2>
+      <div class="winner" id="called-match">${esc(c.players.join(" v "))}</div>
+      <p class="hint">${esc(c.game)} · ${esc(RB_CALL_GOAL(c))} · match ${esc(c.match)}</p>
+      <button class="primary" data-act="start-call" id="btn-start-call"${pending ? " disabled" : ""}>
+      ${pending ? "Starting…" : "Start the match"}</button></div>`;
   }
 
   function noMatchView() {
@@ -892,6 +907,13 @@
       case "abandon": act({ type: "abandon" }); break;
       case "signout": signOut(); break;
       case "new-match": matchSheet(d.keep === "1"); break;
+      case "start-call": {
+        const c = snap && snap.call;
+        // a new match does not depend on the state on screen: sent without a revision, so a
+        // late correction of the last match's shot cannot make it stale
+        if (c && !c.began) act(c.input, { call: c.match, rev: null });
+        break;
+      }
       case "rematch": {
         const m = { type: "match", game: s.game, players: s.players };
         m[goalKey(s.game)] = goal() || (byPoints(s.game) ? 100 : 5);

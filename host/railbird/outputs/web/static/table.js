@@ -77,6 +77,15 @@ function render(s) {
   RB.html($("spot"), spot.map((k) => RB.ball(k, "on")).join(""));
   show($("spot-row"), spot.length > 0);
 
+  // the event's next match on this table, called and not started yet: "when and where am I up?"
+  const c = s.call;
+  const called = c && !c.began ? `<div class="called-head">${RB.esc(RB.callTitle(c))}</div>
+    <div class="called-match" id="called-match">${RB.esc(RB.calledText(c))}</div>
+    <div class="called-where">to table ${RB.esc(R.table)}: the referee starts it</div>` : "";
+  RB.html($("called"), called); show($("called"), !!called);
+  if (c && c.began) head.push(RB.callTitle(c));
+  if (c && c.began) RB.text($("game"), head.join(" \u00b7 "));
+
   RB.html($("nodes"), RB.nodeChips(s));
   const pk = s.pockets || {}, bp = pk.by_pocket || {};
   RB.html($("pockets"), RB_VOCAB.pockets

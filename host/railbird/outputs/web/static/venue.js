@@ -138,6 +138,9 @@ function fill(c, s) {
     if (RB.provisional(st)) chips.push('<span class="chip ask prov">' + RB.esc(RB.provisional(st)) + "</span>");
     if ((st.to_spot || []).length) chips.push('<span class="chip hot">To spot ' + st.to_spot.map((k) => RB.ball(k, "small")).join("") + "</span>");
   }
+  const cl = s.call;  // the event's match called here (railbird.events)
+  if (cl && !cl.began) chips.push('<span class="chip called">' + RB.esc(RB.calledText(cl)) + "</span>");
+  else if (cl) chips.push('<span class="chip">' + RB.esc(RB.callTitle(cl)) + "</span>");
   if (!over && s.inplay) chips.push('<span class="chip inplay">' + RB.inplay(s) + "</span>");
   const left = st.balls_on_table || [];
   const rack = over || !st.balls_on_table ? "" : '<div class="mini">' + left.map((k) => RB.ball(k, "small")).join("") +
@@ -151,8 +154,27 @@ function fill(c, s) {
     ${row(0)}${row(1)}<div class="chips">${chips.join("")}</div>${rack}<div class="foot">${RB.esc(foot.join(" \u00b7 "))}</div></a>`);
 }
 
+// The venue's event (railbird.events): the matches in play, up next, the bracket and the
+// standings, as the host renders them (the static export's own fragment), fetched again
+// after a table changes, at most once a second.
+const ev = { timer: null, calls: "" };
+function eventBoard() {
+  ev.timer = null;
+  fetch("/api/event/" + encodeURIComponent(R.venue)).then((r) => r.ok ? r.json() : null).then((d) => {
+    const el = document.getElementById("eventboard");
+    const on = !!(d && d.event && !d.event.closed);
+    RB.html(el, on ? d.html : "");
+    if (el.hidden === on) { el.hidden = !on; relayout(); }
+  }).catch(() => {});
+}
+function eventLater(s) {
+  if (s && s.call === undefined) return;
+  if (!ev.timer) ev.timer = setTimeout(eventBoard, ev.calls ? 1000 : 0);
+  ev.calls = "1";
+}
 fetch("/api/v/" + encodeURIComponent(R.venue)).then((r) => r.json()).then((d) => d.tables.forEach(card));
-RB.live(R.venue, card);
+RB.live(R.venue, (s) => { card(s); eventLater(s); });
+eventBoard();
 new ResizeObserver(() => relayout()).observe(document.getElementById("tables"));   // a stale bar, a resize
 setInterval(() => {
   if (board.pages < 2) return;

@@ -1,0 +1,15 @@
+"""Running an event at the venue (issue 25): the shell around the pure tournament core
+(`railbird.competition`). May import `railbird.competition`, `railbird.registry` (the
+entrants are registry players) and `railbird.private`; never the daemon, the core or the
+outputs (the web server holds an `EventDesk` and feeds it the tables' states).
+
+- `store`: the events' tables in the journal (created where missing): each event's drawn
+  form and the log of every change made to it, so a replay rebuilds it;
+- `desk`: `EventDesk`, the event service: matches called to free tables (by itself as tables
+  come free, or by the director), the result taken from the table's state when the match
+  ends, the next match called; what each table's screens show (`call_for`);
+- `export`: the static export (HTML and JSON) of the bracket, standings, results and live
+  scores, written to a temporary file and renamed (`railbird event export`).
+
+docs/events.md "Running an event".
+"""
