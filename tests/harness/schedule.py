@@ -23,6 +23,7 @@ HEAVY_FILES: tuple[tuple[str, int], ...] = (
     ("tests/displays/test_referee_app_match.py", 83),
     ("tests/firmware/test_node_delivery.py", 77),
     ("tests/firmware/test_node_net.py", 58),
+    ("tests/events/test_event_e2e.py", 57),
     ("tests/hardware/test_calibrate_simnode.py", 55),
     ("tests/cluster/test_cluster.py", 55),
     ("tests/firmware/test_ota_e2e.py", 52),

@@ -177,8 +177,8 @@ def test_every_problem_is_reported_each_on_its_own_line(tmp_path, capsys):
         "config error: wallpaper: unknown key; remove it (known here: venue, subscribe, "
         "accept_unknown_tables, journal, reorder_window_ms, max_hold_ms, journal_sync, "
         "journal_keep_inputs_days, journal_export_dir, "
-        "referee_token, lip_policy, stats_period_s, broker, shots, tables, default_table, "
-        "outputs, cluster)",
+        "referee_token, director_pin, event_export_dir, lip_policy, stats_period_s, broker, "
+        "shots, tables, default_table, outputs, cluster)",
         "config error: tables.t2.race_to = 100: 14.1 is played to points, not racks; use "
         "target = <points> instead of race_to",
     ]

@@ -31,6 +31,8 @@ with --check-config. The full key reference: docs/host.md "Configuration".
   max_hold_ms = 60000             how long a node that is offline or still sending its
                                   backlog may hold its table's timeline (0: never)
   referee_token = ""              when set, MQTT referee input must carry this token
+  director_pin = ""               the event director's page PIN (docs/events.md); "" = off
+  event_export_dir = ""           the event's static export; "" = <journal>.event
   lip_policy = "warn"             "rule": also pass the lip time to the rules (general 30)
   stats_period_s = 60             log the counters this often (0: never)
 

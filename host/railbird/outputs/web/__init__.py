@@ -4,11 +4,11 @@ streams' subscribers), `limits` (the connection cap), `pages` (pages, static fil
 snapshots), `desk` (the referee app's API: sign-in, referee input with idempotency ids, undo
 preview, foul catalogue, rule options), `director` (the event director's sign-in and
 controls, the event's view for the boards: docs/events.md), `pinguard` (failed-PIN
-accounting), `sessions` (sign-in sessions), `hostcheck` (the `Host` allow-list against
-DNS rebinding), `history` (the history pages, docs/history.md), `historypool` (the worker process the history runs
-in, at a lower priority), `wire` (the request and reply the routes see),
-`gamesjs` (writes `static/games.js`, the registry's games and pockets for the pages), and
-`static/`, the pages, scripts and styles the browser loads as they are. May import
+accounting), `sessions` (sign-in sessions), `hostcheck` (the `Host` allow-list against DNS
+rebinding), `history` (the history pages, docs/history.md), `historypool` (the worker
+process the history runs in, at a lower priority), `wire` (the request and reply the routes
+see), `gamesjs` (writes `static/games.js`, the registry's games and pockets for the pages),
+and `static/`, the pages, scripts and styles the browser loads as they are. May import
 `railbird.outputs.base`, `railbird.outputs.tables`, `railbird.tableorder`, `railbird.rules`
 (the foul catalogue, the rule options), `railbird.history` (the history pages),
 `railbird.competition` (its errors) and `railbird.events` (the event's HTML), aiohttp and
