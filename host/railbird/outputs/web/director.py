@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sqlite3
 
 from railbird.competition.errors import CompetitionError
 from railbird.events.export import bracket_html
@@ -158,6 +159,9 @@ class DirectorDesk:
                 ev.close()
         except CompetitionError as e:
             return json_reply(422, {"ok": False, "error": str(e)})
+        except sqlite3.Error as e:  # the journal busy past its timeout, or full: nothing done
+            log.error("event %s at %s not journalled: %s", what, venue, e)
+            return json_reply(503, {"ok": False, "error": f"the journal refused it: {e}"})
         return json_reply(200, {"ok": True, "event": ev.public()})
 
 
