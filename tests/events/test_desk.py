@@ -144,6 +144,8 @@ def test_the_director_calls_by_hand_records_no_shows_and_closes(journal):
         desk.forfeit("W2-1", 2)
     with pytest.raises(EventError, match="takes no result"):
         desk.forfeit("W1-1", 0)
+    with pytest.raises(EventError, match="an event is open"):
+        desk.create_event(FORM)
     desk.close()
     assert desk.call_for("t1") is None
     with pytest.raises(EventError, match="no event is open"):

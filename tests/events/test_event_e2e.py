@@ -26,7 +26,7 @@ from harness.hostproc import RailbirdRun
 from railbird.sim.physics import ShotPlan
 from railbird.sim.player import Turn
 from railbird.sim.table import LiveTable, Source
-from tests.displays.refapp import phone_browser, tap, text, wait_for
+from tests.displays.refapp import assert_phone_layout, phone_browser, tap, text, wait_for
 
 pytestmark = [pytest.mark.broker, pytest.mark.browser, pytest.mark.slow]
 
@@ -192,6 +192,15 @@ def _run_event(drv, url, api: Host, tables, host, export: Path, shots: Path) -> 
     # the three tables have a first-round match each, pushed to their screens
     assert sorted(ev["calls"]) == list(TABLES)
     B.screenshot(drv, shots / "director-running.png")
+    # the table's TV page and its overlay show the called match too
+    first = ev["calls"]["t1"]
+    drv.get(url + "/v/club/t/t1/")
+    wait_for(drv, lambda d: " v ".join(first["players"]) in text(d, "#called-match"),
+             "t1's table page to show its called match", DEADLINE)  # fmt: skip
+    assert "race to 1" in text(drv, "#called") and "Winners' round 1" in text(drv, "#called")
+    drv.get(url + "/v/club/t/t1/overlay")
+    wait_for(drv, lambda d: "Thursday 9-ball \u00b7 Winners' round 1" in text(d, "#event"),
+             "the overlay to show the event and the round", DEADLINE)  # fmt: skip
 
     # -- the referee app on each table starts the called match; the tables play them --------
     drv.get(url + "/v/club/t/t1/referee")
@@ -222,6 +231,7 @@ def _run_event(drv, url, api: Host, tables, host, export: Path, shots: Path) -> 
             shown = text(drv, "#called")
             assert "race to 1" in shown and c["round_name"] in shown, shown
             if screens == 0:
+                assert_phone_layout(drv, "the called match")
                 B.screenshot(drv, shots / "referee-called-match.png")
                 screens += 1
             winner = rng.choice(c["players"])  # wins the lag and breaks

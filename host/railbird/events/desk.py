@@ -287,6 +287,8 @@ class EventDesk:
             name=form.get("name") or "",
         )
         with self._lock:
+            if self._open() is not None:
+                raise EventError("an event is open at this venue: close it first")
             entrants = self.registry.entrants([self._player(n) for n in names])
             t = draw(create(spec, entrants))
             self.event_id = self.store.create(self.venue, t)
