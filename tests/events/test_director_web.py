@@ -104,3 +104,19 @@ def _done(http: Http, match: str):
     ev = http.call("GET", "/api/event/club")[1]
     m = next(m for m in ev["event"]["matches"] if m["id"] == match)
     return ev if m["state"] == "done" else None
+
+
+@pytest.mark.parametrize(
+    ("pin", "why"),
+    [
+        ("111111", "director_pin: too weak"),
+        (PIN, "director_pin: the same as referee_token"),
+        ("12ab", "director_pin: 6 to 12 digits"),
+    ],
+)
+def test_a_weak_or_shared_director_pin_is_a_config_error(pin, why):
+    from railbird.config.check import problems
+
+    found = problems({"venue": "club", "referee_token": PIN, "director_pin": pin})
+    assert any(p.startswith(why) for p in found), found
+    assert not problems({"venue": "club", "referee_token": PIN, "director_pin": DPIN})
