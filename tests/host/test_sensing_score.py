@@ -104,6 +104,7 @@ def test_scorer_counts_merges_wrong_pairings_and_break_rulings():
     ]
     res = score.score(truths, events, shots, strike=True)
     assert res["segmentation_n"] == 3  # 0, 3, 4; the merged pair both wrong
+    assert (res["segmentation_split"], res["segmentation_merged"]) == (0, 2)
     assert res["pocketed_exact_n"] == 4  # all but shot 0
     assert res["scratch_n"] == 5 and res["scratches_seen"] == 1
     assert res["breaks"] == 2 and res["breaks_illegal"] == 2
@@ -113,6 +114,32 @@ def test_scorer_counts_merges_wrong_pairings_and_break_rulings():
     # without the strike channel the same strikes are not sensed: nothing else changes here
     res = score.score(truths, events, shots, strike=False)
     assert res["segmentation_n"] == 3 and res["invisible"] == 0
+
+
+def test_missed_strikes_take_the_strokes_own_strike_of_that_share_of_the_shots():
+    """10 % of 40 shots lose the strike at their `strike_t`, their clicks stay; the same
+    seed draws the same shots; a shot whose only event was its strike is then unseen."""
+    truths = [truth(i, strike_t=i * 20 * S) for i in range(40)]
+    events = {
+        "t9": [
+            e
+            for i in range(40)
+            for e in (ev(i, i * 20 * S, "strike"), ev(i, i * 20 * S + S // 2, "strike"))
+        ]
+    }
+    out = stream.with_missed_strikes(events, truths, 15, 0.10)
+    kept = {(e["shot"], e["t"]) for e in out["t9"]}
+    missed = [i for i in range(40) if (i, i * 20 * S) not in kept]
+    assert len(missed) == 4
+    assert all((i, i * 20 * S + S // 2) in kept for i in range(40))  # every click stays
+    assert stream.with_missed_strikes(events, truths, 15, 0.10) == out
+    assert len(stream.with_missed_strikes(events, truths, 15, 1.0)["t9"]) == 40
+    lone = {"t9": [ev(i, i * 20 * S, "strike") for i in range(40)]}
+    unseen = stream.with_missed_strikes(lone, truths, 15, 0.10)
+    shots = [shot(e["t"], e["t"]) for e in unseen["t9"]]
+    res = score.score(truths, unseen, shots, strike=True)
+    assert res["invisible"] == 4 and res["segmentation_n"] == 36
+    assert res["segmentation_seen"] == 1.0
 
 
 # The records of a physics trace (tools/sensing_corpus/physics.py, `simulate`): the stroke, a

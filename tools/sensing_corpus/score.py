@@ -5,7 +5,10 @@ as the daemon does, and nothing else of the project.
 Figures (docs/performance.md, "Sensing accuracy"):
 - segmentation: a truth shot is segmented right when exactly one assembled shot holds all its
   sensed events and no event of another shot; a shot with no sensed event at all (a soft
-  safety without the strike channel) is not seen, so it is wrong. Counting the strike (the
+  safety without the strike channel, or with its strike missed) is not seen, so it is wrong
+  (`segmentation_seen` leaves those out). A wrong one is counted
+  as split (its events in more than one assembled shot, or outside any) and/or merged (an
+  assembled shot holding its events holds another shot's too). Counting the strike (the
   strike channel on) every stroke has a sensed event; `start_at_strike` also asks that the
   shot starts at its strike.
 - pocketed set exact: the assembled shot holding the truth shot's first sensed event has the
@@ -149,6 +152,7 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
                 holds.setdefault((tid, j), Counter())[e["shot"]] += 1
     n = len(truth)
     seg_ok = start_ok = pocket_ok = scratch_ok = 0
+    split = merged = 0  # truth shots in more than one assembled shot; sharing one
     scratches = scratches_seen = invisible = 0
     lags = []
     rows = []
@@ -158,9 +162,11 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
         js = sensed.get(i, [])
         first = js[0] if js else None
         shot = by_table[tid][first] if first is not None else None
-        seg = bool(js) and first is not None and all(j == first for j in js)
-        seg = seg and set(holds[(tid, first)]) == {i}
+        whole = bool(js) and first is not None and all(j == first for j in js)
+        seg = whole and set(holds[(tid, first)]) == {i}
         seg_ok += seg
+        split += len(set(js)) > 1 or None in js
+        merged += any(j is not None and len(holds[(tid, j)]) > 1 for j in set(js))
         invisible += not js
         if shot is not None:
             lags.append(shot["start"] - tr["strike_t"])
@@ -217,6 +223,11 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
         "phantom_shots": len(shots) - len(holds),
         "segmentation": seg_ok / n if n else 0.0,
         "segmentation_n": seg_ok,
+        # of the shots with a sensed event: a stroke the sensors missed entirely (its
+        # strike missed, nothing else sensed) no assembler can see
+        "segmentation_seen": seg_ok / (n - invisible) if n > invisible else 0.0,
+        "segmentation_split": split,
+        "segmentation_merged": merged,
         "start_at_strike": start_ok / n if n else 0.0,
         "invisible": invisible,
         "start_lag_ms": {

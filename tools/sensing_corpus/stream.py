@@ -117,6 +117,26 @@ def with_knocks(events: dict, seed: int, per_hour: float) -> dict:
     return out
 
 
+def with_missed_strikes(events: dict, truth: list[dict], seed: int, share: float) -> dict:
+    """`events` less the stroke's own strike (the cue tip on the ball, at the shot's
+    `strike_t`) of `share` of the shots (rounded; a seeded draw): the strike sensor missed
+    it (a soft stroke, a loose piezo). Its later clicks, when it hears any, stay."""
+    k = min(len(truth), round(share * len(truth)))
+    missed = set(random.Random(f"missed-{seed}").sample([t["shot"] for t in truth], k))
+    out = {}
+    for tid, evs in events.items():
+        out[tid] = [
+            e
+            for e in evs
+            if not (
+                e["kind"] == "strike"
+                and e["shot"] in missed
+                and e["t"] == truth[e["shot"]]["strike_t"]
+            )
+        ]
+    return out
+
+
 def _sync_line(node: str, tid: str) -> str:
     # the exchange says host = node time exactly (offset 0, 200 µs round trip)
     t1 = SYNC_T1

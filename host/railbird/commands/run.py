@@ -44,7 +44,8 @@ with --check-config. The full key reference: docs/host.md "Configuration".
             cue_return_ms x 1.3 + 250 ms), cue_after_ms = 100, break_window_ms = 2000,
             rail_merge_ms = 100, strike_gap_ms = 2500 (a strike after this much silence
             closes the shot in play), strike_quiet_ms = 8000 (the quiet_ms of a shot
-            that opened at a strike)                             (docs/shots.md)
+            that opened at a strike), stroke_silence_ms = 3500, stroke_confirm_ms = 1000
+            (a new stroke whose strike was missed)               (docs/shots.md)
   [tables.t1]  game = "10-ball" (10-ball, 14.1, 9-ball, 8-ball), players = ["Ann", "Bob"]
             (exactly two different names), race_to = 5 (racks; 14.1 takes target = 100,
             points), break_order = "alternate", options = {}, nodes = ["t1-node"] (required;

@@ -220,6 +220,11 @@ def _shots() -> dict:
         "stroke: it closes that shot at once",
         "strike_quiet": "rest that ends a shot that opened at a strike (the next strike "
         "closes it at once)",
+        "stroke_silence": "inside a shot that opened at a strike, a rail, drop or click after "
+        "this much silence and another within `stroke_confirm_ms` open a new shot (a stroke "
+        "whose strike was missed)",
+        "stroke_confirm": "how soon after the first event past `stroke_silence_ms` the second "
+        "must come",
     }
     props = {}
     for f in fields(ShotParams):

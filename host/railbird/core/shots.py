@@ -2,9 +2,11 @@
 
 A shot opens at the first activity (strike, drop, cue or rail event) while the table is at
 rest and closes when the table has been quiet (no activity) for `quiet_us`, or at once when
-a strike comes after `strike_gap_us` without activity (the next stroke); its `end` is the
-time of its last activity. `jam` and `lost` events are not activity: they become warnings of
-the open shot, or of the next shot when the table is at rest. The assembler is a pure
+a strike comes after `strike_gap_us` without activity (the next stroke), or when the rail
+and drop events after a silence show a new stroke whose strike was missed ("Missed
+strike"); its `end` is the time of its last activity. `jam` and `lost` events are not
+activity: they become warnings of the open shot, or of the next shot when the table is at
+rest. The assembler is a pure
 function of the event sequence plus explicit `advance(now)` calls, so replays are exact.
 """
 
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Literal, NotRequired, TypedDict, cast
 
-from railbird.core.railballs import TABLE_MM, TableMM, object_balls_to_rail
+from railbird.core.railballs import RAIL_ECHO_US, TABLE_MM, TableMM, object_balls_to_rail
 from railbird.core.timeline import Event
 from rbproto.codec import POCKETS
 
@@ -30,6 +32,9 @@ INPLAY_DROPS_MAX = 32
 # the kinds whose event can change the in-play view (`ShotAssembler.inplay`): for any other
 # it is None, and the pipeline does not ask
 INPLAY_KINDS = frozenset(("strike", "drop", "cue"))
+# the kinds whose pattern after a silence shows a new stroke (docs/shots.md "Missed strike"):
+# not `cue`, the return of a ball already pocketed
+STROKE_EVIDENCE = frozenset(("strike", "drop", "rail"))
 
 
 # -- what a shot is made of (docs/shots.md; protocol/SPEC.md `shot`) ----------------------
@@ -163,6 +168,13 @@ class ShotParams:
     # play, and a ball that rolls on silently past quiet_us still drops into its own shot
     # (the sensing corpus had one rolling 5.2 s after its last sensed event)
     strike_quiet_us: int = 8_000_000
+    # a new stroke whose strike was missed (docs/shots.md "Missed strike"): inside a shot
+    # that opened at a strike, a rail, drop or click after this much silence followed by
+    # another one within stroke_confirm_us opens a new shot at it (and a rail alone after
+    # quiet_us of silence does); a ball of the same stroke rolling on silently that long
+    # and then making two events within a second is rarer than a missed strike
+    stroke_silence_us: int = 3_500_000
+    stroke_confirm_us: int = 1_000_000
     # per table (railbird.config.TableConfig.shot_params), not a [shots] key
     cue_return_us: tuple[tuple[str, int], ...] = cue_return_us()  # CueReturns (ruff: a tuple)
     table_mm: TableMM = TABLE_MM[DEFAULT_TABLE_SIZE]  # playing surface (length, width), per table
@@ -203,6 +215,8 @@ class _IntParams(TypedDict, total=False):
     max_object_balls: int
     strike_gap_us: int
     strike_quiet_us: int
+    stroke_silence_us: int
+    stroke_confirm_us: int
     ball_speed_max_mm_s: int
 
 
@@ -251,11 +265,14 @@ class ShotAssembler:
             if t >= cur.last + self.quiet_us(cur) or (kind == "strike" and t - cur.last >= gap):
                 out.append(self._close(cur))
                 cur = None
+            elif kind in STROKE_EVIDENCE and cur.events[0].kind == "strike":
+                k = self._new_stroke(cur, ev)
+                if k is not None:
+                    out.append(self._split(cur, k, ev))
+                    cur = self.cur  # None: the new stroke opens at `ev` itself, below
         if kind in ACTIVITY:
             if cur is None:
-                rest = None if self.last_activity is None else t - self.last_activity
-                self.cur = _Open(ev, rest, self.pending_warnings)
-                self.pending_warnings = []
+                self._open(ev)
             else:
                 cur.add(ev)
             self.last_activity = t
@@ -263,6 +280,59 @@ class ShotAssembler:
             w = _warning_for(ev)
             add_warning(cur.warnings if cur is not None else self.pending_warnings, w)
         return out
+
+    def _open(self, ev: Event) -> None:
+        rest = None if self.last_activity is None else ev.t - self.last_activity
+        self.cur = _Open(ev, rest, self.pending_warnings)
+        self.pending_warnings = []
+
+    def _new_stroke(self, cur: _Open, ev: Event) -> int | None:
+        """Where a new stroke whose strike was missed begins in the strike-opened shot `cur`
+        now that `ev` (a rail, drop or click, not yet added) came: the index in
+        `cur.events` of its first event, len(cur.events) when it is `ev` itself, or None
+        (docs/shots.md "Missed strike"). Derived from the events alone, so a snapshot or a
+        replay decides alike."""
+        p, events, t = self.p, cur.events, ev.t
+        if ev.kind == "rail" and t - cur.last >= p.quiet_us:
+            # a rail hit after quiet_us of silence: a ball rolling on its own that long
+            # would have to cover the table's length without touching anything and still
+            # hit the rail over the threshold (the longer strike_quiet_us of a strike-opened
+            # shot waits for a silent roller's drop, not for this)
+            return len(events)
+        # a silence of stroke_silence_us, then an event the confirming `ev` follows within
+        # stroke_confirm_us (and not as the echo of one hit through the frame)
+        k = len(events)
+        while k > 1 and events[k - 1].t >= t - p.stroke_confirm_us:
+            k -= 1
+        for i in range(k, len(events)):
+            e = events[i]
+            if t - e.t < RAIL_ECHO_US:
+                break
+            if e.kind in STROKE_EVIDENCE and e.t - events[i - 1].t >= p.stroke_silence_us:
+                return i
+        return None
+
+    def _split(self, cur: _Open, k: int, ev: Event) -> Shot:
+        """Close `cur` with its events before index `k` and open the next shot with the
+        rest; when k is past the end the caller opens it at `ev`. Either way it carries a
+        `strike:` warning: it opened at no strike."""
+        head, tail = cur.events[:k], cur.events[k:]
+        self.cur = None
+        shot = assemble(self.table, self.n, head, cur.rest_before, cur.warnings, self.p)
+        self.n += 1
+        first = tail[0] if tail else ev
+        silence = (first.t - head[-1].t) / 1e6
+        warnings = [] if tail else self.pending_warnings
+        add_warning(
+            warnings,
+            f"strike: a new stroke seen at a {first.kind} after {silence:.1f} s of silence; "
+            "its strike was not sensed (a shot of its own, starting late)",
+        )
+        if tail:
+            self.cur = _Open(tail[0], first.t - head[-1].t, warnings)
+            for e in tail[1:]:
+                self.cur.add(e)
+        return shot
 
     def inplay(self, ev: Event) -> InPlay | None:
         """The open shot in play after `ev` was fed, when `ev` changed its pocketed list (a
