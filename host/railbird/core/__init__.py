@@ -7,6 +7,7 @@ outcomes), `fastcodec`
 control of a table), `railballs` (the estimate of object balls that reached a rail),
 `breakmodel` (a break's confidences from its rail events, and what they decide) with its
 fit `breakfit` (written by `make train-breaks`),
+`health` (each sensor channel's health from its activity over the last shots),
 `refauth` (the referee token checked once and sealed), `revision` (a state's revision, and
 the refusal of input made against another), and `snapshot` (a pipeline's state as
 JSON data and back). May import only `railbird.rules`, `rbproto` and the standard library

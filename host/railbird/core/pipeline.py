@@ -41,7 +41,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from typing import Any, cast
 
-from railbird.core import fastcodec
+from railbird.core import fastcodec, health
 from railbird.core.clockmodel import BootClock, ClockModels
 from railbird.core.game import Game, referee_facts, shot_input, with_referee_facts
 from railbird.core.records import (
@@ -78,6 +78,7 @@ NODE_KINDS_IN = ("events", "sync_result", "birth", "status")
 EVENT_KINDS = frozenset(codec.EVENT_KINDS)
 REFEREE_IDS_KEPT = 4096
 SHOTS_KEPT = 1000  # a table's last shots, kept for inspection (`Table.shots`)
+HEALTH_SHOTS = 200  # the last shots the sensor health is judged on (core/health.py)
 # Boots of one node whose state (clock model, dedup set, warnings given) is kept: the most
 # recently active. A node only re-sends its current backlog, so a boot four reboots back
 # has long been acknowledged; should it speak again it starts afresh (unsynced, no dedup
@@ -707,6 +708,11 @@ class Pipeline:
             for shot in t.assembler.advance(now):
                 self._shot(t, shot, records)
 
+    def sensor_health(self, t: Table) -> list[health.ChannelHealth]:
+        """The health of the table's sensor channels from its last shots (core/health.py)."""
+        recent = t.shots[-HEALTH_SHOTS:]
+        return health.channel_health(recent, health.present(recent, ()))
+
     def _shot(self, t: Table, closed: Shot, records: list[Record]) -> None:
         # the assembler's Shot is the JSON dict the records, the journal and the rules
         # carry; to mypy a TypedDict is no dict[str, Any], so the two types meet here, once
@@ -715,6 +721,11 @@ class Pipeline:
         t.shots.append(shot)
         if len(t.shots) > SHOTS_KEPT:
             del t.shots[0]
+        # a channel silent through many shots is said in every shot while it lasts
+        # (core/health.py): what it changes in the facts, for the referee and the owner
+        said = health.warnings(self.sensor_health(t))
+        if said:
+            shot["warnings"] = [*shot["warnings"], *said]
         records.append(ShotRecord(venue=t.venue, table=t.table, shot=shot))
         facts, t.pending_facts = t.pending_facts, {}
         if t.game.available:
