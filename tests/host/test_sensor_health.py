@@ -114,3 +114,27 @@ def test_the_pipeline_says_a_dead_strike_sensor_in_every_shot_while_it_lasts():
         i for i, s in enumerate(shots) if any("strike sensor silent" in w for w in s["warnings"])
     ]
     assert warned == list(range(25, 27))
+
+
+def test_a_strike_sensor_the_config_names_is_judged_before_it_ever_fires():
+    """`[tables.t1] sensors = ["strike"]` (what setup asks): a sensor that never fired is
+    suspect after 12 shots; without the key the same table is not judged on it."""
+    events = []
+    for i in range(13):
+        t = 10_000 + 12_000 * i
+        events += [S.ev(t, "rail", rail="H", amp=600), S.ev(t + 500, "rail", rail="F", amp=500)]
+
+    def warned(config):
+        p = Pipeline(config)
+        recs = p.on_message(*S.sync_result(0), None)[2]
+        for topic, payload in S.batches(S.number(events)):
+            recs += p.on_message(topic, payload, None)[2]
+        recs += p.flush()
+        shots = [r.shot for r in of(recs, "shot")]
+        return [i for i, s in enumerate(shots) if any("strike sensor" in w for w in s["warnings"])]
+
+    base = cfg().table_config(S.TABLE)
+    assert warned(cfg()) == [] and base.sensors == []
+    tables = {S.TABLE: {"game": "10-ball", "players": ["A", "B"], "race_to": 3, "nodes": [S.NODE]}}
+    tables[S.TABLE]["sensors"] = ["strike"]
+    assert warned(cfg(tables=tables)) == [11, 12]

@@ -20,9 +20,12 @@ ANSWERS = [
     "",  # t1: 10-ball
     "",  # t1: t1-node
     "Ann,Bob",
+    "laser",  # t1: not a sensor Railbird knows: asked again
+    "strike",  # t1: a strike sensor
     "14.1",
     "t2-a,t2-b",
     "",  # t2: no players yet
+    "",  # t2: no optional sensor
     "127.0.0.1",
     "pool-host.local",  # the name the boards dial first
     "BarWiFi",
@@ -60,7 +63,9 @@ def test_the_questions_write_the_installation(tmp_path):
         "race_to": 5,
         "players": ["Ann", "Bob"],
         "nodes": ["t1-node"],
+        "sensors": ["strike"],
     }
+    assert "its optional sensors" in text and "unknown sensor(s) laser" in text, text
     assert host["tables"]["t2"] == {"game": "14.1", "target": 100, "nodes": ["t2-a", "t2-b"]}
     node = json.loads((root / "etc" / "railbird" / "nodes" / "t2-b.json").read_text())
     assert node["wifi"] == {"ssid": "BarWiFi", "password": "wifi-pw"}

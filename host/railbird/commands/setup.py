@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from railbird.core.health import optional as optional_sensors
+
 HELP = "install: broker config, logins, ACL, host config, node configs, TLS, systemd units"
 DESCRIPTION = """\
 Write a Railbird installation under --root (default /): /etc/railbird/ holds the broker's
@@ -59,6 +61,13 @@ def register(sub) -> None:
         "--game", default="10-ball", help="game of a new table that names none (10-ball)"
     )
     p.add_argument("--players", help="two names 'Ann,Bob' for the tables given without any")
+    p.add_argument(
+        "--sensors",
+        help="the optional sensors of the tables given, comma-separated ("
+        + ", ".join(optional_sensors())
+        + "; '' for none): a silent one is then reported in every shot (docs/shots.md "
+        '"Sensor health")',
+    )
     p.add_argument("--race-to", type=int, help="racks to win, for the tables given (default 5)")
     p.add_argument("--target", type=int, help="points to win, for 14.1 tables given (100)")
     p.add_argument(
@@ -122,10 +131,25 @@ def _specs(args):
 
     specs = [parse_table(t) for t in args.table]
     players = [n.strip() for n in args.players.split(",")] if args.players else None
+    sensors = None if args.sensors is None else _sensor_list(args.sensors)
     for s in specs:
         s.players = s.players or players
+        s.sensors = getattr(args, "table_sensors", {}).get(s.id, sensors)
         s.race_to, s.target = args.race_to, args.target
     return specs
+
+
+def _sensor_list(text: str) -> list[str]:
+    from railbird.install.hostconf import SetupError
+
+    given = [x.strip() for x in text.split(",") if x.strip() and x.strip() != "none"]
+    known = optional_sensors()
+    bad = [x for x in given if x not in known]
+    if bad:
+        raise SetupError(
+            f"unknown sensor(s) {', '.join(bad)}: the optional ones are {', '.join(known)}"
+        )
+    return given
 
 
 def _ask(question: str, default: str = "") -> str:
@@ -141,6 +165,7 @@ def _questions(args) -> None:
     from railbird.install.apply import guess_address, guess_name
 
     print("Railbird setup: a few questions (Enter takes the default in brackets).")
+    args.table_sensors = {}
     args.venue = args.venue or _ask("Venue id (lower-case letters, digits, '-')", "club")
     tables = _ask("Table ids, separated by commas", "t1")
     for t in (x.strip() for x in tables.split(",") if x.strip()):
@@ -148,6 +173,18 @@ def _questions(args) -> None:
         nodes = _ask(f"  {t}: node ids, separated by commas", f"{t}-node")
         players = _ask(f"  {t}: the two players 'Ann,Bob' (Enter: none yet)")
         args.table.append(f"{t}:{game}:{nodes}" + (f":{players}" if players else ""))
+        # a silent sensor is only suspect when the table is known to have it
+        # (docs/shots.md "Sensor health"); the answer goes with this table's spec
+        while True:
+            said = _ask(
+                f"  {t}: its optional sensors, comma-separated ({', '.join(optional_sensors())}"
+                "; Enter: none)"
+            )
+            try:
+                args.table_sensors[t] = _sensor_list(said)
+                break
+            except ValueError as e:
+                print(f"  {e}")
     args.broker_address = args.broker_address or _ask(
         "The broker's address as the nodes reach it", guess_address()
     )

@@ -155,6 +155,9 @@ class TableConfig:
     table_size: str = DEFAULT_TABLE_SIZE
     cue_return_ms: dict = field(default_factory=dict)  # pocket -> ms (`railbird calibrate`)
     referee: bool = False  # a referee at the table (REFEREE.md §3b)
+    # the optional sensors the table has (core/health.py `optional`: "strike"), so a
+    # silent one is suspect before it ever fires (docs/shots.md "Sensor health")
+    sensors: list = field(default_factory=list)
 
     def shot_params(self, shots: ShotParams) -> ShotParams:
         """The `[shots]` parameters with this table's expected cue-ball return delays and

@@ -21,6 +21,7 @@ import json
 import sys
 from dataclasses import fields
 
+from railbird.core.health import optional as optional_sensors
 from railbird.core.shots import CUE_RETURN_MS, DEFAULT_TABLE_SIZE, POCKETS, ShotParams
 from railbird.rules import GAMES, OPTIONS
 from railbird.rules.match import BREAK_ORDERS
@@ -162,6 +163,18 @@ def _table(*, template: bool) -> dict:
             "decide waits for his check; without one the fair default is ruled, marked "
             "provisional (protocol/REFEREE.md §3b). A referee's `match` may say otherwise",
         ),
+        "sensors": {
+            "type": "array",
+            "description": "the optional sensors the table has: "
+            + ", ".join(optional_sensors())
+            + "; one that stays silent while the others fire is reported as suspect "
+            'in every shot\'s warnings (docs/shots.md "Sensor health"); `railbird setup` '
+            "asks",
+            "default": [],
+            "items": {"type": "string", "enum": optional_sensors()},
+            "uniqueItems": True,
+            "x-item": "sensor",
+        },
         "table_size": _str(
             DEFAULT_TABLE_SIZE,
             "the table's size: " + ", ".join(CUE_RETURN_MS) + "; gives the default "

@@ -131,6 +131,12 @@ class ChannelHealth:
         }
 
 
+def optional() -> list[str]:
+    """The channel kinds a table may have or not (a node capability says so): the values
+    of `[tables.<id>] sensors`."""
+    return [kind for kind, ch in CHANNELS.items() if ch.cap is not None]
+
+
 def present(shots: Sequence[ShotFacts], caps: Collection[str]) -> list[str]:
     """The channel kinds a table has: those every table has, those a node of it announced
     (`caps`), and those that fired in any kept shot."""

@@ -140,6 +140,8 @@ class Table:
         self.venue = venue
         self.table = table
         self.nodes = set(tcfg.nodes)
+        # the optional sensors the config says the table has (core/health.py)
+        self.sensors: tuple[str, ...] = tuple(tcfg.sensors)
         self.timeline = Timeline(cfg.window_us)
         self.assembler = ShotAssembler(table, tcfg.shot_params(cfg.shots))
         self.game = Game(tcfg.match(), defaults=tcfg.match_defaults())
@@ -711,7 +713,7 @@ class Pipeline:
     def sensor_health(self, t: Table) -> list[health.ChannelHealth]:
         """The health of the table's sensor channels from its last shots (core/health.py)."""
         recent = t.shots[-HEALTH_SHOTS:]
-        return health.channel_health(recent, health.present(recent, ()))
+        return health.channel_health(recent, health.present(recent, t.sensors))
 
     def _shot(self, t: Table, closed: Shot, records: list[Record]) -> None:
         # the assembler's Shot is the JSON dict the records, the journal and the rules

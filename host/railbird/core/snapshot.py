@@ -77,6 +77,7 @@ FIELDS = {
         "venue",
         "table",
         "nodes",
+        "sensors",
         "timeline",
         "assembler",
         "game",

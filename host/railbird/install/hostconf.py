@@ -33,6 +33,9 @@ class TableSpec:
     players: list[str] | None = None
     race_to: int | None = None
     target: int | None = None
+    # the optional sensors the table has (`--sensors`, or setup's question): None = not
+    # said (a new table gets none; an existing one keeps its own)
+    sensors: list[str] | None = None
 
 
 def parse_table(text: str) -> TableSpec:
@@ -81,6 +84,8 @@ def new_table(spec: TableSpec, default_game: str) -> dict:
     if spec.players:
         t["players"] = list(spec.players)
     t["nodes"] = list(spec.nodes) or default_nodes(spec.id)
+    if spec.sensors:
+        t["sensors"] = list(spec.sensors)
     return _in_order(t, _TABLE_ORDER)
 
 
@@ -101,6 +106,11 @@ def update_table(t: dict, spec: TableSpec) -> dict:
     nodes = list(t.get("nodes", []))
     nodes += [n for n in spec.nodes if n not in nodes]
     t["nodes"] = nodes
+    if spec.sensors is not None:
+        if spec.sensors:
+            t["sensors"] = list(spec.sensors)
+        else:
+            t.pop("sensors", None)
     return old if t == old else _in_order(t, _TABLE_ORDER)
 
 
@@ -147,7 +157,16 @@ def host_config(
 
 
 _ORDER = ("venue", "journal", "referee_token", "broker", "tables", "outputs")
-_TABLE_ORDER = ("game", "race_to", "target", "players", "break_order", "options", "nodes")
+_TABLE_ORDER = (
+    "game",
+    "race_to",
+    "target",
+    "players",
+    "break_order",
+    "options",
+    "nodes",
+    "sensors",
+)
 
 
 def _in_order(d: dict, order) -> dict:
