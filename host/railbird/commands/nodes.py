@@ -364,6 +364,10 @@ def run_list(args) -> int:
                     }
                 )
     rows.sort(key=lambda r: (natural_key(r["table"]), natural_key(r["node"])))
+    health = _sensor_health(args, fleet.venue, {r["table"] for r in rows})
+    for r in rows:
+        if r["table"] in health:
+            r["sensors"] = health[r["table"]]
     if args.json:
         for r in rows:
             print(json.dumps(r, sort_keys=True))
@@ -372,6 +376,42 @@ def run_list(args) -> int:
     else:
         print("no nodes: none has published its birth or status on this broker", file=sys.stderr)
     return 0
+
+
+def _sensor_health(args, venue: str, tables: set[str]) -> dict[str, str]:
+    """{table: its sensor health in one line} from the last shots the daemon journalled
+    (core/health.py, as the daemon judges them: the same shots, the config's `sensors`);
+    {} without --config or a journal to read."""
+    if not args.config:
+        return {}
+    import sqlite3
+
+    from railbird.config import load
+    from railbird.core import health
+    from railbird.core.pipeline import HEALTH_SHOTS
+
+    cfg = load(args.config)
+    path = Path(cfg.journal)
+    if not path.exists():
+        return {}
+    out = {}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db.execute("PRAGMA busy_timeout = 2000")
+        for t in tables:
+            rows = db.execute(
+                "SELECT shot FROM shots WHERE venue = ? AND tbl = ? ORDER BY n DESC LIMIT ?",
+                (venue, t, HEALTH_SHOTS),
+            ).fetchall()
+            shots = [json.loads(s) for (s,) in reversed(rows)]
+            tc = cfg.table_config(t)
+            kinds = health.present(shots, tc.sensors if tc is not None else ())
+            out[t] = health.text(health.channel_health(shots, kinds))
+        db.close()
+    except sqlite3.Error as e:
+        print(f"railbird nodes: the journal {path}: {e}; no sensor health", file=sys.stderr)
+        return {}
+    return out
 
 
 # -- update -----------------------------------------------------------------------------------

@@ -192,3 +192,12 @@ def warnings(health: Iterable[ChannelHealth]) -> list[str]:
 def summary(health: Iterable[ChannelHealth]) -> dict[str, str]:
     """{channel name: health} as the owner's views show it (`railbird nodes`, status)."""
     return {h.name: str(h.health) for h in health}
+
+
+def text(health: Sequence[ChannelHealth]) -> str:
+    """One line for the owner (`railbird nodes`' SENSORS column): the suspect channels, or
+    "ok" (every judged channel fired lately), or "?" (too few shots to tell any)."""
+    bad = [h.name for h in health if h.health is Health.SUSPECT]
+    if bad:
+        return "suspect: " + ", ".join(bad)
+    return "ok" if any(h.health is Health.OK for h in health) else "?"

@@ -235,6 +235,7 @@ def table_text(rows: list[dict]) -> str:
         "COMMANDS",
         "NET",
         "UPDATE",
+        "SENSORS",
     )
     lines = [head]
     for r in rows:
@@ -253,6 +254,8 @@ def table_text(rows: list[dict]) -> str:
                 signed_text(r.get("signed")),
                 (r.get("net") or {}).get("state", "-"),
                 update_text(r["update"]),
+                # the table's sensor health (railbird nodes reads it from the journal)
+                r.get("sensors") or "-",
             )
         )
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
