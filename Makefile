@@ -33,8 +33,8 @@ help:
 	@echo "make bench-history - sign-in p99 and the daemon's memory while clients read a year of history (BENCH_HISTORY_ARGS=--quick: ~30 s)"
 	@echo "make bench-scale - one host process against 50, 200, 1,000 and 2,000 simulated tables (BENCH_SCALE_TABLES=50,200; ~25 min)"
 	@echo "make fuzz      - the fuzz targets of make test with FUZZ_SCALE (25) times the examples"
-	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc)"
-	@echo "make flash PORT=/dev/ttyUSB0 [TARGET=scoreboard] [CONFIG=node.json] - install a build on a board with mpremote"
+	@echo "make firmware  - build both nodes into firmware/build/{node,scoreboard} (PINMAP=esp32-devkitc; LOCKED=1: no REPL)"
+	@echo "make flash PORT=/dev/ttyUSB0 [TARGET=scoreboard] [CONFIG=node.json] [LOCKED=1] - install a build on a board with mpremote"
 	@echo "               (a venue's boards: railbird node provision, docs/install.md)"
 
 $(VENV)/.stamp-deps: pyproject.toml
@@ -178,7 +178,7 @@ fuzz: setup
 		--hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics $(PYTEST_ARGS)
 
 firmware: $(VENV)/.stamp-flash
-	$(PY) tools/build_firmware.py $(if $(PINMAP),--pinmap $(PINMAP))
+	$(PY) tools/build_firmware.py $(if $(PINMAP),--pinmap $(PINMAP)) $(if $(LOCKED),--locked)
 
 flash: firmware
 	bash tools/flash.sh $(PORT) $(TARGET)

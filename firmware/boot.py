@@ -6,11 +6,24 @@
 # one period, and select() takes that watchdog reset as the trial's failure. Keep it minimal:
 # a crash here would stop the board before the node starts, so on any error the flashed set
 # runs. See firmware/README.md, "Over-the-air updates".
+# First of all, the console (rbnode.lock): a board whose config.json says "locked" turns
+# Ctrl-C off before anything else and leaves main.py CONSOLE (its state) and CONSOLE_LOCK
+# (what main.py calls first: MicroPython turns Ctrl-C back on for every file it runs) and
+# CONSOLE_RESET (how main.py resets the board when even its imports failed).
 import gc
 
 # the board: littlefs at "/"; the simulated board (rbnode.simboot) runs this file with its
 # flash directory as FS_ROOT
 FS_ROOT = globals().get("FS_ROOT", "")
+
+
+def _console():
+    from rbnode import lock
+    from rbnode.hw import chip
+    from rbnode.hw.storage import FileStorage
+
+    c = chip()
+    return lock.at_boot(c, FileStorage(FS_ROOT)) + (c.reset,)
 
 
 def _select():
@@ -41,6 +54,16 @@ def _select():
           "on trial" if run["trial"] is not None else "")
 
 
+CONSOLE = None
+CONSOLE_LOCK = CONSOLE_RESET = None
+while CONSOLE is None:
+    try:
+        CONSOLE, CONSOLE_LOCK, CONSOLE_RESET = _console()
+    except KeyboardInterrupt:  # a Ctrl-C before the lock took hold (mpremote sends one)
+        pass
+    except Exception as e:  # noqa: BLE001 - no decision: the console stays as it is
+        print("railbird: console lock failed:", repr(e))
+        CONSOLE = "open"
 try:
     _select()
 except Exception as e:  # noqa: BLE001 - last line of defence: the flashed set always runs

@@ -9,16 +9,49 @@ A file `provisioning` on the board holds the node for one boot (held(), below).
 
 A fatal error is printed and the board resets after 5 s (the boot counter rises, the next
 birth reports the reset cause). See firmware/README.md.
+
+A locked board (rbnode.lock; boot.py left CONSOLE "locked" and CONSOLE_LOCK): Ctrl-C off
+again before anything else, and main.py never ends at the REPL: whatever ends it, an
+exception, KeyboardInterrupt and SystemExit included, resets the board.
 """
 
-import asyncio  # MicroPython 1.21+ (1.27 is the target); `uasyncio` before
-import json
-import time
+try:
+    CONSOLE_LOCK()  # boot.py's: first, before an import a Ctrl-C could cut
+except (NameError, TypeError):  # no boot.py before this one, or not locked (None)
+    pass
 
-from rbnode import hw as rbhw
-from rbnode.hw import hal
-from rbnode.mqtt import ssl_context
-from rbnode.node import Node
+
+def locked():
+    return globals().get("CONSOLE") == "locked"
+
+
+def reset_locked(e):
+    """A locked board's end of main.py, whatever ended it: printed, then a reset."""
+    import sys
+    if e is not None:
+        sys.print_exception(e)
+    print("railbird: main.py ended on a locked board: reset")
+    globals()["CONSOLE_RESET"]()
+
+
+try:
+    import asyncio  # MicroPython 1.21+ (1.27 is the target); `uasyncio` before
+    import json
+    import time
+
+    from rbnode import hw as rbhw
+    from rbnode.hw import hal
+    from rbnode.mqtt import ssl_context
+    from rbnode.lock import HOLD
+    from rbnode.node import Node
+except BaseException as e:  # re-raised unless locked: a locked board never stops at the REPL
+    if not locked():
+        raise
+    reset_locked(e)
+
+
+# seconds a fatal error stays on the console before the reset (a test sets it before)
+FATAL_PAUSE_S = globals().get("FATAL_PAUSE_S", 5)
 
 
 def load_config(path="config.json"):
@@ -38,9 +71,6 @@ async def run(hw, dev, node):
     # the node keeps the Wi-Fi itself (Node._wifi_task), with the settings in use
     # (rbnode.netcfg: config.json's, or the ones the host sent since)
     await node.run()
-
-
-HOLD = "provisioning"
 
 
 def held():
@@ -64,12 +94,11 @@ def main():
         hw = rbhw.load(pinmap=hal.load_pinmap(dev.get("pinmap")))
     except Exception as e:  # noqa: BLE001 - no usable pin map: nothing can run
         import sys
-        import machine
         sys.print_exception(e)
         print("railbird: pin map", dev.get("pinmap") or hal.PINMAP_FILE,
               "unusable (make flash installs pinmap.json)")
-        time.sleep(5)
-        machine.reset()
+        time.sleep(FATAL_PAUSE_S)
+        rbhw.chip().reset()
     try:
         node = Node(hw, dev, ssl=make_ssl(dev.get("broker") or {}))
         print("railbird node", node.node_id, "boot", node.boot, "reset", node.reset_cause)
@@ -77,8 +106,19 @@ def main():
     except Exception as e:  # noqa: BLE001 - last resort: report and reset
         import sys
         sys.print_exception(e)
-        time.sleep(5)
+        time.sleep(FATAL_PAUSE_S)
         hw.reset()
 
 
-main()
+def start():
+    try:
+        main()
+    except BaseException as e:  # re-raised unless locked: a locked board never stops at the REPL
+        if not locked():
+            raise
+        reset_locked(e)
+    if locked():
+        reset_locked(None)
+
+
+start()

@@ -196,8 +196,11 @@ def _fresh(out):
     out.mkdir(parents=True)
 
 
-def build(out, config=None, march="xtensawin", pinmap=None, version=None, source=False):
-    """The sensor node set into `out` -> (files, total bytes). source: modules as .py."""
+def build(
+    out, config=None, march="xtensawin", pinmap=None, version=None, source=False, locked=False
+):
+    """The sensor node set into `out` -> (files, total bytes). source: modules as .py;
+    locked: the config.json installed says "locked" (firmware/rbnode/lock.py)."""
     pm_path, _ = choose_pinmap(config, pinmap)
     cmd = None if source else mpy_cross()
     _fresh(out)
@@ -206,6 +209,10 @@ def build(out, config=None, march="xtensawin", pinmap=None, version=None, source
         shutil.copy(FIRMWARE / name, out / name)
         made.append(out / name)
     shutil.copy(config or (FIRMWARE / "config.json"), out / "config.json")
+    if locked:
+        cfg = json.loads((out / "config.json").read_text())
+        cfg["locked"] = True
+        (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     made.append(out / "config.json")
     shutil.copy(pm_path, out / "pinmap.json")
     made.append(out / "pinmap.json")
@@ -244,6 +251,9 @@ def main(argv=None):
     ap.add_argument("--target", choices=("node", "scoreboard", "all"), default="all")
     ap.add_argument("--config", type=Path, default=None)
     ap.add_argument("--pinmap", default=None, help="pin map id or file (sensor node)")
+    ap.add_argument(
+        "--locked", action="store_true", help="the node's config.json says locked (no REPL)"
+    )
     ap.add_argument("--march", default="xtensawin")
     ap.add_argument(
         "--fw-version",
@@ -261,7 +271,13 @@ def main(argv=None):
                 shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     if a.target in ("node", "all"):
         made, total = build(
-            a.out / "node", a.config, a.march, a.pinmap, a.fw_version, source=a.source
+            a.out / "node",
+            a.config,
+            a.march,
+            a.pinmap,
+            a.fw_version,
+            source=a.source,
+            locked=a.locked,
         )
         pinmap = json.loads((a.out / "node" / "pinmap.json").read_text())["id"]
         version = json.loads((a.out / "node" / OTA_MANIFEST).read_text())["version"]

@@ -8,6 +8,8 @@
 #   cannot reset the board mid-copy); config.json is copied only when the board has none (it
 #   holds the node's Wi-Fi and broker secrets), unless CONFIG=path/to/config.json is given.
 #   A venue's board gets its own config with `railbird node provision` (docs/install.md).
+#   LOCKED=1: the config.json installed says "locked" (its USB console shut from the next
+#   reset: firmware/rbnode/lock.py, docs/install.md "What a board holds").
 # TARGET=scoreboard: firmware/build/scoreboard, the scoreboard node.
 # Both make the build's directories, delete a .py that would shadow a deployed .mpy, copy
 # every file, read each back (SHA-256) and reset the board.
@@ -35,6 +37,7 @@ MPREMOTE="${MPREMOTE:-$HERE/.venv/bin/mpremote}"
 [ -x "$MPREMOTE" ] || MPREMOTE="$(command -v mpremote || true)"
 [ -n "$MPREMOTE" ] || { echo "no mpremote: pip install 'railbird[flash]' (or make flash)" >&2; exit 1; }
 ARGS+=(--mpremote "$MPREMOTE")
+[ -z "${LOCKED:-}" ] || ARGS+=(--locked)
 
 echo "installing $BUILD ($TARGET) on $PORT"
 PYTHONPATH="$HERE/host${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m railbird.provision.board "${ARGS[@]}"

@@ -28,7 +28,7 @@ Tasks (asyncio, each beats the supervisor, which feeds the watchdog only when al
   broker connection when the link goes, so the client redials at once; not supervised.
 - improv: once the Wi-Fi has been down `improv_after_s`, answers Improv Wi-Fi on the
   board's serial port (hw.serial(), rbnode.improv): new credentials tried like a `net`
-  command; not supervised.
+  command; not supervised; never on a locked board (rbnode.lock).
 Network changes (rbnode.netcfg, SPEC.md `net`): a `net` command tries new Wi-Fi and
 broker settings; the status task reverts them when the broker was not reached in time.
 - supervisor: see supervisor.py.
@@ -86,6 +86,8 @@ DEV_DEFAULTS = {
     "improv_after_s": 30, "improv_trial_s": 60,
     # the venue key's public part (rbnode.trust): with it, only signed updates and configs
     "venue_key": None,
+    # the locked build (rbnode.lock, read by boot.py): the USB console shut, no Improv
+    "locked": False, "recovery_pin": 0,
 }
 
 
@@ -645,6 +647,8 @@ class Node:
         self._status_now.set()
 
     async def _improv_task(self):
+        if self.dev["locked"]:
+            return  # Improv on the console would let anyone at the table move its Wi-Fi
         from rbnode import improv
         try:
             port = self.hw.serial()

@@ -11,7 +11,9 @@ on sys.path, as the board's flash root holds it, it runs what the board runs:
    and Wi-Fi, which the simulation has not): `from rbnode.node import Node` -- the
    downloaded set's node when boot.py chose a slot --, Node on simulated hardware, its
    tasks; a fatal error is printed and the board resets after `fatal_pause_s` (main.py:
-   5 s), an exception outside main.py's handler ends the process as the REPL would.
+   5 s), an exception outside main.py's handler ends the process as the REPL would;
+   on a locked board (boot.py's CONSOLE, rbnode.lock) Ctrl-C is turned off again first and
+   whatever ends main.py resets the board instead.
 The simulated hardware (rbnode.hw.sim, imported before boot.py runs) stands in for the chip
 and is not part of any set: the downloaded set's modules run on it.
 
@@ -19,12 +21,14 @@ To the parent, on the file descriptor SPEC names, one line per event:
     wdt <ms>     the watchdog armed (boot.py on trial, the node's supervisor)
     feed         the watchdog fed (at most every 0.2 s)
     node <boot> <fw>   the node started: its boot count and the version it reports
+    console <state>    the console locked or open (rbnode.lock; SIGINT is its Ctrl-C)
+    ctrl-c ignored     a SIGINT while the console is locked
 The parent resets a board whose watchdog was not fed within its period (kills the process;
 the next boot's reset cause is "wdt"). Exit status RESET: the board reset itself.
 
 SPEC (JSON): root (the flash directory), fd, boot_py (the flashed boot.py), dev (the device
 config), seed, reset_cause, sim_kw (SimHardware keywords: dead channels...), speed,
-step_us, fatal_pause_s.
+step_us, fatal_pause_s, recovery (the recovery pin held at this reset).
 """
 
 import asyncio
@@ -85,14 +89,30 @@ def main(argv):
     report = _reporter(spec["fd"])
     from rbnode.hw import sim
 
-    chip = sim.SimChip(spec.get("reset_cause", "power"), report)
+    chip = sim.SimChip(spec.get("reset_cause", "power"), report, spec.get("recovery", False))
     chip.on_reset = _reset
     sim.set_chip(chip)
     SimHardware = sim.SimHardware  # the chip: kept across boot.py's switch of sets
     with open(spec["boot_py"]) as f:
         boot = f.read()
-    exec(compile(boot, spec["boot_py"], "exec"), {"__name__": "__main__",
-                                                   "FS_ROOT": spec["root"]})
+    g = {"__name__": "__main__", "FS_ROOT": spec["root"]}
+    exec(compile(boot, spec["boot_py"], "exec"), g)
+    if g.get("CONSOLE_LOCK") is not None:
+        g["CONSOLE_LOCK"]()  # main.py's first line
+    try:
+        _main(spec, report, chip, SimHardware)
+    except BaseException:  # re-raised unless locked: a locked board never stops at the REPL
+        if g.get("CONSOLE") != "locked":
+            raise
+        import traceback
+
+        traceback.print_exc()
+    if g.get("CONSOLE") == "locked":
+        print("railbird: main.py ended on a locked board: reset")
+        chip.reset()
+
+
+def _main(spec, report, chip, SimHardware):
     # main.py: imported outside its handler, as on the board (a failure here: the REPL)
     from rbnode.node import Node
 

@@ -43,7 +43,8 @@ BOOT_PY = os.path.join(FIRMWARE, "boot.py")
 
 class SimBoard:
     def __init__(self, broker_host, port, venue, table, node, password, state_dir, seed=1,
-                 dev=None, sim_kw=None, keepalive_s=10, fatal_pause_s=5, reset_cause="power"):
+                 dev=None, sim_kw=None, keepalive_s=10, fatal_pause_s=5, reset_cause="power",
+                 recovery=False):
         d = default_device_config()
         d.update({"venue": venue, "table": table, "node": node})
         d["broker"] = dict(d["broker"], host=broker_host, port=port, user=node,
@@ -58,6 +59,8 @@ class SimBoard:
         self.seed = seed
         self.sim_kw = dict(sim_kw or {})
         self.fatal_pause_s = fatal_pause_s
+        self.recovery = recovery  # the recovery pin held at every reset (rbnode.lock)
+        self.console_lines = []  # every boot's "console ..." and "ctrl-c ..." lines, in order
         self.reset_cause = reset_cause
         self.boots = []
         self.fw = None
@@ -106,6 +109,21 @@ class SimBoard:
                                                                     self.console()[-3000:]))
             time.sleep(0.05)
 
+    def running(self):
+        """Whether a boot is running (not ended at the REPL, not between two boots)."""
+        with self._lock:
+            return self._proc is not None and self._proc.poll() is None
+
+    def ctrl_c(self):
+        """A Ctrl-C on the board's console (SIGINT to the running boot) -> whether a boot
+        was running."""
+        import signal
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                return False
+            self._proc.send_signal(signal.SIGINT)
+            return True
+
     def wait_boots(self, n, timeout=120.0):
         """Until the board has booted n times (the n-th boot is running or ended)."""
         deadline = time.monotonic() + timeout
@@ -135,7 +153,11 @@ class SimBoard:
         r, w = os.pipe()
         spec = {"root": self.state_dir, "fd": w, "boot_py": BOOT_PY, "dev": self.dev,
                 "seed": self.seed + 1000 * (n - 1), "reset_cause": cause,
-                "sim_kw": self.sim_kw, "fatal_pause_s": self.fatal_pause_s}
+                "sim_kw": self.sim_kw, "fatal_pause_s": self.fatal_pause_s,
+                "recovery": self.recovery}
+        # the flash holds its config.json, which boot.py reads (rbnode.lock)
+        with open(os.path.join(self.state_dir, "config.json"), "w") as f:
+            json.dump(self.dev, f)
         path = os.path.join(self.state_dir, "simboot.json")
         with open(path, "w") as f:
             json.dump(spec, f)
@@ -204,6 +226,8 @@ class SimBoard:
             return fed
         if parts[0] in ("feed", "wdt"):
             return time.monotonic()
+        if parts[0] in ("console", "ctrl-c"):
+            self.console_lines.append(line)
         if parts[0] == "node" and len(parts) == 3:
             self.boot = int(parts[1])
             self.fw = parts[2]

@@ -7,7 +7,9 @@ standard modules, pinmap_core and its own modules.
 `rbnode.hw.chip()` is the little boot.py needs before any firmware set is imported, without
 setting up a single pin: .reset_cause() (hal RESET_CAUSES), .watchdog(timeout_ms) (the
 hardware watchdog, which cannot be stopped; hal.Hardware.watchdog() later re-arms the same
-one), .reset(). esp32.Chip on the board, sim.chip() elsewhere."""
+one), .reset(), and the console for rbnode.lock: .lock_console() (Ctrl-C off, no second
+terminal), .open_console(), .recovery_held(pin, window_ms). esp32.Chip on the board,
+sim.chip() elsewhere."""
 
 
 def load(**kw):

@@ -53,6 +53,29 @@ class Chip:
     def reset(self):
         machine.reset()
 
+    def lock_console(self):
+        # rbnode.lock: no Ctrl-C on the USB console, no second terminal (WebREPL). The
+        # port has no way to detach the REPL from its own UART: main.py never returns to it
+        micropython.kbd_intr(-1)
+        try:
+            import os
+            os.dupterm(None, 0)
+        except (AttributeError, TypeError, ValueError, OSError):  # a build without dupterm
+            pass
+
+    def open_console(self):
+        micropython.kbd_intr(3)
+
+    def recovery_held(self, pin, window_ms):
+        """The recovery pin pulled low at any moment of the `window_ms` after the call."""
+        p = machine.Pin(pin, machine.Pin.IN, machine.Pin.PULL_UP)
+        t0 = time.ticks_ms()
+        while time.ticks_diff(time.ticks_ms(), t0) < window_ms:
+            if p.value() == 0:
+                return True
+            time.sleep_ms(10)
+        return False
+
 
 class _Pcnt:
     """A PCNT unit counting both edges of one pin; .value() modulo .modulus."""

@@ -119,9 +119,16 @@ class SimWDT:
 
 
 class SimChip:
-    def __init__(self, reset_cause="power", report=None):
+    """The chip off the board. The console (rbnode.lock): `console` is "open" or "locked"
+    (what lock_console/open_console last did: Ctrl-C on or off); `recovery` is whether the
+    recovery pin is held low at this reset, `recovery_asked` the (pin, window_ms) asked."""
+
+    def __init__(self, reset_cause="power", report=None, recovery=False):
         self.cause = reset_cause
         self.report = report
+        self.recovery = recovery
+        self.recovery_asked = None
+        self.console = "open"
         self.on_reset = None
         self.armed_ms = None  # the watchdog's period once armed (it cannot be stopped)
         self._fed = None
@@ -148,6 +155,33 @@ class SimChip:
         if self.on_reset is not None:
             return self.on_reset()
         raise SystemExit("sim reset")
+
+    def _console(self, state):
+        self.console = state
+        if self.report is not None:
+            self.report("console " + state)
+        try:  # under CPython, a SIGINT to the board's process is its console's Ctrl-C
+            import signal
+        except ImportError:  # MicroPython: no signals; `console` says what the board would do
+            return
+        if state == "open":
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        else:
+            signal.signal(signal.SIGINT, self._ignored)
+
+    def _ignored(self, signum, frame):
+        if self.report is not None:
+            self.report("ctrl-c ignored")
+
+    def lock_console(self):
+        self._console("locked")
+
+    def open_console(self):
+        self._console("open")
+
+    def recovery_held(self, pin, window_ms):
+        self.recovery_asked = (pin, window_ms)
+        return self.recovery
 
 
 class _ChipWDT:

@@ -67,6 +67,12 @@ def register(sub) -> None:
         help="the repository checkout to build from (default: the one railbird runs from, "
         "else the sources installed with it)",
     )
+    v.add_argument(
+        "--locked",
+        action="store_true",
+        help="lock the board's USB console after provisioning: no REPL, no Improv (the way "
+        "back: hold BOOT at reset, or erase the flash; docs/install.md, What a board holds)",
+    )
     v.add_argument("--mpremote", help="the mpremote command (default: this environment's)")
     v.set_defaults(func=provision)
     w = acts.add_parser(
@@ -121,6 +127,8 @@ def provision(args) -> int:
         return fail(str(e))
     cfg = prov.config
     cfg["pinmap"] = cfg.get("pinmap") or builder.DEFAULT_PINMAP
+    if args.locked:
+        cfg["locked"] = True  # firmware/rbnode/lock.py
     with tempfile.TemporaryDirectory(prefix="railbird-provision-") as tmp:
         os.chmod(tmp, 0o700)  # the config carries the node's broker and Wi-Fi passwords
         conf = Path(tmp) / "config.json"
@@ -149,6 +157,11 @@ def provision(args) -> int:
         else f"no venue key in {etc} (run `railbird setup` to make one): the board takes "
         "unsigned updates and configs"
     )
+    if args.locked:
+        say(
+            "its USB console is locked from the next reset: to open it for one boot, hold "
+            "BOOT (GPIO0) during the 1.5 s after a reset (docs/install.md)"
+        )
     say(
         f"{args.port} runs node {prov.node} now ({len(r['files'])} files verified); it "
         f"shows up in `railbird tail --venue {prov.venue} --table {prov.table}` and its "

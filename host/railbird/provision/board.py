@@ -25,6 +25,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,6 +227,17 @@ def install(
     return {"files": want, "config": state}
 
 
+def locked_config(src: Path, tmp: Path) -> Path:
+    """A private copy of the config `src` that says "locked" (firmware/rbnode/lock.py)."""
+    from railbird.private import write_private
+
+    cfg = json.loads(Path(src).read_text())
+    cfg["locked"] = True
+    out = tmp / CONFIG
+    write_private(out, json.dumps(cfg, indent=2) + "\n")
+    return out
+
+
 def main(argv=None) -> int:
     """`tools/flash.sh` (`make flash`): python -m railbird.provision.board PORT BUILD
     [--config FILE]."""
@@ -236,10 +248,17 @@ def main(argv=None) -> int:
     ap.add_argument("build", type=Path)
     ap.add_argument("--config", type=Path, help="install this file as config.json")
     ap.add_argument("--mpremote", help="the mpremote command (default: this environment's)")
+    ap.add_argument(
+        "--locked", action="store_true", help="the config.json installed says locked (no REPL)"
+    )
     a = ap.parse_args(argv)
     board = Board(a.port, mpremote=[a.mpremote] if a.mpremote else mpremote_command())
     try:
-        r = install(board, a.build, config=a.config)
+        with tempfile.TemporaryDirectory(prefix="railbird-flash-") as tmp:
+            config = a.config
+            if a.locked:
+                config = locked_config(config or a.build / CONFIG, Path(tmp))
+            r = install(board, a.build, config=config)
     except BoardError as e:
         print(f"flash: {e}", file=sys.stderr)
         return 1
