@@ -219,7 +219,7 @@ class WebOutput(Output):
     def keep_sessions(self, path) -> None:
         """Keep the referee sessions in `path` (0600), so that a restart of the host does not
         sign the phones out; before `start`. A venue whose PIN changed since loses them."""
-        self.desk.sessions = Sessions(path=path, pins=self.pins)
+        self.desk.sessions = Sessions(path=path, pins=self.pins, write_behind=True)
 
     def attach_events(self, events) -> None:
         """The venue's event service (railbird.events.desk.EventDesk): its calls are shown
@@ -343,6 +343,7 @@ class WebOutput(Output):
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._history_pool.shutdown()
+        self.desk.sessions.close()  # the sign-ins not yet written (write_behind)
 
     def _on_refuse(self) -> None:
         self.stats["refused_connections"] = self._listener.refused
