@@ -40,3 +40,27 @@ def test_freezes_each_minute_and_collects_what_a_freeze_kept_within_the_hour():
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()  # the test process's own objects back to normal
+
+
+def test_the_start_collects_once_and_freezes_at_once():
+    """What the daemon's start built is frozen when it is up, not a minute later (the first
+    minute after a restart is when every referee signs in again), and garbage the start left
+    is collected first, not frozen."""
+    now = [1000.0]
+    policy = GcPolicy(clock=lambda: now[0])
+    gc.unfreeze()
+    try:
+        garbage = Node()
+        ref = weakref.ref(garbage)
+        del garbage
+        alive = Node()
+        now[0] += 5.0
+        policy.start()
+        assert ref() is None  # collected, not frozen
+        assert gc.get_freeze_count() > 0 and policy.frozen_at == now[0]
+        assert alive.me is alive
+        now[0] += FREEZE_EVERY_S - 1
+        policy.step()
+        assert policy.freezes == 0  # the next freeze a minute after the start's
+    finally:
+        gc.unfreeze()

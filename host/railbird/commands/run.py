@@ -216,6 +216,7 @@ def run(args) -> int:
     from railbird.daemon.gcpolicy import GcPolicy
 
     gc_policy = GcPolicy()
+    gc_policy.start()  # the rebuilt state frozen now, not a minute into the sign-ins
     try:
         t0 = time.monotonic()
         while not stop.wait(0.2):

@@ -6,6 +6,12 @@ clock models) is most of them and lives for hours: at 1,000 tables a full collec
 every 10-20 s and stopped the daemon for 0.1-0.4 s, growing with the heap, and the shots
 that were to close then closed that much later (make bench-scale, docs/performance.md).
 
+`GcPolicy.start()`, once the daemon is up (its tables rebuilt, its outputs started):
+what the start built is collected once and frozen at once, not `FREEZE_EVERY_S` later, so
+the first minute after a restart, when every referee signs in again, has no full collection
+of it either (issue 23: in the first 30 s of `make bench-history` full collections of 95
+and 162 ms stopped the web server's loop while sign-ins waited on it).
+
 `GcPolicy.step()`, called often from `railbird run`'s main loop: every `FREEZE_EVERY_S`
 the objects alive are frozen (`gc.freeze`: no collection walks them again), so a full
 collection walks only what is newer. The state is plain acyclic data, freed by reference
@@ -39,6 +45,18 @@ class GcPolicy:
         self.frozen_at = self.thawed_at = clock()
         self.freezes = 0
         self.thaws = 0
+
+    def start(self) -> None:
+        t0 = time.perf_counter()
+        found = gc.collect()
+        gc.freeze()
+        self.frozen_at = self.clock()
+        log.info(
+            "garbage collection at the start: %d unreachable object(s) in %.3f s; %d frozen",
+            found,
+            time.perf_counter() - t0,
+            gc.get_freeze_count(),
+        )
 
     def step(self) -> None:
         now = self.clock()
