@@ -69,7 +69,7 @@ TABLE_SUMMARY_LEAF = "summary"
 REFEREE_STATUSES = ("ok", "pending", "duplicate", "refused", "stale", "rejected")
 # the event kinds this codec knows and checks; a batch may carry others (protocol/SPEC.md,
 # "Additive changes"): they are checked only for seq, t and a well-formed kind name
-EVENT_KINDS = ("drop", "cue", "rail", "jam", "lost", "strike")
+EVENT_KINDS = ("drop", "cue", "rail", "jam", "lost", "strike", "ball")
 RESETS = ("power", "hard", "wdt", "deepsleep", "soft", "unknown")
 NODE_STATES = ("online", "offline")
 GAMES = ("10-ball", "14.1", "9-ball", "8-ball")
@@ -153,6 +153,8 @@ _EVENT_KNOWN = (
     ("amp", "u", 0, (0, 4095)),
     ("dur", "u", 0, None),
     ("n", "u", 0, (1, U64_MAX)),
+    ("ball", "u", 0, (0, 15)),
+    ("conf", "u", 0, (0, 100)),
 )
 # fields each event kind requires ('lost' also needs exactly one of pocket, rail)
 _EVENT_NEEDS = {
@@ -162,6 +164,7 @@ _EVENT_NEEDS = {
     "jam": ("pocket", "dur"),
     "lost": ("n",),
     "strike": (),
+    "ball": ("ball", "conf"),
 }
 _NODE = ("node", "g", 1, None)
 _BOOT = ("boot", "u", 1, None)
@@ -188,6 +191,7 @@ _POCKETED = (
     ("pocket", "e", 1, POCKETS),
     ("t", "i", 1, None),
     ("source", "e", 1, SOURCES),
+    ("conf", "u", 0, (0, 100)),
 )
 # a ball of the shot in play (provisional); `ball` when known (0: the cue ball, paired so far)
 _INPLAY_BALL = (("pocket", "e", 1, POCKETS), ("t", "i", 1, None), ("ball", "u", 0, (0, 15)))

@@ -67,7 +67,7 @@ def when(field, value, then):
     return {"if": {"properties": {field: {"const": value}}, "required": [field]}, "then": then}
 
 
-KNOWN_KINDS = ["drop", "cue", "rail", "jam", "lost", "strike"]
+KNOWN_KINDS = ["drop", "cue", "rail", "jam", "lost", "strike", "ball"]
 EVENT = obj(
     ["seq", "t", "kind"],
     {
@@ -94,12 +94,15 @@ EVENT = obj(
                     "amp": AMP,
                     "dur": U64,
                     "n": uint(1),
+                    "ball": uint(0, 15),
+                    "conf": uint(0, 100),
                 }
             },
         },
         when("kind", "drop", {"required": ["pocket"]}),
         when("kind", "rail", {"required": ["rail", "amp"]}),
         when("kind", "jam", {"required": ["pocket", "dur"]}),
+        when("kind", "ball", {"required": ["ball", "conf"]}),
         when(
             "kind",
             "lost",
@@ -371,6 +374,7 @@ SCHEMAS = {
                             "pocket": POCKET,
                             "t": I64,
                             "source": {"enum": ["sensed", "inferred", "referee"]},
+                            "conf": uint(0, 100),
                         },
                     ),
                 },

@@ -317,6 +317,21 @@ def build():
         },
     )
     ok(
+        "events: ball reads from the colour station, paired by the host with drops",
+        "events",
+        {
+            "v": 1,
+            "node": NODE,
+            "boot": 7,
+            "events": [
+                ev(seq=20, t=2000000, kind="drop", pocket="FL", dur=38000),
+                ev(seq=21, t=2950000, kind="ball", ball=9, conf=97),
+                ev(seq=22, t=3100000, kind="ball", ball=0, conf=40),
+            ],
+            "wm": 3100000,
+        },
+    )
+    ok(
         "events: watermark u64 max",
         "events",
         {"v": 1, "node": NODE, "boot": 7, "events": [ev(seq=0, t=5, kind="cue")], "wm": U64},
@@ -877,6 +892,27 @@ def build():
         evs(ev(seq=0, t=1, kind="strike", amp=4096)),
         "bad value",
         "events[0].amp: 4096 not in 0..4095",
+    )
+    bad(
+        "events: ball read without conf",
+        "events",
+        evs(ev(seq=0, t=1, kind="ball", ball=3)),
+        "missing field",
+        "events[0].conf (required for kind ball)",
+    )
+    bad(
+        "events: ball 16",
+        "events",
+        evs(ev(seq=0, t=1, kind="ball", ball=16, conf=90)),
+        "bad value",
+        "events[0].ball: 16 not in 0..15",
+    )
+    bad(
+        "events: ball conf 101",
+        "events",
+        evs(ev(seq=0, t=1, kind="ball", ball=1, conf=101)),
+        "bad value",
+        "events[0].conf: 101 not in 0..100",
     )
     bad(
         "events: wm negative",

@@ -139,7 +139,11 @@ def test_from_dict_types_every_field_it_sets():
 
     from railbird.core.shots import _IntParams
 
-    settable = {f.name for f in fields(ShotParams)} - {"cue_return_us", "table_mm"}
+    settable = {f.name for f in fields(ShotParams)} - {
+        "cue_return_us",
+        "table_mm",
+        "colour_station",
+    }
     assert set(_IntParams.__annotations__) == settable
     assert all(f.type == "int" for f in fields(ShotParams) if f.name in settable)
     assert ShotParams.from_dict({"quiet_us": 4_000_000.0}).quiet_us == 4_000_000

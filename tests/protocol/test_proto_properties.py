@@ -93,6 +93,8 @@ def event(draw, seq):
         e.update(rail=draw(rail), amp=draw(amp))
     elif kind == "jam":
         e.update(pocket=draw(pocket), dur=draw(u64))
+    elif kind == "ball":
+        e.update(ball=draw(st.integers(0, 15)), conf=draw(st.integers(0, 100)))
     elif kind == "lost":
         e["n"] = draw(st.integers(1, U64))
         if draw(st.booleans()):

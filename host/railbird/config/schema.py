@@ -175,6 +175,11 @@ def _table(*, template: bool) -> dict:
             "uniqueItems": True,
             "x-item": "sensor",
         },
+        "colour_station": _bool(
+            False,
+            "a colour station in the ball return reads every ball (hardware/colour.md): a "
+            "drop it did not read is then a warning that says its number is presumed",
+        ),
         "table_size": _str(
             DEFAULT_TABLE_SIZE,
             "the table's size: " + ", ".join(CUE_RETURN_MS) + "; gives the default "

@@ -550,6 +550,8 @@ class Pipeline:
                 n=e.get("n"),
                 t_node=t_node,
                 synced=synced,
+                ball=e.get("ball"),
+                conf=e.get("conf"),
             )
             odd = limit is not None and et > limit  # a broken stamp, not an event time
             if not odd and (newest is None or et > newest):

@@ -20,7 +20,7 @@ from railbird.core.railballs import RAIL_ECHO_US, TABLE_MM, TableMM, object_ball
 from railbird.core.timeline import Event
 from rbproto.codec import POCKETS
 
-ACTIVITY = frozenset(("strike", "drop", "cue", "rail"))
+ACTIVITY = frozenset(("strike", "drop", "cue", "rail", "ball"))
 # Warnings kept per shot (and while the table is at rest); past that one line counts the
 # rest: a jammed beam or a flood of late events cannot grow a shot, or the table at rest,
 # without bound.
@@ -43,13 +43,16 @@ Source = Literal["sensed", "inferred"]
 
 class Pocketed(TypedDict):
     """A ball pocketed on the shot: `ball` 0 for the drop paired with the cue detector (the
-    cue ball, inferred), None for an object ball (the sensors cannot tell which)."""
+    cue ball, inferred); the number the colour station read (`sensed`, with its `conf`)
+    for a drop paired with a confident read; None when nothing told which ball it was (the
+    rules presume it)."""
 
     ball: int | None
     pocket: str
     t: int
     source: Source
     lip: NotRequired[bool]  # the lone drop after rest of general rule 30
+    conf: NotRequired[int]  # the colour station's confidence in `ball`, %
 
 
 class RailHit(TypedDict):
@@ -182,6 +185,12 @@ class ShotParams:
     # this after the stroke (above the fastest breaks measured; an object ball never outruns
     # the cue ball that set it moving)
     ball_speed_max_mm_s: int = 20_000
+    # a colour-station read below this confidence (%) is not ruled on: the ball stays
+    # presumed (docs/shots.md "Ball identity")
+    ball_conf_min: int = 60
+    # per table: the table has a colour station (a drop without a read is then worth a
+    # warning: the station may be unplugged)
+    colour_station: bool = False
 
     def cue_window_us(self) -> int:
         """How long before a cue event its drop may be: `cue_before_us` when set, else the
@@ -193,7 +202,7 @@ class ShotParams:
     @classmethod
     def from_dict(cls, d: Mapping[str, float] | None) -> ShotParams:
         d = dict(d or {})
-        known = set(asdict(cls())) - {"cue_return_us", "table_mm"}
+        known = set(asdict(cls())) - {"cue_return_us", "table_mm", "colour_station"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"unknown shot parameter(s): {', '.join(sorted(unknown))}")
@@ -218,6 +227,7 @@ class _IntParams(TypedDict, total=False):
     stroke_silence_us: int
     stroke_confirm_us: int
     ball_speed_max_mm_s: int
+    ball_conf_min: int
 
 
 class _Open:
@@ -435,6 +445,66 @@ def pair_cues(
     return pocketed, unpaired
 
 
+def identify(
+    pocketed: list[Pocketed], reads: list[Event], p: ShotParams, warnings: list[str]
+) -> None:
+    """Name the pocketed balls from the colour station's reads (docs/shots.md "Ball
+    identity"), in place. Each read pairs with the drop, not yet paired with a read, in the
+    pairing window whose delay to it is nearest to its pocket's expected return delay (the
+    station sits on the return beside the cue-ball detector: the cue ball's delays are
+    every ball's); a read of the cue ball prefers the drop the cue detector paired. A
+    paired read of at least `ball_conf_min` names the ball (`sensed`, with its `conf`); a
+    weaker one, or no read where the table has a station, leaves it presumed, with a
+    warning that says so."""
+    expected = dict(p.cue_return_us)
+    slowest = max(expected.values())
+    window = p.cue_window_us()
+    read: list[Event | None] = [None] * len(pocketed)
+    for r in reads:
+        best: int | None = None
+        best_err = 0
+        for i, x in enumerate(pocketed):
+            if read[i] is not None:
+                continue
+            dt = r.t - x["t"]
+            if not -p.cue_after_us <= dt <= window:
+                continue
+            err = abs(dt - expected.get(x["pocket"], slowest))
+            if r.ball == 0 and x["ball"] == 0:
+                err = -1  # the drop the cue detector paired: the same ball
+            if best is None or err < best_err:
+                best, best_err = i, err
+        if best is None:
+            warnings.append(f"ball: the {r.ball} read in the return without a pocket drop")
+        else:
+            read[best] = r
+    for i, x in enumerate(pocketed):
+        got = read[i]
+        if got is None:
+            if p.colour_station and x["ball"] is None:
+                warnings.append(
+                    f"ball: no colour read of the ball in {x['pocket']} "
+                    "(colour station unplugged?); its number is presumed"
+                )
+            continue
+        r = got
+        conf = r.conf if r.conf is not None else 0
+        if conf < p.ball_conf_min:
+            warnings.append(
+                f"ball: the ball in {x['pocket']} read as the {r.ball} at {conf} % "
+                f"(below {p.ball_conf_min} %); its number is presumed"
+            )
+        elif x["ball"] == 0 and r.ball != 0:
+            warnings.append(
+                f"ball: the cue detector paired the drop in {x['pocket']} but the colour "
+                f"station read the {r.ball}; the cue ball is kept"
+            )
+        elif r.ball is not None:
+            x["ball"] = r.ball
+            x["source"] = "sensed"
+            x["conf"] = conf
+
+
 def provisional_pocketed(drops: list[Event], cues: list[Event], p: ShotParams) -> list[InPlayBall]:
     """The pocketed list of a shot still in play, as the `inplay` record shows it:
     `{"pocket", "t"}`, with `"ball": 0` on the drop paired with the cue detector so far."""
@@ -460,6 +530,7 @@ def assemble(
     drops: list[Event] = []
     cues: list[Event] = []
     rails: list[Event] = []
+    reads: list[Event] = []
     strikes = 0
     for e in events:
         kind = e.kind
@@ -469,6 +540,8 @@ def assemble(
             drops.append(e)
         elif kind == "cue":
             cues.append(e)
+        elif kind == "ball":
+            reads.append(e)
         elif kind == "strike":
             strikes += 1
     warnings = list(warnings)
@@ -479,6 +552,8 @@ def assemble(
             "cue: cue ball seen in the return without a pocket drop; "
             "scratch assumed, pocket unknown"
         )
+    if reads or p.colour_station:
+        identify(pocketed, reads, p, warnings)
 
     # General rule 30: a ball that drops after the table was at rest for 5 s, with no other
     # activity, may have been hanging on the lip rather than shot in.
@@ -508,7 +583,7 @@ def assemble(
     distinct = len({e.rail for e in rails})
 
     # Object balls to a rail: an estimate and the range the rail hits support (railballs).
-    object_drops = len(pocketed) - (len(cues) - len(unpaired))  # each paired cue is a drop
+    object_drops = sum(1 for x in pocketed if x["ball"] != 0)  # the cue ball's drop is not
     obr = object_balls_to_rail(
         rails, events[0].t, object_drops, p.max_object_balls - object_drops, p
     )

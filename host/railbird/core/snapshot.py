@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # annotations only: config imports the core, the rules load l
     from railbird.rules import Referee, State
     from railbird.rules.inputs import JsonObject
 
-FORMAT = 1  # the layout of `dump`; a snapshot of another format is not used
+FORMAT = 2  # the layout of `dump`; a snapshot of another format is not used
 
 # Attributes of each class, as `dump` keeps them: kept, or given by the config / code.
 FIELDS = {
@@ -124,9 +124,23 @@ FIELDS = {
 # `load` makes it a tuple again: JSON cannot say the type of each, so those `tuple(...)`
 # are `cast` to the state's tuple type. FORMAT and the config key say the data is `dump`'s.
 ContentRow = list[int | str | None]  # Event.content as a list
-# An event (`_event`): t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced
+# An event (`_event`): t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced,
+# ball, conf (format 2: the colour station's reads)
 EventRow = tuple[
-    int, str, int, int, str, str | None, str | None, int | None, int | None, int | None, int, bool
+    int,
+    str,
+    int,
+    int,
+    str,
+    str | None,
+    str | None,
+    int | None,
+    int | None,
+    int | None,
+    int,
+    bool,
+    int | None,
+    int | None,
 ]
 StateRow = list[object]  # a rules State's field values, in field order (`_state_layout`)
 
@@ -373,7 +387,7 @@ def _clock(c: BootClock) -> ClockData:
 
 def _event(e: Event) -> EventRow:
     return (e.t, e.node, e.boot, e.seq, e.kind, e.pocket, e.rail, e.amp, e.dur, e.n, e.t_node,
-            e.synced)  # fmt: skip
+            e.synced, e.ball, e.conf)  # fmt: skip
 
 
 def _seqset(s: SeqSet) -> SeqSetData:
@@ -552,7 +566,7 @@ def _load_clock(d: ClockData) -> BootClock:
 
 
 def _load_event(x: EventRow) -> Event:
-    t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced = x
+    t, node, boot, seq, kind, pocket, rail, amp, dur, n, t_node, synced, ball, conf = x
     return Event(
         t=t,
         node=node,
@@ -566,6 +580,8 @@ def _load_event(x: EventRow) -> Event:
         n=n,
         t_node=t_node,
         synced=synced,
+        ball=ball,
+        conf=conf,
     )
 
 

@@ -37,7 +37,9 @@ PRINTS_KEPT = 1024  # and those of the most recent seqs: at most about 0.5 MB pe
 
 
 # What a node said about an event (`Event.content`): t_node, kind, pocket, rail, amp, dur, n
-Content = tuple[int, str, str | None, str | None, int | None, int | None, int | None]
+Content = tuple[
+    int, str, str | None, str | None, int | None, int | None, int | None, int | None, int | None
+]
 # An event's order in the timeline: (t, node, boot, seq)
 Key = tuple[int, str, int, int]
 
@@ -47,7 +49,9 @@ class Event:
 
     __slots__ = (
         "amp",
+        "ball",
         "boot",
+        "conf",
         "dur",
         "kind",
         "n",
@@ -75,6 +79,8 @@ class Event:
         n: int | None = None,
         t_node: int | None = None,
         synced: bool = True,
+        ball: int | None = None,
+        conf: int | None = None,
     ) -> None:
         self.t = t
         self.node = node
@@ -86,6 +92,8 @@ class Event:
         self.amp = amp
         self.dur = dur
         self.n = n
+        self.ball = ball  # `ball` events: the number the colour station read
+        self.conf = conf  # ... and its confidence, %
         self.t_node = t if t_node is None else t_node
         self.synced = synced
 
@@ -107,7 +115,7 @@ class Event:
             "seq": self.seq,
             "kind": self.kind,
         }
-        for k in ("pocket", "rail", "amp", "dur", "n"):
+        for k in ("pocket", "rail", "amp", "dur", "n", "ball", "conf"):
             v = getattr(self, k)
             if v is not None:
                 d[k] = v
@@ -121,7 +129,17 @@ class Event:
         """What the node said about the event: equal for a re-sent copy, whatever the
         clock model made of its time meanwhile. The values themselves, not their `hash()`:
         string hashes differ from process to process, and a journal snapshot keeps these."""
-        return (self.t_node, self.kind, self.pocket, self.rail, self.amp, self.dur, self.n)
+        return (
+            self.t_node,
+            self.kind,
+            self.pocket,
+            self.rail,
+            self.amp,
+            self.dur,
+            self.n,
+            self.ball,
+            self.conf,
+        )
 
     def __repr__(self) -> str:
         return f"Event({self.to_dict()})"
@@ -205,7 +223,17 @@ class Timeline:
         seen = self._seen.get((ev.node, ev.boot))
         if seen is None:
             seen = self._seen[ev.node, ev.boot] = SeqSet()
-        content = (ev.t_node, ev.kind, ev.pocket, ev.rail, ev.amp, ev.dur, ev.n)  # ev.content()
+        content = (
+            ev.t_node,
+            ev.kind,
+            ev.pocket,
+            ev.rail,
+            ev.amp,
+            ev.dur,
+            ev.n,
+            ev.ball,
+            ev.conf,
+        )  # ev.content()
         if seq == seen.floor and not seen.above:
             seen.floor = seq + 1  # SeqSet.add of the next seq in order
         elif not seen.add(seq):
