@@ -60,6 +60,7 @@ from rbnode.mqtt import MQTTClient
 from rbnode.netcfg import Net
 from rbnode.rail import Rail, Strike
 from rbnode.ring import CH_CUE, CH_STRIKE, K_CUE, K_DROP, K_LOST, K_RAIL, K_STRIKE, KIND_NAMES
+from rbnode.ring import K_BALL
 from rbnode.ring import NO_AMP, RAIL
 from rbnode.ring import EventRing
 from rbnode.spill import Spill
@@ -120,6 +121,8 @@ def _spill_fields(ev):
     """(kind, ch, val) of the spill record of a decoded event: the inverse of
     Node._event_dict."""
     k = KIND_NAMES.index(ev["kind"])
+    if k == K_BALL:
+        return k, ev["ball"], ev["conf"]
     if k == K_STRIKE:
         return k, CH_STRIKE, ev.get("amp", NO_AMP)
     if "rail" in ev:
@@ -158,6 +161,11 @@ class Node:
         self._beams = []
         self._rails = []
         self._strike = None  # rail.Strike when the config has a strike sensor
+        # the colour station (rbnode.colour, hardware/colour.md) when the pin map has one
+        self._colour = None
+        if hw.colour_sensors() > 0:
+            from rbnode.colour import ColourStation
+            self._colour = ColourStation(hw, self._emit_ball)
         self._wm = 0  # the last watermark sent in this boot (never decreases)
         self._stopping = False
         self._status_now = asyncio.Event()
@@ -214,6 +222,9 @@ class Node:
             self._spill_some(r.capacity // 8)
         if r.push(t, kind, ch, val) >= 0:
             self.c["events"] += 1
+
+    def _emit_ball(self, t, ball, conf):
+        self._emit(t, K_BALL, ball, conf)
 
     def _emit_cue_beam(self, t, kind, ch, val):
         # a pocket-beam input wired as the cue detector: its "drop" is the cue
@@ -283,6 +294,8 @@ class Node:
                 out.append("rail " + rails[i]["rail"])
         if self._strike is not None and not self._strike.alive():
             out.append("strike")
+        if self._colour is not None and not self._colour.ok:
+            out.append("colour")  # its last read failed: unplugged, or the bus is stuck
         return out
 
     def poll_sensors(self):
@@ -293,6 +306,8 @@ class Node:
             o.poll(now)
         if self._strike is not None:
             self._strike.poll(now)
+        if self._colour is not None:
+            self._colour.poll(now)
 
     def watermark(self, k=0, spilled=0):
         """The `wm` of a batch of this boot that takes the ring's first k events, or the
@@ -306,16 +321,11 @@ class Node:
         the last one sent: an older bound stays true (every later event is stamped after
         the clock read it was taken at)."""
         wm = self.clock.now()  # first: a handler that runs after this stamps a later time
-        for b in self._beams:
-            p = b.pending_since()
-            if p is not None and p < wm:
-                wm = p
-        for r in self._rails:
-            p = r.pending_since()
-            if p is not None and p < wm:
-                wm = p
-        if self._strike is not None:
-            p = self._strike.pending_since()
+        chans = self._channels()
+        if self._colour is not None:  # a ball under the station: its read is stamped then
+            chans.append(self._colour)
+        for o in chans:
+            p = o.pending_since()
             if p is not None and p < wm:
                 wm = p
         r = self.ring
@@ -376,6 +386,9 @@ class Node:
             e["n"] = val if val > 0 else 1
         elif kind == K_CUE:
             pass
+        elif kind == K_BALL:
+            e["ball"] = ch
+            e["conf"] = val
         else:  # drop, jam
             if ch == CH_CUE:
                 # a jammed cue input: SPEC `jam` names a pocket, and there is none (counted
@@ -743,6 +756,11 @@ class Node:
         c["glitches"] = gl
         c["rail_below"] = below
         c["rail_suppressed"] = sup
+        st = self._colour
+        if st is not None:  # the colour station (rbnode.colour): reads, failed reads, long passes
+            c["colour_reads"] = st.reads
+            c["colour_errors"] = st.errors
+            c["colour_long"] = st.long
         c["dropped_ram"] = self.ring.dropped
         if self.spill is not None:
             c["dropped_spill"] = self.spill.dropped
@@ -782,6 +800,8 @@ class Node:
         caps.append("spill")
         if self._strike is not None:
             caps.append("strike")
+        if self._colour is not None:
+            caps.append("colour")
         caps.append("wm")
         if self.trust.required:
             caps.append("signed")  # takes only updates and configs the venue key signed

@@ -36,7 +36,8 @@ K_RAIL = 3
 K_JAM = 4
 K_LOST = 5
 K_STRIKE = 6
-KIND_NAMES = (None, "drop", "cue", "rail", "jam", "lost", "strike")
+K_BALL = 7  # a colour-station read: ch = the ball's number, val = the confidence
+KIND_NAMES = (None, "drop", "cue", "rail", "jam", "lost", "strike", "ball")
 
 RAIL = 0x40  # channel-code flag: rail channel (ch = RAIL | rail_index)
 CH_CUE = 0x20  # channel code of the cue-ball detector (a beam without a pocket)

@@ -37,6 +37,10 @@ _CAUSES = {
 }
 
 _PCNT_MOD = 32000
+_MUX = 0x70  # TCA9548A I2C multiplexer (the TCS34725's address is fixed)
+_TCS = 0x29  # TCS34725
+_CMD = 0x80  # TCS34725 command bit
+_AUTO = 0x20  # ... with register auto-increment
 
 
 class Chip:
@@ -126,6 +130,7 @@ class Esp32Hardware(hal.Hardware):
         self.setup = st
         self.pinmap_id = st["id"]
         self.BEAM_BLOCKED = st["blocked"]
+        self._colour = self._colour_setup()
         self._nvs = esp32.NVS(st["nvs_ns"])
         P = machine.Pin
         pulls = {"up": P.PULL_UP, "down": P.PULL_DOWN}
@@ -181,6 +186,49 @@ class Esp32Hardware(hal.Hardware):
             return True
         except RuntimeError:  # "schedule queue full"
             return False
+
+    # --- the colour station (hardware/colour.md): TCS34725s behind a TCA9548A mux ---
+    def _colour_setup(self):
+        """The station from the pin map's `colour` ({"sda", "scl", "gate", "sensors"}), or
+        None. Each sensor: power on, RGBC enabled, 2.4 ms integration, gain 4x."""
+        c = self.pinmap.get("colour")
+        if not c:
+            return None
+        P = machine.Pin
+        i2c = machine.I2C(0, sda=P(c["sda"]), scl=P(c["scl"]), freq=400000)
+        gate = P(c["gate"], P.IN)
+        sel = bytearray(1)
+        for i in range(c["sensors"]):
+            sel[0] = 1 << i
+            try:
+                i2c.writeto(_MUX, sel)
+                i2c.writeto_mem(_TCS, _CMD | 0x01, b"\xff")  # ATIME: 2.4 ms
+                i2c.writeto_mem(_TCS, _CMD | 0x0F, b"\x01")  # gain 4x
+                i2c.writeto_mem(_TCS, _CMD | 0x00, b"\x03")  # PON | AEN
+            except OSError:  # a sensor that does not answer: its reads fail and are counted
+                pass
+        return [i2c, gate, c["sensors"], sel, bytearray(8)]
+
+    def colour_sensors(self):
+        st = self._colour
+        return 0 if st is None else st[2]
+
+    def colour_gate(self):
+        st = self._colour
+        return 0 if st is None else st[1].value() == self.BEAM_BLOCKED
+
+    def colour_read(self, i, buf):
+        st = self._colour
+        if st is None:
+            raise OSError("no colour station")
+        i2c, sel, raw = st[0], st[3], st[4]
+        sel[0] = 1 << i
+        i2c.writeto(_MUX, sel)
+        i2c.readfrom_mem_into(_TCS, _CMD | _AUTO | 0x14, raw)  # C, R, G, B: 16 bits each
+        buf[3] = raw[0] | raw[1] << 8
+        buf[0] = raw[2] | raw[3] << 8
+        buf[1] = raw[4] | raw[5] << 8
+        buf[2] = raw[6] | raw[7] << 8
 
     def channels(self, kind):
         return len(self._pins[kind])

@@ -23,6 +23,10 @@ Interface (stable; documented in docs/firmware-sensing.md §HAL):
          has_adc(kind, ch) -> bool: the input has an amplitude pin (every rail does; a
                  strike input may be comparator-only)
          BEAM_BLOCKED: pin level that means "beam interrupted" (1 for the default front end)
+  colour colour_sensors() -> int: the colour station's sensors (hardware/colour.md; 0: none)
+         colour_read(i, buf) fills buf[0..3] with sensor i's latest R, G, B, C counts;
+                 OSError when it does not answer (unplugged, bus stuck). Task code only
+         colour_gate() -> 1 while a ball blocks the station's presence gate, else 0
   store  nvs_get(key, default=None) -> int | default; nvs_set(key, int) (committed)
          fs_root() -> writable directory path (littlefs "/" on the device)
          storage() -> the flash file system as rbnode.hw.storage.FileStorage on fs_root()
@@ -191,6 +195,15 @@ class Hardware:
 
     def has_adc(self, kind, ch):
         return kind == "rail"
+
+    def colour_sensors(self):
+        return 0
+
+    def colour_read(self, i, buf):
+        raise OSError("no colour station")
+
+    def colour_gate(self):
+        return 0
 
     def nvs_get(self, key, default=None):
         raise NotImplementedError

@@ -27,6 +27,10 @@ Interface (stable; beyond rbnode.hw.hal.Hardware):
     .schedule_rail(ch, at_us, amp, width_us=3000)   comparator pulse + peak-hold amplitude
     .schedule_strike(ch, at_us, amp, width_us=3000, kind="strike")   the same on the strike
                             sensor's input (kind "rail" when it sits on a rail input)
+    .schedule_balls(at_us, balls, touching=(), rgb=None)   balls rolling past the colour
+                            station (colour=N sensors; rbnode.hw.simcolour); .colour_unplugged
+                            makes every read raise OSError, .colour_ambient/.colour_noise
+                            tune the light
     .schedule_random(start_us, end_us, drops=0, rails=0, min_gap_us=60000) -> truth list
     .truth                  list of (kind, ch, at_us, dur_or_amp) scheduled so far
     .irq_overflow           soft-IRQ queue overflows (edges whose handler never ran)
@@ -392,7 +396,7 @@ class SimHardware(hal.Hardware):
                  irq_delay_us=30, irq_jitter_us=0, queue_depth=8, rail_tau_us=0,
                  fs_root=None, reset_cause="power", counter_modulus=32000, strike=1,
                  strike_adc=True, aps=None, names=None, serial=None, dead=None,
-                 chip=None):
+                 chip=None, colour=0):
         self._serial = None if serial is None else SimSerial(serial)
         self.aps = aps
         self.names = names
@@ -448,6 +452,11 @@ class SimHardware(hal.Hardware):
         self.reset_hook = None
         self.led = []
         self._storage = None
+        self._colour = colour  # the colour station's sensors (0: none)
+        self._passes = []  # [start_us, end_us, ball, [per reading: [refl per sensor]]]
+        self.colour_unplugged = False
+        self.colour_ambient = 40.0
+        self.colour_noise = 1.0
 
     # --- randomness (xorshift32; identical in CPython and MicroPython) ---
     def rand32(self):
@@ -628,6 +637,60 @@ class SimHardware(hal.Hardware):
         return out
 
     # --- inputs ---
+    # --- the colour station (rbnode.hw.simcolour: ball colours, views, ambient, noise) ---
+    def _rnd(self):
+        return self.rand32() / 4294967296.0
+
+    def schedule_balls(self, at_us, balls, touching=(), rgb=None, speed=(300.0, 900.0)):
+        """`balls` roll past the colour station one after another from `at_us`: each
+        reaches it after the one before has cleared the gate (`touching`: indices of balls
+        with no space before them). -> [(start_us, ball)] of the passes."""
+        from rbnode.hw import simcolour as sc
+        out = []
+        t = at_us
+        if self._passes and t < self._passes[-1][1]:
+            t = self._passes[-1][1] + sc.SAMPLE_US
+        for i in range(len(balls)):
+            v = speed[0] + (speed[1] - speed[0]) * self._rnd()
+            seq = sc.ball_pass(balls[i], v, self._rnd, rgb=rgb or sc.GROUP_RGB)
+            end = t + seq[-1][0] + sc.SAMPLE_US
+            self._passes.append([t, end, balls[i], [x[1] for x in seq]])
+            self.truth.append(("ball", 0, t, balls[i]))
+            out.append((t, balls[i]))
+            t = end + sc.gap_us(v, (i + 1) in touching)
+        return out
+
+    def _pass_now(self):
+        now = self.now_us
+        ps = self._passes
+        while ps and ps[0][1] <= now:
+            ps.pop(0)
+        if ps and ps[0][0] <= now:
+            return ps[0]
+        return None
+
+    def colour_sensors(self):
+        return self._colour
+
+    def colour_gate(self):
+        return 1 if self._pass_now() is not None else 0
+
+    def colour_read(self, i, buf):
+        from rbnode.hw import simcolour as sc
+        if self.colour_unplugged:
+            raise OSError("colour sensor %d: no ACK" % i)
+        p = self._pass_now()
+        refl = None
+        if p is not None:
+            k = (self.now_us - p[0]) // sc.SAMPLE_US
+            if k < len(p[3]):
+                refl = p[3][k][i]
+        c = sc.counts(refl, self.colour_ambient, self.now_us, self._rnd, self.colour_noise)
+        buf[0] = c[0]
+        buf[1] = c[1]
+        buf[2] = c[2]
+        buf[3] = c[3]
+
     def channels(self, kind):
         return len(self._pins[kind])
 

@@ -1,0 +1,198 @@
+"""Ball identity in the ball return (hardware/colour.md): three colour sensors and a
+presence gate read every ball that rolls past; each pass becomes one `ball` event (the
+ball's number 0-15 and a confidence 0-100, protocol/SPEC.md).
+
+Each reading of each sensor, taken while the gate is blocked, has the ambient light
+measured while the gate was clear taken off and is matched to the nearest mixture of white
+with one of the eight colours of a pool ball (1 yellow, 2 blue, 3 red, 4 purple, 5
+orange, 6 green, 7 maroon, 8 black): a reading's spot often covers a stripe's edge or a
+number circle. A pass sums each colour's votes and the readings' white shares, and when
+the gate opens:
+
+- white on CUE_WHITE of it or more: the cue ball (0);
+- otherwise the colour with the most votes is the group; black is the 8;
+- white above STRIPE_WHITE: the stripe of that colour (9-15), else the solid (a solid's
+  number circles show less white than a stripe's caps from three views; hardware/
+  colour.md "Simulated separation");
+- the confidence is the lowest of how pure the group's votes are (two balls in one pass,
+  a read at the edge of the view) and how far the white share is from the thresholds.
+
+Task code only (a poll every SAMPLE_US from the node's loop; its floats are task-code
+allocations, no IRQ handler is involved). `classify` and `nearest` are pure, shared with
+the simulators (rbnode.hw.simcolour, host/railbird/sim, tools/sensing_corpus).
+"""
+
+
+GROUPS = 9  # surface colours: 0 white, 1..7 the colours, 8 black
+# Nominal reflectance of each surface colour in the sensor's R, G, B channels (linear,
+# 0..1): the calibration's starting point (`railbird calibrate` learns each table's).
+NOMINAL_RGB = (
+    (0.80, 0.80, 0.78),
+    (0.85, 0.55, 0.03),
+    (0.03, 0.10, 0.40),
+    (0.60, 0.04, 0.05),
+    (0.14, 0.05, 0.22),
+    (0.85, 0.22, 0.02),
+    (0.03, 0.25, 0.10),
+    (0.20, 0.03, 0.03),
+    (0.04, 0.04, 0.04),
+)
+STRIPE_WHITE = 0.22  # mean white share above which the ball is the stripe
+STRIPE_BAND = 0.06  # confidence 100 this far from STRIPE_WHITE, 0 at it
+CUE_WHITE = 0.85  # mean white share above which the ball is the cue ball
+PURE = 0.85  # group share of the votes at which its confidence is 100 (50 %: 0)
+MIN_READS = 6  # fewer readings in a pass: confidence 0 (a ball at the edge, a glitch)
+DARK = 0.025  # brightness (of white's) below which a reading sees no ball
+MIXED = 0.8  # a reading whiter than this does not vote for a colour
+SAMPLE_US = 2400  # the sensors' integration time (TCS34725, ATIME 0xFF)
+MAX_PASS_US = 400_000  # a ball takes 50-200 ms: longer is a ball held or two merged
+
+
+def reference(rgb=NOMINAL_RGB, white_counts=700):
+    """The classifier's table: each colour's (R, G, B) in counts, from reflectances and the
+    counts a reflectance of 1 gives (the LED, the gain)."""
+    return [(c[0] * white_counts, c[1] * white_counts, c[2] * white_counts) for c in rgb]
+
+
+def nearest(ref, r, g, b):
+    """(colour 1..8, white share 0..1) of one reading (ambient taken off): the colour whose
+    mixture with white is nearest (a reading's spot may cover a stripe's edge or a number
+    circle), and how much white that mixture holds; (-1, 0.0) when the reading holds too
+    little light to be a ball (the view beside the ball: the far wall's black felt, DARK
+    of white's brightness; the 8 ball gives about twice that)."""
+    w = ref[0]
+    if r + g + b <= DARK * (w[0] + w[1] + w[2]):
+        return -1, 0.0
+    best = -1
+    best_e = 0.0
+    best_a = 0.0
+    for k in range(1, GROUPS):
+        c = ref[k]
+        d0 = w[0] - c[0]
+        d1 = w[1] - c[1]
+        d2 = w[2] - c[2]
+        v0 = r - c[0]
+        v1 = g - c[1]
+        v2 = b - c[2]
+        a = (v0 * d0 + v1 * d1 + v2 * d2) / (d0 * d0 + d1 * d1 + d2 * d2)
+        if a < 0.0:
+            a = 0.0
+        elif a > 1.0:
+            a = 1.0
+        e0 = v0 - a * d0
+        e1 = v1 - a * d1
+        e2 = v2 - a * d2
+        # relative error: a dark colour's readings are as telling as a bright one's
+        m = c[0] + c[1] + c[2] + a * (d0 + d1 + d2) + 30.0
+        e = (e0 * e0 + e1 * e1 + e2 * e2) / (m * m)
+        if best < 0 or e < best_e:
+            best = k
+            best_e = e
+            best_a = a
+    return best, best_a
+
+
+def classify(votes, white, n):
+    """(ball 0..15, confidence 0..100) from a pass: `votes` per colour (GROUPS long, index
+    0 unused: each reading's vote, 1 - its white share, for its colour), `white` the sum
+    of the readings' white shares and `n` the number of readings."""
+    if n < MIN_READS:
+        return 0, 0
+    wf = white / n
+    if wf >= CUE_WHITE:
+        return 0, int(100 * min(1.0, (wf - CUE_WHITE) / (1.0 - CUE_WHITE) * 2))
+    g = 1
+    total = 0.0
+    for k in range(1, GROUPS):
+        total += votes[k]
+        if votes[k] > votes[g]:
+            g = k
+    share = votes[g] / total if total > 0 else 0.0
+    pure = 1.0 if share >= PURE else max(0.0, (share - 0.5) / (PURE - 0.5))
+    cue = min(1.0, (CUE_WHITE - wf) / STRIPE_BAND)
+    if g == 8:
+        return 8, int(100 * min(pure, cue))
+    stripe = wf >= STRIPE_WHITE
+    margin = min(1.0, abs(wf - STRIPE_WHITE) / STRIPE_BAND, cue)
+    return (g + 8 if stripe else g), int(100 * min(pure, margin))
+
+
+class ColourStation:
+    """The colour station's driver. `hw` gives colour_sensors(), colour_read(i, buf) and
+    colour_gate() (rbnode.hw.hal); `emit(t_us, ball, conf)` is called in task code when a
+    pass ends, with `t_us` the node time the gate closed. poll(now_us) every SAMPLE_US."""
+
+    def __init__(self, hw, emit, rgb=None, white_counts=700):
+        self.hw = hw
+        self.emit = emit
+        self.sensors = hw.colour_sensors()
+        self.ref = reference(rgb or NOMINAL_RGB, white_counts)
+        self.votes = [0.0] * GROUPS
+        self.white = 0.0
+        self.n = 0
+        self.start = None
+        self.buf = [0, 0, 0, 0]
+        # ambient (R, G, B) per sensor, fixed point x16, tracked while the gate is clear
+        self.amb = [0] * (3 * self.sensors)
+        self.reads = 0  # passes reported
+        self.errors = 0  # sensor reads that failed (OSError: unplugged, bus stuck)
+        self.long = 0  # passes longer than MAX_PASS_US (reported with confidence 0)
+        self.ok = self.sensors > 0
+
+    def poll(self, now_us):
+        hw = self.hw
+        buf = self.buf
+        amb = self.amb
+        blocked = hw.colour_gate()
+        for i in range(self.sensors):
+            try:
+                hw.colour_read(i, buf)
+            except OSError:
+                self.errors += 1
+                self.ok = False
+                continue
+            self.ok = True
+            j = 3 * i
+            if blocked:
+                r = buf[0] - (amb[j] >> 4)
+                g = buf[1] - (amb[j + 1] >> 4)
+                b = buf[2] - (amb[j + 2] >> 4)
+                k, a = nearest(self.ref, r if r > 0 else 0, g if g > 0 else 0,
+                               b if b > 0 else 0)
+                if k >= 0:
+                    if a < MIXED:
+                        self.votes[k] += 1.0 - a
+                    self.white += a
+                    self.n += 1
+            else:
+                # exponential average over ~16 readings: flicker averages out
+                amb[j] += buf[0] - (amb[j] >> 4)
+                amb[j + 1] += buf[1] - (amb[j + 1] >> 4)
+                amb[j + 2] += buf[2] - (amb[j + 2] >> 4)
+        if blocked:
+            if self.start is None:
+                self.start = now_us
+        elif self.start is not None:
+            self._end(now_us)
+
+    def pending_since(self):
+        """The node time the gate closed on the ball under the station (its read will be
+        stamped then), or None: for the batch watermark."""
+        return self.start
+
+    def _end(self, now_us):
+        if self.n == 0:  # the gate saw a ball no sensor read (unplugged): nothing to report
+            self.start = None
+            return
+        ball, conf = classify(self.votes, self.white, self.n)
+        if now_us - self.start > MAX_PASS_US:
+            self.long += 1
+            conf = 0
+        t = self.start
+        self.start = None
+        self.n = 0
+        self.white = 0.0
+        for k in range(GROUPS):
+            self.votes[k] = 0.0
+        self.reads += 1
+        self.emit(t, ball, conf)
