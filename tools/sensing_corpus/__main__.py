@@ -148,6 +148,7 @@ def main(argv=None) -> int:
         ("strike-knocks", knocked, True, None, ""),
         ("strike-none-missed", sensed_all, True, None, ""),
         ("strike-all-missed", all_missed, True, None, ""),
+        ("strike-colour", stream.with_reads(events, args.seed), True, cal, ""),
     ):
         lines = stream.assemble_input(evs, args.seed, strike=strike)
         shots, took = run_assemble(lines, work, name, calibrated, extra)
@@ -243,6 +244,13 @@ def main(argv=None) -> int:
         f"of the shots with a sensed event {pct(m['segmentation_seen'])} "
         f"(split / merged {m['segmentation_split']} / {m['segmentation_merged']}), "
         f"breaks wrong and unflagged {m['breaks_wrong_unflagged']}"
+    )
+    b = results["strike-colour"]
+    print(
+        f"{'ball identity (colour station, calibrated):':44}ball number exact "
+        f"{pct(b['ball_exact'])} of {b['balls_pocketed']} pocketed balls (target >= 99 %), "
+        f"presumed {b['ball_presumed_n']}, wrong {b['ball_wrong_n']}; without it "
+        f"{pct(c['ball_exact'])} (the cue ball only); segmentation {pct(b['segmentation'])}"
     )
     print(f"break rulings ({s['breaks']} breaks, {s['breaks_illegal']} illegal in truth):")
     line("  wrong and unflagged", "breaks_wrong_unflagged", fmt=str, target="(target 0)")

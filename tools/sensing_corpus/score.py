@@ -15,6 +15,9 @@ Figures (docs/performance.md, "Sensing accuracy"):
   same pockets, with the cue ball in the same pocket (a cue event with no drop is a miss);
 - scratch: the truth's scratch (the cue ball pocketed) equals the sensed one (a drop paired
   with the cue detector, or a cue event with no drop);
+- ball number exact: of the truly pocketed balls, those the shot names right (the number
+  in its pocket, from the colour station's reads, or the cue ball from the cue detector);
+  the others are presumed (no number) or wrong;
 - break rulings: each break is ruled twice on a fresh game of its kind (10-ball, 14.1)
   right after the lag: once from the assembled shot through `shot_input`, as the daemon
   does, once from the true facts. Wrong = legal where the truth is a foul or the other way
@@ -128,6 +131,26 @@ def rule_truth(kind: str, truth: dict) -> dict:
     return _break_outcome(res)
 
 
+def ball_identity(truth: dict, shot: dict | None) -> Counter:
+    """Ball identity on one shot: of its truly pocketed balls, how many the assembled shot
+    names right (the same number in the same pocket), how many it leaves presumed (no
+    number: the rules presume one) and how many it names wrong."""
+    want = Counter(truth["pocketed"])
+    named = Counter()
+    presumed = 0
+    for p in shot["pocketed"] if shot is not None else ():
+        if p.get("ball") is None:
+            presumed += 1
+        else:
+            named[(p["ball"], p["pocket"])] += 1
+    exact = sum((want & named).values())
+    pocketed = sum(want.values())
+    presumed = min(presumed, pocketed - exact)
+    return Counter(
+        pocketed=pocketed, exact=exact, presumed=presumed, wrong=pocketed - exact - presumed
+    )
+
+
 def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = True) -> dict:
     """Figures of one variant. `events`: {table: [event with `shot` and `t`]} as sent
     (strike events are dropped here when `strike` is off); `shots`: the assembled shots."""
@@ -151,6 +174,7 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
             if j is not None:
                 holds.setdefault((tid, j), Counter())[e["shot"]] += 1
     n = len(truth)
+    balls = Counter()  # ball identity: pocketed, named right, presumed, named wrong
     seg_ok = start_ok = pocket_ok = scratch_ok = 0
     split = merged = 0  # truth shots in more than one assembled shot; sharing one
     scratches = scratches_seen = invisible = 0
@@ -180,6 +204,7 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
             scratches += 1
             scratches_seen += sens_scratch
         rows.append({"shot": i, "kind": tr["kind"], "seg": seg, "pocketed": pk})
+        balls.update(ball_identity(tr, shot))
         if tr["kind"] in GAMES:
             ruled = rule_break(tr["kind"], shot)
             want = rule_truth(tr["kind"], tr)
@@ -240,6 +265,11 @@ def score(truth: list[dict], events: dict, shots: list[dict], strike: bool = Tru
         "scratch_n": scratch_ok,
         "scratches": scratches,
         "scratches_seen": scratches_seen,
+        "balls_pocketed": balls["pocketed"],
+        "ball_exact": balls["exact"] / balls["pocketed"] if balls["pocketed"] else 0.0,
+        "ball_exact_n": balls["exact"],
+        "ball_presumed_n": balls["presumed"],
+        "ball_wrong_n": balls["wrong"],
         "breaks": len(breaks),
         "breaks_illegal": sum(1 for b in breaks if b["truth_legal"] is False),
         "breaks_wrong_unflagged": wrong_unflagged,

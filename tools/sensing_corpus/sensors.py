@@ -161,3 +161,78 @@ def sense(trace: dict, t0_us: int, hw: dict, rng: random.Random, table: str) -> 
                 tc = td + round(ret * 1000)
                 out.append({"t": tc, "kind": "cue", "ready": tc + 30_000})
     return out
+
+
+# -- ball identity (hardware/colour.md) --------------------------------------------------
+# The colour station sits on the return just past the cue-ball detector: every pocketed ball
+# rolls past it, the cue ball STATION_AFTER_CUE_MS after its detector, the others after the
+# same pocket's return delay (the return is one track), each ball with its own spread.
+STATION_AFTER_CUE_MS = 40
+RETURN_SPREAD = 0.04
+BALL_PASS_US = 150_000  # a ball at the slowest return speed clears the gate in this
+
+
+def _firmware():
+    """rbnode (the node firmware's colour driver and its simulated station) importable."""
+    import sys
+    from pathlib import Path
+
+    fw = str(Path(__file__).resolve().parents[2] / "firmware")
+    if fw not in sys.path:
+        sys.path.insert(0, fw)
+    from rbnode.hw import simcolour
+
+    return simcolour
+
+
+def colour_reads(evs: list[dict], hw: dict, rng: random.Random, rgb) -> list[dict]:
+    """The colour station's `ball` events for one table's events (drops with their true
+    `ball`, cue events): each pocketed ball reaches the station after its return delay,
+    queues behind a ball still in the gate (touching it), and the firmware's driver reads it
+    from the simulated sensors (rbnode.hw.simcolour.read_balls: this table's ball colours
+    `rgb`, ambient light, noise). Each read keeps `true_ball` and the drop's `shot`."""
+    sc = _firmware()
+    cue_t = sorted(e["t"] for e in evs if e["kind"] == "cue")
+    arrivals = []
+    for e in evs:
+        if e["kind"] != "drop":
+            continue
+        if e["ball"] == 0:
+            later = [t for t in cue_t if t >= e["t"]]
+            t = (later[0] if later else e["t"]) + STATION_AFTER_CUE_MS * 1000
+        else:
+            ret = hw["return_ms"][e["pocket"]] * (1 + rng.uniform(-RETURN_SPREAD, RETURN_SPREAD))
+            t = e["t"] + round(ret * 1000)
+        arrivals.append((t, e["ball"], e["shot"]))
+    arrivals.sort()
+    out: list[dict] = []
+    free = 0  # when the gate is clear of the ball before
+    group: list[tuple[int, int, int]] = []
+
+    def read(group):
+        balls = [b for _, b, _ in group]
+        got = sc.read_balls(balls, rng.random, rgb=rgb, touching=set(range(1, len(group))))
+        for (t, b, shot), (_, ball, conf) in zip(group, got, strict=False):
+            out.append(
+                {"t": t, "kind": "ball", "ball": ball, "conf": conf, "ready": t + BALL_PASS_US,
+                 "true_ball": b, "shot": shot}
+            )  # fmt: skip
+
+    for t, b, shot in arrivals:
+        if t < free and group:
+            t = free  # behind the ball in the gate: touching it
+            group.append((t, b, shot))
+        else:
+            if group:
+                read(group)
+            group = [(t, b, shot)]
+        free = t + BALL_PASS_US // 2
+    if group:
+        read(group)
+    return out
+
+
+def table_colours(seed: int, table: str):
+    """One corpus table's ball set and light, as `railbird calibrate` learns them."""
+    sc = _firmware()
+    return sc.table_colours(random.Random(f"colours-{seed}-{table}").random)

@@ -15,7 +15,7 @@ import random
 
 from rbproto import codec
 
-from .sensors import sense, table_hardware, truth_of
+from .sensors import colour_reads, sense, table_colours, table_hardware, truth_of
 
 VENUE = "corpus"
 TABLE_IDS = {"7ft": "t7", "8ft": "t8", "9ft": "t9"}
@@ -94,6 +94,20 @@ def timelines(traces: list[dict], seed: int) -> tuple[dict, list[dict]]:
             gap += rng.uniform(3.0, 8.0)  # fetch the cue ball from the return, place it
         now[size] = last + round(gap * 1e6)
     return events, truth
+
+
+def with_reads(events: dict, seed: int) -> dict:
+    """`events` plus the colour station's `ball` reads of every pocketed ball (sensors.
+    colour_reads), each table with its own ball colours and return delays. The next stroke
+    is not held for them (players do not wait for the object balls in the return), so a
+    late read can fall into the next shot."""
+    out = {}
+    for size, tid in TABLE_IDS.items():
+        evs = events.get(tid, [])
+        rng = random.Random(f"colour-{seed}-{tid}")
+        reads = colour_reads(evs, table_hardware(seed, size), rng, table_colours(seed, size))
+        out[tid] = list(evs) + reads
+    return out
 
 
 def with_knocks(events: dict, seed: int, per_hour: float) -> dict:
@@ -181,6 +195,8 @@ def node_messages(tid: str, evs: list[dict], seed: int, strike: bool = True) -> 
             for k in ("pocket", "rail", "amp", "dur"):
                 if k in e:
                     item[k] = e[k]
+            if e["kind"] == "ball":  # elsewhere `ball` is the truth, never sent
+                item.update(ball=e["ball"], conf=e["conf"])
             items.append(item)
             seq += 1
         rx = max(rx_prev, send + rng.randint(2_000, 10_000))
