@@ -59,15 +59,20 @@ SIM_CUE_RETURN_MS = {"HL": 600, "HR": 600, "SL": 500, "SR": 500, "FL": 400, "FR"
 @dataclass(frozen=True)
 class Edge:
     """One sensor stimulus: `kind` rail (value = amplitude 0-4095), drop (value = beam
-    blocked time µs) or cue (cue-ball detector, value = blocked time µs)."""
+    blocked time µs), cue (cue-ball detector, value = blocked time µs) or ball (the colour
+    station's read, hardware/colour.md: value = the number read, `conf` its confidence)."""
 
     t_us: int
     kind: str
     where: str | None
     value: int
+    conf: int = 0
 
     def as_dict(self) -> dict:
-        return {"t_us": self.t_us, "kind": self.kind, "where": self.where, "value": self.value}
+        d = {"t_us": self.t_us, "kind": self.kind, "where": self.where, "value": self.value}
+        if self.kind == "ball":
+            d["conf"] = self.conf
+        return d
 
 
 @dataclass
@@ -113,13 +118,14 @@ class ShotPlan:
         return d
 
 
-def referee_facts(plan: ShotPlan) -> dict:
+def referee_facts(plan: ShotPlan, colour: bool = False) -> dict:
     """The facts a referee enters for this shot, as the fields of a `confirm` input
     (protocol/REFEREE.md §3a): the identity of every ball that dropped (object balls in drop
-    order, then the cue ball) whenever an object ball dropped, plus the plan's unsensed
-    facts. Empty when there is nothing the sensors did not see."""
+    order, then the cue ball) whenever an object ball dropped (not with a colour station:
+    `colour`), plus the plan's unsensed facts. Empty when there is nothing the sensors did
+    not see."""
     facts: dict = {}
-    if plan.pots:
+    if plan.pots and not colour:  # with a colour station the sensors name the balls
         pocketed = [{"ball": b, "pocket": p} for b, p in plan.pots]
         if plan.scratch:
             pocketed.append({"ball": 0, "pocket": plan.scratch})
@@ -151,10 +157,14 @@ def _drop_dur(rng: random.Random, power: float) -> int:
     return int(57_150 / speed)
 
 
-def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_US) -> list:
+def edges(
+    plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_US, colour: bool = False
+) -> list:
     """The sensor edges of `plan`, sorted by time (µs from the cue strike). A break hits
     every rail several times: the host's rail-cluster estimate of object balls to a rail
-    often exceeds the balls on the table, and the host bounds it (docs/shots.md)."""
+    often exceeds the balls on the table, and the host bounds it (docs/shots.md). With
+    `colour`, the colour station reads every pocketed ball after its pocket's return delay
+    (±5 %), through the node's own driver on the simulated station (`colour_read`)."""
     out: list[Edge] = []
     p = max(0.05, min(1.0, plan.power))
     if plan.kind == "break":
@@ -220,7 +230,28 @@ def edges(plan: ShotPlan, rng: random.Random, max_gap_us: int = DEFAULT_MAX_GAP_
         expect = SIM_CUE_RETURN_MS[plan.scratch] * 1000
         delay = rng.randint(expect * 19 // 20, expect * 21 // 20)
         out.append(Edge(t + delay, "cue", None, rng.randint(30_000, 60_000)))
+        if colour:
+            out.append(colour_read(t + delay + 40_000, 0, rng))
+    if colour:
+        drops = [e for e in out if e.kind == "drop"]
+        for (ball, _pocket), d in zip(plan.pots, drops, strict=False):
+            expect = SIM_CUE_RETURN_MS[d.where or "FL"] * 1000
+            at = d.t_us + rng.randint(expect * 19 // 20, expect * 21 // 20)
+            out.append(colour_read(at, ball, rng))
     return _tidy(out, max_gap_us)
+
+
+def colour_read(t_us: int, ball: int, rng: random.Random) -> Edge:
+    """The colour station's read of `ball` reaching it at `t_us`: the firmware's driver
+    (rbnode.colour) on the simulated station (rbnode.hw.simcolour: random orientation,
+    speed, ambient light, noise)."""
+    from .table import firmware_path
+
+    firmware_path()
+    from rbnode.hw import simcolour
+
+    ((_, number, conf),) = simcolour.read_balls([ball], rng.random)
+    return Edge(t_us, "ball", None, number, conf)
 
 
 def _tidy(out: list, max_gap_us: int) -> list:
@@ -239,7 +270,9 @@ def _tidy(out: list, max_gap_us: int) -> list:
                 if abs(rel - BREAK_WINDOW_US) < WINDOW_GUARD_US:
                     # just before the window's edge instead (earlier never widens a gap
                     # before it)
-                    e = Edge(t0 + BREAK_WINDOW_US - WINDOW_GUARD_US, e.kind, e.where, e.value)
+                    e = Edge(
+                        t0 + BREAK_WINDOW_US - WINDOW_GUARD_US, e.kind, e.where, e.value, e.conf
+                    )
                 prev = last_rail.get(e.where)
                 if prev is not None and e.t_us - prev < SAME_RAIL_GAP_US:
                     continue
@@ -264,7 +297,7 @@ def _cap_gaps(es: list, cap: int) -> list:
         if prev_t is not None and t - prev_t > cap:
             shift += t - prev_t - cap
             t = prev_t + cap
-        res.append(Edge(t, e.kind, e.where, e.value))
+        res.append(Edge(t, e.kind, e.where, e.value, e.conf))
         prev_t = t
     return res
 
@@ -288,6 +321,10 @@ def sensed_shot(es: list, params=None, table: str = "sim", n: int = 1) -> Shot:
         elif e.kind == "drop":
             evs.append(
                 Event(t=e.t_us, node="sim", boot=1, seq=i, kind="drop", pocket=e.where, dur=e.value)
+            )
+        elif e.kind == "ball":
+            evs.append(
+                Event(t=e.t_us, node="sim", boot=1, seq=i, kind="ball", ball=e.value, conf=e.conf)
             )
         else:
             evs.append(Event(t=e.t_us, node="sim", boot=1, seq=i, kind="cue", dur=e.value))

@@ -141,8 +141,12 @@ class Runner:
         pace: float = 1.0,
         max_gap_us: int = physics.DEFAULT_MAX_GAP_US,
         out=None,
+        colour: bool = False,
     ):
         self.table = table
+        # a colour station reads every pocketed ball (hardware/colour.md): the referee
+        # enters no identities (offline only: the simulated node has no station yet)
+        self.colour = colour
         self.match = match
         self.source = source
         self.rng = random.Random(seed * 7919 + 17)  # edges; the player has its own
@@ -208,14 +212,15 @@ class Runner:
         edges = getattr(turn, "edges", None)
         if turn.plan is not None or edges:
             if edges is None:
-                edges = physics.edges(turn.plan, self.rng, self.max_gap_us)
+                edges = physics.edges(turn.plan, self.rng, self.max_gap_us, self.colour)
             # The host rules the sensed shot in the game state it is played in, with the
             # facts the referee enters while it is in play (a `confirm` with shot facts:
             # ball identities, wrong ball first, a foul the sensors cannot see).
             sensed = physics.sensed_input(
                 edges, self.shot_params, self.lip_policy, self.expect.state
             )
-            facts = physics.referee_facts(turn.plan) if turn.plan is not None else {}
+            plan = turn.plan
+            facts = physics.referee_facts(plan, self.colour) if plan is not None else {}
             shot = with_referee_facts(sensed, facts) if facts else sensed
             ok, err = self.expect.feed(shot)
             if not ok:
@@ -478,6 +483,8 @@ class LiveTable(Runner):
                 elif e.kind == "drop":
                     sn.hw.schedule_drop(sn._ch("pockets", e.where), at, e.value)
                     sn.truth.append((sn.node.boot, "drop", e.where, at, e.value))
+                elif e.kind == "ball":
+                    continue  # the simulated node has no colour station (offline only)
                 else:
                     nb = sn.hw.channels("beam")
                     ch = sn.node.cfg["cue_ch"]
