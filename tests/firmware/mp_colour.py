@@ -69,8 +69,18 @@ def t_classify():
 
 def t_node_sends_reads():
     hw = SimHardware(seed=5, colour=3)
-    n = Node(hw, {"venue": "club", "table": "t1", "node": "n1", "sensing": SENSING,
-                  "spill": 0, "broker": {"host": "127.0.0.1", "port": 1}, "wdt": False})
+    n = Node(
+        hw,
+        {
+            "venue": "club",
+            "table": "t1",
+            "node": "n1",
+            "sensing": SENSING,
+            "spill": 0,
+            "broker": {"host": "127.0.0.1", "port": 1},
+            "wdt": False,
+        },
+    )
     check("colour" in n.birth_msg()["caps"], "caps %r" % (n.birth_msg()["caps"],))
     end = hw.now_us + 50000
     while hw.now_us < end:

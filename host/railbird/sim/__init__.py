@@ -3,7 +3,8 @@
 `railbird.core`, `railbird.daemon`, `railbird.rules`, `rbproto`, paho-mqtt and the node
 firmware `rbnode`, which it finds in the checkout's firmware/ folder.
 
-- `physics`: shot plans -> timed sensor edges (rail hits, pocket drops, cue-ball detector);
+- `physics`: shot plans -> timed sensor edges (rail hits, pocket drops, cue-ball detector,
+  the colour station's reads offline);
 - `player`: the game player, driven by the rules engine's state, deterministic per seed;
 - `scenario`: scripted scenarios from a JSON file (format in docs/demo.md);
 - `table`: the turn loop, live (`LiveTable`: SimNode + MQTT referee console) or offline;

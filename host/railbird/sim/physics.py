@@ -27,7 +27,9 @@ Everything is a pure function of the plan and the `random.Random` passed in.
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rbproto.codec import RAILS
@@ -233,22 +235,36 @@ def edges(
         if colour:
             out.append(colour_read(t + delay + 40_000, 0, rng))
     if colour:
-        drops = [e for e in out if e.kind == "drop"]
-        for (ball, _pocket), d in zip(plan.pots, drops, strict=False):
+        dropped = [e for e in out if e.kind == "drop"]
+        for (ball, _pocket), d in zip(plan.pots, dropped, strict=False):
             expect = SIM_CUE_RETURN_MS[d.where or "FL"] * 1000
             at = d.t_us + rng.randint(expect * 19 // 20, expect * 21 // 20)
             out.append(colour_read(at, ball, rng))
     return _tidy(out, max_gap_us)
 
 
+REPO = Path(__file__).resolve().parents[3]
+
+
+def firmware_path() -> str:
+    """Make the firmware package (rbnode) importable: it lives in the repository's
+    firmware/ directory, next to host/ (the simulator needs a checkout)."""
+    fw = REPO / "firmware"
+    if not (fw / "rbnode").is_dir():
+        raise RuntimeError(
+            f"node firmware not found at {fw}: the simulator runs from a checkout of the repository"
+        )
+    if str(fw) not in sys.path:
+        sys.path.insert(0, str(fw))
+    return str(fw)
+
+
 def colour_read(t_us: int, ball: int, rng: random.Random) -> Edge:
     """The colour station's read of `ball` reaching it at `t_us`: the firmware's driver
     (rbnode.colour) on the simulated station (rbnode.hw.simcolour: random orientation,
     speed, ambient light, noise)."""
-    from .table import firmware_path
-
     firmware_path()
-    from rbnode.hw import simcolour
+    from rbnode.hw import simcolour  # type: ignore[import-not-found]  # firmware/ at run time
 
     ((_, number, conf),) = simcolour.read_balls([ball], rng.random)
     return Edge(t_us, "ball", None, number, conf)

@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import random
-import sys
 import threading
 import time
 import uuid
@@ -35,24 +34,10 @@ from pathlib import Path
 from railbird.core.game import with_referee_facts
 
 from . import physics
+from .physics import firmware_path
 from .player import Player, Style
 
 log = logging.getLogger("railbird.sim")
-
-REPO = Path(__file__).resolve().parents[3]
-
-
-def firmware_path() -> str:
-    """Make the firmware package (rbnode) importable: it lives in the repository's
-    firmware/ directory, next to host/ (the simulator needs a checkout)."""
-    fw = REPO / "firmware"
-    if not (fw / "rbnode").is_dir():
-        raise RuntimeError(
-            f"node firmware not found at {fw}: the simulator runs from a checkout of the repository"
-        )
-    if str(fw) not in sys.path:
-        sys.path.insert(0, str(fw))
-    return str(fw)
 
 
 def watch_parent(event: threading.Event, period_s: float = 0.5) -> None:
