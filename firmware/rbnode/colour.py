@@ -54,6 +54,26 @@ def reference(rgb=NOMINAL_RGB, white_counts=700):
     return [(c[0] * white_counts, c[1] * white_counts, c[2] * white_counts) for c in rgb]
 
 
+def learn_colours(readings, white_counts=700):
+    """The table's reflectances (NOMINAL_RGB's shape, for ColourStation(rgb=...)) from
+    calibration readings: {colour 0..8: [(R, G, B) counts, ambient taken off]}, gathered by
+    rolling the cue ball (0), each solid (1-7) and the 8 past the station. The median of each
+    channel: a solid's number circles and a spot at the edge are a minority of its
+    readings. A colour without readings keeps its nominal reflectance."""
+    out = []
+    for k in range(GROUPS):
+        rs = readings.get(k)
+        if not rs:
+            out.append(NOMINAL_RGB[k])
+            continue
+        ch = []
+        for i in range(3):
+            vs = sorted(x[i] for x in rs)
+            ch.append(vs[len(vs) // 2] / white_counts)
+        out.append((ch[0], ch[1], ch[2]))
+    return tuple(out)
+
+
 def nearest(ref, r, g, b):
     """(colour 1..8, white share 0..1) of one reading (ambient taken off): the colour whose
     mixture with white is nearest (a reading's spot may cover a stripe's edge or a number

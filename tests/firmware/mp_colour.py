@@ -111,7 +111,34 @@ def t_node_sends_reads():
     print("PASS node colour events and caps")
 
 
+def t_learn_colours():
+    # a table's balls off the nominal colours: what the station's readings teach
+    from rbnode.colour import learn_colours
+    from rbnode.hw import simcolour as sc
+
+    hw = SimHardware(seed=6)
+    rgb = sc.table_colours(hw._rnd, 0.15)
+    readings = {}
+    for k, ball in enumerate([0, 1, 2, 3, 4, 5, 6, 7, 8]):
+        for _ in range(2):
+            for _t, seen in sc.ball_pass(ball, 600.0, hw._rnd, rgb=rgb):
+                for s in seen:
+                    if s is not None:
+                        c = sc.counts(s, 0.0, 0, hw._rnd)
+                        readings.setdefault(k, []).append((c[0], c[1], c[2]))
+    got = learn_colours(readings)
+    for k in range(9):
+        for i in range(3):
+            err = abs(got[k][i] - rgb[k][i])
+            check(
+                err <= 0.1 * rgb[k][i] + 0.01,
+                "colour %d channel %d: %r vs %r" % (k, i, got[k], rgb[k]),
+            )
+    print("PASS learn colours")
+
+
 t_classify()
+t_learn_colours()
 t_station_reads_a_rack()
 t_node_sends_reads()
 print("ALL OK")

@@ -17,7 +17,12 @@ PATHS = [REPO / "firmware", REPO / "protocol"]
 
 
 def check_output(out: str) -> None:
-    for part in ("PASS classify", "PASS station rack", "PASS node colour events and caps"):
+    for part in (
+        "PASS classify",
+        "PASS learn colours",
+        "PASS station rack",
+        "PASS node colour events and caps",
+    ):
         assert part in out, out
     assert "ALL OK" in out, out
 

@@ -96,6 +96,19 @@ def test_cue_return_delays_pair_each_return_with_its_drop():
     assert cal.cue_return_delays(CUE_STEP_HL, "HL") == []
 
 
+def test_a_colour_station_read_measures_the_return_of_any_ball():
+    # hardware/colour.md: the station is on the same return, so an object ball rolled into
+    # the pocket measures its delay; the cue ball's read after its cue event adds nothing
+    events = [
+        {"t": 1_000_000, "kind": "drop", "pocket": "SR"},
+        {"t": 3_000_000, "kind": "ball", "ball": 5, "conf": 97},
+        {"t": 10_000_000, "kind": "drop", "pocket": "SR"},
+        {"t": 12_050_000, "kind": "cue"},
+        {"t": 12_090_000, "kind": "ball", "ball": 0, "conf": 99},
+    ]
+    assert cal.cue_return_delays(events, "SR") == [2_000_000, 2_050_000]
+
+
 def test_cue_return_is_the_median_per_pocket():
     ms, warns = cal.propose_cue_returns(
         {"HL": [2_840_000, 4_100_000, 2_870_000], "FR": [1_004_000], "SL": []}

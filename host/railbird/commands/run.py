@@ -53,7 +53,9 @@ with --check-config. The full key reference: docs/host.md "Configuration".
             {HL = 2850, HR = 2850, SL = 2000, SR = 2000, FL = 1000, FR = 1000} (the cue
             ball's return delay per pocket; railbird calibrate measures it; a pocket left
             out takes table_size's default), referee = false (true: a referee at the
-            table decides what the sensors cannot; protocol/REFEREE.md §3b)
+            table decides what the sensors cannot; protocol/REFEREE.md §3b),
+            colour_station = false (true: a colour station in the return reads the
+            balls, hardware/colour.md; a drop it missed is warned of)
   [cluster]  nats = ["nats://host:4222", ...], worker = "w1" (both required), user = "",
             password = "" (or env RAILBIRD_NATS_PASSWORD), partitions = 16, lease_s = 5,
             replicas = 3, max_ack_pending = 256: this daemon is one worker of a NATS

@@ -163,4 +163,8 @@ def _ok(name: str, val: object) -> bool:
         return 0 <= val <= 4095
     if name == "dur":
         return 0 <= val <= U64_MAX
+    if name == "ball":
+        return 0 <= val <= 15
+    if name == "conf":
+        return 0 <= val <= 100
     return 1 <= val <= U64_MAX  # n

@@ -158,12 +158,14 @@ def analyse_rail(knocks, probe_rails, noise_by_ch):
 def cue_return_delays(events, pocket, max_us=20_000_000):
     """The cue-ball return delays (µs) in one cue step: each `cue` event paired with the
     latest earlier drop reported as `pocket` (the probe's name for the pocket's beam) that
-    no earlier cue event took. `events` are dicts with t, kind, pocket (one boot)."""
+    no earlier cue event took; a colour station's `ball` read counts as well (it sits on
+    the same return: any ball rolled measures the delay, hardware/colour.md). `events` are
+    dicts with t, kind, pocket (one boot)."""
     delays, last_drop = [], None
     for e in sorted(events, key=lambda e: e["t"]):
         if e["kind"] == "drop" and e.get("pocket") == pocket:
             last_drop = e["t"]
-        elif e["kind"] == "cue" and last_drop is not None:
+        elif e["kind"] in ("cue", "ball") and last_drop is not None:
             if 0 <= e["t"] - last_drop <= max_us:
                 delays.append(e["t"] - last_drop)
             last_drop = None
