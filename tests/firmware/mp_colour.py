@@ -5,6 +5,7 @@
 # the station named in sensing_dead).
 
 import json
+import sys
 
 from rbnode.colour import ColourStation, classify
 from rbnode.hw.sim import SimHardware
@@ -20,6 +21,8 @@ SENSING = {
     "batch_max": 32,
 }
 RACK = [3, 12, 0, 8, 1, 9, 15, 7, 2, 10, 4, 13, 5, 14, 6, 11]
+if sys.implementation.name == "micropython":
+    RACK = RACK[:8]  # the same checks on half a rack: the unix port's floats are slow
 
 
 def check(cond, what):
@@ -39,20 +42,20 @@ def t_station_reads_a_rack():
     got = []
     st = ColourStation(hw, lambda t, b, c: got.append((t, b, c)))
     read_all(hw, st, 50000)  # the ambient settles
-    passes = hw.schedule_balls(hw.now_us + 10000, RACK, touching=(5, 9))
-    read_all(hw, st, 4000000)
-    check(len(got) == 16, "16 reads, got %r" % (got,))
+    passes = hw.schedule_balls(hw.now_us + 10000, RACK, touching=(5, 7))
+    read_all(hw, st, 250000 * len(RACK))
+    check(len(got) == len(RACK), "a read per ball, got %r" % (got,))
     right = 0
-    for i in range(16):
+    for i in range(len(RACK)):
         t0, ball = passes[i]
         t, b, c = got[i]
         check(abs(t - t0) <= 2400, "read at %d, pass at %d" % (t, t0))
         if c >= 60:
             check(b == ball, "ball %d read as %d at %d %%" % (ball, b, c))
             right += 1
-    check(right >= 15, "confident reads %d of 16" % right)
-    check(st.reads == 16 and st.errors == 0 and st.ok, "counters")
-    print("PASS station rack %d of 16 confident" % right)
+    check(right >= len(RACK) - 1, "confident reads %d of %d" % (right, len(RACK)))
+    check(st.reads == len(RACK) and st.errors == 0 and st.ok, "counters")
+    print("PASS station rack %d of %d confident" % (right, len(RACK)))
 
 
 def t_classify():
