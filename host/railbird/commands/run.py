@@ -54,8 +54,8 @@ with --check-config. The full key reference: docs/host.md "Configuration".
             ball's return delay per pocket; railbird calibrate measures it; a pocket left
             out takes table_size's default), referee = false (true: a referee at the
             table decides what the sensors cannot; protocol/REFEREE.md §3b),
-            colour_station = false (true: a colour station in the return reads the
-            balls, hardware/colour.md; a drop it missed is warned of)
+            sensors = [] (the optional sensors: "strike", "colour" for a colour station
+            in the return, hardware/colour.md; a silent one is warned of)
   [cluster]  nats = ["nats://host:4222", ...], worker = "w1" (both required), user = "",
             password = "" (or env RAILBIRD_NATS_PASSWORD), partitions = 16, lease_s = 5,
             replicas = 3, max_ack_pending = 256: this daemon is one worker of a NATS

@@ -59,8 +59,8 @@ Example (every key optional except where noted):
                                    # node for one table only)
     referee = false                # true: a referee is at the table, a ruling the sensors
                                    # cannot decide waits for him (protocol/REFEREE.md §3b)
-    colour_station = false         # true: a colour station reads the balls in the return
-                                   # (hardware/colour.md; a drop it missed is warned of)
+    sensors = ["strike", "colour"] # the optional sensors it has: a strike sensor, a colour
+                                   # station in the return (hardware/colour.md)
     table_size = "9ft"             # 7ft, 8ft, 9ft: the default cue-ball return delays
     cue_return_ms = {HL = 2850, HR = 2850, SL = 2000, SR = 2000, FL = 1000, FR = 1000}
                                    # measured by `railbird calibrate` (docs/shots.md)
@@ -160,7 +160,6 @@ class TableConfig:
     # the optional sensors the table has (core/health.py `optional`: "strike"), so a
     # silent one is suspect before it ever fires (docs/shots.md "Sensor health")
     sensors: list = field(default_factory=list)
-    colour_station: bool = False  # a colour station reads the balls (hardware/colour.md)
 
     def shot_params(self, shots: ShotParams) -> ShotParams:
         """The `[shots]` parameters with this table's expected cue-ball return delays and
@@ -169,7 +168,7 @@ class TableConfig:
             shots,
             cue_return_us=cue_return_us(self.table_size, self.cue_return_ms),
             table_mm=TABLE_MM[self.table_size],
-            colour_station=self.colour_station,
+            colour_station="colour" in self.sensors,  # hardware/colour.md
         )
 
     def match(self) -> dict | None:

@@ -168,18 +168,14 @@ def _table(*, template: bool) -> dict:
             "description": "the optional sensors the table has: "
             + ", ".join(optional_sensors())
             + "; one that stays silent while the others fire is reported as suspect "
-            'in every shot\'s warnings (docs/shots.md "Sensor health"); `railbird setup` '
-            "asks",
+            'in every shot\'s warnings (docs/shots.md "Sensor health"); with "colour" a '
+            "drop the colour station did not read is a warning that says its number is "
+            "presumed (hardware/colour.md); `railbird setup` asks",
             "default": [],
             "items": {"type": "string", "enum": optional_sensors()},
             "uniqueItems": True,
             "x-item": "sensor",
         },
-        "colour_station": _bool(
-            False,
-            "a colour station in the ball return reads every ball (hardware/colour.md): a "
-            "drop it did not read is then a warning that says its number is presumed",
-        ),
         "table_size": _str(
             DEFAULT_TABLE_SIZE,
             "the table's size: " + ", ".join(CUE_RETURN_MS) + "; gives the default "
