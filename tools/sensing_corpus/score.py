@@ -135,7 +135,7 @@ def ball_identity(truth: dict, shot: dict | None) -> Counter:
     """Ball identity on one shot: of its truly pocketed balls, how many the assembled shot
     names right (the same number in the same pocket), how many it leaves presumed (no
     number: the rules presume one) and how many it names wrong."""
-    want = Counter(truth["pocketed"])
+    want = Counter((b, p) for b, p in truth["pocketed"])  # JSON gives [ball, pocket] lists
     named = Counter()
     presumed = 0
     for p in shot["pocketed"] if shot is not None else ():
