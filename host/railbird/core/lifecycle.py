@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-MATCH_FIELDS = ("game", "players", "race_to", "target", "break_order", "options", "referee")
+MATCH_FIELDS = (
+    "game",
+    "players",
+    "race_to",
+    "target",
+    "break_order",
+    "options",
+    "referee",
+    "shot_clock",
+)
 PER_GAME = ("race_to", "target", "break_order", "options")
 
 IN_PROGRESS = "a match is in progress: finish, concede or abandon it first"
@@ -42,6 +51,12 @@ def complete_match(
         referee = next((s["referee"] for s in sources if s.get("referee") is not None), None)
     if referee is not None:
         out["referee"] = referee
+    # so does the shot clock (an event's setting, core/shotclock.py)
+    clock = given.get("shot_clock")
+    if clock is None:
+        clock = next((s["shot_clock"] for s in sources if s.get("shot_clock") is not None), None)
+    if clock is not None:
+        out["shot_clock"] = clock
     for key in PER_GAME:
         if key in given:
             out[key] = given[key]

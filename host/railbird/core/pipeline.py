@@ -68,7 +68,8 @@ from railbird.core.records import (
 )
 from railbird.core.refauth import authorized
 from railbird.core.revision import stale_reason
-from railbird.core.shots import INPLAY_KINDS, Shot, ShotAssembler
+from railbird.core.shotclock import ClockAction, ClockError, ShotClock, clock_for, next_turn
+from railbird.core.shots import ACTIVITY, INPLAY_KINDS, Shot, ShotAssembler
 from railbird.core.timeline import Event, Timeline
 from rbproto import codec
 
@@ -145,6 +146,8 @@ class Table:
         self.timeline = Timeline(cfg.window_us)
         self.assembler = ShotAssembler(table, tcfg.shot_params(cfg.shots))
         self.game = Game(tcfg.match(), defaults=tcfg.match_defaults())
+        # the match's shot clock (core/shotclock.py; None: off, the default)
+        self.clock: ShotClock | None = clock_for(self.game.match)
         self.referee_ids: deque[str] = deque()
         self.referee_id_set: set[str] = set()
         self.pos = 0
@@ -273,7 +276,7 @@ class Pipeline:
                 self.counters["ignored"] += 1
                 return (Status.IGNORED, f"{kind} is not host input", [])
             if kind == "referee":
-                return self._referee(venue, table, msg, Source.MQTT, sealed)
+                return self._referee(venue, table, msg, Source.MQTT, sealed, rx)
             if kind not in NODE_KINDS_IN or node is None:
                 self.counters["ignored"] += 1
                 return (Status.IGNORED, f"{kind} is not host input", [])
@@ -603,6 +606,7 @@ class Pipeline:
         tl = t.timeline
         upto = self._upto(t, tl.max_seen, rx, records)
         self._advance(t, [] if upto is None else tl.release(upto), None, records)
+        self._expire(t, upto, records)
         if conflicts:
             reason = f"{conflicts} event(s) reuse a (node, boot, seq) with other content"
             return (Status.CONFLICT if fresh == 0 else Status.OK, reason, records)
@@ -700,7 +704,9 @@ class Pipeline:
                 closed = feed(ev)
                 if closed:
                     for shot in closed:
-                        self._shot(t, shot, records)
+                        self._shot(t, shot, records, ev.t)
+                if t.clock is not None and ev.kind in ACTIVITY:
+                    self._clock(t, t.clock.activity(ev.t, ev.kind == "strike"), ev.t, records)
                 if ev.kind in INPLAY_KINDS:  # no other kind changes the in-play view
                     inplay = inplay_of(ev)
                     if inplay is not None:
@@ -710,14 +716,64 @@ class Pipeline:
                         append(InplayRecord(venue=venue, table=table, inplay=view))
         if now is not None:
             for shot in t.assembler.advance(now):
-                self._shot(t, shot, records)
+                self._shot(t, shot, records, now)
 
     def sensor_health(self, t: Table) -> list[health.ChannelHealth]:
         """The health of the table's sensor channels from its last shots (core/health.py)."""
         recent = t.shots[-HEALTH_SHOTS:]
         return health.channel_health(recent, health.present(recent, t.sensors))
 
-    def _shot(self, t: Table, closed: Shot, records: list[Record]) -> None:
+    def _expire(self, t: Table, upto: int | None, records: list[Record]) -> None:
+        """Every event up to `upto` is released: a count whose deadline has passed with no
+        activity has run out (the time foul is proposed, core/shotclock.py)."""
+        if t.clock is None or upto is None:
+            return
+        clock = t.clock.expire(upto)
+        if clock is not t.clock:
+            s = clock.settings
+            who = self._player_name(t, clock.player)
+            text = f"Shot clock: time ran out for {who}; foul {s.foul} proposed to the referee"
+            ann = {"text": text, "rule": "shot clock", "level": "info"}
+            self._clock(t, clock, upto, records, [ann])
+
+    def _player_name(self, t: Table, player: int | None) -> str:
+        m = t.game.match or {}
+        players = m.get("players") or []
+        return str(players[player]) if player is not None and player < len(players) else "?"
+
+    def _clock(
+        self,
+        t: Table,
+        clock: ShotClock,
+        at: int,
+        records: list[Record],
+        announcements: list[JSON] | None = None,
+        source: Origin = Origin.SENSED,
+    ) -> None:
+        """The clock changed without the game: the game's state with the new clock, as a
+        state record of cause `shot_clock` (the displays' one feed)."""
+        if clock == t.clock:
+            return
+        t.clock = clock
+        snap = t.game.snapshot()
+        state = t.game.state()
+        game = t.game.game
+        if snap is None or state is None or game is None:
+            return
+        records.append(
+            StateRecord(
+                venue=t.venue,
+                table=t.table,
+                game=game,
+                state=dict(state, shot_clock=clock.view(at)),
+                fen=snap["fen"],
+                announcements=announcements or [],
+                cause="shot_clock",
+                source=source,
+            )
+        )
+
+    def _shot(self, t: Table, closed: Shot, records: list[Record], at: int | None) -> None:
         # the assembler's Shot is the JSON dict the records, the journal and the rules
         # carry; to mypy a TypedDict is no dict[str, Any], so the two types meet here, once
         shot = cast(JSON, closed)
@@ -742,7 +798,15 @@ class Pipeline:
                 ok, res = t.game.feed(merged)
                 if ok:
                     self._game_result(
-                        t, ok, res, merged, Origin.SENSED, records, referee_facts=sorted(facts)
+                        t,
+                        ok,
+                        res,
+                        merged,
+                        Origin.SENSED,
+                        records,
+                        referee_facts=sorted(facts),
+                        at=shot["end"] if at is None else at,
+                        shot_end=shot["end"],
                     )
                     return
                 self.counters["referee_facts_refused"] += 1
@@ -756,7 +820,10 @@ class Pipeline:
                     )
                 )
             ok, res = t.game.feed(inp)
-            self._game_result(t, ok, res, inp, Origin.SENSED, records)
+            end = shot["end"]
+            self._game_result(
+                t, ok, res, inp, Origin.SENSED, records, at=end if at is None else at, shot_end=end
+            )
 
     def _game_result(
         self,
@@ -767,8 +834,25 @@ class Pipeline:
         source: Origin,
         records: list[Record],
         referee_facts: list[str] | None = None,
+        at: int | None = None,
+        shot_end: int | None = None,
     ) -> None:
         if ok:
+            state = res["state"]
+            if inp.get("type") == "match":
+                t.clock = clock_for(t.game.match)
+            if t.clock is not None and isinstance(state, dict) and at is not None:
+                # a sensed shot's count is backdated to its last activity; a referee's shot
+                # (a time foul accepted) or another input's starts when it came
+                sensed = shot_end is not None
+                t.clock = next_turn(
+                    t.clock,
+                    state,
+                    shot=sensed or inp.get("type") == "shot",
+                    at=shot_end if shot_end is not None else at,
+                    announcements=res["announcements"],
+                )
+                state = dict(state, shot_clock=t.clock.view(at))
             self.counters["states"] += 1
             game = t.game.game
             # a game that rules has a match, and a match a known game (rules.engine.new_match)
@@ -778,7 +862,7 @@ class Pipeline:
                     venue=t.venue,
                     table=t.table,
                     game=game,
-                    state=res["state"],
+                    state=state,
                     fen=res["fen"],
                     announcements=res["announcements"],
                     cause=inp.get("type"),
@@ -796,7 +880,13 @@ class Pipeline:
 
     # -- referee input ---------------------------------------------------------------------
     def _referee(
-        self, venue: str, table: str, msg: JSON, source: Source, sealed: bool = False
+        self,
+        venue: str,
+        table: str,
+        msg: JSON,
+        source: Source,
+        sealed: bool = False,
+        rx: int | None = None,
     ) -> Outcome:
         t = self.table(venue, table)
         if source == Source.MQTT and not authorized(msg, self.cfg.referee_token, sealed):
@@ -819,6 +909,8 @@ class Pipeline:
                 t.referee_id_set.discard(t.referee_ids.popleft())
         inp = msg["input"]
         self.counters["referee"] += 1
+        if inp.get("type") == "clock":
+            return self._clock_input(t, msg, rid, inp, source, rx)
         facts = referee_facts(inp)
         if facts and t.game.available and t.shot_in_play():
             return self._pending(t, msg, rid, inp, facts, source)
@@ -835,10 +927,57 @@ class Pipeline:
                 source=source,
             )
         ]
-        self._game_result(t, ok, res, inp, Origin.REFEREE, records)
+        self._game_result(t, ok, res, inp, Origin.REFEREE, records, at=rx)
         if not ok:
             self.counters["referee_refused"] += 1
             return (Status.REFUSED, res["error"], records)
+        return (Status.OK, None, records)
+
+    def _clock_input(
+        self, t: Table, msg: JSON, rid: str | None, inp: JSON, source: Source, rx: int | None
+    ) -> Outcome:
+        """The referee's `clock` input (protocol/REFEREE.md §9b): hold, resume, restart,
+        adjust, extension, placed, dismiss, at the input's receive time."""
+        error = None
+        clock = t.clock
+        try:
+            extra = set(inp) - {"type", "action", "seconds", "t_us", "source", "comment"}
+            if extra:
+                raise ClockError(f"unknown field(s) for clock: {', '.join(sorted(extra))}")
+            if clock is None:
+                raise ClockError("this match has no shot clock")
+            if rx is None:
+                raise ClockError("a clock input needs its receive time")
+            try:
+                action = ClockAction(str(inp.get("action")))
+            except ValueError:
+                names = ", ".join(a.value for a in ClockAction)
+                raise ClockError(f"clock action must be one of {names}") from None
+            seconds = inp.get("seconds")
+            if action == ClockAction.ADJUST and (
+                type(seconds) is not int or not 0 <= seconds <= 600
+            ):
+                raise ClockError("adjust needs seconds, an integer from 0 to 600")
+            clock = clock.act(action, rx, seconds if type(seconds) is int else None)
+        except ClockError as e:
+            error = str(e)
+        records: list[Record] = [
+            RefereeRecord(
+                venue=t.venue,
+                table=t.table,
+                id=rid,
+                by=msg.get("by"),
+                input=inp,
+                ok=error is None,
+                error=error,
+                source=source,
+            )
+        ]
+        if error is not None:
+            self.counters["referee_refused"] += 1
+            return (Status.REFUSED, error, records)
+        assert clock is not None and rx is not None
+        self._clock(t, clock, rx, records, source=Origin.REFEREE)
         return (Status.OK, None, records)
 
     def _stale(
@@ -895,14 +1034,20 @@ class Pipeline:
         return (Status.PENDING, None, [rec, pending])
 
     def on_referee(
-        self, venue: str, table: str, msg: JSON, source: Source = Source.LOCAL
+        self,
+        venue: str,
+        table: str,
+        msg: JSON,
+        source: Source = Source.LOCAL,
+        rx: int | None = None,
     ) -> Outcome:
-        """In-process referee input: msg is a `referee` message body ({"input": ...})."""
+        """In-process referee input: msg is a `referee` message body ({"input": ...});
+        `rx` its receive time (host time; the shot clock's inputs need it)."""
         self.counters["received"] += 1
         try:
             if not isinstance(msg, dict) or not isinstance(msg.get("input"), dict):
                 raise Reject("bad value", "bad value: input must be an object")
-            return self._referee(venue, table, msg, source)
+            return self._referee(venue, table, msg, source, rx=rx)
         except Reject as e:
             return self._reject(e.code, e.reason)
 
@@ -920,6 +1065,7 @@ class Pipeline:
                 continue
             rel = t.timeline.release(upto)
             self._advance(t, rel, upto, records)
+            self._expire(t, upto, records)
         return records
 
     def flush(self) -> list[Record]:
@@ -929,7 +1075,7 @@ class Pipeline:
             t = self.tables[key]
             self._advance(t, t.timeline.flush(), None, records)
             for shot in t.assembler.flush():
-                self._shot(t, shot, records)
+                self._shot(t, shot, records, None)
         return records
 
 

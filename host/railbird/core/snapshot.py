@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 from railbird.core.clockmodel import BootClock, Sample
 from railbird.core.game import Game
 from railbird.core.pipeline import NodeMark, Pipeline, Table
+from railbird.core.shotclock import clock_data, load_clock
 from railbird.core.shots import ShotAssembler, _Open
 from railbird.core.timeline import Content, Event, Key, SeqSet, Timeline
 
@@ -87,6 +88,7 @@ FIELDS = {
         "unsynced_warned",
         "shots",
         "pending_facts",
+        "clock",
         "marks",
         "conflicted",
         "quarantine_warned",
@@ -224,6 +226,7 @@ class TableData(TypedDict):
     unsynced_warned: list[tuple[str, int]]  # (node, boot)
     shots: NotRequired[list[JsonObject]]  # Table.shots (absent: dumped with shots=False)
     pending_facts: JsonObject
+    clock: NotRequired[JsonObject | None]  # the shot clock (absent before it)
     marks: list[tuple[str, MarkData]]  # (node, its watermark state)
     conflicted: list[tuple[str, int]]
     quarantine_warned: list[tuple[str, int]]
@@ -501,6 +504,7 @@ def _table(t: Table, shots: bool) -> TableData:
         "unsynced_warned": sorted((n, b) for n, b in t.unsynced_warned),
         "shots": t.shots,
         "pending_facts": t.pending_facts,
+        "clock": clock_data(t.clock),
         "marks": [(n, _mark(m)) for n, m in t.marks.items()],
         "conflicted": sorted((n, b) for n, b in t.conflicted),
         "quarantine_warned": sorted((n, b) for n, b in t.quarantine_warned),
@@ -629,6 +633,7 @@ def _load_table(t: Table, d: TableData) -> None:
     t.unsynced_warned = {(n, b) for n, b in d["unsynced_warned"]}
     t.shots = d.get("shots", [])
     t.pending_facts = d["pending_facts"]
+    t.clock = load_clock(d.get("clock"))
     t.marks = {}
     for node, md in d["marks"]:
         m = t.marks[node] = NodeMark()

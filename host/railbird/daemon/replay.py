@@ -70,7 +70,7 @@ def run_input(
         return pipeline.on_message(cast(str, topic), cast(bytes, payload), rx, sealed=True)
     if source == Source.LOCAL:
         body = json.loads(cast(bytes | str, payload))
-        return pipeline.on_referee(cast(str, venue), cast(str, tbl), body, Source.LOCAL)
+        return pipeline.on_referee(cast(str, venue), cast(str, tbl), body, Source.LOCAL, rx)
     if source == Source.TICK:  # one table's; all tables' in journals before per-table ticks
         at = cast(int, rx)
         return (Status.OK, None, pipeline.tick(at, None if tbl is None else [(venue or "", tbl)]))

@@ -231,6 +231,8 @@ class Fold:
             return []
         t = self._table(rec["venue"], rec["table"])
         cause, wall, anns = rec.get("cause"), rec.get("wall"), rec.get("announcements")
+        if cause == "shot_clock":  # the shot clock moved, not the game (core/shotclock.py)
+            return []
         m = t.match
         if m is not None and cause not in ("match", "undo", "confirm"):
             over = m.result()[0] != "in progress"

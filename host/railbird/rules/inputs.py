@@ -35,7 +35,16 @@ UNCERTAIN_FACTS = tuple(sorted(set(SHOT_FACTS) - {"fouls"}))
 SOURCES = ("sensed", "inferred", "referee")  # protocol/SPEC.md `shot` pocketed[].source
 
 INPUT_FIELDS = {
-    "match": {"game", "players", "race_to", "target", "break_order", "options", "referee"},
+    "match": {
+        "game",
+        "players",
+        "race_to",
+        "target",
+        "break_order",
+        "options",
+        "referee",
+        "shot_clock",
+    },
     "lag": {"winner", "breaker"},
     "call": {"ball", "pocket", "safety"},
     "push_out": set(),

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn
+from .fouls import declared_foul
 from .inputs import JsonObject, check_name, get_bool, get_int, get_str
 from .options import parse_options
+from .shotclock import parse_shot_clock
 from .state import Ruling, State, add_pair
 
 BREAK_ORDERS = ("alternate", "winner", "loser", "trailing")
@@ -53,6 +55,9 @@ class MatchLayer:
         if order not in BREAK_ORDERS:
             raise BadInput(f"break_order must be one of {', '.join(BREAK_ORDERS)}")
         options = parse_options(inp.get("options"), self.name)
+        clock = parse_shot_clock(inp.get("shot_clock"))  # run by the host (core/shotclock)
+        if clock is not None and declared_foul(self, clock.foul, False) is None:  # type: ignore[arg-type]
+            raise BadInput(f"shot_clock foul {clock.foul} is no foul in {self.name}")
         referee = get_bool(inp, "referee")
         if referee is not None:  # REFEREE.md §3b: the match field wins over the option
             options = tuple(sorted([o for o in options if o[0] != "referee"] + [("referee", True)]))
