@@ -326,11 +326,14 @@ class Daemon:
 
     def health(self) -> dict[str, Any]:
         """For the web pages' heartbeat: how long since the worker last looped, and whether
-        the host holds its broker connection (None without MQTT)."""
+        the host holds its broker connection (None without MQTT), and the table time now."""
         return {
             "worker_age_s": round(time.monotonic() - self._beat, 3),
             "broker": None if self.ingest is None else self.ingest.connected.is_set(),
             "journal_error": self.faults.error,
+            # table time now (the axis of ticks and the shot clock's deadlines): a page
+            # counts a shot clock down from it (docs/displays.md "Shot clock")
+            "now_us": self.now(),
         }
 
     def _process(self, items: list[Item]) -> None:

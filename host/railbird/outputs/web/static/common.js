@@ -28,7 +28,7 @@ const RB = {
       st.es = es;
       const seen = () => { st.last = Date.now(); st.errorSince = null; };
       es.addEventListener("table", (e) => { seen(); onTable(JSON.parse(e.data)); });
-      es.addEventListener("host", (e) => { seen(); st.host = JSON.parse(e.data); check(); });
+      es.addEventListener("host", (e) => { seen(); st.host = JSON.parse(e.data); st.hostAt = st.last; check(); });
       es.onopen = () => { st.connects = (st.connects || 0) + 1; seen(); document.body.dataset.live = "1"; };
       es.onerror = () => {
         document.body.dataset.live = "0";

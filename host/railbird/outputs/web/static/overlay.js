@@ -31,6 +31,7 @@ function render(s) {
   // the shot in play, provisional until its ruling replaces it (as on the table page)
   const ip = over ? "" : RB.inplay(s);
   RB.html($("inplay"), ip); $("inplay").hidden = !ip;
+  RBClock.set(over ? null : st.shot_clock);
 }
 
 fetch("/api/v/" + encodeURIComponent(R.venue) + "/" + encodeURIComponent(R.table))

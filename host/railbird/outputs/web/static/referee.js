@@ -86,6 +86,7 @@
       case "concede": return `${inp.player} concedes`;
       case "abandon": return "Abandon the match";
       case "match": return "New match" + (inp.players ? ": " + inp.players.join(" v ") : "");
+      case "clock": return "Shot clock: " + inp.action;
       case "shot": return "Foul: " + (inp.fouls || []).map(foulName).join(", ");
       case "confirm": {
         const keys = Object.keys(inp).filter((k) => k !== "type");
@@ -228,7 +229,10 @@
       const s = JSON.parse(e.data);
       if (s.table === TABLE) onSnapshot(s);
     });
-    es.addEventListener("host", () => { lastHeard = Date.now(); beats = true; setLive(true); });
+    es.addEventListener("host", (e) => {
+      lastHeard = Date.now(); beats = true; setLive(true);
+      RBClock.noteHost(JSON.parse(e.data), lastHeard);
+    });
     es.onopen = () => { lastHeard = Date.now(); setLive(true); pump(); };
     es.onerror = () => {
       setLive(false);
@@ -273,6 +277,7 @@
     if (s.last_shot && (!card || card.n !== s.last_shot.n)) card = { n: s.last_shot.n, rev: s.rev || null };
     if (s.game && s.game !== before) loadFouls(s.game);
     render();
+    RBClock.set((s.state || {}).shot_clock);
   }
 
   async function loadFouls(game) {
@@ -299,7 +304,7 @@
     const s = st(), v = valid();
     // what the referee acts on comes first, under the thumb; the ruling of the last action
     // right below it
-    let html = offlineView() + calledView() + scoresView(s) + inplayView(s) + askedView();
+    let html = offlineView() + calledView() + scoresView(s) + clockView(s) + inplayView(s) + askedView();
     if (!s) html += noMatchView();
     else if (over(s)) html += overView(s, v);
     else if (v.types.has("lag")) html += lagView(s);
@@ -490,6 +495,29 @@
   }
 
   // REFEREE.md §3b: the ruling depends on what the sensors cannot decide; one tap each way
+  // The shot clock (docs/displays.md "Shot clock"): the countdown, the extension, hold,
+  // resume, restart, and the time foul proposed when it ran out, which only the referee gives
+  function clockView(s) {
+    const c = s && !over(s) ? s.shot_clock : null;
+    if (!c || c.status === "idle") return "";
+    const b = (action, label, on = true, cls = "quiet") =>
+      `<button class="${cls}" data-act="clock" data-action="${action}" ${on ? "" : "disabled"}>${label}</button>`;
+    const left = (c.extensions_left || []).map((x, i) => `${esc(names()[i] || "")} ${x}`).join(" · ");
+    let html = `<div class="card" id="clock"><h2>Shot clock</h2>
+      <div id="ref-shotclock" class="shotclock" data-shotclock><b class="sc-num"></b> <span class="sc-note"></span></div>`;
+    if (c.proposal) {
+      const f = c.proposal.fouls || [];
+      html += `<p class="hint">Time ran out: ${esc(f.map(foulName).join(", "))}?</p><div class="stack">
+        <button class="primary" data-act="clock-foul" data-fouls="${esc(f.join(","))}">Give the time foul</button>
+        ${b("dismiss", "No foul")}</div>`;
+    }
+    html += `<div class="row">${b("extension", "Extension", !!c.can_extend, "primary")}
+      ${c.status === "held" ? b("resume", "Resume") : b("hold", "Hold", c.status === "running")}
+      ${b("restart", "Restart")}${c.status === "waiting" ? b("placed", c.wait === "rack" ? "Rack done" : "Cue ball placed", true, "primary") : ""}</div>
+      <p class="hint">Extensions left this rack: ${left}</p></div>`;
+    return html;
+  }
+
   function checkView(s, v) {
     const c = s.check || {};
     return `<div class="card" id="check"><h2>Check the shot: the sensors cannot decide</h2>
@@ -848,6 +876,8 @@
       case "lag-back": ui.lag = null; render(); break;
       case "lag": ui.lag = null; act({ type: "lag", winner: d.winner, breaker: d.breaker }); break;
       case "option": act({ type: "option", choice: d.choice }); break;
+      case "clock": act({ type: "clock", action: d.action }, { rev: null }); break;
+      case "clock-foul": act({ type: "shot", pocketed: [], fouls: d.fouls.split(",") }); break;
       case "pick-ball": ui.ball = ui.ball === +d.ball ? null : +d.ball; render(); break;
       case "call": act({ type: "call", ball: ui.ball, pocket: d.pocket }); break;
       case "safety": act({ type: "call", safety: true }); break;

@@ -94,6 +94,7 @@ function render(s) {
           " balls \u00b7 by hour: " + Object.entries(pk.by_hour || {}).map(([h, c]) => h + "h " + c).join(", "));
   RB.text($("games"), "by game: " + (pk.by_game || [])
           .map((g) => (g.game || "?") + " rack " + g.rack + ": " + g.balls).join(", "));
+  RBClock.set(over ? null : st.shot_clock);
   if ("referee" in s) referee(s.referee);
 }
 
