@@ -2,7 +2,8 @@
 page (phone or TV) and the overlay count down on their own clock from the state's
 deadline and the heartbeat's table time, call the warning; the referee app (phone size) has
 the extension button, and the time foul proposed when time runs out, which the referee
-gives with one tap (the tap is not yet tested here: see the comment). Input through the real daemon, pages in real Chromium."""
+gives with one tap (that tap is not yet tested here: see the comment). Input through the
+real daemon, pages in real Chromium."""
 
 from __future__ import annotations
 
