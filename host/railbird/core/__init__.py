@@ -9,7 +9,8 @@ control of a table), `railballs` (the estimate of object balls that reached a ra
 fit `breakfit` (written by `make train-breaks`),
 `health` (each sensor channel's health from its activity over the last shots),
 `refauth` (the referee token checked once and sealed), `revision` (a state's revision, and
-the refusal of input made against another), and `snapshot` (a pipeline's state as
+the refusal of input made against another), `shotclock` (a table's shot clock: a
+pure state machine over given table times), and `snapshot` (a pipeline's state as
 JSON data and back). May import only `railbird.rules`, `rbproto` and the standard library
 without I/O (no sockets, threads, files or SQLite), so the daemon, `railbird replay` and
 `railbird assemble` give the same records (tests/codebase/test_import_graph.py).
