@@ -2,8 +2,7 @@
 page (phone or TV) and the overlay count down on their own clock from the state's
 deadline and the heartbeat's table time, call the warning; the referee app (phone size) has
 the extension button, and the time foul proposed when time runs out, which the referee
-gives with one tap (that tap is not yet tested here: see the comment). Input through the
-real daemon, pages in real Chromium."""
+gives with one tap. Input through the real daemon, pages in real Chromium."""
 
 from __future__ import annotations
 
@@ -50,8 +49,8 @@ def _cls(drv, css):
 
 def test_pages_count_down_warn_and_the_referee_gives_the_time_foul(tmp_path):
     d, web = _host(tmp_path)
-    drv = B.chrome(tmp_path / "chrome")
-    phone = phone_browser(tmp_path / "phone")
+    # one browser at phone size for every page: a Chromium start is most of the test's time
+    drv = phone = phone_browser(tmp_path / "phone")
     try:
         match = {"type": "match", "shot_clock": {"preset": "wpa", "shot_s": 300}}
         st = _feed(d, match, {"type": "lag", "winner": "Ann"})
@@ -84,9 +83,20 @@ def test_pages_count_down_warn_and_the_referee_gives_the_time_foul(tmp_path):
             "the extension",
         )
         wait_for(phone, lambda x: (_seconds(x, "#ref-shotclock") or 0) > 10, "25 s more")
-        # running out in the daemon needs a tick at the deadline: not wired yet (the
-        # pipeline's expiry and the proposal are tests/host/test_shot_clock.py)
+        _feed(d, {"type": "clock", "action": "adjust", "seconds": 1})
+        wait_text(phone, "#clock", "Time ran out", timeout=60)
+        wait_text(phone, "#ref-shotclock", "TIME")
+        st = web.venues.snapshot("club", "t1")["state"]
+        assert st["at_table"] == "Ann" and st["consecutive_fouls"]["Ann"] == 0  # not applied
+        tap(phone, '#clock button[data-act="clock-foul"]')
+        wait_for(
+            phone,
+            lambda x: web.venues.snapshot("club", "t1")["state"]["at_table"] == "Bob",
+            "the time foul given",
+        )
+        st = web.venues.snapshot("club", "t1")["state"]
+        assert st["consecutive_fouls"]["Ann"] == 1 and st["ball_in_hand"] == "anywhere"
+        assert st["shot_clock"]["status"] == "waiting" and st["shot_clock"]["player"] == 1
     finally:
         phone.quit()
-        drv.quit()
         d.stop()

@@ -1,7 +1,8 @@
 """Per-table tick deadlines (issue 16, item 2: time advances under load).
 
 Time alone changes a table only while something waits on it: events in the reorder window,
-an open shot, a node holding the table (docs/host.md "Per-node watermarks"). `deadline` is
+an open shot, a node holding the table (docs/host.md "Per-node watermarks"), a running
+shot clock (core/shotclock.py). `deadline` is
 the earliest host time at which `Pipeline.tick` can release, close or expire something on
 one table; `Timers` keeps one deadline per table in a heap. The worker ticks exactly the
 tables that are due, when they are due, however full its inbox is, and a quiet table costs
@@ -53,6 +54,11 @@ def deadline(pipeline: Pipeline, key: TableKey, now: int) -> int | None:
             close = cur.last + t.assembler.quiet_us(cur)
             if cap is None or cap >= close:
                 due.append(close + window)
+        clock = t.clock
+        if clock is not None and clock.deadline is not None and clock.status == "running":
+            # the shot clock runs out when the release point passes its deadline
+            if cap is None or cap >= clock.deadline:
+                due.append(clock.deadline + window)
     in_play = due or t.timeline.pending or t.assembler.open
     if not in_play:
         return None
