@@ -56,8 +56,12 @@ def deadline(pipeline: Pipeline, key: TableKey, now: int) -> int | None:
                 due.append(close + window)
         clock = t.clock
         # a running shot clock runs out when the release point passes its deadline
-        running = clock is not None and clock.status == "running"
-        if running and clock.deadline is not None and (cap is None or cap >= clock.deadline):
+        if (
+            clock is not None
+            and clock.status == "running"
+            and clock.deadline is not None
+            and (cap is None or cap >= clock.deadline)
+        ):
             due.append(clock.deadline + window)
     in_play = due or t.timeline.pending or t.assembler.open
     if not in_play:
