@@ -31,6 +31,19 @@ def _doubt(f):
     return None
 
 
+# The shot clock (SCREEN `sc` seconds, `ss` status): row 1 while a shot is timed
+_CLOCK_WORDS = {"r": "TIME", "w": "WARN", "h": "HOLD", "p": "WAIT"}
+
+
+def _clock(f):
+    ss = f.get("ss")
+    if ss == "x":
+        return "TIME OUT"
+    if ss in _CLOCK_WORDS:
+        return _CLOCK_WORDS[ss] + _r(f.get("sc", ""), 4)
+    return None
+
+
 def _score(f, who, w):
     s = _r(f.get(who, ""), w)
     if f.get("t") == who:
@@ -48,7 +61,7 @@ def rows(f, ann=None, link_lost=False, have_screen=True, cols=8):
         win = f.get("w")
         if g == "141":
             r0 = _score(f, "a", 4) + _score(f, "b", 4)
-            r1 = "RUN" + _r(f.get("run", ""), 5) if "run" in f else ""
+            r1 = _clock(f) or ("RUN" + _r(f.get("run", ""), 5) if "run" in f else "")
             fa = f.get("fa", "")
             fb = f.get("fb", "")
             fouls = ((("F" + fa) if fa else "") + "    ")[:4] + _r(("F" + fb) if fb else "", 4)
@@ -61,7 +74,7 @@ def rows(f, ann=None, link_lost=False, have_screen=True, cols=8):
                 r3 = ""
         elif g:
             r0 = _score(f, "a", 3) + "  " + _score(f, "b", 3)
-            r1 = "RACE" + _r(f.get("r", ""), 4) if "r" in f else ""
+            r1 = _clock(f) or ("RACE" + _r(f.get("r", ""), 4) if "r" in f else "")
             k = f.get("k", "")
             r2 = _doubt(f) or _warning(f) or ("BRK" + _r(k.upper(), 5) if k else "")
             if win:

@@ -4,11 +4,16 @@
 
 Give the port by a stable path (/dev/serial/by-id/...) so a replug into another USB socket
 finds the same board. on_state never blocks: it hands the newest screen to the link thread.
+While a shot clock runs (the state's `shot_clock`, docs/displays.md "Shot clock") a small
+thread renders the screen again as the seconds change: the board counts nothing itself.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections.abc import Callable
 
 from railbird.outputs.base import Output
 from railbird.scoreboard.link import ScoreboardLink
@@ -16,6 +21,13 @@ from railbird.scoreboard.screens import board_announcement, screen_fields
 
 log = logging.getLogger("railbird.scoreboard")
 INPLAY_MS = 6000  # about a shot's quiet time: the shot's own ruling follows when it closes
+CLOCK_POLL_S = 0.1  # how often the shot clock's seconds are looked at (a frame only on change)
+
+
+def monotonic_us() -> int:
+    """Table time now: the host's CLOCK_MONOTONIC in µs, the axis the daemon's ticks and the
+    shot clock's deadlines are on (railbird.daemon.ingest.now_us)."""
+    return time.monotonic_ns() // 1000
 
 
 class SerialScoreboardOutput(Output):
@@ -28,6 +40,7 @@ class SerialScoreboardOutput(Output):
         table: str,
         baudrate: int = 115200,
         announce: bool = True,
+        now: Callable[[], int] = monotonic_us,
         **link_options,
     ):
         self.venue = venue
@@ -36,12 +49,34 @@ class SerialScoreboardOutput(Output):
         self.game: str | None = None
         self.link = ScoreboardLink(port, baudrate=baudrate, name=f"{venue}/{table}", **link_options)
         self.errors = 0
+        self.now = now
+        self._shown: tuple | None = None  # (game, state, fen) of the last screen
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def start(self) -> None:
         self.link.start()
+        self._ticker = threading.Thread(target=self._tick, name="scoreboard-clock", daemon=True)
+        self._ticker.start()
 
     def stop(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=5)
         self.link.stop()
+
+    def _tick(self) -> None:
+        """The shot clock's seconds: the screen again while a count runs (the link sends a
+        frame only when the fields changed)."""
+        while not self._stop.wait(CLOCK_POLL_S):
+            shown = self._shown
+            if shown is None or (shown[1].get("shot_clock") or {}).get("status") != "running":
+                continue
+            try:
+                self.link.set_screen(screen_fields(*shown, now_us=self.now()))
+            except Exception:  # a bad state must not stop the clock thread
+                self.errors += 1
+                log.exception("scoreboard %s/%s: cannot render the clock", self.venue, self.table)
 
     @property
     def stats(self) -> dict:
@@ -71,7 +106,8 @@ class SerialScoreboardOutput(Output):
             return
         self.game = game
         try:
-            self.link.set_screen(screen_fields(game, state, fen))
+            self._shown = (game, state, fen)
+            self.link.set_screen(screen_fields(game, state, fen, now_us=self.now()))
             if self.announce:
                 ann = board_announcement(announcements, state)
                 if ann is not None:

@@ -58,8 +58,32 @@ def _who(state: dict, who):
     return None if i is None else WHO[i]
 
 
-def screen_fields(game: str, state: dict, fen: str | None = None) -> dict:
-    """The SCREEN frame fields for a table's state."""
+# The shot clock's status on the board (SCREEN field `ss`, protocol/SCOREBOARD.md)
+CLOCK_CODES = {"running": "r", "held": "h", "waiting": "p", "expired": "x"}
+
+
+def clock_fields(clock: dict | None, now_us: int | None) -> dict:
+    """The shot clock's SCREEN fields: `sc` whole seconds left (rounded up), `ss` its status
+    (`r` running, `w` running in the warning, `h` held, `p` waiting for the cue ball or
+    rack, `x` ran out); none when nothing is timed. `now_us` is table time now (the host's
+    monotonic clock); without it the count is as of the state's `at`."""
+    if not isinstance(clock, dict) or clock.get("status") not in CLOCK_CODES:
+        return {}
+    code = CLOCK_CODES[clock["status"]]
+    left = clock.get("remaining_us")
+    if code == "r" and isinstance(clock.get("deadline"), int) and now_us is not None:
+        left = clock["deadline"] - now_us
+    left = max(0, left if isinstance(left, int) else 0)
+    if code == "r" and left <= int(clock.get("warning_us") or 0):
+        code = "w"
+    return {"sc": min(999, -(-left // 1_000_000)), "ss": code}
+
+
+def screen_fields(
+    game: str, state: dict, fen: str | None = None, now_us: int | None = None
+) -> dict:
+    """The SCREEN frame fields for a table's state (`now_us`: table time now, for the shot
+    clock's seconds)."""
     ff = _fen_fields(fen or state.get("fen"))
     f: dict = {"g": GAME_CODES.get(game or state.get("game"), "10")}
     scores = _pair(state, state.get("scores")) or (0, 0)
@@ -75,6 +99,8 @@ def screen_fields(game: str, state: dict, fen: str | None = None) -> dict:
         f["p"] = 1
     if state.get("awaiting") == "referee_check":
         f["q"] = 1
+    if not f["w"]:
+        f.update(clock_fields(state.get("shot_clock"), now_us))
     if f["g"] == "141":
         run = state.get("run")
         pr = _pair(state, run)
