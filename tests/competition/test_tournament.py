@@ -282,3 +282,19 @@ def test_the_checks_fail_on_byes_drawn_against_each_other():
     assert broken.match("W1-4").state is S.VOID  # positions 6 and 7: nobody v nobody
     with pytest.raises(AssertionError, match=r"two byes running|first-round match of nobody"):
         check_complete(play(broken, random.Random(1)))
+
+
+def test_an_events_shot_clock_goes_to_every_match_and_survives_storage():
+    """Issue 25, item 3: the event sets the shot clock (every number its own, the WPA
+    numbers by name); each table's match input carries it; the stored form keeps it; a
+    casual event has none."""
+    assert "shot_clock" not in T.match_input(event(), "W1-1")
+    clock = {"preset": "wpa", "shot_s": 30, "extension_s": 30, "first_shot_s": 30}
+    t = event(game="10-ball", shot_clock=clock)
+    inp = T.match_input(t, "W1-1")
+    assert inp["shot_clock"]["shot_s"] == 30 and inp["shot_clock"]["warning_s"] == 10
+    assert rules.Referee(inp).state.goal == 3  # the engine takes it as it is
+    back = jsonform.load(json.loads(json.dumps(jsonform.dump(t))))
+    assert back.spec.shot_clock == t.spec.shot_clock
+    with pytest.raises(CompetitionError, match="shot_clock"):
+        event(shot_clock={"shot_s": "35"})

@@ -65,6 +65,7 @@ def _spec(s: EventSpec) -> dict[str, Any]:
         "break_order": s.break_order,
         "seeding": s.seeding.value,
         "seed": s.seed,
+        "shot_clock": None if s.shot_clock is None else s.shot_clock.as_dict(),
     }
 
 
@@ -87,6 +88,7 @@ def load(doc: object) -> Tournament:
         seeding=s.get("seeding", "seeded"),
         seed=s.get("seed", 0),
         name=s.get("name", ""),
+        shot_clock=s.get("shot_clock"),
     )
     entrants = []
     for e in _list(d.get("entrants"), "entrants"):

@@ -18,6 +18,7 @@ from railbird.rules import GAMES
 from railbird.rules.errors import BadInput
 from railbird.rules.match import BREAK_ORDERS
 from railbird.rules.options import parse_options
+from railbird.rules.shotclock import ShotClockSettings, parse_shot_clock
 from railbird.rules.vocabulary import game_facts
 
 from .errors import CompetitionError
@@ -83,6 +84,8 @@ class EventSpec:
     seeding: Seeding = Seeding.SEEDED
     seed: int = 0  # the draw's RNG seed (Seeding.DRAWN)
     name: str = ""  # the event's name, for the boards
+    # every match's shot clock (protocol/REFEREE.md §9b); None: none, as in casual play
+    shot_clock: ShotClockSettings | None = None
 
     @property
     def goal_field(self) -> str:
@@ -109,6 +112,7 @@ def make_spec(
     seeding: object = Seeding.SEEDED,
     seed: object = 0,
     name: object = "",
+    shot_clock: object = None,
 ) -> EventSpec:
     """Settings checked against the rules engine; `CompetitionError` with the reason. Takes
     any value (a stored or typed-in form) and says what is wrong with it."""
@@ -134,7 +138,11 @@ def make_spec(
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise CompetitionError("the draw's seed is a whole number")
     title = clean_text(name, "the event's name") if name else ""
-    return EventSpec(fmt, game, whole, tuple(goals), opts, break_order, how, seed, title)
+    try:
+        clock = parse_shot_clock(shot_clock)
+    except BadInput as e:
+        raise CompetitionError(str(e)) from None
+    return EventSpec(fmt, game, whole, tuple(goals), opts, break_order, how, seed, title, clock)
 
 
 def _member(kind: type[Format] | type[Seeding], value: object, what: str) -> Any:

@@ -293,6 +293,8 @@ def match_input(t: Tournament, match_id: str) -> dict[str, object]:
     }
     if t.spec.options:
         out["options"] = dict(t.spec.options)
+    if t.spec.shot_clock is not None:  # every number the event's (REFEREE.md §9b)
+        out["shot_clock"] = t.spec.shot_clock.as_dict()
     return out
 
 

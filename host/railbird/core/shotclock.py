@@ -267,7 +267,7 @@ class ShotClock:
             if not self.proposal:
                 raise ClockError("no time foul is proposed")
             return replace(self, proposal=False)
-        raise ClockError(f"unknown clock action {action!r}")  # pragma: no cover - StrEnum
+        raise ClockError(f"unknown clock action {action!r}")  # every member is handled above
 
     def _run(self, at: int, left: int) -> ShotClock:
         return replace(

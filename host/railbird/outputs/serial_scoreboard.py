@@ -50,7 +50,7 @@ class SerialScoreboardOutput(Output):
         self.link = ScoreboardLink(port, baudrate=baudrate, name=f"{venue}/{table}", **link_options)
         self.errors = 0
         self.now = now
-        self._shown: tuple | None = None  # (game, state, fen) of the last screen
+        self._shown: tuple[str, dict, str | None] | None = None  # (game, state, fen) shown
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
 
@@ -73,7 +73,8 @@ class SerialScoreboardOutput(Output):
             if shown is None or (shown[1].get("shot_clock") or {}).get("status") != "running":
                 continue
             try:
-                self.link.set_screen(screen_fields(*shown, now_us=self.now()))
+                game, state, fen = shown
+                self.link.set_screen(screen_fields(game, state, fen, now_us=self.now()))
             except Exception:  # a bad state must not stop the clock thread
                 self.errors += 1
                 log.exception("scoreboard %s/%s: cannot render the clock", self.venue, self.table)

@@ -4,9 +4,10 @@ race to N racks / target points, and the match winner. Mixed into every game."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 from .errors import BadInput, OutOfTurn
-from .fouls import declared_foul
+from .fouls import FoulList, declared_foul
 from .inputs import JsonObject, check_name, get_bool, get_int, get_str
 from .options import parse_options
 from .shotclock import parse_shot_clock
@@ -56,7 +57,8 @@ class MatchLayer:
             raise BadInput(f"break_order must be one of {', '.join(BREAK_ORDERS)}")
         options = parse_options(inp.get("options"), self.name)
         clock = parse_shot_clock(inp.get("shot_clock"))  # run by the host (core/shotclock)
-        if clock is not None and declared_foul(self, clock.foul, False) is None:  # type: ignore[arg-type]
+        # every game mixes this layer into a class with the game's foul list (FoulList)
+        if clock is not None and declared_foul(cast(FoulList, self), clock.foul, False) is None:
             raise BadInput(f"shot_clock foul {clock.foul} is no foul in {self.name}")
         referee = get_bool(inp, "referee")
         if referee is not None:  # REFEREE.md §3b: the match field wins over the option

@@ -57,6 +57,15 @@ FIELDS = ("preset", *WPA.as_dict())
 def parse_shot_clock(obj: object) -> ShotClockSettings | None:
     """The `shot_clock` of a match: absent, null or false is no clock (the default), true or
     `{"preset": "wpa"}` the WPA numbers, and any field given replaces the preset's."""
+    try:
+        return _parse(obj)
+    except BadInput as e:
+        if str(e).startswith("shot_clock"):
+            raise
+        raise BadInput(f"shot_clock {e}") from None
+
+
+def _parse(obj: object) -> ShotClockSettings | None:
     if obj is None or obj is False:
         return None
     if obj is True:
