@@ -64,6 +64,10 @@ def test_pages_count_down_warn_and_the_referee_gives_the_time_foul(tmp_path):
         # no message per second: the page counts down on its own
         B.wait_until(lambda: (_seconds(drv, "#shotclock") or 999) < first, what="a second less")
         assert "warn" not in _cls(drv, "#shotclock")
+        B.viewport(drv, (1920, 1080))  # the table page on a TV across the room
+        B.wait_until(lambda: (_seconds(drv, "#shotclock") or 999) < first, what="the TV's count")
+        assert B.visible(drv, "#shotclock")
+        B.viewport(drv, B.PHONE)
         _feed(d, {"type": "clock", "action": "adjust", "seconds": 8})
         B.wait_until(lambda: "warn" in _cls(drv, "#shotclock"), what="the warning")
         assert (_seconds(drv, "#shotclock") or 99) <= 8

@@ -31,7 +31,7 @@ HEAVY_FILES: tuple[tuple[str, int], ...] = (
     ("tests/displays/test_bench_screens.py", 34),
     ("tests/history/test_night_e2e.py", 33),
     ("tests/hardening/test_web_idle_connections.py", 26),
-    ("tests/displays/test_shot_clock_displays.py", 22),
+    ("tests/displays/test_shot_clock_displays.py", 12),
     ("tests/test_broker_acl.py", 25),
     ("tests/demo/test_demo_e2e.py", 25),
     ("tests/cluster/test_lease_fencing.py", 20),

@@ -42,13 +42,28 @@ class Table:
         self.p = Pipeline(cfg())
         self.seq = 0
         self.records = []
+        self.inputs = []  # what the daemon would journal, to replay
         match = {"type": "match", "game": "10-ball", "players": ["A", "B"], "race_to": 3}
         if shot_clock is not None:
             match["shot_clock"] = shot_clock
         self.ref(match, 1 * S_)
+        self.inputs.append(("message", S.sync_result(0), None))
         self.records += self.p.on_message(*S.sync_result(0), None)[2]
 
+    def replay(self):
+        """The same inputs through a fresh pipeline (as `railbird replay` does) -> records."""
+        p, out = Pipeline(cfg()), []
+        for kind, body, rx in self.inputs:
+            if kind == "referee":
+                out += p.on_referee(S.VENUE, S.TABLE, {"input": body}, rx=rx)[2]
+            elif kind == "message":
+                out += p.on_message(*body, rx)[2]
+            else:
+                out += p.tick(rx)
+        return p, out
+
     def ref(self, inp, rx):
+        self.inputs.append(("referee", inp, rx))
         status, reason, recs = self.p.on_referee(S.VENUE, S.TABLE, {"input": inp}, rx=rx)
         self.records += recs
         return status, reason
@@ -57,11 +72,13 @@ class Table:
         evs = S.number(evs, self.seq)
         self.seq += len(evs)
         for topic, payload in S.batches(evs, size=64):
+            self.inputs.append(("message", (topic, payload), rx))
             status, reason, recs = self.p.on_message(topic, payload, rx)
             assert status == "ok", reason
             self.records += recs
 
     def tick(self, now_s):
+        self.inputs.append(("tick", None, round(now_s * S_)))
         self.records += self.p.tick(round(now_s * S_))
 
     @property
@@ -200,6 +217,18 @@ def test_off_by_default_casual_play_has_no_clock():
     assert all("shot_clock" not in r.state for r in tb.records if r.kind == "state")
     status, reason = tb.ref({"type": "clock", "action": "hold"}, 30 * S_)
     assert status == "refused" and "no shot clock" in reason
+
+
+def test_a_replay_of_the_inputs_makes_the_same_clock():
+    tb = Table()
+    end = break_and_rest(tb, False)
+    tb.ref({"type": "clock", "action": "hold"}, end + 5 * S_)
+    tb.ref({"type": "clock", "action": "resume"}, end + 9 * S_)
+    tb.tick((end + 70 * S_) / S_)
+    assert tb.clock.proposal
+    p, records = tb.replay()
+    assert p.tables[(S.VENUE, S.TABLE)].clock == tb.clock
+    assert [r.as_dict() for r in records] == [r.as_dict() for r in tb.records]
 
 
 def test_the_clock_survives_a_snapshot_exactly():
