@@ -71,6 +71,8 @@ def test_pages_count_down_warn_and_the_referee_gives_the_time_foul(tmp_path):
         _feed(d, {"type": "clock", "action": "adjust", "seconds": 8})
         B.wait_until(lambda: "warn" in _cls(drv, "#shotclock"), what="the warning")
         assert (_seconds(drv, "#shotclock") or 99) <= 8
+        drv.get(web.url + "/v/club/")  # the venue board's card of the table
+        B.wait_until(lambda: (_seconds(drv, "#table-t1 .shotclock") or 99) <= 8, what="the card")
         drv.get(web.url + "/v/club/t/t1/overlay")
         B.wait_until(lambda: (_seconds(drv, "#shotclock") or 99) <= 8, what="the overlay's count")
         # the referee app: the extension button, then the time foul proposed

@@ -3,28 +3,29 @@
 // the referee app load it. The state carries the clock (`state.shot_clock`) with its
 // deadline in table time; the host's heartbeat says the table time now (`now_us`), so the
 // page counts down on its own clock, with no message per second. Before a heartbeat it
-// counts from what was left when the state was sent (`remaining_us` as of `at`).
+// counts from what was left when the state was sent (`remaining_us` as of `at`). A page of
+// many tables (the venue board) keys each clock by its table: `data-shotclock="<table>"`.
 const RBClock = {
-  clock: null, recvAt: 0, host: null, hostAt: 0,
+  clocks: {}, host: null, hostAt: 0,
   noteHost(h, at) { if (h && typeof h.now_us === "number") { this.host = h.now_us; this.hostAt = at; } },
-  set(clock) { this.clock = clock || null; this.recvAt = Date.now(); this.paint(); },
+  set(clock, key = "") { this.clocks[key] = { clock: clock || null, recvAt: Date.now() }; this.paint(); },
   tableNow() {
     const live = typeof RB !== "undefined" && RB._live && RB._live.host;
     if (live && typeof live.now_us === "number") return live.now_us + (Date.now() - RB._live.hostAt) * 1000;
     if (this.host !== null) return this.host + (Date.now() - this.hostAt) * 1000;
     return null;
   },
-  leftMs() {   // what is left, in ms (null: nothing is timed)
-    const c = this.clock;
+  leftMs(key = "") {   // what is left, in ms (null: nothing is timed)
+    const k = this.clocks[key] || {}, c = k.clock;
     if (!c || c.status === "idle") return null;
     if (c.status !== "running") return c.remaining_us == null ? null : c.remaining_us / 1000;
     const now = this.tableNow();
-    const left = now === null ? c.remaining_us - (Date.now() - this.recvAt) * 1000 : c.deadline - now;
+    const left = now === null ? c.remaining_us - (Date.now() - k.recvAt) * 1000 : c.deadline - now;
     return Math.max(0, left / 1000);
   },
   paint() {
-    const c = this.clock, ms = this.leftMs();
     for (const el of document.querySelectorAll("[data-shotclock]")) {
+      const key = el.dataset.shotclock || "", c = (this.clocks[key] || {}).clock, ms = this.leftMs(key);
       const on = ms !== null;
       if (el.hidden === on) el.hidden = !on;
       if (!on) continue;

@@ -142,6 +142,11 @@ function fill(c, s) {
   if (cl && !cl.began) chips.push('<span class="chip called">' + RB.esc(RB.calledText(cl)) + "</span>");
   else if (cl) chips.push('<span class="chip">' + RB.esc(RB.callTitle(cl)) + "</span>");
   if (!over && s.inplay) chips.push('<span class="chip inplay">' + RB.inplay(s) + "</span>");
+  const clock = over ? null : st.shot_clock;   // the shot clock (static/shotclock.js counts it)
+  if (clock && clock.status !== "idle") {
+    chips.push('<span class="chip shotclock" data-shotclock="' + RB.esc(s.table) +
+      '"><b class="sc-num"></b> <span class="sc-note"></span></span>');
+  }
   const left = st.balls_on_table || [];
   const rack = over || !st.balls_on_table ? "" : '<div class="mini">' + left.map((k) => RB.ball(k, "small")).join("") +
     '<span class="dim"> ' + left.length + " left</span></div>";
@@ -152,6 +157,7 @@ function fill(c, s) {
   RB.html(c, `<a href="${RB.tableUrl(R.venue, s.table)}">
     <h2><span class="t">${RB.esc(s.table)}</span><span class="sensors ${sensorClass}">${RB.esc(sensorText)}</span></h2>
     ${row(0)}${row(1)}<div class="chips">${chips.join("")}</div>${rack}<div class="foot">${RB.esc(foot.join(" \u00b7 "))}</div></a>`);
+  RBClock.set(clock, s.table);
 }
 
 // The venue's event (railbird.events): the matches in play, up next, the bracket and the
