@@ -26,6 +26,7 @@ class Install:
     root: Path
     port: int  # the broker's plain port
     tls_port: int | None = None
+    listen: str = "127.0.0.1"  # where the TLS listener is (the plain one: loopback too)
 
     @property
     def etc(self) -> Path:
@@ -76,13 +77,20 @@ def setup(
     env=None,
     check=True,
     seed_key: bool | None = None,
+    local: bool = True,
 ):
     """`railbird setup --root ROOT --non-interactive` with `args` (the broker on loopback at
-    a free `port`, the nodes dialling 127.0.0.1) -> (Install, CompletedProcess). seed_key:
+    a free `port`, TLS too on a free port the first time, the nodes dialling 127.0.0.1) ->
+    (Install, CompletedProcess). local=False: setup's own defaults for the broker's address
+    and the listen address (this machine's address on the default route). seed_key:
     the venue key made once for all (_seed_venue_key), not by this run."""
     port = port or free_port()
     if check if seed_key is None else seed_key:
         _seed_venue_key(Path(root))
+    choices = Path(root) / "etc" / "railbird" / "setup.json"
+    if not choices.exists() and "--tls-port" not in args:
+        # TLS is the default: its listener too on a free port (a later run keeps it)
+        args = (*args, "--tls-port", str(free_port()))
     cmd = [
         sys.executable,
         "-m",
@@ -93,10 +101,9 @@ def setup(
         "--non-interactive",
         "--broker-port",
         str(port),
-        "--broker-bind",
-        "127.0.0.1",
-        "--broker-address",
-        "127.0.0.1",
+        *(("--broker-address", "127.0.0.1") if local else ()),
+        # in Docker the containers listen on their own interfaces (the compose file's ports)
+        *(("--listen-address", "127.0.0.1") if local and "--docker" not in args else ()),
         *args,
     ]
     r = subprocess.run(
@@ -104,12 +111,12 @@ def setup(
     )
     if check:
         assert r.returncode == 0, f"railbird setup failed ({r.returncode}):\n{r.stdout}{r.stderr}"
-    tls_port = None
-    choices = root / "etc" / "railbird" / "setup.json"
+    tls_port, listen = None, "127.0.0.1"
     if choices.exists():
         c = json.loads(choices.read_text())
         tls_port = c["tls_port"] if c["tls"] else None
-    return Install(Path(root), port, tls_port), r
+        listen = "127.0.0.1" if c["listen_address"] == "0.0.0.0" else c["listen_address"]
+    return Install(Path(root), port, tls_port, listen), r
 
 
 class Broker:
@@ -126,13 +133,14 @@ class Broker:
             self.proc = subprocess.Popen(
                 [find_mosquitto(), "-c", str(conf)], stdout=log, stderr=log
             )
-        ports = [self.inst.port] + ([self.inst.tls_port] if self.inst.tls_port else [])
+        ports = [("127.0.0.1", self.inst.port)]
+        ports += [(self.inst.listen, self.inst.tls_port)] if self.inst.tls_port else []
         deadline = time.monotonic() + timeout
         while ports:
             assert self.proc.poll() is None, f"mosquitto exited: {self.log.read_text()}"
             assert time.monotonic() < deadline, f"no listener on {ports}: {self.log.read_text()}"
             try:
-                with socket.create_connection(("127.0.0.1", ports[0]), timeout=0.2):
+                with socket.create_connection(ports[0], timeout=0.2):
                     ports.pop(0)
             except OSError:
                 time.sleep(0.05)
@@ -155,9 +163,16 @@ class Broker:
         self.stop()
 
 
-def login(port: int, user: str, password: str, tls: dict | None = None, client_id: str = ""):
-    """Connect and wait for the CONNACK -> (client, reason code); the caller disconnects.
-    `tls`: keyword arguments of `paho.Client.tls_set`."""
+def login(
+    port: int,
+    user: str,
+    password: str,
+    tls: dict | None = None,
+    client_id: str = "",
+    host: str = "127.0.0.1",
+):
+    """Connect to `host` and wait for the CONNACK -> (client, reason code); the caller
+    disconnects. `tls`: keyword arguments of `paho.Client.tls_set`."""
     c = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=paho.MQTTv5)
     c.username_pw_set(user, password)
     if tls is not None:
@@ -169,14 +184,16 @@ def login(port: int, user: str, password: str, tls: dict | None = None, client_i
         answered.set()
 
     c.on_connect = on_connect
-    c.connect("127.0.0.1", port)
+    c.connect(host, port)
     c.loop_start()
     assert answered.wait(5), f"no CONNACK for {user}"
     return c, got["rc"]
 
 
-def accepted(port: int, user: str, password: str, tls: dict | None = None) -> bool:
-    c, rc = login(port, user, password, tls)
+def accepted(
+    port: int, user: str, password: str, tls: dict | None = None, host: str = "127.0.0.1"
+) -> bool:
+    c, rc = login(port, user, password, tls, host=host)
     c.disconnect()
     c.loop_stop()
     return not rc.is_failure

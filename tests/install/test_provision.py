@@ -151,7 +151,11 @@ def test_a_provisioned_board_runs_the_node_the_host_accepts(
     assert (flash / "boot.py").read_bytes() == (REPO / "firmware" / "boot.py").read_bytes()
 
     dev = boot_from(flash, monkeypatch)
-    monkeypatch.chdir(tmp_path)
+    # TLS is the default: provisioning put the installation's CA on the board, and the board
+    # opens it by the name its config gives, beside its other files
+    assert dev["broker"]["tls"] is True
+    assert (flash / dev["broker"]["ca"]).read_bytes() == (inst.etc / "tls" / "ca.crt").read_bytes()
+    monkeypatch.chdir(flash)
     stats = tmp_path / "stats.json"
     with Broker(inst), open(tmp_path / "host.log", "wb") as log:
         proc = subprocess.Popen(

@@ -207,6 +207,8 @@ def run_and_score(inst, tmp_path) -> None:
     )
     nc = inst.node("t1-a")  # every setting below comes from it (dev=)
     b = nc["broker"]
+    if b["tls"]:  # the default: the board checks the broker against the CA provisioning gave it
+        b["ca"] = str(inst.etc / "tls" / b["ca"])
     node = SimNode(
         b["host"],
         b["port"],
@@ -306,7 +308,9 @@ def test_the_node_config_is_the_firmwares_own_format(tmp_path):
             assert (nc["venue"], nc["table"], nc["node"]) == (VENUE, table, n)
             assert nc["sensing"] == shipped["sensing"]
             assert nc["pinmap"] == "esp32-s3-devkitc"
-            assert nc["broker"]["host"] == "127.0.0.1" and nc["broker"]["port"] == inst.port
+            # TLS, the default: the board dials the TLS port and checks the CA it was given
+            assert nc["broker"]["host"] == "127.0.0.1" and nc["broker"]["port"] == inst.tls_port
+            assert nc["broker"]["tls"] is True and nc["broker"]["ca"] == "ca.crt"
 
 
 def test_secret_files_are_0600(tmp_path):

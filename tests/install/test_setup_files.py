@@ -61,7 +61,7 @@ def test_the_users_edits_of_host_toml_are_kept(tmp_path):
     host = inst.host()
     assert host["stats_period_s"] == 10
     assert host["outputs"]["feeds"] == {"enabled": False}
-    assert host["outputs"]["web"] == {"port": 8080}
+    assert host["outputs"]["web"] == {"host": "127.0.0.1", "port": 8080}
     assert set(host["tables"]) == {"t1", "t2", "t3"}
 
 
@@ -119,6 +119,10 @@ def test_docker_variant(tmp_path):
     assert not (inst.root / "etc" / "systemd").exists()
     conf = (inst.etc / "mosquitto.conf").read_text()
     assert "\nuser " not in conf  # the compose file starts mosquitto as its user already
+    # the containers' own interfaces: TLS on all of them (the host container dials it),
+    # plain MQTT on the broker container's loopback only
+    assert f"listener {inst.port} 127.0.0.1\n" in conf and "listener 8883 0.0.0.0\n" in conf
+    assert (host["broker"]["port"], host["broker"]["tls"]) == (8883, True)
     assert "docker compose up -d" in out.stdout and "systemctl" not in out.stdout
     if shutil.which("openssl"):
         crt = str(inst.etc / "tls" / "server.crt")
@@ -130,6 +134,11 @@ def test_docker_variant(tmp_path):
     for needed in ("/etc/railbird/mosquitto.conf", "/etc/railbird", "/var/lib/railbird"):
         assert needed in compose, needed
     assert "deploy/docker/Dockerfile" in compose
+    # which address of the Docker host they are reached at is the compose file's
+    assert '"${RAILBIRD_LISTEN:-0.0.0.0}:8883:8883"' in compose
+    _, out = setup(tmp_path / "other", *FIRST, "--docker", "--listen-address", "127.0.0.1",
+                   check=False)  # fmt: skip
+    assert out.returncode == 2 and "RAILBIRD_LISTEN=127.0.0.1" in out.stderr, out.stderr
 
 
 def test_password_hashes_are_mosquittos_format(tmp_path):
@@ -234,13 +243,14 @@ def test_a_new_port_names_the_boards_whose_settings_changed(tmp_path):
     step = next(ln for ln in out.stdout.splitlines() if "settings changed" in ln)
     assert "t1-a (Wi-Fi network)" in step and "`net` command" in step, step
     assert "provision it again" in step
-    new_port = free_port()
-    _, out = setup(tmp_path / "root", *FIRST, "--wifi-ssid", "club-5g", port=new_port)
+    new_port = str(free_port())  # the TLS port: the one the boards dial (TLS, the default)
+    args = [*FIRST, "--wifi-ssid", "club-5g", "--tls-port", new_port]
+    _, out = setup(tmp_path / "root", *args, port=inst.port)
     step = next(ln for ln in out.stdout.splitlines() if "settings changed" in ln)
     assert "t1-a (broker port)" in step, step
-    assert inst.node("t1-a")["broker"]["port"] == new_port
+    assert inst.node("t1-a")["broker"]["port"] == int(new_port)
     # and an identical run names none
-    _, out = setup(tmp_path / "root", *FIRST, "--wifi-ssid", "club-5g", port=new_port)
+    _, out = setup(tmp_path / "root", *args, port=inst.port)
     assert "settings changed" not in out.stdout
 
 

@@ -1,6 +1,7 @@
 """The first `railbird setup` on a terminal without --table asks its questions (venue, tables,
-each table's game, nodes and players, the broker's address and name, the Wi-Fi network) and writes
-the same installation the flags would. Run in a real pseudo-terminal."""
+each table's game, nodes and players, the broker's address and name, the listen address,
+TLS, the Wi-Fi network) and writes the same installation the flags would. Run in a real
+pseudo-terminal."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ ANSWERS = [
     "",  # t2: no optional sensor
     "127.0.0.1",
     "pool-host.local",  # the name the boards dial first
+    "",  # the listen address: the broker's address, this machine's
+    "",  # TLS: yes
     "BarWiFi",
 ]
 
@@ -36,7 +39,7 @@ def test_the_questions_write_the_installation(tmp_path):
     root = tmp_path / "root"
     master, slave = pty.openpty()
     cmd = [sys.executable, "-m", "railbird", "setup", "--root", str(root)]
-    cmd += ["--broker-port", str(free_port())]
+    cmd += ["--broker-port", str(free_port()), "--tls-port", str(free_port())]
     env = dict(os.environ, RAILBIRD_WIFI_PASSWORD="wifi-pw")
     proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env)
     os.close(slave)
@@ -73,3 +76,6 @@ def test_the_questions_write_the_installation(tmp_path):
     # the boards dial the name and fall back on the address while it does not resolve
     assert node["broker"]["host"] == "pool-host.local"
     assert node["broker"]["addr"] == "127.0.0.1"
+    # the defaults offered: listen where the broker's address is, MQTT over TLS
+    assert "listen on" in text and "MQTT over TLS" in text, text
+    assert host["outputs"]["web"]["host"] == "127.0.0.1" and node["broker"]["tls"] is True

@@ -42,6 +42,8 @@ def play(nodes: list[str], shots: int, balls: int, gap: float) -> dict[str, obje
     for node in nodes:
         nc = json.loads((ETC / "nodes" / f"{node}.json").read_text())
         b = nc["broker"]
+        if b.get("tls"):  # the CA file a provisioned board keeps beside its config
+            b["ca"] = str(ETC / "tls" / b["ca"])
         sn = SimNode(
             b["host"], b["port"], nc["venue"], nc["table"], nc["node"], b["password"],
             STATE / node, dev=nc,

@@ -15,13 +15,17 @@ DESCRIPTION = """\
 Write a Railbird installation under --root (default /): /etc/railbird/ holds the broker's
 mosquitto.conf, password file and ACL (each node confined to its table), host.toml (the
 `railbird run` config), nodes/<node>.json (each node's config.json, ready for provisioning),
-secrets.toml (every secret, generated here) and with --tls a local CA with certificates;
-/etc/systemd/system/ the units railbird-broker.service and railbird.service; state goes to
+secrets.toml (every secret, generated here) and tls/, a local CA with the broker's
+certificate and one per node (MQTT is TLS unless --no-tls); /etc/systemd/system/ the units railbird-broker.service and railbird.service; state goes to
 /var/lib/railbird. As root on / it also installs mosquitto (apt-get) and adds the service
 user `railbird`; otherwise it prints the commands.
 
 Run it again to add a table or a node: every existing secret is kept, and it says what
 changed. Without --table on a terminal, the first run asks its questions instead.
+
+The broker and the web server listen on one address of this machine, --listen-address
+(default: the broker's address when it is this machine's, else the address of the
+interface with the default route), and on loopback for this machine's own clients.
 """
 EPILOG = """\
 examples:
@@ -82,15 +86,30 @@ def register(sub) -> None:
     )
     p.add_argument("--broker-port", type=int, help="the broker's plain MQTT port (1883)")
     p.add_argument(
-        "--broker-bind",
-        help="the address the broker listens on (0.0.0.0: every interface)",
+        "--listen-address",
+        metavar="ADDRESS",
+        help="the address of the venue interface the broker and the web server listen on "
+        "(default: the broker's address when it is this machine's, else that of the "
+        "interface with the default route; 0.0.0.0: every interface, only when you mean "
+        "it); the plain MQTT listener for this machine's own clients stays on loopback",
     )
-    p.add_argument(
+    # the name of --listen-address before it covered the web server too (kept for scripts)
+    p.add_argument("--broker-bind", dest="listen_address", help=argparse.SUPPRESS)
+    tls = p.add_mutually_exclusive_group()
+    tls.add_argument(
         "--tls",
         action="store_true",
         default=None,
-        help="a local CA, the broker's certificate and one per node; nodes and host use "
-        "TLS, the plain listener stays on loopback (kept on by later runs)",
+        help="MQTT over TLS, the default: a local CA, the broker's certificate and one per "
+        "node; nodes use TLS, the plain listener stays on loopback (give it to turn TLS on "
+        "in an installation an earlier run made plain; then provision every board again)",
+    )
+    tls.add_argument(
+        "--no-tls",
+        dest="tls",
+        action="store_false",
+        help="plain MQTT on the venue network (NOT RECOMMENDED: anyone on it reads every "
+        "board's password and can pose as the broker; setup warns on every run)",
     )
     p.add_argument("--tls-port", type=int, help="the broker's TLS port (8883)")
     p.add_argument(
@@ -162,7 +181,7 @@ def _questions(args) -> None:
     """The first run on a terminal without --table: the few answers setup needs."""
     import getpass
 
-    from railbird.install.apply import guess_address, guess_name
+    from railbird.install.apply import guess_address, guess_name, is_local_address
 
     print("Railbird setup: a few questions (Enter takes the default in brackets).")
     args.table_sensors = {}
@@ -191,6 +210,16 @@ def _questions(args) -> None:
     if args.broker_name is None:
         name = _ask("The name they find it by first, mDNS or DHCP ('-': none)", guess_name())
         args.broker_name = "" if name == "-" else name
+    if args.listen_address is None and not args.docker:
+        default = args.broker_address if is_local_address(args.broker_address) else ""
+        args.listen_address = _ask(
+            "The address the broker and the web server listen on (this machine's venue "
+            "interface; 0.0.0.0: every interface)",
+            default or guess_address(),
+        )
+    if args.tls is None:
+        answer = _ask("MQTT over TLS, the nodes checking the local CA? (yes/no)", "yes")
+        args.tls = answer.lower() not in ("n", "no")
     args.wifi_ssid = args.wifi_ssid or _ask("Wi-Fi network the nodes join (Enter: later)")
     if args.wifi_ssid and args.wifi_password is None:
         args.wifi_password = getpass.getpass("Its password: ")
@@ -228,7 +257,7 @@ def run(args) -> int:
                 broker_address=args.broker_address,
                 broker_name=args.broker_name,
                 broker_port=args.broker_port,
-                broker_bind=args.broker_bind,
+                listen_address=args.listen_address,
                 tls=args.tls,
                 tls_port=args.tls_port,
                 docker=args.docker,
@@ -247,11 +276,13 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return 2
-    from railbird.install.summary import summary
+    from railbird.install.summary import PLAINTEXT_WARNING, summary
 
     taken = _other_brokers(args, layout, report, say)
     mosquitto, user = system.has_mosquitto(), system.has_user()
     print(summary(report, first=first, mosquitto=mosquitto, user=user, taken=taken))
+    if not report.choices["tls"]:
+        print(f"railbird setup: {PLAINTEXT_WARNING}", file=sys.stderr)
     if taken:
         ports = ", ".join(str(h.port) for h in taken)
         print(f"railbird setup: the broker's port {ports} is taken (Next, step 1)", file=sys.stderr)

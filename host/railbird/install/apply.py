@@ -10,6 +10,7 @@ the same check as `railbird run --check-config`.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import pwd
@@ -26,7 +27,7 @@ from railbird.config.check import problems, weak_pin
 from railbird.private import write_private
 
 from . import mqttpass, pki, tomlout, units
-from .brokerconf import mosquitto_conf
+from .brokerconf import ANY, LOOPBACK, mosquitto_conf
 from .hostconf import SetupError, TableSpec, host_config, node_config, node_ids
 from .layout import SERVICE_USER, Layout
 
@@ -34,8 +35,9 @@ HOST_USER, REFEREE_USER, DISPLAY_USER = "railbird-host", "railbird-referee", "ra
 CLIENT_USERS = (HOST_USER, REFEREE_USER, DISPLAY_USER)
 DEFAULTS = {
     "broker_port": 1883,
-    "broker_bind": "0.0.0.0",
-    "tls": False,
+    # TLS unless the owner declines it (--no-tls); an installation an earlier run made
+    # plain keeps its choice (setup.json), so its running boards go on working
+    "tls": True,
     "tls_port": 8883,
     "docker": False,
     "pinmap": "esp32-devkitc",
@@ -62,7 +64,10 @@ class Options:
     # run's choice, else guess_name() when the address was guessed too
     broker_name: str | None = None
     broker_port: int | None = None
-    broker_bind: str | None = None
+    # the venue interface's address the broker and the web server listen on; None: the
+    # last run's choice, else the broker's address when it is this machine's, else the
+    # address of the interface with the default route ("0.0.0.0" only when given)
+    listen_address: str | None = None
     tls: bool | None = None
     tls_port: int | None = None
     docker: bool | None = None
@@ -132,6 +137,44 @@ def guess_address() -> str:
             return "127.0.0.1"
 
 
+def is_local_address(addr: str) -> bool:
+    """Whether `addr` is an IPv4 address of this machine (one a listener can bind)."""
+    try:
+        ipaddress.IPv4Address(addr)
+    except ValueError:
+        return False
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((addr, 0))
+        except OSError:
+            return False
+    return True
+
+
+def check_listen_address(addr: str, docker: bool) -> str:
+    """`--listen-address` as given, checked: an IPv4 address of this machine, or 0.0.0.0
+    (every interface, the owner's explicit choice)."""
+    try:
+        ipaddress.IPv4Address(addr)
+    except ValueError:
+        raise SetupError(
+            f"--listen-address {addr!r}: give an IPv4 address of this machine's venue "
+            "interface (`ip -4 addr`), or 0.0.0.0 for every interface"
+        ) from None
+    if addr != ANY and docker:
+        raise SetupError(
+            f"--listen-address {addr}: with --docker the containers listen on their own "
+            "interfaces; publish the ports on the venue address with RAILBIRD_LISTEN="
+            f"{addr} docker compose up -d (docker-compose.yml)"
+        )
+    if addr != ANY and not is_local_address(addr):
+        raise SetupError(
+            f"--listen-address {addr}: not an address of this machine (`ip -4 addr` lists "
+            "them); the broker and the web server could not listen there"
+        )
+    return addr
+
+
 def new_password() -> str:
     return secrets.token_urlsafe(24)  # 192 bits; URL-safe, so it needs no quoting anywhere
 
@@ -193,6 +236,7 @@ class Installer:
             self.opts.broker_address or prev.get("broker_address") or guess_address()
         )
         guessed = not self.opts.broker_address and not prev.get("broker_address")
+        out["listen_address"] = self._listen_address(prev, out)
         if self.opts.broker_name is not None:
             out["broker_name"] = self.opts.broker_name
         elif "broker_name" in prev:
@@ -215,6 +259,23 @@ class Installer:
                 "by another name or address"
             )
         return out
+
+    def _listen_address(self, prev: dict, out: dict) -> str:
+        """Where the broker and the web server listen (issue 23, defect 8): the address
+        given; else the last run's (an installation from before this choice listened on
+        every interface, `broker_bind`, and keeps doing so until the owner says otherwise:
+        its boards may dial any of them); else the broker's address when it is this
+        machine's, else the default route's interface. In Docker the container's own
+        interfaces (the compose file publishes the ports)."""
+        if self.opts.listen_address is not None:
+            return check_listen_address(self.opts.listen_address, out["docker"])
+        if prev.get("listen_address") or prev.get("broker_bind"):
+            return prev.get("listen_address") or prev["broker_bind"]
+        if out["docker"]:
+            return ANY
+        if is_local_address(out["broker_address"]):
+            return out["broker_address"]
+        return guess_address()
 
     def _known_secrets(self, host: dict | None) -> dict:
         """mqtt user -> password, "pin", "wifi": from secrets.toml, else from the files
@@ -343,11 +404,13 @@ class Installer:
                 r.new_secrets.append(label)
             return known[name]
 
-        tls = choices["tls"]
+        # the host on this machine dials the plain listener on loopback (its traffic never
+        # leaves the machine); in Docker it crosses the containers' network, over TLS
+        tls = choices["tls"] and choices["docker"]
         host_pw = secret(HOST_USER, new_password, f"broker login {HOST_USER}")
         pin = secret("pin", new_pin, "referee PIN")
         broker = {
-            "host": DOCKER_BROKER if choices["docker"] else "127.0.0.1",
+            "host": DOCKER_BROKER if choices["docker"] else LOOPBACK,
             "port": choices["tls_port"] if tls else choices["broker_port"],
             "user": HOST_USER,
             "password": host_pw,
@@ -364,6 +427,12 @@ class Installer:
             journal=str(L.journal),
             web_port=self.opts.web_port,
         )
+        web = host.get("outputs", {}).get("web")
+        if web is not None and (existing is None or self.opts.listen_address is not None):
+            # the first run, or the owner's new choice: the web server on the venue address
+            host["outputs"]["web"] = {"host": choices["listen_address"]} | {
+                k: v for k, v in web.items() if k != "host"
+            }
         check = dict(host, broker={k: v for k, v in host["broker"].items() if k != "cafile"})
         found = problems(check)  # the CA file is made later: its existence is not checked
         if found:
@@ -408,6 +477,7 @@ class Installer:
         L, c = self.layout, plan.choices
         self._dir(L.tls, 0o750, "group")
         names = [c["broker_address"], "127.0.0.1", "localhost"]
+        names += [c["listen_address"]] if c["listen_address"] != ANY else []
         names += [c["broker_name"]] if c.get("broker_name") else []
         names += [DOCKER_BROKER] if c["docker"] else []
         nodes = sorted(node_ids(plan.host))
@@ -435,7 +505,7 @@ class Installer:
         conf = mosquitto_conf(
             L,
             port=c["broker_port"],
-            bind=c["broker_bind"],
+            listen=c["listen_address"],
             user=self._broker_user(c["docker"]),
             tls_port=c["tls_port"] if c["tls"] else None,
         )
@@ -451,7 +521,7 @@ class Installer:
                 password=plan.users[n],
                 broker_host=c.get("broker_name") or c["broker_address"],
                 broker_addr=c["broker_address"] if c.get("broker_name") else None,
-                broker_port=host["broker"]["port"],
+                broker_port=c["tls_port"] if c["tls"] else c["broker_port"],
                 tls=c["tls"],
                 wifi_ssid=c["wifi_ssid"],
                 wifi_password=plan.wifi_password,

@@ -35,20 +35,32 @@ def _set(conf: str, directive: str, value: str) -> str:
     return pattern.sub(lambda _m: f"{directive} {value}", conf)
 
 
+LOOPBACK = "127.0.0.1"
+ANY = "0.0.0.0"
+
+
 def mosquitto_conf(
     layout: Layout,
     *,
     port: int,
-    bind: str,
+    listen: str,
     user: str,
     tls_port: int | None = None,
 ) -> str:
-    """The config; `user`: the account mosquitto drops to when started as root ("": its
-    default); `tls_port`: a TLS listener there too, the plain one then on loopback only."""
+    """The config; `listen`: the venue interface's address the nodes reach ("0.0.0.0":
+    every interface, only when asked for); `user`: the account mosquitto drops to when
+    started as root ("": its default); `tls_port`: the TLS listener on `listen`, the plain
+    one then on loopback only (this machine's own clients). Without TLS the plain port
+    listens on loopback and on `listen` (issue 23, defect 8: never on every interface
+    unasked)."""
+    plain = [LOOPBACK] if tls_port is not None or listen == LOOPBACK else [LOOPBACK, listen]
+    if tls_port is None and listen == ANY:
+        plain = [ANY]
+    template = _template("mosquitto.conf.in")
+    if template.count("listener @PORT@ @BIND@") != 1:
+        raise ValueError("mosquitto.conf.in: expected one `listener @PORT@ @BIND@` line")
     conf = (
-        _template("mosquitto.conf.in")
-        .replace("@PORT@", str(port))
-        .replace("@BIND@", bind if tls_port is None else "127.0.0.1")
+        template.replace("listener @PORT@ @BIND@", "\n".join(f"listener {port} {a}" for a in plain))
         .replace("@DIR@", str(layout.etc))
         .replace("@USER@", f"user {user}" if user else "")
     )
@@ -58,7 +70,7 @@ def mosquitto_conf(
         conf += (
             _template("mosquitto-tls.conf.in")
             .replace("@TLS_PORT@", str(tls_port))
-            .replace("@BIND@", bind)
+            .replace("@BIND@", listen)
             .replace("@TLS_DIR@", str(layout.tls))
         )
     return HEADER + conf.rstrip("\n") + "\n"

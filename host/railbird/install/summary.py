@@ -3,13 +3,65 @@ itself: terminals and logs keep what they show) and what to do next."""
 
 from __future__ import annotations
 
+import textwrap
+
 from railbird.tableorder import natural_sorted
 
 from . import units
 from .apply import Report
+from .brokerconf import ANY, LOOPBACK
 from .layout import SERVICE_USER
 from .portholder import Holder
 from .system import ADD_USER, DISTRIBUTION_UNIT, INSTALL_MOSQUITTO
+
+
+PLAINTEXT_WARNING = (
+    "WARNING: MQTT WITHOUT TLS. Every board's broker password, every event and every "
+    "command crosses the venue network in clear: anyone on that Wi-Fi can read them, log in "
+    "as a board and pose as the broker. Turn TLS on with `railbird setup --tls`, then "
+    "provision every board again (docs/install.md, 'TLS')."
+)
+_BANNER = "!" * 78
+
+
+def _web_address(r: Report) -> str:
+    web = r.host.get("outputs", {}).get("web") or {}
+    host = web.get("host", ANY)
+    return r.choices.get("broker_address", "HOST") if host in (ANY, "") else host
+
+
+def _security(r: Report) -> list[str]:
+    """What the network sees (issue 23, defect 8): always said, whatever was chosen."""
+    c, L = r.choices, r.layout
+    if "listen_address" not in c:  # a report without setup's choices (none to state)
+        return []
+    listen = c["listen_address"]
+    where = "every interface (0.0.0.0)" if listen == ANY else listen
+    if c.get("tls"):
+        mqtt = (
+            f"  MQTT: TLS on {where} port {c['tls_port']}, the broker's certificate from the "
+            f"local CA {L.tls / 'ca.crt'} (provisioning puts it on every board); plain MQTT "
+            f"on {LOOPBACK} port {c['broker_port']} only, for this machine's own clients"
+        )
+    else:
+        plain = where if listen in (ANY, LOOPBACK) else f"{LOOPBACK} and {listen}"
+        mqtt = f"  MQTT: PLAIN, NO TLS (--no-tls), on {plain} port {c['broker_port']}"
+    out = [mqtt]
+    web = r.host.get("outputs", {}).get("web")
+    if web is not None:
+        host = web.get("host", ANY)
+        at = "every interface (0.0.0.0)" if host in (ANY, "") else host
+        out.append(
+            f"  Web server: HTTP, not HTTPS, on {at} port {web.get('port', 8080)}: the referee "
+            "PIN and the sign-in cookie cross the venue Wi-Fi unencrypted (HTTPS through a "
+            "reverse proxy with the local CA: docs/install.md, 'HTTPS for the web pages')"
+        )
+    if listen == ANY and not c.get("docker"):
+        out.append(
+            "  Listening on every interface: give --listen-address with the venue "
+            "interface's address to serve only the venue network"
+        )
+    return out
 
 
 def _files(r: Report) -> list[str]:
@@ -114,7 +166,7 @@ def _next(r: Report, first: bool, mosquitto: bool, user: bool, taken: list[Holde
     web = host.get("outputs", {}).get("web")
     if web is not None:
         table = natural_sorted(host["tables"])[0]
-        addr = c.get("broker_address", "HOST")
+        addr = _web_address(r)
         steps.append(
             f"scoreboard: http://{addr}:{web.get('port', 8080)}/v/{venue}/ ; referee app "
             f"per table: http://{addr}:{web.get('port', 8080)}/v/{venue}/t/{table}/referee "
@@ -127,6 +179,14 @@ def _boards_changed_step(r: Report) -> str:
     """The boards whose written config changed what they dial with: they still run the old
     settings, so they must get the new ones before they can reach the broker again."""
     rows = "; ".join(f"{n} ({', '.join(what)})" for n, what in sorted(r.boards_changed))
+    if any("TLS" in what for _n, what in r.boards_changed):
+        # the CA certificate is a file on the board: only provisioning puts it there
+        turned = "on" if r.choices.get("tls") else "off"
+        return (
+            f"TLS is now {turned} and these boards still have the old settings: {rows}. "
+            "Once the broker restarts they cannot reach it: provision each one again "
+            "(below; it copies the CA), right after restarting the broker"
+        )
     return (
         f"these boards' settings changed and the boards still have the old ones: {rows}. "
         "While a board still reaches the broker, send it the new broker address or Wi-Fi "
@@ -166,8 +226,14 @@ def summary(
     tables = ", ".join(
         f"{t} ({', '.join(tc.get('nodes', []))})" for t, tc in r.host["tables"].items()
     )
+    plain = r.choices.get("tls") is False
+    warning = [_BANNER, *_wrapped(PLAINTEXT_WARNING), _BANNER, ""] if plain else []
     lines = [
+        *warning,
         f"Railbird installation in {r.layout.root}: venue {r.host['venue']}; tables {tables}",
+        "",
+        "Security:",
+        *_security(r),
         "",
         "Files:",
         *_files(r),
@@ -180,4 +246,10 @@ def summary(
     lines += ["", "Next:", *_next(r, first, mosquitto, user, taken or [])]
     if not user and r.layout.system and not r.choices.get("docker"):
         lines.append(f"  (the units run as {SERVICE_USER})")
+    if plain:
+        lines += ["", *warning[:-1]]  # at the end too: the last thing on the terminal
     return "\n".join(lines)
+
+
+def _wrapped(text: str) -> list[str]:
+    return [f"!! {line}" for line in textwrap.wrap(text, 74)]
