@@ -64,7 +64,7 @@ def test_setup_without_a_tls_flag_serves_tls_on_the_venue_address_only(tmp_path)
 
 
 def test_the_chosen_listen_address_is_the_only_one_the_network_sees(tmp_path):
-    inst, out = setup(tmp_path / "root", *TABLE, "--listen-address", VENUE_ADDRESS)
+    inst, _ = setup(tmp_path / "root", *TABLE, "--listen-address", VENUE_ADDRESS)
     assert sorted(listeners(inst)) == sorted(
         [(inst.port, "127.0.0.1"), (inst.tls_port, VENUE_ADDRESS)]
     )

@@ -16,9 +16,10 @@ Write a Railbird installation under --root (default /): /etc/railbird/ holds the
 mosquitto.conf, password file and ACL (each node confined to its table), host.toml (the
 `railbird run` config), nodes/<node>.json (each node's config.json, ready for provisioning),
 secrets.toml (every secret, generated here) and tls/, a local CA with the broker's
-certificate and one per node (MQTT is TLS unless --no-tls); /etc/systemd/system/ the units railbird-broker.service and railbird.service; state goes to
-/var/lib/railbird. As root on / it also installs mosquitto (apt-get) and adds the service
-user `railbird`; otherwise it prints the commands.
+certificate and one per node (MQTT is TLS unless --no-tls); /etc/systemd/system/ the
+units railbird-broker.service and railbird.service; state goes to /var/lib/railbird. As
+root on / it also installs mosquitto (apt-get) and adds the service user `railbird`;
+otherwise it prints the commands.
 
 Run it again to add a table or a node: every existing secret is kept, and it says what
 changed. Without --table on a terminal, the first run asks its questions instead.

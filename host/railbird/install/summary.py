@@ -14,7 +14,6 @@ from .layout import SERVICE_USER
 from .portholder import Holder
 from .system import ADD_USER, DISTRIBUTION_UNIT, INSTALL_MOSQUITTO
 
-
 PLAINTEXT_WARNING = (
     "WARNING: MQTT WITHOUT TLS. Every board's broker password, every event and every "
     "command crosses the venue network in clear: anyone on that Wi-Fi can read them, log in "
