@@ -115,7 +115,9 @@ def setup(
     if choices.exists():
         c = json.loads(choices.read_text())
         tls_port = c["tls_port"] if c["tls"] else None
-        listen = "127.0.0.1" if c["listen_address"] == "0.0.0.0" else c["listen_address"]
+        # (`broker_bind`: the key of an installation from before --listen-address)
+        addr = c.get("listen_address") or c.get("broker_bind", "0.0.0.0")
+        listen = "127.0.0.1" if addr == "0.0.0.0" else addr
     return Install(Path(root), port, tls_port, listen), r
 
 
