@@ -108,3 +108,44 @@ def test_with_a_referee_the_app_offers_the_outcomes_as_one_tap_buttons(tmp_path)
     finally:
         phone.quit()
         d.stop()
+
+
+# issue 26: what the host sends for a strike with nothing sensed after it (core/game.py)
+STRIKE_ONLY = {
+    "type": "shot",
+    "pocketed": [],
+    "rail_after_contact": False,
+    "uncertain": ["rail_after_contact"],
+}
+BREAK_IN = {
+    "type": "shot",
+    "pocketed": [{"ball": 2, "pocket": "FL"}],
+    "rail_after_contact": True,
+    "object_balls_to_rail": 5,
+}
+
+
+def test_a_strike_only_shot_is_proposed_as_the_likely_foul_and_accepted_in_one_tap(tmp_path):
+    d, web = _host(tmp_path, referee=True)
+    phone = phone_browser(tmp_path / "phone")
+    try:
+        st = _feed(d, {"type": "lag", "winner": "Ann"}, BREAK_IN, STRIKE_ONLY)
+        assert st["awaiting"] == "referee_check" and st["check"]["proposed"].startswith("foul")
+        phone.get(web.url + "/v/club/t/t1/referee")
+        wait_for(phone, lambda x: text(x, "#signin"), "the sign-in screen")
+        for digit in PIN:
+            tap(phone, f'button[data-key="{digit}"]')
+        tap(phone, "#pin-ok")
+        wait_text(phone, "#btn-check-proposed", "Likely: Foul")
+        assert "No foul" in text(phone, "#check")  # the dismissal, one tap too
+        tap(phone, "#btn-check-proposed")
+        wait_for(
+            phone,
+            lambda x: web.venues.snapshot("club", "t1")["state"]["awaiting"] is None,
+            "the ruling",
+        )
+        s = web.venues.snapshot("club", "t1")["state"]
+        assert s["ball_in_hand"] == "anywhere" and s["at_table"] == "Bob"
+    finally:
+        phone.quit()
+        d.stop()

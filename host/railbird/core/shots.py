@@ -578,6 +578,14 @@ def assemble(
     if opening is not None:
         strike = {"t": opening.t, "amp": opening.amp, "source": "sensed"}
     clicks = strikes - (opening is not None)
+    if opening is not None and not rails and not pocketed and not unpaired:
+        # issue 26: every such shot in the sensing corpus was a foul (no rail after contact,
+        # or no contact at all); the rules hold it for the referee or rule it provisional,
+        # the foul proposed (core/game.py, REFEREE.md §3b)
+        warnings.append(
+            "strike: nothing sensed after the strike (no rail, no pocket): a likely foul, "
+            "no rail after contact; for the referee to check"
+        )
 
     rail_facts = [_rail_hit(e) for e in rails]
     distinct = len({e.rail for e in rails})

@@ -40,6 +40,13 @@ class Choice(TypedDict):
 # (the state a shot is ruled to, the combinations of facts that rule to it)
 Group = tuple[State, list[Facts]]
 
+# Flagged yes/no facts whose sensed "no" is the likely truth, so the ruling it gives is
+# proposed to the referee as the likely call (issue 26): `rail_after_contact` is flagged
+# "no" only on a strike with nothing sensed after it (no rail, no pocket: core/game.py), and
+# every such shot in the sensing corpus was a foul (no rail after contact, or no contact at
+# all). Proposed, never ruled unseen: without a referee the fair default stays (§3b).
+LIKELY_AS_SENSED = frozenset({"rail_after_contact"})
+
 
 def canon(obj: object) -> str:
     """Canonical JSON, the form the state keeps `check` and `provisional` in."""
@@ -164,6 +171,41 @@ def tell_apart(choices: list[Choice]) -> None:
         if labels.count(c["label"]) > 1:
             facts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c["facts"].items())
             c["label"] = f"{c['label']} ({facts})"
+
+
+def proposed(names: Collection[str], sensed: Facts, choices: list[Choice]) -> int | None:
+    """The index of the choice proposed as the likely call: the one with the sensed values,
+    when every deciding fact is one whose sensed "no" is likely (`LIKELY_AS_SENSED`);
+    None: no proposal (a break's range, a fact not sensed at all)."""
+    if not names or any(f not in LIKELY_AS_SENSED or sensed.get(f) is not False for f in names):
+        return None
+    for i, c in enumerate(choices):
+        if all(c["facts"].get(f) == sensed[f] for f in names):
+            return i
+    return None
+
+
+def sensed_in(names: list[str], text: str) -> Facts:
+    """The yes/no values `describe` put in `text` for the facts `names` (a provisional
+    entry keeps only the sentence); a range or a fact not sensed is left out."""
+    out: Facts = {}
+    for part, name in zip(text.split("; "), names, strict=False):
+        if name == RANGE:
+            continue
+        said = part.rpartition(": ")[2]
+        if said.startswith("sensed "):
+            out[name] = said.startswith("sensed yes")
+    return out
+
+
+def with_proposal(entry: Any, sensed: Facts) -> Any:
+    """A held shot or provisional entry (its JSON) with `proposed`: the label of the likely
+    call, or None (REFEREE.md §3b). Derived on output, never stored: the state line
+    rebuilds the stored JSON byte for byte (fendoubt)."""
+    if not isinstance(entry, dict):
+        return entry
+    i = proposed(entry.get("facts") or [], sensed, entry.get("choices") or [])
+    return {**entry, "proposed": None if i is None else entry["choices"][i]["label"]}
 
 
 def describe(shot: Shot, ax: list[Axis]) -> str:

@@ -186,12 +186,15 @@ class GeneralRules(MatchLayer):
         text = doubt.describe(shot, ax)
         fouled = [c["rule"] for c in choices if c["rule"] is not None]
         rule = fouled[0] if fouled else "1.10"
+        likely = doubt.proposed(names, said, choices)
+        # issue 26: the likely call, named in the ruling (the state's `proposed`, jsonview)
+        hint = "" if likely is None else f"; likely {choices[likely]['label']}, proposed"
         if st.opt("referee"):
             R.append(
                 Ruling(
                     rule,
                     f"The ruling depends on what the sensors cannot decide ({text}): "
-                    "held for the referee's check",
+                    f"held for the referee's check{hint}",
                 )
             )
             if st.unconfirmed:
@@ -211,7 +214,7 @@ class GeneralRules(MatchLayer):
                 rule,
                 f"Provisional: {fair_label}. The sensors cannot decide it ({text}); no referee "
                 "is at the table, so the fair default applies until the referee confirms "
-                "or corrects it",
+                f"or corrects it{hint}",
             )
         )
         entry: dict[str, object] = {

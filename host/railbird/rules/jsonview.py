@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from . import doubt
 from .fen import to_fen
@@ -55,8 +55,12 @@ def state_to_json(state: State, rulings: Iterable[Ruling | dict[str, str]] = ())
         "ended": state.ended,
         "unconfirmed": list(state.unconfirmed),
         # REFEREE.md §3b: a shot held for the referee's check, and provisional rulings
-        "check": doubt.load(state.check),
-        "provisional": doubt.load(state.provisional) or [],
+        # with the likely call proposed, where there is one (`proposed`)
+        "check": _held(doubt.load(state.check)),
+        "provisional": [
+            doubt.with_proposal(e, doubt.sensed_in(e["facts"], e["text"]))
+            for e in doubt.load(state.provisional) or []
+        ],
     }
     if state.game == "14.1":
         out["run"] = per_player(state.run)
@@ -68,3 +72,11 @@ def state_to_json(state: State, rulings: Iterable[Ruling | dict[str, str]] = ())
     out["rulings"] = [r if isinstance(r, dict) else r.as_dict() for r in rulings]
     out["fen"] = to_fen(state)
     return out
+
+
+def _held(held: Any) -> Any:
+    """The held shot (REFEREE.md §3b) with its proposed call, from the shot's sensed values."""
+    if held is None:
+        return None
+    shot = held["shot"]
+    return doubt.with_proposal(held, {f: shot.get(f) for f in held["facts"]})

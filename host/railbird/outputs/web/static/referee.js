@@ -518,20 +518,26 @@
     return html;
   }
 
+  // A proposed call (`proposed`, issue 26: a strike with nothing after it, a likely foul)
+  // comes first, marked: one tap accepts it, one tap on another choice dismisses it.
   function checkView(s, v) {
-    const c = s.check || {};
+    const c = s.check || {}, likely = c.proposed || null;
+    const order = v.check.map((x, i) => i).sort((a, b) =>
+      (v.check[b].label === likely) - (v.check[a].label === likely));
     return `<div class="card" id="check"><h2>Check the shot: the sensors cannot decide</h2>
-      <p class="hint">${esc(c.text || "")}</p><div class="stack">
-      ${v.check.map((x, i) => `<button class="primary" data-act="check" data-i="${i}">${esc(choiceLabel(x))}</button>`).join("")}
+      <p class="hint">${esc(c.text || "")}${likely ? `; likely ${esc(likely)}` : ""}</p><div class="stack">
+      ${order.map((i) => v.check[i].label === likely
+        ? `<button class="primary" data-act="check" data-i="${i}" id="btn-check-proposed">Likely: ${esc(choiceLabel(v.check[i]))}</button>`
+        : `<button class="${likely ? "" : "primary"}" data-act="check" data-i="${i}">${esc(choiceLabel(v.check[i]))}</button>`).join("")}
       </div></div>`;
   }
 
   function provisionalView(s, v) {
     const p = s.provisional[0], fix = v.correct ? p.choices || [] : [];
     return `<div class="card" id="provisional"><h2>Provisional: ${esc(p.ruling)}${rule(p.rule)}</h2>
-      <p class="hint">${esc(p.text || "")}; no referee checked it.</p><div class="stack">
+      <p class="hint">${esc(p.text || "")}; no referee checked it.${p.proposed ? ` Likely ${esc(p.proposed)}.` : ""}</p><div class="stack">
       ${shotShown(s, v) ? "" : '<button class="primary" data-act="confirm" id="btn-prov-confirm">Confirm the ruling</button>'}
-      ${fix.filter((x) => x.label !== p.ruling).map((x) => `<button class="warn" data-act="prov" data-i="${p.choices.indexOf(x)}">${esc(choiceLabel(x))}</button>`).join("")}
+      ${fix.filter((x) => x.label !== p.ruling).map((x) => `<button class="warn" data-act="prov" data-i="${p.choices.indexOf(x)}"${x.label === p.proposed ? ' id="btn-prov-proposed"' : ""}>${x.label === p.proposed ? "Likely: " : ""}${esc(choiceLabel(x))}</button>`).join("")}
       </div></div>`;
   }
 
