@@ -114,7 +114,7 @@ def test_the_fit_is_where_the_likelihood_with_its_prior_is_flat(results, starter
     """The formula in the docs, checked directly: for every player, racks won plus half
     the prior equal the racks expected at the fitted ratings."""
     r = fit(results, starters)
-    won = {p: PRIOR_RACKS / 2 for p in r}
+    won = dict.fromkeys(r, PRIOR_RACKS / 2)
     exp = {p: PRIOR_RACKS * expected(r[p].rating, r[p].starter) for p in r}
     for x in results:
         if x.a == x.b or x.won_a + x.won_b == 0:
@@ -132,5 +132,5 @@ def test_the_fit_is_where_the_likelihood_with_its_prior_is_flat(results, starter
 
 def test_results_that_count_nothing_are_ignored():
     assert fit([RackResult(1, 1, 3, 0), RackResult(1, 2, 0, 0)]) == {}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least one rack"):
         fit([], prior_racks=0)

@@ -120,7 +120,7 @@ def _fail(msg: str) -> int:
     return 2
 
 
-def _open(args):
+def open_registry(args):
     """(journal, registry) or an error message."""
     from railbird.config import ConfigError, load
     from railbird.daemon.journal import Journal, JournalError
@@ -148,7 +148,7 @@ def _run(args, action) -> int:
 
     from railbird.competition.errors import CompetitionError
 
-    opened, error = _open(args)
+    opened, error = open_registry(args)
     if opened is None:
         return _fail(error)
     journal, registry = opened

@@ -58,7 +58,7 @@ class Rating:
 
 def expected(ra: float, rb: float) -> float:
     """The chance that a player rated `ra` wins a rack against one rated `rb`."""
-    return 1.0 / (1.0 + 2.0 ** (-(ra - rb) / SCALE))
+    return 1.0 / (1.0 + math.pow(2.0, -(ra - rb) / SCALE))
 
 
 def fit(
@@ -116,9 +116,7 @@ def fit(
     for p in ids:
         racks = sum(n for _, _, n in opponents[p])
         won = sum(w for _, w, _ in opponents[p])
-        out[p] = Rating(
-            p, round(x[p] / _K, 1), starter[p], racks, won, racks >= established_racks
-        )
+        out[p] = Rating(p, round(x[p] / _K, 1), starter[p], racks, won, racks >= established_racks)
     return out
 
 

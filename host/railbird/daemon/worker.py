@@ -81,6 +81,7 @@ from railbird.daemon.replay import Rebuilt, run_input
 from railbird.daemon.snapshots import Snapshots, carried, resume
 from railbird.daemon.ticks import Timers, deadline
 from railbird.history.store import HistoryStore
+from railbird.registry import ratings
 
 log = logging.getLogger("railbird.daemon")
 
@@ -576,6 +577,20 @@ class Daemon:
         if self._retention_at is None or now - self._retention_at >= retention.CHECK_EVERY_S:
             self._retention_at = now
             self._retention()
+        if self.history.results_changed:
+            self.history.results_changed = False
+            self._ratings()
+
+    def _ratings(self) -> None:
+        """Worker thread, idle: a match ended (or an ended one was undone); the ratings are
+        refitted over the history (docs/events.md, "Ratings"), in a transaction of their own
+        so the batches' commits never wait for a fit."""
+        try:
+            ratings.refresh(self.journal.db)
+        except Exception as e:  # noqa: BLE001 - scoring goes on; tried at the next match end
+            with contextlib.suppress(sqlite3.Error):
+                self.journal.rollback()
+            log.error("ratings not refitted: %s", describe(e))
 
     def _retention(self) -> None:
         """Worker thread, idle: export and delete raw inputs past the retention age."""

@@ -175,6 +175,11 @@ class HistoryStore:
         self._drops: list[object] = []
         self.errors = 0
         self._error_logged = 0.0
+        # a match ended, or one that had ended is in play again (an undo): the ratings
+        # (railbird.registry.ratings) are refitted when the daemon is next idle; set in a
+        # batch that is rolled back it costs a refit that finds nothing changed
+        self.results_changed = True  # and once at the start: the ratings may be older
+        self._over: set[int] = set()  # matches last written as over (an undo may reopen)
 
     # -- the daemon's side ---------------------------------------------------------------
     def after_batch(self) -> None:
@@ -368,6 +373,12 @@ class HistoryStore:
     def _write(self, m: Match) -> None:
         d = m.as_dict()
         record = _record_json(d)
+        if d["result"] != "in progress":
+            self.results_changed = self.results_changed or m.id not in self._over
+            self._over.add(m.id)
+        elif m.id in self._over:
+            self.results_changed = True
+            self._over.discard(m.id)
         b = m.players[1] if len(m.players) > 1 else None
         indexed = (m.venue, m.table, m.players[0], b, d["start"])
         if self._rows.get(m.id) == indexed:
@@ -391,6 +402,7 @@ class HistoryStore:
         from their first state (nothing is written)."""
         self.fold = fold = Fold()
         self._rows.clear()  # what is written is read again as needed: no row is assumed
+        self._over.clear()
         self._dropped.clear()
         s_upto, sh_upto = marks
         kept = {}
@@ -404,6 +416,8 @@ class HistoryStore:
             first = min(r[0] for r in rows)
             for mid, record in rows:
                 kept[mid] = _loads(record) or {}
+                if kept[mid].get("result", "in progress") != "in progress":
+                    self._over.add(mid)
             row = self.db.execute("SELECT input_id FROM states WHERE id=?", (first,)).fetchone()
             first_input = (row[0] if row else None) or 0
             states = [

@@ -1,0 +1,167 @@
+"""`railbird ratings`: the players' ratings the host keeps (docs/events.md, "Ratings"):
+list them, refit them from the match history, or check that what is kept is what the
+history gives."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = "the players' ratings: list, recompute from the match history, check"
+FORMATS = ("table", "json", "csv")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "ratings",
+        help=HELP,
+        description=(
+            "Ratings per rack on the scale leagues use (100 points = 2:1 odds per rack),\n"
+            "fitted over every rack result in the match history, each player anchored at the\n"
+            "starter rating the director gave (`railbird players edit N --rating R`, else\n"
+            "500). The host refits them when a match ends; `recompute` refits them from the\n"
+            "history, `check` says whether what is kept is what the history gives."
+        ),
+        epilog="examples:\n"
+        "  railbird ratings list --config host.toml\n"
+        "  railbird ratings recompute --config host.toml\n"
+        "  railbird ratings check --config host.toml        (exit status 1: they differ)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    ls = actions.add_parser("list", help="the kept ratings, best first", description="List.")
+    _common(ls)
+    ls.add_argument("--format", choices=FORMATS, default="table", help="default: table")
+    ls.set_defaults(func=run_list)
+    rc = actions.add_parser(
+        "recompute", help="refit every rating from the match history", description="Refit."
+    )
+    _common(rc)
+    rc.set_defaults(func=run_recompute)
+    ck = actions.add_parser(
+        "check",
+        help="compare the kept ratings with a refit from the history (exit 1: they differ)",
+        description="Refit from the history without writing, and compare.",
+    )
+    _common(ck)
+    ck.set_defaults(func=run_check)
+    p.set_defaults(func=lambda _args: _usage(p))
+
+
+def _common(p) -> None:
+    p.add_argument("--journal", help="the daemon's SQLite journal (default: `journal` of --config)")
+    p.add_argument("--config", help="the host's TOML config, for its journal")
+
+
+def _usage(p) -> int:
+    p.print_help(sys.stderr)
+    return 2
+
+
+def _fail(msg: str) -> int:
+    print(f"railbird ratings: {msg}", file=sys.stderr)
+    return 2
+
+
+def _run(args, action) -> int:
+    import sqlite3
+
+    from railbird.commands.players import open_registry
+    from railbird.competition.errors import CompetitionError
+    from railbird.history import store
+
+    opened, error = open_registry(args)
+    if opened is None:
+        return _fail(error)
+    journal, registry = opened
+    try:
+        store.update(journal.db)  # a journal the daemon has not folded yet
+        return action(journal.db, registry)
+    except CompetitionError as e:
+        return _fail(str(e))
+    except sqlite3.OperationalError as e:  # a daemon holding the journal past BUSY_MS
+        return _fail(f"journal {journal.path}: {e}")
+    finally:
+        journal.close()
+
+
+def rows(db, registry) -> list[dict]:
+    """The kept ratings with the players' names and external ids, best first."""
+    from railbird.registry import ratings
+
+    out = []
+    for r in ratings.kept(db).ratings.values():
+        p = registry.get(r.player)
+        out.append(
+            {
+                "id": p.id,
+                "name": p.name,
+                "rating": r.rating,
+                "starter": r.starter,
+                "racks": r.racks,
+                "won": r.won,
+                "established": r.established,
+                "external": dict(p.external),
+            }
+        )
+    out.sort(key=lambda x: (-x["rating"], x["name"], x["id"]))
+    return out
+
+
+def run_list(args) -> int:
+    def act(db, registry) -> int:
+        from railbird.history.export import to_csv, to_table
+
+        found = rows(db, registry)
+        if args.format == "json":
+            print(json.dumps({"ratings": found}, indent=1, ensure_ascii=False))
+            return 0
+        cols = ("id", "name", "rating", "starter", "racks", "won", "established")
+        flat = [r | {"established": "yes" if r["established"] else "no"} for r in found]
+        if args.format == "csv":
+            sys.stdout.write(to_csv(cols, flat))
+        elif not found:
+            print("no ratings kept yet (the host fits them when a match ends)")
+        else:
+            sys.stdout.write(to_table(cols, flat))
+        return 0
+
+    return _run(args, act)
+
+
+def run_recompute(args) -> int:
+    def act(db, registry) -> int:
+        from railbird.registry import ratings
+
+        k = ratings.recompute(db)
+        print(f"{len(k.ratings)} player(s) rated from {len(k.matches)} match(es)")
+        return 0
+
+    return _run(args, act)
+
+
+def run_check(args) -> int:
+    def act(db, registry) -> int:
+        from railbird.registry import ratings
+
+        now, kept = ratings.compute(db), ratings.kept(db)
+        differ = [
+            p
+            for p in sorted(set(now.ratings) | set(kept.ratings))
+            if now.ratings.get(p) != kept.ratings.get(p)
+        ]
+        series = sum(a != b for a, b in zip(now.matches, kept.matches, strict=False))
+        series += abs(len(now.matches) - len(kept.matches))
+        if not differ and not series:
+            print(f"the kept ratings are the history's: {len(now.ratings)} player(s), "
+                  f"{len(now.matches)} rated match(es)")  # fmt: skip
+            return 0
+        for p in differ:
+            a, b = kept.ratings.get(p), now.ratings.get(p)
+            print(f"player {p}: kept {a.rating if a else None}, history {b.rating if b else None}")
+        print(f"{len(differ)} rating(s) and {series} rated match(es) differ "
+              "(railbird ratings recompute refits them)")  # fmt: skip
+        return 1
+
+    return _run(args, act)
