@@ -29,6 +29,7 @@ HEAVY_FILES: tuple[tuple[str, int], ...] = (
     ("tests/firmware/test_ota_e2e.py", 52),
     ("tests/install/test_provision.py", 41),
     ("tests/displays/test_bench_screens.py", 34),
+    ("tests/competition/test_player_pages.py", 31),
     ("tests/history/test_night_e2e.py", 33),
     ("tests/hardening/test_web_idle_connections.py", 26),
     ("tests/displays/test_shot_clock_displays.py", 12),

@@ -60,3 +60,42 @@ def bars(items: list[tuple[str, str, int]], title: str, chart_id: str) -> str:
             )
     out.append("</svg>")
     return "".join(out)
+
+
+def line(items: list[tuple[str, str, float]], title: str, chart_id: str) -> str:
+    """items: (key, label, value) in order -> an <svg> line (a player's rating over time);
+    each point a `circle.pt` with `data-key` and `data-value`. The axis spans the values
+    (not from zero: a rating moves by tens of points around hundreds)."""
+    values = [v for _, _, v in items]
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    if hi - lo < 20:  # a flat line sits mid-chart, not on an axis
+        lo, hi = (lo + hi) / 2 - 10, (lo + hi) / 2 + 10
+    plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
+    n = max(1, len(items) - 1)
+
+    def xy(i: int, v: float) -> tuple[float, float]:
+        x = LEFT + (plot_w * i / n if len(items) > 1 else plot_w / 2)
+        return x, TOP + plot_h - plot_h * (v - lo) / (hi - lo)
+
+    pts = [xy(i, v) for i, (_, _, v) in enumerate(items)]
+    out = [
+        f'<svg class="chart" id="{escape(chart_id)}" viewBox="0 0 {W} {H}" '
+        f'preserveAspectRatio="xMidYMid meet" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text class="ylabel" x="{LEFT - 4}" y="{TOP + 4}" text-anchor="end">{hi:.0f}</text>',
+        f'<text class="ylabel" x="{LEFT - 4}" y="{TOP + plot_h}" text-anchor="end">{lo:.0f}</text>',
+        f'<line class="grid" x1="{LEFT}" y1="{TOP}" x2="{W - RIGHT}" y2="{TOP}"/>',
+        f'<line class="axis" x1="{LEFT}" y1="{TOP + plot_h}" x2="{W - RIGHT}" '
+        f'y2="{TOP + plot_h}"/>',
+    ]
+    if len(pts) > 1:
+        path = " ".join(f"{x:.2f},{y:.2f}" for x, y in pts)
+        out.append(f'<polyline class="trend" points="{path}"/>')
+    for (key, label, v), (x, y) in zip(items, pts, strict=True):
+        out.append(
+            f'<circle class="pt" data-key="{escape(str(key))}" data-value="{v:.1f}" '
+            f'cx="{x:.2f}" cy="{y:.2f}" r="3"><title>{escape(str(label))}: {v:.1f}</title>'
+            "</circle>"
+        )
+    out.append("</svg>")
+    return "".join(out)

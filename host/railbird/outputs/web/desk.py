@@ -10,6 +10,8 @@ Routes (all JSON; POST bodies must be `Content-Type: application/json`):
     GET    /api/options/<game>             {"game", "options": [{"name", "kind", "doc", "code"}]}
     GET    /api/v/<venue>/<table>/undo     {"undo": {"key", "rulings"} or null}
     POST   /api/v/<venue>/<table>/referee  {"id", "input", "undo_key"?} or {"inputs": [...]}
+    POST   /api/v/<venue>/players          {"name"} -> {"player"}: a name the New match form
+                                           typed, registered (registration.py)
 
 Referee input is accepted with the venue's session cookie, or with the venue PIN in the body
 (`pin`) or the `X-Railbird-Pin` header, for scripts. Cross-site requests cannot use the
@@ -40,6 +42,7 @@ from collections import OrderedDict
 from urllib.parse import urlsplit
 
 from railbird.core.records import StateRecord
+from railbird.outputs.web import registration
 from railbird.outputs.web.pinguard import PinGuard
 from railbird.outputs.web.sessions import (
     MAX_AGE_S,
@@ -139,6 +142,8 @@ class RefereeDesk:
                 return json_reply(200, {"undo": self.trail.top(p[2], p[3])})
             if p[4] == "referee" and method == "POST":
                 return self._referee(req, p[2], p[3])
+        if len(p) == 4 and p[:2] == ["api", "v"] and p[3] == "players" and method == "POST":
+            return self._register(req, p[2])
         return None
 
     # -- helpers -------------------------------------------------------------------------
@@ -241,7 +246,9 @@ class RefereeDesk:
         return json_reply(200, {"game": game, "options": opts})
 
     # -- referee input -------------------------------------------------------------------
-    def _referee(self, req: Req, venue, table) -> Reply:
+    def _referee_body(self, req: Req, venue) -> dict | Reply:
+        """The body of a referee's POST, or the refusal: not JSON, no referee input at this
+        venue, not signed in and no right PIN."""
         web = self.web
         body, err = self._body(req)
         if err:
@@ -261,6 +268,20 @@ class RefereeDesk:
                 if refused.status == 403:
                     refused = json_reply(403, {"ok": False, "error": "PIN wrong or missing"})
                 return refused
+        assert isinstance(body, dict)
+        return body
+
+    def _register(self, req: Req, venue) -> Reply:
+        body = self._referee_body(req, venue)
+        if isinstance(body, Reply):
+            return body
+        journal = getattr(self.web, "history_journal", None)
+        return registration.register(None if journal is None else str(journal), body)
+
+    def _referee(self, req: Req, venue, table):
+        body = self._referee_body(req, venue)
+        if isinstance(body, Reply):
+            return body
         items, err = _items(body)
         if err:
             return json_reply(400, {"ok": False, "error": err})

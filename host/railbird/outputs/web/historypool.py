@@ -1,5 +1,5 @@
-"""Where the history routes run (history.py): worker processes of their own, at a lower CPU
-priority than the daemon (issue 23, 4).
+"""Where the history routes run (history.py, and playerpage.py's): worker processes of
+their own, at a lower CPU priority than the daemon (issue 23, 4).
 
 Threads were not enough. A year's history takes a page's worth of JSON decoding and
 encoding per request, and a thread doing that holds Python's one interpreter lock: with 8
@@ -39,7 +39,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO
 
-from railbird.outputs.web import history
+from railbird.outputs.web import history, playerpage
 from railbird.outputs.web.wire import Reply, Req
 
 log = logging.getLogger("railbird.outputs.web")
@@ -82,6 +82,12 @@ def _set_tz(tz: str | None) -> None:
         time.tzset()
 
 
+def route(view: history.View, req: Req) -> Reply | None:
+    """The routes that run here: a registered player's (playerpage.py), then the
+    history's."""
+    return playerpage.route(view, req) or history.route(view, req)
+
+
 def _request(view: history.View, req: Req) -> bytes:
     return json.dumps(
         {
@@ -99,7 +105,7 @@ def _answer(msg: bytes) -> Reply:
     venues, day_start_hour, title, journal = d["view"]
     method, parts, addr, query = d["req"]
     view = history.View(tuple(venues), int(day_start_hour), title, journal)
-    reply = history.route(view, Req(method, parts, {}, addr, query=query))
+    reply = route(view, Req(method, parts, {}, addr, query=query))
     return reply or Reply(404, b'{"error": "not found"}')
 
 
@@ -170,10 +176,10 @@ class HistoryPool:
         self._closed = False
 
     async def run(self, view: history.View, req: Req) -> Reply | None:
-        """`history.route(view, req)` in a worker."""
+        """`route(view, req)` in a worker."""
         loop = asyncio.get_running_loop()
         if not self.processes:
-            return await loop.run_in_executor(self._threads, history.route, view, req)
+            return await loop.run_in_executor(self._threads, route, view, req)
         return await loop.run_in_executor(self._threads, self._call, _request(view, req))
 
     def _call(self, msg: bytes) -> Reply:

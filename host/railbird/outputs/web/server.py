@@ -73,7 +73,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from railbird.outputs.base import Output
 from railbird.outputs.tables import Venues
-from railbird.outputs.web import history, pages
+from railbird.outputs.web import history, pages, playerpage
 from railbird.outputs.web.desk import MAX_BODY, RefereeDesk
 from railbird.outputs.web.director import DirectorDesk
 from railbird.outputs.web.historypool import HistoryPool, HistoryUnavailable
@@ -555,7 +555,7 @@ class WebOutput(Output):
             if len(parts) == 5 and parts[:2] == ["events", "v"] and parts[3] == "t":
                 return await self._events(request, parts[2], parts[4])
             req = Req(method, parts, request.headers, request.remote or "", query=request.query)
-            if history.wants(req):  # it reads the journal: not on the loop
+            if history.wants(req) or playerpage.wants(req):  # reads the journal: not on the loop
                 return await self._history(request, req)
             reply = self.desk.route(req) or self.director.route(req) or pages.route(self, req)
         elif method in ("POST", "DELETE"):

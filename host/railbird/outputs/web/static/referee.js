@@ -780,8 +780,9 @@
     const seg = GAMES.map((x) => `<button data-act="m-game" data-game="${x}" class="${x === g ? "on" : ""}">${x}</button>`).join("");
     openSheet(`<h2>New match</h2><form id="match-form" autocomplete="off">
       <label>Game</label><div class="seg" id="m-game">${seg}</div>
-      <label for="m-p1">Player 1</label><input id="m-p1" maxlength="32" value="${esc(n[0] || "")}" required>
-      <label for="m-p2">Player 2</label><input id="m-p2" maxlength="32" value="${esc(n[1] || "")}" required>
+      <label for="m-p1">Player 1</label><input id="m-p1" class="m-player" maxlength="32" value="${esc(n[0] || "")}" required autocapitalize="words" spellcheck="false">
+      <label for="m-p2">Player 2</label><input id="m-p2" class="m-player" maxlength="32" value="${esc(n[1] || "")}" required autocapitalize="words" spellcheck="false">
+      <div id="m-found" class="known found" hidden></div>
       <div id="m-known" class="known" hidden></div>
       <label id="m-goal-label">${byPoints(g) ? "Points to win" : "Race to (racks)"}</label>
       <div class="stepper"><button type="button" data-act="m-step" data-d="-1" aria-label="fewer">−</button>
@@ -798,6 +799,50 @@
     $("match-form").addEventListener("submit", (e) => { e.preventDefault(); startMatch(); });
     fillOptions(g, keep && s && s.game === g);
     fillKnown();
+    for (const id of ["m-p1", "m-p2"]) {
+      const f = $(id);
+      f.addEventListener("focus", () => { ui.field = id; });
+      f.addEventListener("input", () => { ui.field = id; delete f.dataset.player; findPlayers(f.value); });
+    }
+    ui.field = null;
+  }
+
+  // The registry's players as one types a few letters (name, a word of it, or nickname,
+  // case and accents ignored): one tap puts the player in the field being typed in.
+  let findTimer = null, findSeq = 0;
+  function findPlayers(text) {
+    clearTimeout(findTimer);
+    const q = text.trim(), box = $("m-found");
+    if (!q) { if (box) { box.hidden = true; box.innerHTML = ""; } return; }
+    findTimer = setTimeout(async () => {
+      const seq = ++findSeq;
+      let found = [];
+      try {
+        const r = await request("GET", API + "/players?q=" + enc(q));
+        if (r.status === 200) found = r.data.registered || [];
+      } catch (e) { /* typed, then */ }
+      const b = $("m-found");
+      if (!b || seq !== findSeq) return;  // the form closed, or a later search answers
+      b.innerHTML = found.length ? found.map((p) => {
+        const extra = [p.nickname ? `“${esc(p.nickname)}”` : "",
+          p.rating != null ? `${Math.round(p.rating)}${p.established ? "" : "?"}` : ""].filter(Boolean).join(" ");
+        return `<button type="button" data-act="m-pick" data-id="${p.id}" data-name="${esc(p.name)}">${esc(p.name)}${extra ? ` <span class="hint">${extra}</span>` : ""}</button>`;
+      }).join("") : `<span class="hint">No registered player: “${esc(q)}” is registered when the match starts.</span>`;
+      b.hidden = false;
+    }, 120);
+  }
+
+  // A name not picked from the registry is registered on the way (the host validates it:
+  // a name the rules refuse is said here, before the match is sent); the host unreachable,
+  // the match is queued all the same and the name stays unregistered.
+  async function register(field) {
+    const name = field.value.trim();
+    if (field.dataset.player === name) return null;
+    let r;
+    try { r = await request("POST", API + "/players", { name }); } catch (e) { return null; }
+    if (r.status === 422) return r.data.error || "That name cannot be used.";
+    if (r.status === 200 && r.data.player) { field.value = r.data.player.name; field.dataset.player = r.data.player.name; }
+    return null;
   }
 
   // The venue's players from its history, most recent first: one tap puts a name in the
@@ -837,9 +882,18 @@
       : '<p class="hint">This game has no rules options.</p>';
   }
 
-  function startMatch() {
-    const g = $("sheet").dataset.game, p1 = $("m-p1").value.trim(), p2 = $("m-p2").value.trim();
+  async function startMatch() {
+    const g = $("sheet").dataset.game;
+    let p1 = $("m-p1").value.trim(), p2 = $("m-p2").value.trim();
     if (!p1 || !p2 || p1 === p2) { $("m-error").textContent = "Two different player names, please."; return; }
+    $("btn-start").disabled = true;
+    for (const id of ["m-p1", "m-p2"]) {
+      const why = await register($(id));
+      if (!$("match-form")) return;  // closed meanwhile
+      if (why) { $("m-error").textContent = why; $("btn-start").disabled = false; $(id).focus(); return; }
+    }
+    p1 = $("m-p1").value.trim(); p2 = $("m-p2").value.trim();
+    if (p1 === p2) { $("m-error").textContent = "Two different players, please."; $("btn-start").disabled = false; return; }
     // started from the referee's phone: a referee is at the table (REFEREE.md §3b)
     const m = { type: "match", game: g, players: [p1, p2], referee: true };
     const box = $("m-options");
@@ -961,6 +1015,16 @@
         const target = !a.value.trim() ? a : !b2.value.trim() ? b2 : b2;
         if (target === b2 && a.value.trim() === d.name) break;  // two different players
         target.value = d.name;
+        break;
+      }
+      case "m-pick": {
+        const f = $(ui.field || (!$("m-p1").value.trim() ? "m-p1" : "m-p2"));
+        const twin = $(f.id === "m-p1" ? "m-p2" : "m-p1");
+        if (twin.value.trim() === d.name) break;  // two different players
+        f.value = d.name;
+        f.dataset.player = d.name;
+        $("m-found").hidden = true;
+        if (f.id === "m-p1" && !twin.value.trim()) { twin.focus(); ui.field = twin.id; }
         break;
       }
       case "m-game": {
