@@ -138,6 +138,14 @@ def csv_cell(v) -> object:
     return "" if v is None else v
 
 
+def csv_value(cell: str | None) -> str | None:
+    """A cell as `csv_cell` wrote it, read back: the apostrophe before a formula's first
+    character taken off (an import of an export gets the names that were exported)."""
+    if cell is not None and cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS):
+        return cell[1:]
+    return cell
+
+
 def to_csv(columns, rows) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
