@@ -127,3 +127,21 @@ def test_a_changed_starter_is_refitted_and_check_says_so(daemon, tmp_path, capsy
     listed = json.loads(capsys.readouterr().out)["ratings"]
     assert [r["name"] for r in listed] == ["Bob", "Ann"]
     assert ratings.over_time(d.journal.db, ann) == [(now.matches[0].end, now.ratings[ann].rating)]
+
+
+def test_the_handicap_chart_gives_two_rated_players_their_races(daemon, tmp_path, capsys):
+    d = daemon
+    journal = str(tmp_path / "journal.sqlite")
+    reg = PlayerRegistry(d.journal.db)
+    ann, bob, cy = (reg.add(n, rating=r).id for n, r in (("Ann", 620), ("Bob", 500), ("Cy", None)))
+    assert main(["ratings", "recompute", "--journal", journal]) == 0
+    assert main(["ratings", "race", str(ann), str(bob), "--journal", journal]) == 2
+    assert "no handicap chart" in capsys.readouterr().err
+    assert main(["ratings", "chart", "0:5-5 50:5-4 100:5-3", "--journal", journal]) == 0
+    assert main(["ratings", "chart", "0:5-5 50:4-5", "--journal", journal]) == 2
+    assert "the stronger's no shorter" in capsys.readouterr().err
+    assert main(["ratings", "race", str(bob), str(ann), "--journal", journal]) == 0
+    assert capsys.readouterr().out.strip() == "Bob races to 3, Ann to 5"  # a gap of 120
+    assert ratings.races(d.journal.db, ann, cy) == (5, 3)  # Cy: 500, the default starter
+    assert main(["ratings", "chart", "--clear", "--journal", journal]) == 0
+    assert ratings.races(d.journal.db, ann, bob) is None

@@ -12,6 +12,8 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from railbird.competition import handicap
+from railbird.competition.errors import InvalidName
 from railbird.competition.ratings import (
     DEFAULT_STARTER,
     ESTABLISHED_RACKS,
@@ -53,7 +55,7 @@ def test_a_newcomer_moves_from_the_starter_and_is_established_after_enough_racks
     assert many[1].established and many[1].rating > few[1].rating - 1
 
 
-@settings(max_examples=examples("competition.ratings.order", 60), deadline=None)
+@settings(max_examples=examples("competition.ratings.order", 40), deadline=None)
 @given(results=RESULTS, starters=STARTERS, seed=st.integers(0, 2**32))
 def test_the_order_of_results_does_not_matter(results, starters, seed):
     shuffled = list(results)
@@ -63,7 +65,7 @@ def test_the_order_of_results_does_not_matter(results, starters, seed):
     assert fit(results, starters) == fit(shuffled, starters) == fit(flipped, starters)
 
 
-@settings(max_examples=examples("competition.ratings.relabel", 60), deadline=None)
+@settings(max_examples=examples("competition.ratings.relabel", 40), deadline=None)
 @given(results=RESULTS, starters=STARTERS, seed=st.integers(0, 2**32))
 def test_relabelling_players_relabels_their_ratings(results, starters, seed):
     """Symmetric: the fit does not care who is called what (nor which ids come first)."""
@@ -85,7 +87,7 @@ def test_relabelling_players_relabels_their_ratings(results, starters, seed):
         assert back[p].rating == pytest.approx(1000 - r.rating, abs=0.11)
 
 
-@settings(max_examples=examples("competition.ratings.field", 60), deadline=None)
+@settings(max_examples=examples("competition.ratings.field", 40), deadline=None)
 @given(
     field=st.lists(st.integers(300, 800), min_size=1, max_size=6),
     among=st.lists(
@@ -134,3 +136,64 @@ def test_results_that_count_nothing_are_ignored():
     assert fit([RackResult(1, 1, 3, 0), RackResult(1, 2, 0, 0)]) == {}
     with pytest.raises(ValueError, match="at least one rack"):
         fit([], prior_racks=0)
+
+
+# -- the handicap chart ------------------------------------------------------------------------
+CHART = "0:5-5 50:5-4 100:5-3 150:6-3"
+
+
+def test_the_chart_gives_the_races_of_a_gap():
+    c = handicap.parse(CHART)
+    assert c.races(500, 500) == (5, 5)
+    assert c.races(620, 500) == (5, 3)  # 120: the band of 100-149
+    assert c.races(500, 620) == (3, 5)  # in the players' order
+    assert c.races(549.9, 500) == (5, 5) and c.races(550, 500) == (5, 4)
+    assert c.races(900, 100) == (6, 3)
+    assert handicap.parse(c.text()) == c
+    assert handicap.parse("0:5-5, 50:5-4") == handicap.parse(" 0:5-5  50:5-4 ")
+
+
+@pytest.mark.parametrize(
+    ("spec", "why"),
+    [
+        ("", "at least one band"),
+        ("10:5-5", "starts at a gap of 0"),
+        ("0:5-5 50:5-4 40:5-3", "gaps rise"),
+        ("0:5-5 50:4-5", "the stronger's no shorter"),
+        ("0:5-4 50:5-5", "no longer race"),
+        ("0:5-5 x", "GAP:STRONGER-WEAKER"),
+        ("0:0-0", "races from 1"),
+    ],
+)
+def test_a_chart_that_makes_no_sense_is_refused(spec, why):
+    with pytest.raises(InvalidName, match=why):
+        handicap.parse(spec)
+
+
+@settings(max_examples=examples("competition.handicap", 40), deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(1, 300), st.integers(0, 2), st.integers(0, 1)), max_size=8
+    ),
+    base=st.integers(1, 9),
+    ra=st.floats(0, 2000),
+    rb=st.floats(0, 2000),
+)
+def test_a_wider_gap_never_helps_the_weaker_player(steps, base, ra, rb):
+    """Any chart the parser accepts: races for a gap are monotone, and symmetric in the
+    players' order."""
+    bands, gap, strong, weak = [f"0:{base}-{base}"], 0, base, base
+    for dgap, dlead, dweak in steps:
+        gap, weak = gap + dgap, max(1, weak - dweak)
+        strong = min(handicap.MAX_RACE, max(strong, weak) + dlead)
+        if strong - weak < int(bands[-1].split(":")[1].split("-")[0]) - int(
+            bands[-1].split("-")[1]
+        ):
+            continue
+        bands.append(f"{gap}:{strong}-{weak}")
+    c = handicap.parse(" ".join(bands))
+    lo, hi = sorted((ra, rb))
+    s1, w1 = c.races(hi, lo)
+    s2, w2 = c.races(hi + 50, lo)
+    assert w2 <= w1 and s2 - w2 >= s1 - w1
+    assert c.races(ra, rb) == tuple(reversed(c.races(rb, ra))) or ra == rb

@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-HELP = "the players' ratings: list, recompute from the match history, check"
+HELP = "the players' ratings: list, recompute from the history, check; the handicap chart"
 FORMATS = ("table", "json", "csv")
 
 
@@ -46,6 +46,27 @@ def register(sub) -> None:
     )
     _common(ck)
     ck.set_defaults(func=run_check)
+    ch = actions.add_parser(
+        "chart",
+        help="show, set or clear the handicap chart: rating gaps to races",
+        description="The director's chart: bands GAP:STRONGER-WEAKER from a gap of 0 up, e.g. "
+        "'0:5-5 50:5-4 100:5-3 150:6-3' (a gap of 100-149: 5 for the stronger, 3 for the "
+        "weaker). Without SPEC: the chart as set.",
+    )
+    _common(ch)
+    ch.add_argument("spec", nargs="?", help="the bands, e.g. '0:5-5 50:5-4 100:5-3'")
+    ch.add_argument("--clear", action="store_true", help="no handicap: every race even")
+    ch.set_defaults(func=run_chart)
+    rc2 = actions.add_parser(
+        "race",
+        help="the handicapped races of two rated players, by the chart",
+        description="The races the chart gives players A and B (registry ids), from their "
+        "kept ratings.",
+    )
+    _common(rc2)
+    rc2.add_argument("a", type=int, help="a player's id")
+    rc2.add_argument("b", type=int, help="the other's id")
+    rc2.set_defaults(func=run_race)
     p.set_defaults(func=lambda _args: _usage(p))
 
 
@@ -163,5 +184,42 @@ def run_check(args) -> int:
         print(f"{len(differ)} rating(s) and {series} rated match(es) differ "
               "(railbird ratings recompute refits them)")  # fmt: skip
         return 1
+
+    return _run(args, act)
+
+
+def run_chart(args) -> int:
+    def act(db, registry) -> int:
+        from railbird.competition import handicap
+        from railbird.registry import ratings
+
+        if args.clear:
+            ratings.set_chart(db, None)
+            print("no handicap chart: races are even")
+        elif args.spec:
+            ratings.set_chart(db, handicap.parse(args.spec))
+        c = ratings.chart(db)
+        if c is not None:
+            print(f"handicap chart: {c.text()}")
+        elif not args.clear:
+            print("no handicap chart")
+        return 0
+
+    return _run(args, act)
+
+
+def run_race(args) -> int:
+    def act(db, registry) -> int:
+        from railbird.registry import ratings
+
+        a, b = registry.resolve(args.a), registry.resolve(args.b)
+        got = ratings.races(db, a.id, b.id)
+        if got is None:
+            why = "no handicap chart" if ratings.chart(db) is None else "not both rated yet"
+            return _fail(f"{a.name} v {b.name}: {why}")
+        from railbird.history.export import terminal_safe
+
+        print(terminal_safe(f"{a.name} races to {got[0]}, {b.name} to {got[1]}"))
+        return 0
 
     return _run(args, act)

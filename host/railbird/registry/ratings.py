@@ -9,7 +9,8 @@ Tables (created where missing, like the registry's):
                    including this one: the ratings over time;
 - `ratings`        the current rating of every registered player (the fit over all rated
                    matches): rating, starter, racks, racks won, established;
-- `rating_marks`   the starter ratings the fit used, as JSON.
+- `rating_marks`   the starter ratings the fit used, as JSON; the director's handicap
+                   chart (`railbird.competition.handicap`), as its text.
 
 A match is rated when it is over (won, conceded or abandoned: the racks were played), its
 game scores racks (not 14.1, whose scores are points), and both names are registered
@@ -27,6 +28,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from railbird.competition import handicap
+from railbird.competition.handicap import Chart
 from railbird.competition.players import folded
 from railbird.competition.ratings import RackResult, Rating, fit
 from railbird.history.store import has_history
@@ -285,3 +288,35 @@ def over_time(db: sqlite3.Connection, player: int, limit: int = 200) -> list[tup
         (player, player, player, int(limit)),
     ).fetchall()
     return [(float(e), float(r)) for e, r in reversed(rows)]
+
+
+def chart(db: sqlite3.Connection) -> Chart | None:
+    """The director's handicap chart (None: races are not handicapped)."""
+    if not _has_tables(db):
+        return None
+    row = db.execute("SELECT value FROM rating_marks WHERE key = 'handicap'").fetchone()
+    return None if row is None else handicap.parse(row[0])
+
+
+def set_chart(db: sqlite3.Connection, new: Chart | None) -> None:
+    db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        ensure(db)
+        if new is None:
+            db.execute("DELETE FROM rating_marks WHERE key = 'handicap'")
+        else:
+            db.execute("INSERT OR REPLACE INTO rating_marks VALUES ('handicap', ?)", (new.text(),))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def races(db: sqlite3.Connection, a: int, b: int) -> tuple[int, int] | None:
+    """The handicapped races of two rated players by the chart (None: no chart, or one of
+    them not rated yet)."""
+    c, ra, rb = chart(db), rating_of(db, a), rating_of(db, b)
+    if c is None or ra is None or rb is None:
+        return None
+    return c.races(ra.rating, rb.rating)
