@@ -7,7 +7,8 @@ seat comes from: round robin rounds, the winners' and losers' brackets, the gran
 and its reset), `tournament` (the tournament: create, draw, the playable matches, start,
 record a result, with every match's state derived from the layout, the draw and the log),
 `standings` (places and records from the results), `ratings` (ratings per rack fitted
-over all rack results, 100 points = 2:1 odds) and `jsonform` (the tournament to and
+over all rack results, 100 points = 2:1 odds), `handicap` (the director's chart of rating
+gaps to races) and `jsonform` (the tournament to and
 from JSON for storage, and a read-only view for pages and exports). May import only the
 standard library and `railbird.rules` (the games, options, break orders and the name
 rules): no I/O, no clock, no other part of `railbird`, so the host, its pages and its
