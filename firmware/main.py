@@ -15,10 +15,12 @@ again before anything else, and main.py never ends at the REPL: whatever ends it
 exception, KeyboardInterrupt and SystemExit included, resets the board.
 """
 
-try:
-    CONSOLE_LOCK()  # boot.py's: first, before an import a Ctrl-C could cut
-except (NameError, TypeError):  # no boot.py before this one, or not locked (None)
-    pass
+# boot.py's CONSOLE_LOCK, first, before an import a Ctrl-C could cut; looked up in
+# globals() (boot.py's names are main.py's globals on the board), so a run without boot.py
+# before it, or an unlocked one (None), calls nothing
+_lock = globals().get("CONSOLE_LOCK")
+if _lock is not None:
+    _lock()
 
 
 def locked():
