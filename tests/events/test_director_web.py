@@ -120,3 +120,28 @@ def test_a_weak_or_shared_director_pin_is_a_config_error(pin, why):
     found = problems({"venue": "club", "referee_token": PIN, "director_pin": pin})
     assert any(p.startswith(why) for p in found), found
     assert not problems({"venue": "club", "referee_token": PIN, "director_pin": DPIN})
+
+
+def test_the_events_shot_clock_reaches_every_called_match(host):
+    """The director's form sets the event's shot clock; each table is handed it in the
+    called match's input, and the clock runs there once the match starts."""
+    _, web = host
+    director, referee = Http(web.url), Http(web.url)
+    director.call("POST", "/api/director/club/session", {"pin": DPIN})
+    referee.call("POST", "/api/session/club", {"pin": PIN})
+    bad = dict(FORM, shot_clock={"preset": "wpa", "shot_s": 0})
+    code, res, _ = director.call("POST", "/api/director/club/event", bad)
+    assert code == 422 and "shot_s" in res["error"]
+    form = dict(FORM, shot_clock={"preset": "wpa", "shot_s": 30})
+    assert director.call("POST", "/api/director/club/event", form)[0] == 200
+    for t in ("t1", "t2"):
+        clock = referee.call("GET", f"/api/v/club/{t}")[1]["call"]["input"]["shot_clock"]
+        assert clock["shot_s"] == 30 and clock["extension_s"] == 25, clock
+    call = referee.call("GET", "/api/v/club/t1")[1]["call"]
+    referee.call("POST", "/api/v/club/t1/referee", {"id": "tap-1", "input": call["input"]})
+    snap = wait_for(lambda: _began(referee), "the called match begun at t1")
+    # the table keeps the event's clock: idle until the break's balls stop, one extension
+    # each for the rack
+    clock = snap["state"]["shot_clock"]
+    assert clock is not None and clock["status"] == "idle", clock
+    assert clock["warning_us"] == 10_000_000 and clock["extensions_left"] == [1, 1], clock

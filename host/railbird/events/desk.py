@@ -268,8 +268,9 @@ class EventDesk:
     # -- the director's side ---------------------------------------------------------------
     def create_event(self, form: dict[str, Any]) -> dict[str, Any]:
         """A new event from the director's form, drawn and started: {name, format, game,
-        goal, players: [names], seeding, seed, round_goals}. The players are found in the
-        registry by name (or added to it)."""
+        goal, players: [names], seeding, seed, round_goals, shot_clock}. The players are found
+        in the registry by name (or added to it); `shot_clock` is the match input's (absent:
+        no clock, protocol/REFEREE.md §9b), given to every match of the event."""
         names = form.get("players")
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise EventError("players: a list of names, one per entrant")
@@ -285,6 +286,7 @@ class EventDesk:
             seeding=form.get("seeding", "seeded"),
             seed=seed if seed is not None else 0,
             name=form.get("name") or "",
+            shot_clock=form.get("shot_clock"),
         )
         with self._lock:
             if self._open() is not None:

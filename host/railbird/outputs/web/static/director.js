@@ -53,8 +53,19 @@ function createView() {
     <label>Race to (points for 14.1) <input id="ev-goal" type="number" min="1" value="3"></label>
     <label>Draw <select id="ev-seeding"><option value="drawn">drawn at random</option>
       <option value="seeded">seeded: in the order below</option></select></label>
+    <label>Shot clock <select id="ev-clock"><option value="">off</option>
+      <option value="wpa">WPA: 35 s a shot, warning at 10, one 25 s extension a rack</option></select></label>
+    <label>Seconds a shot (blank: the preset's) <input id="ev-clock-s" type="number" min="5" max="300"></label>
     <label>Players, one a line <textarea id="ev-players" rows="8"></textarea></label>
     <button class="primary" id="btn-create">Draw and start</button></div>`;
+}
+
+// The event's shot clock as the match input takes it (protocol/REFEREE.md §9b): null is
+// none; the preset's numbers, with the shot time the director typed
+function clockForm() {
+  const preset = $("ev-clock").value, secs = $("ev-clock-s").value;
+  if (!preset) return null;
+  return secs ? { preset, shot_s: +secs } : { preset };
 }
 
 function eventView(v) {
@@ -102,7 +113,7 @@ document.addEventListener("click", (e) => {
   } else if (b.id === "btn-create") {
     act("event", { name: $("ev-name").value, format: $("ev-format").value, game: $("ev-game").value,
       goal: +$("ev-goal").value, seeding: $("ev-seeding").value, seed: Date.now() % 1000000,
-      players: $("ev-players").value.split("\n") });
+      players: $("ev-players").value.split("\n"), shot_clock: clockForm() });
   } else if (b.id === "auto") act("auto", { on: b.checked });
   else if (b.id === "btn-close") { if (confirm("Close the event? Its results stay in the journal.")) act("close"); }
   else if (b.dataset.assign) act("assign", { match: b.dataset.assign, table: b.dataset.table });
