@@ -100,9 +100,14 @@ def test_an_event_goes_out_as_json_and_into_another_journal_as_the_same_event(
     reg.add("Zed")  # ids differ from the source's
     bob = reg.add("bob").id  # the same player by name (case ignored)
     db.close()
+    code, text, _ = _run(capsys, "import", "tournaments", str(out), "--check", "--journal", target)
+    assert code == 0 and "checked, nothing written: 1 added" in text
+    empty = _desk(target)
+    assert empty.t is None  # a check writes nothing
+    empty.close_db()
     code, text, _ = _run(capsys, "import", "tournaments", str(out), "--journal", target)
     assert code == 0, text
-    assert "1 added, 0 already here; 3 player(s) added" in text
+    assert "1 event(s) imported: 1 added, 0 already here; 3 player(s) added" in text
 
     src, dst = _desk(played), _desk(target)
     assert dst.event_id == 1 and dst.began == src.began and not dst.auto and not dst.closed
