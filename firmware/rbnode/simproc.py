@@ -210,6 +210,10 @@ class SimBoard:
             else:
                 time.sleep(0.05)
             code = p.poll()
+            if code is not None and self._halt.is_set():
+                # stop() killed it between the check above and this poll: a power cut, not
+                # a boot that ended by itself (at the REPL, say)
+                return "stopped"
             if code == RESET:
                 return "reset"
             if period is not None and time.monotonic() - fed > period:

@@ -64,10 +64,10 @@ MISTAKES = [
     ),
     (
         "node",
-        "main.py",
-        "machine.reset()",
-        "machine.restart()",
-        'Module has no attribute "restart"',
+        "rbnode/hw/esp32.py",
+        "machine.unique_id()",
+        "machine.unique_ident()",
+        'Module has no attribute "unique_ident"',
     ),
     (
         "scoreboard",

@@ -200,12 +200,14 @@ def test_update_succeeds_one_table_at_a_time(venue, fw_set, venue_keys, tmp_path
         "COMMANDS",
         "NET",
         "UPDATE",
+        "SENSORS",
     ]
     for line, (t, n) in zip(text[1:], (("t1", "n1"), ("t2", "n2")), strict=True):
         assert line.split()[:5] == [t, n, "online", NEW, "sim"], line
-        assert "-60 dBm" in line and "ev=0" in line and line.endswith("done"), line
+        # ... COMMANDS NET UPDATE SENSORS: the sensors' health is "-" with no config
+        assert "-60 dBm" in line and "ev=0" in line and line.split()[-2:] == ["done", "-"], line
         # the boards hold the venue key: they obey only signed commands, and say so
-        assert line.split()[-3:-1] == ["signed", "-"], line
+        assert line.split()[-4:-2] == ["signed", "-"], line
     # with the host's config: its broker login, and its node that never came online
     ls = v.cli("list", "--json", "--config", str(v.host.conf))
     rows = [json.loads(x) for x in ls.stdout.splitlines()]

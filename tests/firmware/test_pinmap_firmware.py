@@ -278,6 +278,7 @@ def test_esp32_hardware_sets_up_the_json(esp32_layer, name, tmp_path, monkeypatc
             cfg_hash="00000000",
             upd=SimpleNamespace(version="rbnode-0.1.0"),
             _strike=None,
+            _colour=None,
             trust=SimpleNamespace(required=False),
         )
     )

@@ -95,7 +95,7 @@ def register(sub) -> None:
         "it); the plain MQTT listener for this machine's own clients stays on loopback",
     )
     # the name of --listen-address before it covered the web server too (kept for scripts)
-    p.add_argument("--broker-bind", dest="listen_address", help=argparse.SUPPRESS)
+    p.add_argument("--broker-bind", dest="listen_address", help="the old name of --listen-address")
     tls = p.add_mutually_exclusive_group()
     tls.add_argument(
         "--tls",
