@@ -16,13 +16,17 @@ MATCH_FIELDS = (
     "game",
     "players",
     "race_to",
+    "races",
     "target",
     "break_order",
     "options",
     "referee",
     "shot_clock",
 )
-PER_GAME = ("race_to", "target", "break_order", "options")
+PER_GAME = ("race_to", "races", "target", "break_order", "options")
+# `race_to` and `races` (a race per player: a handicapped match) are one goal: a match that
+# gives either takes neither from an earlier match
+RACE = ("race_to", "races")
 
 IN_PROGRESS = "a match is in progress: finish, concede or abandon it first"
 NO_GAME = "no game: give the game (the table's config names none)"
@@ -61,8 +65,18 @@ def complete_match(
         if key in given:
             out[key] = given[key]
             continue
+        if key in RACE:
+            if not any(k in given for k in RACE):  # both from the first match that has one
+                s = next((s for s in sources if s.get("game") == game and _race(s)), None)
+                if s is not None and s.get(key) is not None:
+                    out[key] = s[key]
+            continue
         for s in sources:
             if s.get("game") == game and s.get(key) is not None:
                 out[key] = s[key]
                 break
     return out
+
+
+def _race(match: dict[str, Any]) -> bool:
+    return any(match.get(k) is not None for k in RACE)

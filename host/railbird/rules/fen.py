@@ -180,6 +180,7 @@ _FIELDS = (
     # REFEREE.md §3b, in the compact form of fendoubt (the JSON rebuilt from the game)
     ("check", "check", None, None),
     ("provisional", "prov", None, None),
+    ("races", "races", INT_PAIR, None),  # a handicapped match: a race per player
 )
 _ALWAYS = ("g", "p", "goal")
 assert [f[0] for f in _FIELDS if f[0] != "flags"] == [

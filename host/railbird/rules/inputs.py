@@ -39,6 +39,7 @@ INPUT_FIELDS = {
         "game",
         "players",
         "race_to",
+        "races",
         "target",
         "break_order",
         "options",

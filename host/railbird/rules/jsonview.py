@@ -62,6 +62,8 @@ def state_to_json(state: State, rulings: Iterable[Ruling | dict[str, str]] = ())
             for e in doubt.load(state.provisional) or []
         ],
     }
+    if state.races is not None:  # REFEREE.md §2: a handicapped match, a race per player
+        out["races"] = per_player(state.races)
     if state.game == "14.1":
         out["run"] = per_player(state.run)
         out["high_run"] = per_player(state.high_run)

@@ -50,6 +50,10 @@ class MatchLayer:
         if wrong in inp:
             raise BadInput(f"{self.name} is played to {key}, not {wrong}")
         goal = get_int(inp, key, 1, 100_000)
+        races = self.parse_races(inp, goal)
+        if races is not None:
+            goal = max(races)
+            races = None if races[0] == races[1] else races
         if goal is None:
             raise BadInput(f"{self.name} needs {key}")
         order = get_str(inp, "break_order", default="alternate")
@@ -73,7 +77,28 @@ class MatchLayer:
             options=options,
             awaiting="lag",
             on_table=self.full_rack(),
+            races=races,
         )
+
+    def parse_races(self, inp: JsonObject, race_to: int | None) -> tuple[int, int] | None:
+        """`races`: a race per player in players' order (a handicapped match); `race_to`
+        is the race of both, so the two may be given together only when they agree."""
+        given = inp.get("races")
+        if given is None:
+            return None
+        if not self.rack_scored:
+            raise BadInput(f"{self.name} is played to points (target): races are for rack games")
+        if (
+            not isinstance(given, list)
+            or len(given) != 2
+            or not all(type(n) is int and 1 <= n <= 100_000 for n in given)
+        ):
+            raise BadInput("races must be a list of two integers from 1 to 100000")
+        if race_to is not None and given != [race_to, race_to]:
+            raise BadInput(
+                f"race_to {race_to} contradicts races {given[0]}-{given[1]}: give one of them"
+            )
+        return (given[0], given[1])
 
     def player_index(self, st: State, inp: JsonObject, key: str, default: int | None = None) -> int:
         if key not in inp:
@@ -170,7 +195,7 @@ class MatchLayer:
     def end_rack(self, st: State, winner: int, R: list[Ruling], rule: str, why: str) -> State:
         st = replace(st, scores=add_pair(st.scores, winner, 1), rack_winner=winner)
         R.append(Ruling(rule, f"{st.players[winner]} wins rack {st.rack}: {why}"))
-        if st.scores[winner] >= st.goal:
+        if st.scores[winner] >= st.race_of(winner):
             R.append(
                 Ruling(
                     "match",

@@ -141,6 +141,9 @@ class State:
     # until the referee confirms or corrects it or the next shot lets it stand.
     check: str | None = None
     provisional: str | None = None
+    # A handicapped match (REFEREE.md §1 `races`): the racks each player needs, in players'
+    # order; None when both race to `goal` (then `goal` is the larger of the two).
+    races: tuple[int, int] | None = None
 
     def opt(self, name: str) -> object:
         return option_value(self.options, name)
@@ -156,6 +159,10 @@ class State:
         value = self.opt(name)
         assert type(value) is int, f"option {name} is not a number"
         return value
+
+    def race_of(self, player: int) -> int:
+        """The racks (or 14.1 points) `player` needs to win the match."""
+        return self.goal if self.races is None else self.races[player]
 
     def other(self, player: int) -> int:
         return 1 - player
