@@ -44,6 +44,11 @@ def _clock(f):
     return None
 
 
+def _race(r):
+    # `r`: the race, or A's race-B's race of a handicapped match (`5-3`, `11-10`)
+    return "RACE" + _r(r, 4) if len(r) <= 4 else "R" + _r(r, 7)
+
+
 def _score(f, who, w):
     s = _r(f.get(who, ""), w)
     if f.get("t") == who:
@@ -74,7 +79,7 @@ def rows(f, ann=None, link_lost=False, have_screen=True, cols=8):
                 r3 = ""
         elif g:
             r0 = _score(f, "a", 3) + "  " + _score(f, "b", 3)
-            r1 = _clock(f) or ("RACE" + _r(f.get("r", ""), 4) if "r" in f else "")
+            r1 = _clock(f) or (_race(f["r"]) if "r" in f else "")
             k = f.get("k", "")
             r2 = _doubt(f) or _warning(f) or ("BRK" + _r(k.upper(), 5) if k else "")
             if win:

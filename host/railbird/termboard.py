@@ -128,7 +128,12 @@ class TablePanel:
         if game == "14.1":
             head = f"{self.table} · 14.1 continuous" + (f" · to {goal}" if goal else "")
         else:
-            head = f"{self.table} · {game}" + (f" · race to {goal}" if goal else "")
+            races = (st or {}).get("races")  # a handicapped match: a race per player
+            names = (st or {}).get("players") or []
+            if isinstance(races, dict) and len(names) == 2 and all(n in races for n in names):
+                head = f"{self.table} · {game} · race {races[names[0]]}-{races[names[1]]}"
+            else:
+                head = f"{self.table} · {game}" + (f" · race to {goal}" if goal else "")
         rows = []
         if st is None:
             rows.append(d("waiting for the first state…"))

@@ -118,6 +118,9 @@ def screen_fields(
             race = int(ff["goal"])
         if race is not None:
             f["r"] = int(race)
+        races = _pair(state, state.get("races"))  # a handicapped match: A's race-B's race
+        if races is not None:
+            f["r"] = f"{int(races[0])}-{int(races[1])}"
         f["k"] = _who(state, state.get("breaker"))
         if state.get("inning") is not None:
             f["inn"] = int(state["inning"])

@@ -117,7 +117,9 @@ const RB = {
     return g == null ? null : +g;
   },
   goalText(s) {
-    const g = RB.goal(s);
+    const g = RB.goal(s), r = (s.state || {}).races;
+    // a handicapped match (REFEREE.md section 2, races): "race 5-3", in players' order
+    if (r && typeof r === "object") return "race " + RB.names(s).map((n) => r[n]).join("-");
     return g == null ? "" : (RB.byPoints(s.game) ? "to " + g : "race to " + g);
   },
 
