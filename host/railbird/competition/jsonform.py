@@ -66,6 +66,7 @@ def _spec(s: EventSpec) -> dict[str, Any]:
         "seeding": s.seeding.value,
         "seed": s.seed,
         "shot_clock": None if s.shot_clock is None else s.shot_clock.as_dict(),
+        **({"handicap": True} if s.handicap else {}),  # absent in an older form: False
     }
 
 
@@ -89,6 +90,7 @@ def load(doc: object) -> Tournament:
         seed=s.get("seed", 0),
         name=s.get("name", ""),
         shot_clock=s.get("shot_clock"),
+        handicap=s.get("handicap", False),
     )
     entrants = []
     for e in _list(d.get("entrants"), "entrants"):

@@ -86,6 +86,9 @@ class EventSpec:
     name: str = ""  # the event's name, for the boards
     # every match's shot clock (protocol/REFEREE.md §9b); None: none, as in casual play
     shot_clock: ShotClockSettings | None = None
+    # handicapped races from the director's chart (docs/events.md "Handicapped races"):
+    # `tournament.match_input` takes the chart and the two players' ratings
+    handicap: bool = False
 
     @property
     def goal_field(self) -> str:
@@ -113,6 +116,7 @@ def make_spec(
     seed: object = 0,
     name: object = "",
     shot_clock: object = None,
+    handicap: object = False,
 ) -> EventSpec:
     """Settings checked against the rules engine; `CompetitionError` with the reason. Takes
     any value (a stored or typed-in form) and says what is wrong with it."""
@@ -142,7 +146,13 @@ def make_spec(
         clock = parse_shot_clock(shot_clock)
     except BadInput as e:
         raise CompetitionError(str(e)) from None
-    return EventSpec(fmt, game, whole, tuple(goals), opts, break_order, how, seed, title, clock)
+    if type(handicap) is not bool:
+        raise CompetitionError("handicap is true or false")
+    if handicap and game_facts(game)["goal"] != "race_to":
+        raise CompetitionError(f"{game} is played to points: handicapped races are for rack games")
+    return EventSpec(
+        fmt, game, whole, tuple(goals), opts, break_order, how, seed, title, clock, handicap
+    )
 
 
 def _member(kind: type[Format] | type[Seeding], value: object, what: str) -> Any:

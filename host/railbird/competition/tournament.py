@@ -23,11 +23,12 @@ the log (`_resolve`), so they cannot disagree with them. A match's state:
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from .errors import CompetitionError, NotAllowed
+from .handicap import Chart
 from .layout import FromEntry, LoserOf, MatchDef, WinnerOf, build
 from .players import clean_name, clean_text
 from .spec import Entrant, EventSpec, Format, Round, Seeding
@@ -277,9 +278,16 @@ def champion(t: Tournament) -> int | None:
     return last.winner.player
 
 
-def match_input(t: Tournament, match_id: str) -> dict[str, object]:
+def match_input(
+    t: Tournament,
+    match_id: str,
+    chart: Chart | None = None,
+    ratings: Mapping[int, float] | None = None,
+) -> dict[str, object]:
     """The rules engine's `match` input for this match (protocol/REFEREE.md): what a table
-    is given to start it."""
+    is given to start it. In a handicapped event (`spec.handicap`) with a `chart` and both
+    players in `ratings` (registry id -> rating), the chart's races (`races`) in place of
+    the goal; otherwise, or when the chart gives even races, the match's goal."""
     m = t.match(match_id)
     if m.state not in (MatchState.READY, MatchState.IN_PLAY):
         raise NotAllowed(f"match {match_id} has no two players to start: it is {m.state.value}")
@@ -291,11 +299,27 @@ def match_input(t: Tournament, match_id: str) -> dict[str, object]:
         t.spec.goal_field: m.goal,
         "break_order": t.spec.break_order,
     }
+    races = _races(t, m.players, chart, ratings or {})
+    if races is not None and races[0] != races[1]:
+        del out[t.spec.goal_field]
+        out["races"] = list(races)
+    elif races is not None:
+        out[t.spec.goal_field] = races[0]
     if t.spec.options:
         out["options"] = dict(t.spec.options)
     if t.spec.shot_clock is not None:  # every number the event's (REFEREE.md §9b)
         out["shot_clock"] = t.spec.shot_clock.as_dict()
     return out
+
+
+def _races(
+    t: Tournament, players: Sequence[int], chart: Chart | None, ratings: Mapping[int, float]
+) -> tuple[int, int] | None:
+    if not t.spec.handicap or chart is None:
+        return None
+    if not all(p in ratings for p in players):
+        return None  # a player not rated yet plays the event's goal
+    return chart.races(ratings[players[0]], ratings[players[1]])
 
 
 # -- the matches from the layout, the positions and the log -------------------------------

@@ -55,6 +55,7 @@ from railbird.competition.tournament import (
 )
 from railbird.events import export
 from railbird.events.store import AutoCall, Began, Called, Change, EventStore, Finished
+from railbird.registry import ratings
 from railbird.registry.players import PlayerRegistry
 
 log = logging.getLogger("railbird.events")
@@ -111,13 +112,21 @@ class EventDesk:
                 return m
         return None
 
+    def _match_input(self, t: Tournament, match_id: str) -> dict[str, Any]:
+        """The match input, with the registry's chart and ratings for a handicapped event."""
+        if not t.spec.handicap:
+            return match_input(t, match_id)
+        found = {p: ratings.rating_of(self._db, p) for p in t.match(match_id).players}
+        rated = {p: r.rating for p, r in found.items() if r is not None}
+        return match_input(t, match_id, ratings.chart(self._db), rated)
+
     def call_for(self, table: str) -> dict[str, Any] | None:
         """The match called to `table`, as its screens show it; None: nothing called."""
         with self._lock:
             t, m = self.t, self._at(table)
             if t is None or m is None:
                 return None
-            inp = match_input(t, m.id)
+            inp = self._match_input(t, m.id)
             return {
                 "event": t.spec.name,
                 "match": m.id,
@@ -287,6 +296,7 @@ class EventDesk:
             seed=seed if seed is not None else 0,
             name=form.get("name") or "",
             shot_clock=form.get("shot_clock"),
+            handicap=form.get("handicap", False),
         )
         with self._lock:
             if self._open() is not None:
