@@ -1,12 +1,14 @@
 """Issue 25, item 4: a handicapped match through the host. `races` (REFEREE.md §1) is a
 field of the `match` input, so a new match takes it (or `race_to`) as one goal from the
-last match, and the journal replay gives the same handicapped state."""
+last match, and the journal replay (and a snapshot of it) gives the same handicapped
+state."""
 
 from __future__ import annotations
 
 import json
 
 from railbird.config import from_dict
+from railbird.core import snapshot as snap
 from railbird.core.lifecycle import complete_match
 from railbird.core.pipeline import Pipeline
 from railbird.daemon.journal import Journal
@@ -62,3 +64,8 @@ def test_the_journal_replays_a_handicapped_match_to_the_same_state(tmp_path):
         j.close()
     replayed = rebuilt["states"][("club", "t1")].state
     assert json.dumps(replayed, sort_keys=True) == json.dumps(live, sort_keys=True)
+    # and a snapshot of the replayed pipeline keeps the races
+    restored = snap.load(cfg, snap.decode(snap.encode(snap.dump(p))))
+    game = restored.tables[("club", "t1")].game.state()
+    assert game is not None and game["races"] == {"Ann": 5, "Bob": 3}
+    assert game["match_winner"] == "Bob"
