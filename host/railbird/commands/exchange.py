@@ -66,8 +66,9 @@ def register(sub) -> None:
 
 
 def _common(p) -> None:
-    p.add_argument("--journal", help="the daemon's SQLite journal (default: `journal` of --config)")
-    p.add_argument("--config", help="the host's TOML config, for its journal")
+    from railbird.commands.players import journal_args
+
+    journal_args(p)
 
 
 def _fail(what: str, msg: str) -> int:

@@ -35,7 +35,7 @@ def register(sub) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION")
 
     add = actions.add_parser("add", help="register a player", description="Register a player.")
-    _common(add)
+    journal_args(add)
     add.add_argument("name", help="the player's name")
     _fields(add)
     add.add_argument(
@@ -51,7 +51,7 @@ def register(sub) -> None:
         description="List the registered players by name (merged duplicates left out), or "
         "search: case and accents are ignored.",
     )
-    _common(ls)
+    journal_args(ls)
     ls.add_argument("prefix", nargs="?", help="only players whose name, a word of their name "
                     "or their nickname begins with this")  # fmt: skip
     ls.add_argument(
@@ -60,7 +60,7 @@ def register(sub) -> None:
     ls.set_defaults(func=run_list)
 
     rn = actions.add_parser("rename", help="change a player's name", description="Rename.")
-    _common(rn)
+    journal_args(rn)
     rn.add_argument("player", type=int, help="the player's id")
     rn.add_argument("name", help="the new name")
     rn.add_argument(
@@ -74,7 +74,7 @@ def register(sub) -> None:
         description="Change what is given; the rest stays. An empty value clears it "
         "(--nickname '', --rating '', --id fargo=).",
     )
-    _common(ed)
+    journal_args(ed)
     ed.add_argument("player", type=int, help="the player's id")
     _fields(ed)
     ed.set_defaults(func=run_edit)
@@ -85,14 +85,15 @@ def register(sub) -> None:
         description="DROP is a duplicate of KEEP: it is no longer listed, its id resolves to "
         "KEEP, and KEEP takes its nickname, rating and external ids where it has none.",
     )
-    _common(mg)
+    journal_args(mg)
     mg.add_argument("keep", type=int, help="the id of the player who stays")
     mg.add_argument("drop", type=int, help="the id of the duplicate")
     mg.set_defaults(func=run_merge)
-    p.set_defaults(func=lambda _args: _usage(p))
+    p.set_defaults(func=lambda _args: usage(p))
 
 
-def _common(p) -> None:
+def journal_args(p) -> None:
+    """--journal and --config, as every command on the registry's journal takes them."""
     p.add_argument("--journal", help="the daemon's SQLite journal (default: `journal` of --config)")
     p.add_argument("--config", help="the host's TOML config, for its journal")
 
@@ -110,13 +111,13 @@ def _fields(p) -> None:
     )
 
 
-def _usage(p) -> int:
+def usage(p) -> int:
     p.print_help(sys.stderr)
     return 2
 
 
-def _fail(msg: str) -> int:
-    print(f"railbird players: {msg}", file=sys.stderr)
+def _fail(msg: str, what: str = "players") -> int:
+    print(f"railbird {what}: {msg}", file=sys.stderr)
     return 2
 
 
@@ -143,23 +144,29 @@ def open_registry(args):
     return (journal, PlayerRegistry(journal.db)), None
 
 
-def _run(args, action) -> int:
+def with_registry(args, action, what: str = "players") -> int:
+    """`action(journal, registry)` on the journal the arguments name -> its exit status; a
+    refusal or a busy journal is one line on standard error and status 2."""
     import sqlite3
 
     from railbird.competition.errors import CompetitionError
 
     opened, error = open_registry(args)
     if opened is None:
-        return _fail(error)
+        return _fail(error, what)
     journal, registry = opened
     try:
-        return action(registry)
+        return action(journal, registry)
     except CompetitionError as e:
-        return _fail(str(e))
+        return _fail(str(e), what)
     except sqlite3.OperationalError as e:  # a daemon holding the journal past BUSY_MS
-        return _fail(f"journal {journal.path}: {e}")
+        return _fail(f"journal {journal.path}: {e}", what)
     finally:
         journal.close()
+
+
+def _run(args, action) -> int:
+    return with_registry(args, lambda _journal, registry: action(registry))
 
 
 def _ids(raw: list[str], clearing: bool) -> list[tuple[str, str]]:

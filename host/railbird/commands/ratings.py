@@ -71,13 +71,15 @@ def register(sub) -> None:
 
 
 def _common(p) -> None:
-    p.add_argument("--journal", help="the daemon's SQLite journal (default: `journal` of --config)")
-    p.add_argument("--config", help="the host's TOML config, for its journal")
+    from railbird.commands.players import journal_args
+
+    journal_args(p)
 
 
 def _usage(p) -> int:
-    p.print_help(sys.stderr)
-    return 2
+    from railbird.commands.players import usage
+
+    return usage(p)
 
 
 def _fail(msg: str) -> int:
@@ -86,25 +88,14 @@ def _fail(msg: str) -> int:
 
 
 def _run(args, action) -> int:
-    import sqlite3
-
-    from railbird.commands.players import open_registry
-    from railbird.competition.errors import CompetitionError
+    from railbird.commands.players import with_registry
     from railbird.history import store
 
-    opened, error = open_registry(args)
-    if opened is None:
-        return _fail(error)
-    journal, registry = opened
-    try:
+    def fold_then(journal, registry) -> int:
         store.update(journal.db)  # a journal the daemon has not folded yet
         return action(journal.db, registry)
-    except CompetitionError as e:
-        return _fail(str(e))
-    except sqlite3.OperationalError as e:  # a daemon holding the journal past BUSY_MS
-        return _fail(f"journal {journal.path}: {e}")
-    finally:
-        journal.close()
+
+    return with_registry(args, fold_then, "ratings")
 
 
 def rows(db, registry) -> list[dict]:
