@@ -22,6 +22,7 @@ allocations, no IRQ handler is involved). `classify` and `nearest` are pure, sha
 the simulators (rbnode.hw.simcolour, host/railbird/sim, tools/sensing_corpus).
 """
 
+from array import array
 
 GROUPS = 9  # surface colours: 0 white, 1..7 the colours, 8 black
 # Nominal reflectance of each surface colour in the sensor's R, G, B channels (linear,
@@ -46,6 +47,13 @@ DARK = 0.025  # brightness (of white's) below which a reading sees no ball
 MIXED = 0.8  # a reading whiter than this does not vote for a colour
 SAMPLE_US = 2400  # the sensors' integration time (TCS34725, ATIME 0xFF)
 MAX_PASS_US = 400_000  # a ball takes 50-200 ms: longer is a ball held or two merged
+# Each pass also reports the median of its readings per channel as a reflectance x 1000
+# (the `ball` event's `rgb`, what `railbird calibrate` learns a table's colours from): a
+# histogram of RGB_BINS bins RGB_STEP wide per channel, so a pass needs no buffer of its
+# readings and the median is RGB_BITS bits a channel (ring.py packs it with the confidence)
+RGB_BITS = 7
+RGB_BINS = 1 << RGB_BITS
+RGB_STEP = 10  # reflectance x 1000 per bin: 0..1.28 of white's counts
 
 
 def reference(rgb=NOMINAL_RGB, white_counts=700):
@@ -72,6 +80,42 @@ def learn_colours(readings, white_counts=700):
             ch.append(vs[len(vs) // 2] / white_counts)
         out.append((ch[0], ch[1], ch[2]))
     return tuple(out)
+
+
+def rgb_of(packed):
+    """[R, G, B] reflectance x 1000 (each bin's middle) of a pass's packed medians."""
+    m = RGB_BINS - 1
+    return [(packed & m) * RGB_STEP + RGB_STEP // 2,
+            ((packed >> RGB_BITS) & m) * RGB_STEP + RGB_STEP // 2,
+            ((packed >> (2 * RGB_BITS)) & m) * RGB_STEP + RGB_STEP // 2]
+
+
+def packed_of(rgb):
+    """rgb_of's inverse (a spilt event read back): the bins of [R, G, B] x 1000."""
+    m = RGB_BINS - 1
+    out = 0
+    for i in range(3):
+        b = rgb[i] // RGB_STEP
+        out |= (b if b < m else m) << (RGB_BITS * i)
+    return out
+
+
+def table_rgb(scaled, scale=1000):
+    """The reflectances (NOMINAL_RGB's shape) of a config's `colour.rgb`: 27 ints, each
+    reflectance x `scale` (rbproto.codec.COLOUR_SCALE), white, 1..7, black, R G B each."""
+    return tuple((scaled[3 * k] / scale, scaled[3 * k + 1] / scale, scaled[3 * k + 2] / scale)
+                 for k in range(GROUPS))
+
+
+def config_rgb(rgb, scale=1000):
+    """The config's `colour.rgb` (27 ints) of a table of reflectances: table_rgb's inverse,
+    to 1/scale; what `railbird calibrate` publishes from learn_colours."""
+    out = []
+    for c in rgb:
+        for x in c:
+            v = int(x * scale + 0.5)
+            out.append(v if v > 0 else 0)
+    return out
 
 
 def nearest(ref, r, g, b):
@@ -139,13 +183,15 @@ def classify(votes, white, n):
 
 class ColourStation:
     """The colour station's driver. `hw` gives colour_sensors(), colour_read(i, buf) and
-    colour_gate() (rbnode.hw.hal); `emit(t_us, ball, conf)` is called in task code when a
-    pass ends, with `t_us` the node time the gate closed. poll(now_us) every SAMPLE_US."""
+    colour_gate() (rbnode.hw.hal); `emit(t_us, ball, conf, rgb)` is called in task code
+    when a pass ends, with `t_us` the node time the gate closed and `rgb` the pass's median
+    reflectances packed (rgb_of reads them). poll(now_us) every SAMPLE_US."""
 
     def __init__(self, hw, emit, rgb=None, white_counts=700):
         self.hw = hw
         self.emit = emit
         self.sensors = hw.colour_sensors()
+        self.white_counts = white_counts
         self.ref = reference(rgb or NOMINAL_RGB, white_counts)
         self.votes = [0.0] * GROUPS
         self.white = 0.0
@@ -158,6 +204,17 @@ class ColourStation:
         self.errors = 0  # sensor reads that failed (OSError: unplugged, bus stuck)
         self.long = 0  # passes longer than MAX_PASS_US (reported with confidence 0)
         self.ok = self.sensors > 0
+        # the pass's readings per channel, R bins then G then B (RGB_BINS each), allocated
+        # once: 768 bytes
+        self.hist = array("H", range(3 * RGB_BINS))
+        self._clear_hist()
+        self.hn = 0  # readings in the histogram
+        self.per_bin = white_counts * RGB_STEP / 1000.0  # counts per bin
+
+    def set_rgb(self, rgb=None):
+        """Read with the table's reflectances `rgb` (the config's `colour`, table_rgb), or
+        the nominal ones (None): the node calls it when a config arrives and at boot."""
+        self.ref = reference(rgb or NOMINAL_RGB, self.white_counts)
 
     def poll(self, now_us):
         hw = self.hw
@@ -177,9 +234,12 @@ class ColourStation:
                 r = buf[0] - (amb[j] >> 4)
                 g = buf[1] - (amb[j + 1] >> 4)
                 b = buf[2] - (amb[j + 2] >> 4)
-                k, a = nearest(self.ref, r if r > 0 else 0, g if g > 0 else 0,
-                               b if b > 0 else 0)
+                r = r if r > 0 else 0
+                g = g if g > 0 else 0
+                b = b if b > 0 else 0
+                k, a = nearest(self.ref, r, g, b)
                 if k >= 0:
+                    self._count(r, g, b)
                     if a < MIXED:
                         self.votes[k] += 1.0 - a
                     self.white += a
@@ -194,6 +254,41 @@ class ColourStation:
                 self.start = now_us
         elif self.start is not None:
             self._end(now_us)
+
+    def _clear_hist(self):
+        h = self.hist
+        for i in range(3 * RGB_BINS):
+            h[i] = 0
+
+    def _count(self, r, g, b):
+        """One reading that sees the ball into the pass's histogram."""
+        h = self.hist
+        top = RGB_BINS - 1
+        per = self.per_bin
+        i = int(r / per)
+        h[i if i < top else top] += 1
+        i = int(g / per)
+        h[RGB_BINS + (i if i < top else top)] += 1
+        i = int(b / per)
+        h[2 * RGB_BINS + (i if i < top else top)] += 1
+        self.hn += 1
+
+    def _medians(self):
+        """The pass's median bin per channel, packed (rgb_of), and the histogram cleared."""
+        h = self.hist
+        half = (self.hn + 1) // 2
+        out = 0
+        for c in range(3):
+            seen = 0
+            j = c * RGB_BINS
+            for i in range(RGB_BINS):
+                seen += h[j + i]
+                if seen >= half:
+                    out |= i << (RGB_BITS * c)
+                    break
+        self._clear_hist()
+        self.hn = 0
+        return out
 
     def pending_since(self):
         """The node time the gate closed on the ball under the station (its read will be
@@ -215,4 +310,4 @@ class ColourStation:
         for k in range(GROUPS):
             self.votes[k] = 0.0
         self.reads += 1
-        self.emit(t, ball, conf)
+        self.emit(t, ball, conf, self._medians())

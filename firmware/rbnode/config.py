@@ -17,6 +17,8 @@ goes into `status.config_error`. Refusals:
   wired to a rail's comparator and ADC instead of a cushion) or `rails + i` for the pin
   map's dedicated strike input i (hw.channels("strike")); the codec already refuses one on
   a configured rail's channel;
+- a `colour` table (the colour station's learned reflectances, SPEC.md `config`) on a
+  board whose pin map has no colour station;
 - a `rev` below the active one (a stale retained config). An equal rev with the same
   content is "unchanged" (the broker re-delivers the retained config on every connect).
 
@@ -32,7 +34,7 @@ from rbproto.signing import canonical  # one definition: the config hash, save()
 
 FILE = "rbconfig.json"
 
-FIELDS = ("rev", "pockets", "rails", "cue_ch", "strike", "debounce_us", "jam_us",
+FIELDS = ("rev", "pockets", "rails", "cue_ch", "strike", "colour", "debounce_us", "jam_us",
           "status_period_s", "batch_max", "batch_linger_ms")
 
 
@@ -70,8 +72,9 @@ def config_hash(cfg):
     for k in FIELDS:
         if k in cfg:
             d[k] = cfg[k]
-    if d.get("strike", 0) is None:
-        del d["strike"]  # no strike sensor: the hash a config had before strike existed
+    for k in ("strike", "colour"):
+        if d.get(k, 0) is None:
+            del d[k]  # not configured: the hash a config had before the field existed
     return "%08x" % crc32(canonical(d).encode())
 
 
@@ -101,6 +104,8 @@ def check(msg, hw, active=None):
                                   % (cue, p["pocket"]))
     if cfg["strike"] is not None:
         cfg["strike"] = _check_strike(cfg["strike"], nrail, hw)
+    if cfg["colour"] is not None and hw.colour_sensors() == 0:
+        raise ConfigError("bad value: colour: pin map %s has no colour station" % hw.pinmap_id)
     if active is not None and cfg["rev"] < active.get("rev", 0):
         raise ConfigError("bad value: rev: %d below the active %d" % (cfg["rev"], active["rev"]))
     return cfg

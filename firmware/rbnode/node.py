@@ -60,7 +60,7 @@ from rbnode.mqtt import MQTTClient
 from rbnode.netcfg import Net
 from rbnode.rail import Rail, Strike
 from rbnode.ring import CH_CUE, CH_STRIKE, K_CUE, K_DROP, K_LOST, K_RAIL, K_STRIKE, KIND_NAMES
-from rbnode.ring import K_BALL
+from rbnode.ring import BALL_CONF, BALL_HAS_RGB, BALL_RGB_SHIFT, K_BALL
 from rbnode.ring import NO_AMP, RAIL
 from rbnode.ring import EventRing
 from rbnode.spill import Spill
@@ -122,7 +122,12 @@ def _spill_fields(ev):
     Node._event_dict."""
     k = KIND_NAMES.index(ev["kind"])
     if k == K_BALL:
-        return k, ev["ball"], ev["conf"]
+        rgb = ev.get("rgb")
+        if rgb is None:
+            return k, ev["ball"], ev["conf"]
+        from rbnode.colour import packed_of  # a node that sent rgb has the station's module
+
+        return k, ev["ball"], ev["conf"] | (packed_of(rgb) << BALL_RGB_SHIFT) | BALL_HAS_RGB
     if k == K_STRIKE:
         return k, CH_STRIKE, ev.get("amp", NO_AMP)
     if "rail" in ev:
@@ -223,8 +228,8 @@ class Node:
         if r.push(t, kind, ch, val) >= 0:
             self.c["events"] += 1
 
-    def _emit_ball(self, t, ball, conf):
-        self._emit(t, K_BALL, ball, conf)
+    def _emit_ball(self, t, ball, conf, rgb):
+        self._emit(t, K_BALL, ball, conf | (rgb << BALL_RGB_SHIFT) | BALL_HAS_RGB)
 
     def _emit_cue_beam(self, t, kind, ch, val):
         # a pocket-beam input wired as the cue detector: its "drop" is the cue
@@ -269,6 +274,12 @@ class Node:
                 kind, ch = "strike", st["ch"] - nr
             self._strike = Strike(hw, clk, self._emit, kind, ch, st["threshold"],
                                   st["refractory_us"])
+        if self._colour is not None:
+            # the table's learned colours (`railbird calibrate`), else the nominal ones
+            col = cfg.get("colour")
+            from rbnode.colour import table_rgb
+            self._colour.set_rgb(None if col is None else table_rgb(col["rgb"],
+                                                                    codec.COLOUR_SCALE))
         self.cfg = cfg
         self.cfg_hash = rbconfig.config_hash(cfg)
 
@@ -388,7 +399,10 @@ class Node:
             pass
         elif kind == K_BALL:
             e["ball"] = ch
-            e["conf"] = val
+            e["conf"] = val & BALL_CONF
+            if val & BALL_HAS_RGB:
+                from rbnode.colour import rgb_of  # loaded already: the station made it
+                e["rgb"] = rgb_of(val >> BALL_RGB_SHIFT)
         else:  # drop, jam
             if ch == CH_CUE:
                 # a jammed cue input: SPEC `jam` names a pocket, and there is none (counted
@@ -802,6 +816,7 @@ class Node:
             caps.append("strike")
         if self._colour is not None:
             caps.append("colour")
+            caps.append("colour_rgb")  # its `ball` events carry the pass's `rgb`
         caps.append("wm")
         if self.trust.required:
             caps.append("signed")  # takes only updates and configs the venue key signed

@@ -36,7 +36,12 @@ K_RAIL = 3
 K_JAM = 4
 K_LOST = 5
 K_STRIKE = 6
-K_BALL = 7  # a colour-station read: ch = the ball's number, val = the confidence
+K_BALL = 7  # a colour-station read: ch = the ball's number, val = BALL_* below
+# a `ball` event's val: the confidence in bits 0-6, the pass's packed median reflectances
+# (rbnode.colour.rgb_of) in bits 7-27 when bit 28 is set
+BALL_CONF = 0x7F
+BALL_RGB_SHIFT = 7
+BALL_HAS_RGB = 1 << 28
 KIND_NAMES = (None, "drop", "cue", "rail", "jam", "lost", "strike", "ball")
 
 RAIL = 0x40  # channel-code flag: rail channel (ch = RAIL | rail_index)

@@ -8,6 +8,8 @@ IDENTICAL rbnode.node.Node the ESP32 runs; only the hardware layer is rbnode.hw.
     sn.drop("HL", dur_us=30000)          # a ball through the HL beam, 1 ms from now
     sn.rail("LH", 1500)                  # a cushion hit, amplitude 1500
     sn.strike(2500)                      # the cue tip on the ball (config `strike` set)
+    sn.balls([13])                       # the 13 rolls past the colour station (colour=3)
+    sn.unplug_colour()                   # its sensors stop answering (OSError on a read)
     truth = sn.random(20.0, drops=100, rails=500)   # scripted random play
     sn.wait_idle(); sn.stop()            # power cut: no DISCONNECT, last will fires
     sn.restart()                         # next boot, same flash (boot counter +1)
@@ -26,6 +28,13 @@ Time: the simulated clock (hw.now_us, what the node stamps events with) runs at 
 times real time, advanced in steps of at most `step_us` with the sensors polled after each
 step, so amplitudes and debouncing see every edge in order. Network and broker time is
 real time. State (boot counter, persisted config, spill) lives in `state_dir`.
+
+Colour station (hardware/colour.md): `colour=N` gives the board N colour sensors and the
+station's gate (rbnode.hw.simcolour; 3 is the real station), so the node builds its
+ColourStation and announces caps `colour` and `colour_rgb`. `balls` rolls balls past it,
+each read as a `ball` event stamped when the gate closed; `unplug_colour` pulls its cable
+(every read fails, the node names "colour" in sensing_dead and counts colour_errors). The
+cable stays out across reboots, as on a real board, until unplug_colour(False).
 """
 
 import asyncio
@@ -54,7 +63,8 @@ def default_device_config():
 class SimNode:
     def __init__(self, broker_host, port, venue, table, node, password, state_dir, seed=1,
                  speed=1.0, sensing=None, dev=None, user=None, keepalive_s=10,
-                 step_us=1000, reset_cause="power", ssl=None, sim_kw=None, fw_faults=None):
+                 step_us=1000, reset_cause="power", ssl=None, sim_kw=None, fw_faults=None,
+                 colour=0):
         d = default_device_config()
         d.update({"venue": venue, "table": table, "node": node})
         d["broker"] = dict(d["broker"], host=broker_host, port=port, user=user or node,
@@ -80,11 +90,16 @@ class SimNode:
             ssl = ssl_context(d["broker"].get("ca"))
         self.ssl = ssl
         self.sim_kw = dict(sim_kw or {})
+        if colour:
+            self.sim_kw["colour"] = colour  # the colour station's sensors (SimHardware)
+        self._colour_unplugged = False  # the station's cable, kept across boots
         self.node_id = node
         self.hw = None
         self.node = None
         self.loop = None
-        self.truth = []  # (boot, kind, name, at_us, dur_or_amp) for drop/cue/rail
+        # (boot, kind, name, at_us, dur_or_amp) for drop/cue/rail/strike; (boot, "ball",
+        # None, start_us, ball) for a ball past the colour station
+        self.truth = []
         self._thread = None
         self._ready = threading.Event()
         self._done = threading.Event()
@@ -142,6 +157,7 @@ class SimNode:
         self._reset_req = False
         self.hw = SimHardware(seed=self.seed, fs_root=self.state_dir,
                               reset_cause=self.reset_cause, **self.sim_kw)
+        self.hw.colour_unplugged = self._colour_unplugged
         self.hw.wlan().active(True)  # as main.py's Wi-Fi task does (hw.net_up: the link)
         fault = self.fw_faults.get(ota.select(self.hw.storage(), self.reset_cause)["version"])
         if fault == "crash":
@@ -264,7 +280,10 @@ class SimNode:
             owed = n.mqtt.isconnected() and (n._birth_hash != n.cfg_hash
                                               or n._status_now.is_set()
                                               or n._drain_status)
-            return (not self.hw._edges and not self.hw._pending and len(n.ring) == 0
+            # a ball still to roll past the colour station, or under it: its read is owed
+            colour = not self.hw._passes and (n._colour is None or n._colour.start is None)
+            return (not self.hw._edges and not self.hw._pending and colour
+                    and len(n.ring) == 0
                     and (n.spill is None or len(n.spill) == 0)
                     and n.mqtt.inflight_count() == 0 and not n._pending
                     and all(b._st == 0 for b in n._beams) and not owed)
@@ -332,6 +351,33 @@ class SimNode:
             self.truth.append((self.node.boot, "strike", None, at, amp))
             return at
         return self.call(do)
+
+    def balls(self, balls, at_us=None, touching=(), rgb=None, speed=(300.0, 900.0)):
+        """`balls` (numbers 0-15) roll past the colour station one after another, the first
+        at at_us (default: 1 ms from now; later when a ball is still passing), the next
+        once the one before has cleared the gate (`touching`: indices of balls that follow
+        with no space between). `rgb`: the table's true colours (simcolour.table_colours;
+        default the nominal ones). `speed`: the range (mm/s) each ball's speed is drawn from;
+        a pass lasts 44 mm of it (49-147 ms at the default). Returns the passes
+        [(start_us, ball)]: a read is stamped at its pass's start and sent at its end."""
+        def do():
+            if not self.hw.colour_sensors():
+                raise KeyError("no colour station: SimNode(..., colour=3)")
+            at = self.hw.now_us + 1000 if at_us is None else at_us
+            passes = self.hw.schedule_balls(at, list(balls), touching=touching, rgb=rgb,
+                                            speed=speed)
+            for start, ball in passes:
+                self.truth.append((self.node.boot, "ball", None, start, ball))
+            return passes
+        return self.call(do)
+
+    def unplug_colour(self, on=True):
+        """Pull the colour station's cable (on=False: plug it back): every sensor read then
+        fails, so passes go unread, as when the I2C cable is out or the bus is stuck."""
+        def do():
+            self._colour_unplugged = on
+            self.hw.colour_unplugged = on
+        self.call(do)
 
     def random(self, duration_s, drops=0, rails=0, min_gap_us=60000, start_in_us=2000,
                dur_us=(20000, 45000), amp=(300, 4000)):

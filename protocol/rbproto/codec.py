@@ -86,9 +86,15 @@ ERROR_CODES = (
 )
 # defaults of a config's `strike` object when it leaves them out
 STRIKE_DEFAULTS = {"threshold": 0, "refractory_us": 30000}
+# config.colour.rgb: the colour station's table (hardware/colour.md "Calibration"): the
+# reflectance x COLOUR_SCALE of white, the seven colours and black, R G B each
+COLOUR_SCALE = 1000
+COLOUR_RGB_LEN = 27
+COLOUR_RGB_MAX = 2000
 CONFIG_DEFAULTS = {
     "cue_ch": None,
     "strike": None,
+    "colour": None,
     "debounce_us": 2000,
     "jam_us": 2000000,
     "status_period_s": 30,
@@ -155,6 +161,7 @@ _EVENT_KNOWN = (
     ("n", "u", 0, (1, U64_MAX)),
     ("ball", "u", 0, (0, 15)),
     ("conf", "u", 0, (0, 100)),
+    ("rgb", "n", 0, 3),  # `ball`: the pass's median reflectances x COLOUR_SCALE, R G B
 )
 # fields each event kind requires ('lost' also needs exactly one of pocket, rail)
 _EVENT_NEEDS = {
@@ -186,6 +193,7 @@ _SCH = (
     ("threshold", "u", 0, (0, 4095)),
     ("refractory_us", "u", 0, None),
 )
+_CCOL = (("rgb", "n", 1, COLOUR_RGB_LEN),)
 _POCKETED = (
     ("ball", "u", 3, (0, 15)),
     ("pocket", "e", 1, POCKETS),
@@ -276,6 +284,7 @@ _SPECS = {
         ("rails", "L", 1, (0, 16, _RCH)),
         ("cue_ch", "u", 2, None),
         ("strike", "O", 2, _SCH),
+        ("colour", "O", 2, _CCOL),
         ("debounce_us", "u", 0, None),
         ("jam_us", "u", 0, None),
         ("status_period_s", "u", 0, (1, 3600)),
@@ -366,6 +375,7 @@ _SPECS = {
         ("online", "b", 0, None),
         ("pocketed_today", "u", 0, None),
         ("pockets", "o", 0, None),
+        ("sensors", "o", 0, None),
     ),
     "referee_result": (
         ("table", "g", 1, None),
@@ -562,6 +572,23 @@ def _check_events(msg):
                 )
         if kind == "lost" and ("pocket" in ev) == ("rail" in ev):
             raise ProtocolError("bad value", p + "kind: lost needs exactly one of pocket, rail")
+        if "rgb" in ev:
+            _check_rgb(ev["rgb"], p + "rgb", 3, "R G B")
+        i += 1
+
+
+def _check_rgb(rgb, path, n, what):
+    # reflectances x COLOUR_SCALE: a `ball` event's R G B, a config's colour table
+    if len(rgb) != n:
+        raise ProtocolError(
+            "bad value", "%s: %d items, expected %d (%s)" % (path, len(rgb), n, what)
+        )
+    i = 0
+    for x in rgb:
+        if x < 0 or x > COLOUR_RGB_MAX:
+            raise ProtocolError(
+                "bad value", "%s[%d]: %d not in 0..%d" % (path, i, x, COLOUR_RGB_MAX)
+            )
         i += 1
 
 
@@ -595,6 +622,9 @@ def _check_config(msg):
                 raise ProtocolError(
                     "bad value", "strike.ch: channel %d is also rail %s" % (st["ch"], c["rail"])
                 )
+    col = msg.get("colour")
+    if col is not None:
+        _check_rgb(col["rgb"], "colour.rgb", COLOUR_RGB_LEN, "9 colours x R G B")
 
 
 def _check_shot(msg):

@@ -53,6 +53,29 @@ def obj(required, properties, **kw):
     return d
 
 
+# `table_summary.sensors`: the table's sensor health (docs/shots.md "Sensor health"); the
+# codec checks only that it is an object, as `pockets`
+SENSORS = {
+    "type": "object",
+    "description": "the table's sensor health from its last shots: ok, suspect (the silent "
+    "channels, each with what it changes in the shots) or unknown (too few shots yet)",
+    "properties": {
+        "health": {"enum": ["ok", "suspect", "unknown"]},
+        "suspect": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string"},
+                    "item": {"type": "string"},
+                    "name": {"type": "string"},
+                    "silent_shots": {"type": "integer", "minimum": 0},
+                    "effect": {"type": "string"},
+                },
+            },
+        },
+    },
+}
 # a table's entry of the venue summary; also the fields of `table_summary`
 TABLE_ENTRY = {
     "game": nullable(GAME),
@@ -96,6 +119,14 @@ EVENT = obj(
                     "n": uint(1),
                     "ball": uint(0, 15),
                     "conf": uint(0, 100),
+                    "rgb": {
+                        "type": "array",
+                        "minItems": 3,
+                        "maxItems": 3,
+                        "items": uint(0, 2000),
+                        "description": "ball: the pass's median reflectance x 1000, R G B "
+                        "(hardware/colour.md)",
+                    },
                 }
             },
         },
@@ -250,6 +281,21 @@ SCHEMAS = {
                             "ch": U64,
                             "threshold": dict(AMP, default=0),
                             "refractory_us": dict(U64, default=30000),
+                        },
+                    )
+                ),
+                "colour": nullable(
+                    obj(
+                        ["rgb"],
+                        {
+                            "rgb": {
+                                "type": "array",
+                                "minItems": 27,
+                                "maxItems": 27,
+                                "items": uint(0, 2000),
+                                "description": "reflectance x 1000 of white, 1..7 and "
+                                "black, R G B each (hardware/colour.md)",
+                            }
                         },
                     )
                 ),
@@ -463,7 +509,12 @@ SCHEMAS = {
         "One table's summary, retained (host -> displays)",
         obj(
             ["v", "table"],
-            dict({"v": V, "table": SLUG}, **TABLE_ENTRY, pockets={"type": "object"}),
+            dict(
+                {"v": V, "table": SLUG},
+                **TABLE_ENTRY,
+                pockets={"type": "object"},
+                sensors=SENSORS,
+            ),
         ),
     ),
     "host": (

@@ -86,6 +86,12 @@ def bad(
     INVALID.append(v)
 
 
+# a colour station's table (SPEC.md config `colour`): the nominal reflectances x 1000 of
+# white, 1..7 and black, R G B each (firmware/rbnode/colour.py NOMINAL_RGB)
+COLOUR_RGB = [800, 800, 780, 850, 550, 30, 30, 100, 400, 600, 40, 50, 140, 50, 220, 850, 220, 20]
+COLOUR_RGB += [30, 250, 100, 200, 30, 30, 40, 40, 40]
+
+
 def with_(msg, **kw):
     m = dict(msg)
     m.update(kw)
@@ -332,6 +338,19 @@ def build():
         },
     )
     ok(
+        "events: a ball read with the pass's median colour (caps colour_rgb)",
+        "events",
+        {
+            "v": 1,
+            "node": NODE,
+            "boot": 7,
+            "events": [
+                ev(seq=30, t=5000000, kind="ball", ball=1, conf=95, rgb=[845, 545, 35]),
+                ev(seq=31, t=5200000, kind="ball", ball=0, conf=88, rgb=[0, 2000, 795]),
+            ],
+        },
+    )
+    ok(
         "events: watermark u64 max",
         "events",
         {"v": 1, "node": NODE, "boot": 7, "events": [ev(seq=0, t=5, kind="cue")], "wm": U64},
@@ -550,6 +569,8 @@ def build():
     )
     ok("config: strike channel only", "config", with_(CONFIG, strike={"ch": 5}))
     ok("config: strike null", "config", with_(CONFIG, strike=None))
+    ok("config: colour table", "config", with_(CONFIG, colour={"rgb": COLOUR_RGB}))
+    ok("config: colour null", "config", with_(CONFIG, colour=None))
     ok("sync_req", "sync_req", SYNC_REQ)
     ok("sync_resp", "sync_resp", SYNC_RESP)
     ok("sync_resp: u64 max", "sync_resp", {"v": 1, "id": U64, "t1": U64, "t2": U64, "t3": U64})
@@ -597,6 +618,37 @@ def build():
         {"v": 1, "table": TABLE, "shot": 7, "start": 0, "pocketed": []},
     )
     ok("table_summary: nothing known yet", "table_summary", {"v": 1, "table": TABLE})
+    ok(
+        "table_summary: sensors ok",
+        "table_summary",
+        with_(TABLE_SUMMARY, sensors={"health": "ok", "suspect": []}),
+    )
+    ok(
+        "table_summary: a rail piezo suspect (additive sensors field)",
+        "table_summary",
+        with_(
+            TABLE_SUMMARY,
+            sensors={
+                "health": "suspect",
+                "suspect": [
+                    {
+                        "kind": "rail",
+                        "item": "RF",
+                        "name": "rail piezo RF",
+                        "silent_shots": 40,
+                        "effect": "its hits are missing from the rail facts",
+                    }
+                ],
+            },
+        ),
+    )
+    bad(
+        "table_summary: sensors not an object",
+        "table_summary",
+        with_(TABLE_SUMMARY, sensors="ok"),
+        "bad type",
+        "sensors: expected object",
+    )
     ok(
         "table_summary: no game set up",
         "table_summary",
@@ -901,6 +953,27 @@ def build():
         "events[0].conf (required for kind ball)",
     )
     bad(
+        "events: ball rgb of two channels",
+        "events",
+        evs(ev(seq=0, t=1, kind="ball", ball=3, conf=90, rgb=[600, 40])),
+        "bad value",
+        "events[0].rgb: 2 items, expected 3 (R G B)",
+    )
+    bad(
+        "events: ball rgb above 2000",
+        "events",
+        evs(ev(seq=0, t=1, kind="ball", ball=3, conf=90, rgb=[600, 40, 2001])),
+        "bad value",
+        "events[0].rgb[2]: 2001 not in 0..2000",
+    )
+    bad(
+        "events: ball rgb not a list",
+        "events",
+        evs(ev(seq=0, t=1, kind="ball", ball=3, conf=90, rgb=600)),
+        "bad type",
+        "events[0].rgb",
+    )
+    bad(
         "events: ball 16",
         "events",
         evs(ev(seq=0, t=1, kind="ball", ball=16, conf=90)),
@@ -1178,6 +1251,34 @@ def build():
         with_(CONFIG, rails=[{"ch": 0, "rail": "H", "threshold": 50}]),
         "missing field",
         "missing field: rails[0].refractory_us",
+    )
+    bad(
+        "config: colour table too short",
+        "config",
+        with_(CONFIG, colour={"rgb": COLOUR_RGB[:26]}),
+        "bad value",
+        "colour.rgb: 26 items, expected 27",
+    )
+    bad(
+        "config: colour table too long",
+        "config",
+        with_(CONFIG, colour={"rgb": [*COLOUR_RGB, 5]}),
+        "bad value",
+        "colour.rgb: 28 items, at most 27",
+    )
+    bad(
+        "config: colour reflectance out of range",
+        "config",
+        with_(CONFIG, colour={"rgb": [2001, *COLOUR_RGB[1:]]}),
+        "bad value",
+        "colour.rgb[0]: 2001 not in 0..2000",
+    )
+    bad(
+        "config: colour without rgb",
+        "config",
+        with_(CONFIG, colour={}),
+        "missing field",
+        "missing field: colour.rgb",
     )
     bad(
         "config: strike on a rail's channel",

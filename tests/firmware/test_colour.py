@@ -1,7 +1,8 @@
 """The colour station's driver (rbnode.colour) with the real node code on simulated
 hardware (rbnode.hw.simcolour), in CPython and in real MicroPython: mp_colour.py holds the
 checks (a rack read as it rolls past, two balls touching, `ball` events in the node's
-batches, birth caps `colour`, the sensors unplugged)."""
+batches, birth caps `colour`, the sensors unplugged, the config's `colour` table applied
+when it arrives and at boot)."""
 
 import os
 import subprocess
@@ -22,6 +23,8 @@ def check_output(out: str) -> None:
         "PASS learn colours",
         "PASS station rack",
         "PASS node colour events and caps",
+        "PASS node colour config",
+        "PASS pass medians",
     ):
         assert part in out, out
     assert "ALL OK" in out, out

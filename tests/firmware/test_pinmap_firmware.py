@@ -197,12 +197,29 @@ class _PCNT:
         return 0
 
 
+class _I2C:
+    """machine.I2C on the colour station's pins: records what the driver wrote."""
+
+    made: ClassVar[list] = []
+
+    def __init__(self, bus, sda=None, scl=None, freq=0):
+        self.sda, self.scl, self.freq = sda.gpio, scl.gpio, freq
+        self.writes: list = []
+        _I2C.made.append(self)
+
+    def writeto(self, addr, buf):
+        self.writes.append((addr, None, bytes(buf)))
+
+    def writeto_mem(self, addr, reg, buf):
+        self.writes.append((addr, reg, bytes(buf)))
+
+
 @pytest.fixture
 def esp32_layer(monkeypatch):
-    for cls in (_Pin, _ADC, _PCNT):
+    for cls in (_Pin, _ADC, _PCNT, _I2C):
         cls.made = []
     machine = types.ModuleType("machine")
-    machine.Pin, machine.ADC = _Pin, _ADC
+    machine.Pin, machine.ADC, machine.I2C = _Pin, _ADC, _I2C
     for i, n in enumerate(
         ("PWRON_RESET", "HARD_RESET", "WDT_RESET", "DEEPSLEEP_RESET", "SOFT_RESET")
     ):
@@ -268,6 +285,20 @@ def test_esp32_hardware_sets_up_the_json(esp32_layer, name, tmp_path, monkeypatc
     )
     assert pins[doc["led"]["pin"]].mode == _Pin.OUT and pins[doc["led"]["pin"]].level == 0
     assert hw.channels("beam") == 6 and hw.channels("cue") == 1 and hw.channels("rail") == 6
+    colour = doc.get("colour")
+    if colour is None:  # a table without a station: no bus, no sensors
+        assert _I2C.made == [] and hw.colour_sensors() == 0
+    else:  # hardware/colour.md "Wiring": the bus on sda/scl, the gate a pulled-up input
+        (bus,) = _I2C.made
+        assert (bus.sda, bus.scl, bus.freq) == (colour["sda"], colour["scl"], 400000)
+        gate = pins[colour["gate"]]
+        assert gate.mode == _Pin.IN
+        assert gate.pull == (None if colour["gate"] in ext else _Pin.PULL_UP)
+        assert hw.colour_sensors() == colour["sensors"]
+        # each sensor selected on the mux (0x70), then PON | AEN on the TCS34725 (0x29)
+        sel = [w[2] for w in bus.writes if w[0] == 0x70]
+        assert sel == [bytes([1 << i]) for i in range(colour["sensors"])]
+        assert bus.writes.count((0x29, 0x80, b"\x03")) == colour["sensors"]
     # the birth message's pinmap is the loaded map's id
     msg = Node.birth_msg(
         SimpleNamespace(

@@ -6,11 +6,19 @@ from __future__ import annotations
 import random
 
 CUE_RETURNS = {"HL": 1500, "HR": 1400, "SL": 1100, "SR": 1000, "FL": 600, "FR": 650}
+# how long after the cue detector the cue ball reaches the colour station (beside it on
+# the return, hardware/colour.md), and between two rolls of one ball past the station
+STATION_AFTER_CUE_US = 40_000
+ROLL_GAP_US = 400_000
 
 
 class SimInstaller:
     """`wiring`: pocket -> beam channel and rail -> rail channel as actually wired.
-    Each calibration Step makes the matching physical stimulus on `sn.hw`."""
+    Each calibration Step makes the matching physical stimulus on `sn.hw`. On a node with
+    a colour station (SimNode(colour=3)) the balls roll past it: at the colour step the
+    ball asked for, step.count times, and at the cue step the cue ball after the cue
+    detector. `colour_rgb`: the table's true colours (simcolour.table_colours; None: the
+    nominal ones), what calibration is to learn."""
 
     def __init__(
         self,
@@ -26,6 +34,7 @@ class SimInstaller:
         cue_returns=None,
         seed=7,
         skip=(),
+        colour_rgb=None,
     ):
         self.sn = sn
         self.pockets, self.rails = dict(pockets), dict(rails)
@@ -36,6 +45,7 @@ class SimInstaller:
         # return, quicker than a 9 ft table's so the tests stay short
         self.cue_returns = dict(cue_returns or CUE_RETURNS)
         self.cue_delays = {}  # pocket -> the delays (µs) actually played
+        self.colour_rgb = colour_rgb
         self.rng = random.Random(seed)
         self.steps = []
 
@@ -85,6 +95,7 @@ class SimInstaller:
 
     def _cue(self, step):
         hw = self.sn.hw
+        station = hw.colour_sensors() > 0
         beam = self.pockets[step.target]
         expect = self.cue_returns[step.target] * 1000
         delays = [round(expect * self.rng.uniform(0.97, 1.03)) for _ in range(step.count)]
@@ -96,6 +107,20 @@ class SimInstaller:
                 hw.schedule_drop(beam, t, 30000)  # the cue ball drops ...
                 if self.cue_ok:  # ... and reaches the return, d later
                     hw.schedule_drop(0, t + d, 30000, kind="cue")
+                if station:  # ... and rolls on past the colour station
+                    self.sn.balls([0], at_us=t + d + STATION_AFTER_CUE_US, rgb=self.colour_rgb)
                 t += d + 300_000  # the installer fetches it and drops it again
+
+        self._sched(do)
+
+    def _colour(self, step):
+        """The ball asked for (step.target, its number) rolled past the station step.count
+        times, one at a time: the installer fetches it between rolls."""
+        ball = int(step.target)
+
+        def do():
+            t = self.sn.now_us + 2000
+            for i in range(step.count):
+                self.sn.balls([ball], at_us=t + i * ROLL_GAP_US, rgb=self.colour_rgb)
 
         self._sched(do)

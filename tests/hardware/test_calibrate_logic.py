@@ -327,3 +327,36 @@ def test_offline_node_and_wrong_password(broker, capsys):
     finally:
         link.close()
     assert not res.ok and "not online" in res.message
+
+
+def test_the_learned_colour_table_survives_a_recalibration():
+    # SPEC.md config `colour`: recalibrating the wiring keeps the balls' table
+    table = {"rgb": [500] * codec.COLOUR_RGB_LEN}
+    base = dict(cal.default_config(), colour=table)
+    assert cal.probe_config(base, 5, 6, 6, 6)["colour"] == table
+    final = cal.final_config(base, 6, {"HL": 0}, {"H": (0, 100)}, 6, 2000, 2_000_000)
+    assert final["colour"] == table
+    none = cal.final_config(cal.default_config(), 6, {}, {}, 6, 2000, 2_000_000)
+    assert none.get("colour") is None
+
+
+def test_the_colour_table_is_each_balls_median_read():
+    # hardware/colour.md "Calibration": each of the nine colours is the per-channel median
+    # of its ball's reads; one read that caught the number circle (whiter) is outvoted
+    reads = {k: [[100 + k, 200 + k, 300 + k]] * 2 + [[900, 900, 900]] for k in range(9)}
+    table, warnings = cal.learn_colour_table(reads, None)
+    assert warnings == []
+    assert table == [v for k in range(9) for v in (100 + k, 200 + k, 300 + k)]
+    cfg = cal.final_config(cal.default_config(), 2, {}, {}, 6, 2000, 2_000_000, colour=table)
+    assert cfg["colour"] == {"rgb": table}  # a valid config (SPEC.md config `colour`)
+
+
+def test_a_ball_never_read_keeps_the_nodes_colour_or_learns_nothing():
+    reads = {k: [[400, 400, 400]] for k in range(9) if k != 4}
+    base = list(range(27))
+    table, warnings = cal.learn_colour_table(reads, base)
+    assert table[12:15] == [12, 13, 14] and table[:3] == [400, 400, 400] and not warnings
+    # no table on the node to take the 4's colour from: no table is proposed, and it says so
+    table, warnings = cal.learn_colour_table(reads, None)
+    assert table is None
+    assert len(warnings) == 1 and "the 4 (purple)" in warnings[0]

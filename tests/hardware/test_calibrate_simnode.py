@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import sys
 import threading
 import time
@@ -18,6 +19,8 @@ from railbird.cli import main
 from railbird.config import load
 from railbird.core.pipeline import Pipeline
 from railbird.hardware import calibrate as cal
+from rbnode.colour import NOMINAL_RGB, config_rgb, reference, table_rgb
+from rbnode.hw import simcolour
 from rbnode.simnode import SimNode
 from rbproto import codec
 
@@ -33,8 +36,7 @@ WIRING_POCKETS = {"HL": 3, "HR": 0, "SL": 5, "SR": 1, "FL": 4, "FR": 2}
 WIRING_RAILS = {"H": 2, "F": 5, "LH": 0, "LF": 4, "RH": 1, "RF": 3}
 
 
-@pytest.fixture
-def simnode(broker, tmp_path):
+def start_node(broker, tmp_path, **kw):
     broker.add_user(NODE, "node-pw")
     sn = SimNode(
         "127.0.0.1",
@@ -46,9 +48,24 @@ def simnode(broker, tmp_path):
         tmp_path / "node",
         seed=3,
         dev={"status_period_s": 1},
+        **kw,
     )
     sn.start()
     sn.wait_connected()
+    return sn
+
+
+@pytest.fixture
+def simnode(broker, tmp_path):
+    sn = start_node(broker, tmp_path)
+    yield sn
+    sn.stop()
+
+
+@pytest.fixture
+def colour_node(broker, tmp_path):
+    """A node with the colour station of hardware/colour.md (three sensors and a gate)."""
+    sn = start_node(broker, tmp_path, colour=3)
     yield sn
     sn.stop()
 
@@ -298,3 +315,76 @@ def test_declined_by_script_restores(broker, simnode, hooks, tmp_path):
     # probe was rev 1, the restore rev 2: the node is back on the identity default map
     assert simnode.node.cfg["rev"] == 2
     assert [r["threshold"] for r in simnode.node.cfg["rails"]] == [200] * 6
+
+
+def calibrate_cli(broker, tmp_path, *extra):
+    """`railbird calibrate` against the node, non-interactive, its result as JSON ->
+    (exit status, the result or None)."""
+    out = tmp_path / "result.json"
+    args = ["calibrate", "--table", TABLE, "--venue", VENUE, "--broker", "127.0.0.1"]
+    args += ["--port", str(broker.port), "--user", "railbird-host", "--password", "host-secret"]
+    args += ["--non-interactive", "--quiet-seconds", "0.5", "--step-timeout", "8"]
+    args += ["--drops", "1", "--knocks", "2", "--cue-drops", "1", "--json", str(out), *extra]
+    rc = main(args)
+    return rc, json.loads(out.read_text()) if out.exists() else None
+
+
+# A table's balls off the nominal colours by up to 15 % a channel (dyes, wear, the LED's
+# tint; hardware/colour.md), what the colour step is to learn.
+TABLE_RGB = simcolour.table_colours(random.Random(26).random, 0.15)
+
+
+def near(got, want):
+    """Each of the 27 values (reflectance x 1000) within 5 % of the true one plus 30. The
+    station takes the far wall's reflection (0.02 of white, simcolour's felt) off with the
+    ambient light, so its medians sit about 20 below a ball's own reflectance; a median
+    is the middle of a bin 10 wide; the brightest channels lose a few % more to the spot's
+    edge. Measured on this table with the node's driver polled every 1 ms (as SimNode
+    does), 40 seeds of three rolls a ball: every error within -38..+1, at most 74 % of
+    this tolerance; the nominal colours are 36 % outside it (the 1's green, 550 against
+    477)."""
+    return all(abs(g - w) <= 0.05 * w + 30 for g, w in zip(got, want, strict=True))
+
+
+def reads_with(sn):
+    """The colour table the node's station classifies with (counts per colour)."""
+    return sn.call(lambda: sn.node._colour.ref)
+
+
+def test_calibration_learns_the_colour_stations_table(broker, colour_node, hooks, tmp_path, capsys):
+    truth = config_rgb(TABLE_RGB)
+    # the table is far enough off the nominal colours that keeping those would fail here
+    assert not near(config_rgb(NOMINAL_RGB), truth)
+    robot = SimInstaller(colour_node, WIRING_POCKETS, WIRING_RAILS, colour_rgb=TABLE_RGB)
+    hooks.append(robot)
+    rc, res = calibrate_cli(broker, tmp_path)
+    text = capsys.readouterr()
+    assert rc == 0, text.out + text.err
+    # the station was asked for the cue ball, the solids and the 8, after the cue step
+    assert robot.steps[-9:] == [("colour", str(b)) for b in range(9)]
+    learned = res["colour_rgb"]
+    assert len(learned) == codec.COLOUR_RGB_LEN and all(isinstance(v, int) for v in learned)
+    assert near(learned, truth), list(zip(learned, truth, strict=True))
+    # the node's station reads with it: applied, and again after a reboot (persisted)
+    assert res["config"]["colour"] == {"rgb": learned}
+    assert colour_node.node.cfg["rev"] == res["config"]["rev"]
+    assert reads_with(colour_node) == reference(table_rgb(learned, codec.COLOUR_SCALE))
+    hooks.clear()
+    colour_node.restart()
+    assert reads_with(colour_node) == reference(table_rgb(learned, codec.COLOUR_SCALE))
+    # the cue ball past the station after the detector left the return delays as played
+    played = {p: d[0] / 1000 for p, d in robot.cue_delays.items()}
+    for p, ms in res["cue_return_ms"].items():
+        assert abs(ms - played[p]) <= 10, (p, ms, played[p])
+
+
+def test_skip_colour_leaves_the_node_without_a_learned_table(broker, colour_node, hooks, tmp_path):
+    robot = SimInstaller(colour_node, WIRING_POCKETS, WIRING_RAILS, colour_rgb=TABLE_RGB)
+    hooks.append(robot)
+    rc, res = calibrate_cli(broker, tmp_path, "--skip-colour")
+    assert rc == 0, res
+    assert not any(kind == "colour" for kind, _ in robot.steps)  # never asked for a ball
+    assert res["colour_rgb"] is None and res["config"].get("colour") is None
+    assert colour_node.node.cfg["rev"] == res["config"]["rev"]
+    assert colour_node.node.cfg.get("colour") is None
+    assert reads_with(colour_node) == reference(NOMINAL_RGB)

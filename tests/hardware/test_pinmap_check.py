@@ -299,9 +299,89 @@ def test_cli_check_json_and_unreadable(tmp_path, capsys):
     assert main(["hw", "check", "no-such-map"]) == 1
 
 
-def test_cli_strict_fails_on_warnings():
-    assert main(["hw", "check", "esp32-s3-devkitc", "--strict"]) == 0
+def test_cli_strict_fails_on_warnings(tmp_path):
+    # the colour station's I2C lines on strapping GPIO 3 and 0 (held HIGH by their pull-ups)
+    assert main(["hw", "check", "esp32-s3-devkitc", "--strict"]) == 1
+    s3 = shipped("esp32-s3-devkitc")
+    del s3["colour"]
+    s3["external_pullups"].remove(48)
+    (tmp_path / "s3.json").write_text(json.dumps(s3))
+    assert main(["hw", "check", str(tmp_path / "s3.json"), "--strict"]) == 0
     assert main(["hw", "check", "esp32-devkitc", "--strict"]) == 1  # LED on strapping GPIO 2
+
+
+# -- the colour station (hardware/colour.md "Wiring") -------------------------------------
+
+
+def test_s3_map_has_a_colour_station_the_devkitc_none(s3, esp32):
+    assert s3["colour"] == {"sda": 3, "scl": 0, "gate": 48, "sensors": 3}
+    assert "colour" not in esp32  # no pin left: a table without a station has no entry
+    names = {f[0] for f in pinmap_core.functions(s3)}
+    assert {"colour.sda", "colour.scl", "colour.gate"} <= names
+    # its I2C lines sit on strapping pins: warnings that say why, not errors
+    warned = {
+        f.pin for f in check.check(s3) if f.rule == "strapping-pin" and f.level == check.WARNING
+    }
+    assert warned == {0, 3}
+    hal = pinmap_core.hal_pinmap(s3)
+    assert hal["colour"] == s3["colour"] and 48 not in hal["pull"]  # external pull-up
+    assert pinmap_core.hal_pinmap(esp32)["colour"] is None
+
+
+@pytest.mark.parametrize(
+    ("part", "other"),
+    [("gate", ("beams", 0)), ("sda", ("rails", 2)), ("scl", ("strike", 0))],
+)
+def test_colour_pin_clashing_with_a_sensor(s3, part, other):
+    key, i = other
+    taken = s3[key][i]["pin"] if key == "beams" else s3[key][i]["edge"]["pin"]
+    s3["colour"][part] = taken
+    errs = only_error(s3, "duplicate-pin", taken)
+    assert f"colour.{part}" in errs[0].message
+
+
+def test_colour_pin_clashing_with_the_cue_input(s3):
+    s3["colour"]["gate"] = s3["cue"]["pin"]
+    errs = only_error(s3, "duplicate-pin", s3["cue"]["pin"])
+    assert "cue and colour.gate" in errs[0].message
+
+
+def test_colour_gate_on_a_strapping_pin_is_an_error(s3):
+    s3["colour"]["gate"], s3["colour"]["sda"] = 3, 48
+    s3["external_pullups"] = [p for p in s3["external_pullups"] if p != 48] + [3]
+    errs = only_error(s3, "strapping-pin", 3)
+    assert "colour.gate" in errs[0].message
+
+
+def test_colour_pins_the_chip_lacks_or_reserves(s3, esp32):
+    s3["colour"]["sda"] = 22  # the S3 has no GPIO 22-25
+    only_error(s3, "no-such-pin", 22)
+    s3["colour"]["sda"] = 19
+    only_error(s3, "reserved-pin", 19)  # native USB
+    esp32["rails"] = esp32["rails"][:2]  # frees GPIO 14, 25-27 and 32-35
+    esp32["colour"] = {"sda": 34, "scl": 14, "gate": 25, "sensors": 3}
+    errs = only_error(esp32, "input-only", 34)  # an I2C line is driven low
+    assert "I2C" in errs[0].message
+
+
+@pytest.mark.parametrize("n", [0, 9, -1, True, "3"])
+def test_colour_sensor_count_out_of_range(s3, n):
+    s3["colour"]["sensors"] = n
+    (f,) = check.check(s3)
+    assert f.rule == "schema" and "colour.sensors" in f.message and "1..8" in f.message
+
+
+def test_colour_entry_missing_a_pin(s3):
+    del s3["colour"]["gate"]
+    (f,) = check.check(s3)
+    assert f.rule == "schema" and "colour.gate" in f.message
+
+
+def test_fewer_than_three_colour_sensors_warns(s3):
+    s3["colour"]["sensors"] = 2
+    findings = check.check(s3)
+    assert check.errors(findings) == []
+    assert any(f.rule == "colour-views" and f.level == check.WARNING for f in findings)
 
 
 def test_hw_help(capsys):

@@ -331,7 +331,29 @@ MESSAGES = {
     ),
     "table_summary": obj(
         {"v": st.just(1), "table": slug},
-        dict(TABLE_ENTRY, pockets=st.dictionaries(text(0, 8), json_value, max_size=5)),
+        dict(
+            TABLE_ENTRY,
+            pockets=st.dictionaries(text(0, 8), json_value, max_size=5),
+            sensors=obj(
+                {},
+                {
+                    "health": st.sampled_from(["ok", "suspect", "unknown"]),
+                    "suspect": st.lists(
+                        obj(
+                            {},
+                            {
+                                "kind": text(0, 8),
+                                "item": text(0, 4),
+                                "name": text(0, 20),
+                                "silent_shots": st.integers(0, 200),
+                                "effect": text(0, 40),
+                            },
+                        ),
+                        max_size=6,
+                    ),
+                },
+            ),
+        ),
     ),
     "host": st.one_of(
         obj(

@@ -250,7 +250,9 @@ def main(argv=None) -> int:
         f"{'ball identity (colour station, calibrated):':44}ball number exact "
         f"{pct(b['ball_exact'])} of {b['balls_pocketed']} pocketed balls (target >= 99 %), "
         f"presumed {b['ball_presumed_n']}, wrong {b['ball_wrong_n']}; without it "
-        f"{pct(c['ball_exact'])} (the cue ball only); segmentation {pct(b['segmentation'])}"
+        f"{pct(c['ball_exact'])} (the cue ball only); segmentation {pct(b['segmentation'])}, "
+        f"of the shots with a sensed event {pct(b['segmentation_seen'])} (split / merged "
+        f"{b['segmentation_split']} / {b['segmentation_merged']})"
     )
     print(f"break rulings ({s['breaks']} breaks, {s['breaks_illegal']} illegal in truth):")
     line("  wrong and unflagged", "breaks_wrong_unflagged", fmt=str, target="(target 0)")

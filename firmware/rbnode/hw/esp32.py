@@ -130,7 +130,7 @@ class Esp32Hardware(hal.Hardware):
         self.setup = st
         self.pinmap_id = st["id"]
         self.BEAM_BLOCKED = st["blocked"]
-        self._colour = self._colour_setup()
+        self._colour = self._colour_setup(st["colour"])
         self._nvs = esp32.NVS(st["nvs_ns"])
         P = machine.Pin
         pulls = {"up": P.PULL_UP, "down": P.PULL_DOWN}
@@ -188,17 +188,18 @@ class Esp32Hardware(hal.Hardware):
             return False
 
     # --- the colour station (hardware/colour.md): TCS34725s behind a TCA9548A mux ---
-    def _colour_setup(self):
-        """The station from the pin map's `colour` ({"sda", "scl", "gate", "sensors"}), or
-        None. Each sensor: power on, RGBC enabled, 2.4 ms integration, gain 4x."""
-        c = self.pinmap.get("colour")
-        if not c:
+    def _colour_setup(self, c):
+        """The station from hal.pin_setup's `colour` (sda, scl, gate, gate pull, sensors),
+        made from the pin map's `colour` entry, or None. Each sensor: power on, RGBC
+        enabled, 2.4 ms integration, gain 4x."""
+        if c is None:
             return None
         P = machine.Pin
-        i2c = machine.I2C(0, sda=P(c["sda"]), scl=P(c["scl"]), freq=400000)
-        gate = P(c["gate"], P.IN)
+        sda, scl, gpio, pull, n = c
+        i2c = machine.I2C(0, sda=P(sda), scl=P(scl), freq=400000)
+        gate = P(gpio, P.IN, {"up": P.PULL_UP, "down": P.PULL_DOWN}.get(pull))  # type: ignore[arg-type]  # port takes None
         sel = bytearray(1)
-        for i in range(c["sensors"]):
+        for i in range(n):
             sel[0] = 1 << i
             try:
                 i2c.writeto(_MUX, sel)
@@ -207,7 +208,7 @@ class Esp32Hardware(hal.Hardware):
                 i2c.writeto_mem(_TCS, _CMD | 0x00, b"\x03")  # PON | AEN
             except OSError:  # a sensor that does not answer: its reads fail and are counted
                 pass
-        return [i2c, gate, c["sensors"], sel, bytearray(8)]
+        return [i2c, gate, n, sel, bytearray(8)]
 
     def colour_sensors(self):
         st = self._colour

@@ -107,7 +107,9 @@ def pin_setup(pm):
      "beam": [(gpio, pull, active, pcnt_unit)], "cue": [] or [(gpio, pull, active, unit)],
      "rail": [(edge_gpio, pull, active, adc_gpio, dump_gpio)],
      "strike": [(edge_gpio, pull, active, adc_gpio | None, dump_gpio)],
-     "led": (gpio, active) | None}
+     "led": (gpio, active) | None,
+     "colour": (sda, scl, gate_gpio, gate_pull, sensors) | None}   the colour station
+     (hardware/colour.md); its gate is blocked at the beams' level (`blocked`)
     pull: "up"/"down" = enable the chip's internal pull, None = none (an external resistor
     or a push-pull driver); active: 0/1; pcnt_unit: int or None. Raises ValueError when the
     beams and the cue input do not share one active level (the sensing code has one
@@ -149,10 +151,14 @@ def pin_setup(pm):
                        r[2] if len(r) > 2 else None))
         i += 1
     led = pm.get("led")
+    c = pm.get("colour")
+    colour = None
+    if c:
+        colour = (c["sda"], c["scl"], c["gate"], _pull(pulls, c["gate"]), c["sensors"])
     return {"id": pm.get("id", "custom"), "nvs_ns": pm.get("nvs_ns", "railbird"),
             "atten_db": pm.get("atten_db", 11), "blocked": blocked, "beam": beam,
             "cue": cue, "rail": rail, "strike": strike,
-            "led": None if led is None else (led[0], led[1])}
+            "led": None if led is None else (led[0], led[1]), "colour": colour}
 
 
 class Hardware:

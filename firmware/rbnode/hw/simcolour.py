@@ -211,7 +211,7 @@ def read_balls(balls, rnd, rgb=GROUP_RGB, ambient=40.0, noise=1.0, touching=(),
     indices whose pass the driver misses (the sensor unplugged: no event)."""
     hw = _PassHw(len(SENSOR_DIRS))
     got = []
-    st = ColourStation(hw, lambda t, b, c: got.append((t, b, c)), rgb=ref_rgb or rgb)
+    st = ColourStation(hw, lambda t, b, c, rgb: got.append((t, b, c)), rgb=ref_rgb or rgb)
     t = 0
     for _ in range(24):  # the ambient average settles before the first ball
         hw.now = [counts(None, ambient, t, rnd, noise) for _ in SENSOR_DIRS]

@@ -76,6 +76,17 @@ def register(sub) -> None:
         "is kept)",
     )
     g.add_argument(
+        "--skip-colour",
+        action="store_true",
+        help="do not learn the colour station's ball colours (the node keeps its table)",
+    )
+    g.add_argument(
+        "--colour-rolls",
+        type=int,
+        default=3,
+        help="rolls of each ball past the colour station (default 3; the median is kept)",
+    )
+    g.add_argument(
         "--allow-partial",
         action="store_true",
         help="publish even when some pockets or rails were not found",
@@ -219,6 +230,8 @@ def run(args) -> int:
             skip_cue=args.skip_cue,
             allow_partial=args.allow_partial,
             cue_drops=args.cue_drops,
+            skip_colour=args.skip_colour,
+            colour_rolls=args.colour_rolls,
         )
         res = c.run()
     finally:
@@ -236,6 +249,7 @@ def run(args) -> int:
                     "jam_us": res.jam_us,
                     "rails": [r.__dict__ for r in res.rails],
                     "cue_return_ms": res.cue_return_ms,
+                    "colour_rgb": res.colour_rgb,
                     "warnings": res.warnings,
                 },
                 f,

@@ -16,7 +16,11 @@
 6. the cue ball into each pocket in turn: a `cue` event confirms the detector, and the time
    from the pocket's drop to it is that pocket's cue-ball return delay (the median per
    pocket goes into the host's `[tables.<id>] cue_return_ms`, docs/shots.md);
-7. proposals (the pure functions below), then the final config: rev + 1, retained, QoS 1,
+7. with a colour station (birth `caps` `colour`), the cue ball, the solids 1-7 and the 8
+   rolled past it in turn: the median of each ball's reads' `rgb` (caps `colour_rgb`) is
+   the table's colour for it, the config's `colour` table (hardware/colour.md
+   "Calibration");
+8. proposals (the pure functions below), then the final config: rev + 1, retained, QoS 1,
    confirmed by the node's status (`config_rev` equal, `config_error` null).
 
 If calibration stops after the probe went out (abort, missing measurement, Ctrl-C), the
@@ -194,6 +198,47 @@ def propose_cue_returns(delays_by_pocket):
     return out, warnings
 
 
+# The balls a table's colours are learned from, in the config table's order (SPEC.md
+# config `colour`: white, the colours of balls 1..7, black): each stripe shares its
+# solid's colour, so these nine teach all sixteen
+COLOUR_BALLS = (
+    (0, "the cue ball"),
+    (1, "the 1 (yellow)"),
+    (2, "the 2 (blue)"),
+    (3, "the 3 (red)"),
+    (4, "the 4 (purple)"),
+    (5, "the 5 (orange)"),
+    (6, "the 6 (green)"),
+    (7, "the 7 (maroon)"),
+    (8, "the 8 (black)"),
+)
+
+
+def learn_colour_table(reads: dict, base: list | None) -> tuple[list | None, list[str]]:
+    """The config's `colour.rgb` (27 ints) from the reads of each ball rolled past the
+    station: {ball 0..8: [[R, G, B] x 1000, ...]} (the `ball` events' `rgb`), each colour
+    the per-channel median of its ball's reads (a pass that caught a number circle or the
+    ball's edge is outvoted). A colour without reads keeps `base`'s value (the node's
+    current table); with no base it cannot be filled, and no table is proposed (the node
+    keeps the nominal colours) -> (table or None, warnings)."""
+    out: list[int] = []
+    missing = []
+    for k, name in COLOUR_BALLS:
+        got = reads.get(k) or []
+        if got:
+            out += [int(statistics.median_low([r[i] for r in got])) for i in range(3)]
+        elif base is not None:
+            out += base[3 * k : 3 * k + 3]
+        else:
+            missing.append(name)
+    if missing:
+        return None, [
+            f"colour station: no reads of {', '.join(missing)}: the table's colours are not "
+            "learned (the node keeps the nominal colours)"
+        ]
+    return out, []
+
+
 def cue_return_line(ms: dict) -> str:
     """The host config line (TOML inline table) for `[tables.<id>]`."""
     return "cue_return_ms = {" + ", ".join(f"{p} = {ms[p]}" for p in POCKETS if p in ms) + "}"
@@ -247,8 +292,11 @@ def probe_config(base, rev, n_beams, n_rails, cue_ch, refractory_us=50000):
     return codec.validate("config", _keep_strike(cfg, base))
 
 
-def final_config(base, rev, pockets, rails, cue_ch, debounce_us, jam_us, refractory_us=50000):
-    """`pockets` {pocket: ch}; `rails` {rail: (ch, threshold)}; keeps the other settings
+def final_config(
+    base, rev, pockets, rails, cue_ch, debounce_us, jam_us, refractory_us=50000, colour=None
+):
+    """`pockets` {pocket: ch}; `rails` {rail: (ch, threshold)}; `colour` the colour
+    station's learned table (27 ints) or None to keep `base`'s; keeps the other settings
     (status period, batching) of `base`."""
     cfg = _carry(base)
     old_refr = {r["rail"]: r.get("refractory_us", refractory_us) for r in base.get("rails", [])}
@@ -273,6 +321,8 @@ def final_config(base, rev, pockets, rails, cue_ch, debounce_us, jam_us, refract
             "jam_us": jam_us,
         }
     )
+    if colour is not None:
+        cfg["colour"] = {"rgb": list(colour)}
     return codec.validate("config", _keep_strike(cfg, base))
 
 
@@ -305,7 +355,10 @@ def _keep_strike(cfg, base):
 
 def _carry(base):
     cfg = {}
-    for k in ("status_period_s", "batch_max", "batch_linger_ms", "debounce_us", "jam_us", "cue_ch"):
+    # `colour`: the colour station's learned table stays (a recalibration of the wiring
+    # does not change the balls)
+    keep = ("status_period_s", "batch_max", "batch_linger_ms", "debounce_us", "jam_us", "cue_ch")
+    for k in (*keep, "colour"):
         if k in base:
             cfg[k] = base[k]
     return cfg
@@ -525,6 +578,7 @@ class Result:
     warnings: list
     message: str
     cue_return_ms: dict = field(default_factory=dict)  # pocket -> median return delay
+    colour_rgb: list | None = None  # the colour station's learned table, when learned
 
 
 class Calibrator:
@@ -545,8 +599,11 @@ class Calibrator:
         skip_cue=False,
         allow_partial=False,
         cue_drops=3,
+        skip_colour=False,
+        colour_rolls=3,
     ):
         self.link, self.ui = link, ui
+        self.skip_colour, self.colour_rolls = skip_colour, colour_rolls
         self.cue_drops = cue_drops
         self.drops, self.knocks, self.quiet_s = drops, knocks, quiet_s
         self.step_timeout, self.settle_s, self.fraction = step_timeout, settle_s, fraction
@@ -851,7 +908,10 @@ class Calibrator:
         for w in tw:
             self._warn(w)
 
-        # 5. proposal
+        # 5. the colour station's table
+        colour = self._learn_colours()
+
+        # 6. proposal
         deb, jam, tw = propose_beam_timing(
             durations, self.base.get("debounce_us", 2000), self.base.get("jam_us", 2_000_000)
         )
@@ -872,6 +932,7 @@ class Calibrator:
             final_cue,
             deb,
             jam,
+            colour=colour,
         )
         self.ui.say("")
         self.ui.say(f"Proposed config rev {cfg['rev']}:")
@@ -883,6 +944,8 @@ class Calibrator:
             )
         )
         self.ui.say(f"  cue_ch {cfg['cue_ch']}, debounce {deb} µs, jam {jam} µs")
+        if colour is not None:
+            self.ui.say("  colour: the table learned above")
         if cue_ms:
             self.ui.say(
                 "Host config (railbird run, docs/shots.md): median cue-ball return per pocket"
@@ -905,4 +968,47 @@ class Calibrator:
             self.warnings,
             f"node {self.link.node} runs config rev {cfg['rev']}",
             cue_ms,
+            colour,
         )
+
+    def _learn_colours(self):
+        """The colour station's table from the balls rolled past it, or None (no station,
+        --skip-colour, a node that sends no readings, a ball never read): then the config
+        keeps the table it had."""
+        caps = (self.link.birth or {}).get("caps", [])
+        if "colour" not in caps or self.skip_colour:
+            return None
+        if "colour_rgb" not in caps:
+            self._warn(
+                "colour station: this firmware sends no readings (birth caps colour_rgb): "
+                "the table's colours are not learned; update the node and calibrate again"
+            )
+            return None
+        self.ui.say(
+            "Colour station: the table's ball colours. Roll each ball asked for into a "
+            "pocket and let it run past the station."
+        )
+        reads: dict = {}
+        for ball, name in COLOUR_BALLS:
+            step = Step(
+                "colour",
+                str(ball),
+                self.colour_rolls,
+                f"Roll {name} past the colour station {self.colour_rolls} time(s), one at a time.",
+            )
+            evs = self._step(
+                step, lambda ev: sum(e["kind"] == "ball" for e in ev) >= self.colour_rolls
+            )
+            seen = [e for e in evs if e["kind"] == "ball"]
+            got = [e["rgb"] for e in seen if "rgb" in e]
+            if got:
+                reads[ball] = got
+                as_read = ", ".join(f"{e['ball']} at {e['conf']} %" for e in seen)
+                self.ui.say(f"  {name}: read as {as_read}")
+            else:
+                self._warn(f"colour station: {name} was not read")
+        base = ((self.base or {}).get("colour") or {}).get("rgb")
+        table, tw = learn_colour_table(reads, base)
+        for w in tw:
+            self._warn(w)
+        return table

@@ -17,7 +17,10 @@ from . import pinmap_core
 ERROR = "error"
 WARNING = "warning"
 
-SENSOR_PREFIXES = ("beam", "cue", "rail", "strike", "sync")
+SENSOR_PREFIXES = ("beam", "cue", "rail", "strike", "colour.gate", "sync")
+# fewer colour sensors than this cannot tell every stripe from its solid (hardware/colour.md
+# "Simulated separation": the third view closes the gap)
+COLOUR_VIEWS = 3
 
 
 @dataclass(frozen=True)
@@ -184,12 +187,13 @@ def check(pm: dict, chips: dict | None = None) -> list[Finding]:
                     f"{where}: GPIO {pin} is a strapping pin ({strapping[pin]}); the load on it "
                     "must leave it at its boot level",
                 )
-        if direction == "out" and pin in input_only:
+        if direction in ("out", "io") and pin in input_only:
             err(
                 "input-only",
                 pin,
                 name,
-                f"{where}: output on GPIO {pin}, which is input-only on the {pm['chip']}",
+                f"{where}: output on GPIO {pin}, which is input-only on the {pm['chip']}"
+                + (" (an I2C line is driven low by the node)" if direction == "io" else ""),
             )
         if signal == "analog":
             if pin in adc2:
@@ -248,6 +252,16 @@ def check(pm: dict, chips: dict | None = None) -> list[Finding]:
                     f"GPIO {pin}: both an external pull-up and pull-down",
                 )
 
+    colour = pm.get("colour")
+    if colour is not None and colour["sensors"] < COLOUR_VIEWS:
+        warn(
+            "colour-views",
+            None,
+            "colour",
+            f"colour station with {colour['sensors']} sensor(s): without {COLOUR_VIEWS} views "
+            "some stripes show too little white to be told from their solids "
+            "(hardware/colour.md)",
+        )
     findings += _check_pcnt(pm, chip, {f[0]: f for f in funcs})
     return findings
 

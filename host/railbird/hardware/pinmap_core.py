@@ -14,6 +14,7 @@ SCHEMA = 1
 MAX_BEAMS = 6
 MAX_RAILS = 6
 MAX_STRIKE = 1
+MAX_COLOUR_SENSORS = 8  # the TCA9548A multiplexer's channels (hardware/colour.md)
 PULLS = ("up", "down", "none")
 ACTIVE = ("low", "high")
 
@@ -104,6 +105,20 @@ def validate(pm):
     cue = pm.get("cue")
     if cue is not None:
         _input(cue, "cue", "up")
+    colour = pm.get("colour")
+    if colour is not None:
+        # the colour station (hardware/colour.md): an I2C bus to the sensors' multiplexer
+        # and the presence gate, a beam-type input; optional (a table without a station)
+        if not isinstance(colour, dict):
+            raise PinmapError("bad type: colour: expected an object or null")
+        for key in ("sda", "scl", "gate"):
+            _pin(_need(colour, key, "colour."), "colour." + key)
+        n = _need(colour, "sensors", "colour.")
+        if not _int(n) or n < 1 or n > MAX_COLOUR_SENSORS:
+            raise PinmapError(
+                "bad value: colour.sensors: expected 1..%d (the multiplexer's channels), got %r"
+                % (MAX_COLOUR_SENSORS, n)
+            )
     sync = pm.get("sync")
     if sync is not None:
         _pin(_need(sync, "pin", "sync."), "sync.pin")
@@ -150,8 +165,9 @@ def functions(pm):
     """Every pin use of a (validated) pin map, in a fixed order, as tuples
     (name, pin, direction, signal, pull): name like 'beam0', 'cue', 'rail2.edge',
     'rail2.amp', 'rail2.dump' (optional peak-hold discharge output), 'strike0.edge',
-    'strike0.amp', 'strike0.dump', 'sync', 'led';
-    direction 'in' or 'out'; signal 'digital' or 'analog'; pull 'up', 'down' or 'none'
+    'strike0.amp', 'strike0.dump', 'colour.sda', 'colour.scl', 'colour.gate', 'sync', 'led';
+    direction 'in', 'out' or 'io' (the colour station's I2C lines, open drain, pulled up
+    on the multiplexer board); signal 'digital' or 'analog'; pull 'up', 'down' or 'none'
     (what the input needs, not who provides it)."""
     out = []
     for b in pm["beams"]:
@@ -173,6 +189,12 @@ def functions(pm):
             out.append((n + ".amp", r["amp"]["pin"], "in", "analog", "none"))
         if r.get("dump") is not None:
             out.append((n + ".dump", r["dump"]["pin"], "out", "digital", "none"))
+    colour = pm.get("colour")
+    if colour is not None:
+        out.append(("colour.sda", colour["sda"], "io", "digital", "none"))
+        out.append(("colour.scl", colour["scl"], "io", "digital", "none"))
+        # the gate's receiver is open collector like a beam's: it needs a pull-up
+        out.append(("colour.gate", colour["gate"], "in", "digital", "up"))
     sync = pm.get("sync")
     if sync is not None:
         out.append(
@@ -264,7 +286,9 @@ def hal_pinmap(pm, nvs_ns="railbird"):
                 "strike": [0|1 per strike edge]},
      "pcnt": {"beam": [unit|None per beam], "cue": unit|None}   only units counting ONE
                                    input (a paired unit cannot say which beam lost an edge),
-     "atten_db": ADC attenuation, "led": [gpio, 0|1] | None}."""
+     "atten_db": ADC attenuation, "led": [gpio, 0|1] | None,
+     "colour": {"sda", "scl", "gate", "sensors"} | None}   the colour station
+                                   (hardware/colour.md); its gate's pull is in "pull"."""
     pull = {}
     for _name, pin, direction, _signal, p in functions(pm):
         if direction == "in" and p != "none" and pull_source(pm, pin, p) == "internal":
@@ -306,7 +330,14 @@ def hal_pinmap(pm, nvs_ns="railbird"):
         },
         "atten_db": (pm.get("adc") or {}).get("atten_db", 11),
         "led": None if led is None else [led["pin"], active_level(pm, "led")],
+        "colour": _colour(pm.get("colour")),
     }
+
+
+def _colour(c):
+    if c is None:
+        return None
+    return {"sda": c["sda"], "scl": c["scl"], "gate": c["gate"], "sensors": c["sensors"]}
 
 
 def pcnt_for(pm, name):

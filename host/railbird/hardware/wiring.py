@@ -25,6 +25,7 @@ COLORS = {
     "digital-in": "#1f5fbf",
     "analog": "#d9730d",
     "out": "#2e8b3e",
+    "io": "#6a1b9a",
     "5v": "#c62828",
     "3v3": "#ad1457",
     "gnd": "#222222",
@@ -38,6 +39,10 @@ GROUPS = [
     ("cue", "Cue-ball detector in the ball return (magnetic or size gate; HIGH = cue ball)"),
     ("rail", "Rail front-end board: piezo amp, comparator (EDGE), peak hold (AMP)"),
     ("strike", "Strike sensor: slate piezo through the same front end (hardware/strike.md)"),
+    (
+        "colour",
+        "Colour station in the ball return: TCA9548A I2C mux, gate beam (hardware/colour.md)",
+    ),
     ("sync", "Sync line (shared between the boards of one table)"),
     ("led", "Status LED"),
 ]
@@ -64,6 +69,12 @@ def _device_label(pm: dict, name: str) -> str:
         if part == "edge":
             return "strike EDGE (comparator out, slate piezo)"
         return "strike AMP (peak hold, 0-2.45 V)"
+    if name == "colour.sda":
+        return "TCA9548A SDA (4.7 kOhm pull-up to 3V3 on the mux board)"
+    if name == "colour.scl":
+        return "TCA9548A SCL (4.7 kOhm pull-up to 3V3 on the mux board)"
+    if name == "colour.gate":
+        return "colour gate receiver OUT (blocked = the beams' level)"
     if name == "sync":
         return f"sync pulse ({(pm.get('sync') or {}).get('dir', 'in')})"
     if name == "led":
@@ -149,7 +160,11 @@ def render(pm: dict, title: str | None = None) -> str:
             f"{escape(label)}</text>"
         )
     for (name, pin, direction, signal, pull), ry in rows:
-        kind = "analog" if signal == "analog" else ("out" if direction == "out" else "digital-in")
+        kind = (
+            "analog"
+            if signal == "analog"
+            else (direction if direction in ("out", "io") else "digital-in")
+        )
         color = COLORS[kind]
         a(f'<g id="{escape(name)}" class="{kind}">')
         a(f'<text x="{WIRE_X0 - 12}" y="{ry + 4}" text-anchor="end">GPIO {pin}</text>')
@@ -226,6 +241,7 @@ def render(pm: dict, title: str | None = None) -> str:
         ("digital-in", "digital input"),
         ("analog", "analog input (ADC1)"),
         ("out", "output"),
+        ("io", "I2C (open drain)"),
         ("5v", "5 V"),
         ("3v3", "3.3 V"),
         ("gnd", "ground"),
