@@ -19,7 +19,8 @@ and editions), `inputs` (JSON input parsed into typed values), `doubt` (uncertai
 facts that decide a ruling), `shotfacts` (the last shot's facts in force, each sensed,
 presumed or the referee's), `referee` (`Referee`: a match fed input by input, with undo),
 `valid` (the inputs acceptable now), `shotclock` (the match's shot-clock settings and
-the WPA preset; the host runs the clock), `errors` (the error kinds), `jsonview` (state as JSON),
+the WPA preset; the host runs the clock), `errors` (the error kinds), `jsonview` (state as
+JSON), `frozen` (a fast `replace` for the frozen values),
 `vocabulary` (the registry of each game's facts, which codec, schemas, boards, CLI and web
 pages derive from or are checked against),
 and the one-line text form: `fen` (writing and reading), `fenvalues` (its value codes),

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from dataclasses import replace
 from typing import Any, TypedDict
 
+from .frozen import replace
 from .inputs import Shot
 from .state import State
 

@@ -5,10 +5,10 @@ fouls with ball in hand anywhere (3.9), no three-foul rule, only the 8 is spotte
 from __future__ import annotations
 
 from collections.abc import Set
-from dataclasses import replace
 
 from .errors import BadInput, OutOfTurn
 from .fouls import BREAKING, Foul
+from .frozen import replace
 from .general import GeneralRules, balls_text
 from .inputs import Shot
 from .state import OPTION_CHOICES, Ruling, State, foul_ruling, set_pair

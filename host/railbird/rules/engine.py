@@ -3,9 +3,8 @@ rules object of the state's game (variants as small overrides, python-chess styl
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .errors import BadInput, OutOfTurn, RulesError
+from .frozen import replace
 from .general import GeneralRules
 from .inputs import CHOICES, SHOT_FACTS, JsonObject, input_type, parse_shot
 from .nineball import NineBall

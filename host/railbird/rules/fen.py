@@ -17,7 +17,7 @@ that in tests/rules/test_fen_worst_case.py. Lines of the first form (every field
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import Any
 from urllib.parse import unquote
 
@@ -35,6 +35,7 @@ from .fenvalues import (
     enum,
     pair,
 )
+from .frozen import replace
 from .match import BREAK_ORDERS
 from .options import OPTIONS
 from .state import AWAITING, BALL_IN_HAND, ENDED, GROUPS, State

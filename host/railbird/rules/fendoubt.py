@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
@@ -43,6 +42,7 @@ from urllib.parse import quote, unquote
 from . import doubt
 from .errors import FenError
 from .fouls import GENERAL_FOULS, declarable, declared_foul
+from .frozen import replace
 from .inputs import INPUT_FIELDS, JsonObject, Shot
 from .state import POCKETS, State
 

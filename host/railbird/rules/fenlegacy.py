@@ -11,7 +11,7 @@ it back exactly; anything else is refused, as before.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -31,6 +31,7 @@ from .fenvalues import (
     optional,
     pair,
 )
+from .frozen import replace
 from .match import BREAK_ORDERS
 from .options import OPTIONS
 from .state import AWAITING, BALL_IN_HAND, ENDED, GROUPS, State

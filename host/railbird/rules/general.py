@@ -8,11 +8,11 @@ import copy
 import itertools
 import json
 from collections.abc import Collection, Iterable, Set
-from dataclasses import replace
 
 from . import doubt
 from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import Foul, declared_foul, listed_foul
+from .frozen import replace
 from .inputs import (
     SHOT_FACTS,
     JsonObject,

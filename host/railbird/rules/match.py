@@ -3,11 +3,11 @@ race to N racks / target points, and the match winner. Mixed into every game."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import cast
 
 from .errors import BadInput, OutOfTurn
 from .fouls import FoulList, declared_foul
+from .frozen import replace
 from .inputs import JsonObject, check_name, get_bool, get_int, get_str
 from .options import parse_options
 from .shotclock import parse_shot_clock

@@ -4,9 +4,8 @@ anywhere; three consecutive fouls lose the rack; only the money ball is ever spo
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .fouls import STANDARD, Foul
+from .frozen import replace
 from .general import GeneralRules, balls_text
 from .inputs import Shot
 from .state import Ruling, State, foul_ruling

@@ -11,9 +11,10 @@ slow play: the event may name another).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .errors import BadInput
+from .frozen import replace
 from .inputs import JsonObject, get_bool, get_int, get_str
 
 SECONDS_MAX = 600  # ten minutes: past any code's limit, and a typo in µs is refused

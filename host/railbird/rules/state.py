@@ -8,9 +8,10 @@ lowest nearest the foot spot).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TypeVar
 
+from .frozen import replace
 from .options import option_value
 
 T = TypeVar("T")

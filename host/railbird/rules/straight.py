@@ -6,10 +6,10 @@ the third consecutive foul -15 more and a re-break (4.11), re-racks (4.4, 4.8)."
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 
 from .errors import BadInput, ImpossibleInput, OutOfTurn
 from .fouls import BREAKING, Foul
+from .frozen import replace
 from .general import GeneralRules, balls_text
 from .inputs import JsonObject, Shot, get_bool
 from .state import Presumed, Ruling, State, add_pair, foul_ruling, set_pair
