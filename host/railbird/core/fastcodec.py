@@ -157,6 +157,12 @@ def _ok(name: str, val: object) -> bool:
         return type(val) is str and val in POCKETS
     if name == "rail":
         return type(val) is str and val in RAILS
+    if name == "rgb":  # the one list-valued field: exactly R G B, each in range
+        return (
+            type(val) is list
+            and len(val) == 3
+            and all(type(x) is int and 0 <= x <= codec.COLOUR_RGB_MAX for x in val)
+        )
     if type(val) is not int:
         return False
     if name == "amp":

@@ -160,41 +160,78 @@ def optional() -> list[str]:
 def present(shots: Sequence[ShotFacts], caps: Collection[str]) -> list[str]:
     """The channel kinds a table has: those every table has, those a node of it announced
     (`caps`), and those that fired in any kept shot."""
-    out = []
-    for kind, ch in CHANNELS.items():
-        if ch.cap is None or ch.cap in caps or any(_fired_any(ch, s) for s in shots):
-            out.append(kind)
-    return out
-
-
-def _fired_any(ch: Channel, shot: ShotFacts) -> bool:
-    return next(iter(ch.fired(shot)), None) is not None  # the single item is "": falsy
+    return Activity(len(shots), shots).kinds(caps)
 
 
 def channel_health(shots: Sequence[ShotFacts], kinds: Iterable[str]) -> list[ChannelHealth]:
     """The health of every channel of `kinds` from the table's last shots (oldest first)."""
-    out = []
-    n = len(shots)
-    for kind in kinds:
-        ch = CHANNELS[kind]
-        items = ch.items or (ONE,)
-        since: dict[str, int] = {}
-        # back from the newest shot, only as far as the quiet limit (or until all fired)
-        for back, shot in enumerate(reversed(shots[-ch.quiet_shots :])):
+    return Activity(len(shots), shots).health(kinds)
+
+
+class Activity:
+    """When each channel last fired, by shot number, over a table's last `window` shots:
+    what `present` and `channel_health` judge, kept as the shots come. A shot costs one
+    look at it per channel kind, and a judgement one per channel, where judging the kept
+    shots again scanned up to `window` of them per kind at every shot close (the
+    pipeline's, core/pipeline.py). The same shots give the same health either way: a
+    replay, or a restart that builds it again from a snapshot's kept shots."""
+
+    __slots__ = ("count", "kind_last", "last", "window")
+
+    def __init__(self, window: int, shots: Iterable[ShotFacts] = ()) -> None:
+        self.window = window  # judged on the last `window` shots
+        self.count = 0  # shots seen
+        self.last: dict[tuple[str, str], int] = {}  # (kind, item) -> its last shot's number
+        self.kind_last: dict[str, int] = {}  # kind -> the last shot in which any item fired
+        for shot in shots:
+            self.add(shot)
+
+    def add(self, shot: ShotFacts) -> None:
+        n = self.count
+        for kind, ch in CHANNELS.items():
             for item in ch.fired(shot):
-                since.setdefault(item, back)
-            if len(since) == len(items):
-                break
-        for item in items:
-            silent = since.get(item)
-            if silent is not None:
-                health = Health.OK
-            elif n >= ch.quiet_shots:
-                health, silent = Health.SUSPECT, min(n, ch.quiet_shots)
-            else:
-                health, silent = Health.UNKNOWN, n
-            out.append(ChannelHealth(kind, item, health, silent))
-    return out
+                self.last[(kind, item)] = n
+                self.kind_last[kind] = n
+        self.count = n + 1
+
+    @property
+    def judged(self) -> int:
+        """How many shots are judged: the last `window`, or all while there are fewer."""
+        return min(self.count, self.window)
+
+    def kinds(self, caps: Collection[str]) -> list[str]:
+        """`present`: the kinds every table has, those announced, those fired lately."""
+        first = self.count - self.judged  # the number of the oldest judged shot
+        return [
+            kind
+            for kind, ch in CHANNELS.items()
+            if ch.cap is None or ch.cap in caps or self.kind_last.get(kind, -1) >= first
+        ]
+
+    def health(self, kinds: Iterable[str]) -> list[ChannelHealth]:
+        """`channel_health`: ok when an item fired within the last quiet_shots judged shots,
+        suspect when as many shots passed without it, unknown while fewer were judged."""
+        out = []
+        n = self.judged
+        newest = self.count - 1
+        for kind in kinds:
+            ch = CHANNELS[kind]
+            within = min(ch.quiet_shots, n)
+            for item in ch.items or (ONE,):
+                last = self.last.get((kind, item))
+                back = None if last is None else newest - last
+                if back is not None and back < within:
+                    health, silent = Health.OK, back
+                elif n >= ch.quiet_shots:
+                    health, silent = Health.SUSPECT, min(n, ch.quiet_shots)
+                else:
+                    health, silent = Health.UNKNOWN, n
+                out.append(ChannelHealth(kind, item, health, silent))
+        return out
+
+    def judge(self, caps: Collection[str]) -> list[ChannelHealth]:
+        """The health of every channel the table has (`caps`: the optional ones it says)."""
+        return self.health(self.kinds(caps))
 
 
 def warnings(health: Iterable[ChannelHealth]) -> list[str]:
@@ -210,14 +247,54 @@ def warnings(health: Iterable[ChannelHealth]) -> list[str]:
 
 
 def summary(health: Iterable[ChannelHealth]) -> dict[str, str]:
-    """{channel name: health} as the owner's views show it (`railbird nodes`, status)."""
+    """{channel name: health}, every channel judged."""
     return {h.name: str(h.health) for h in health}
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A table's sensor health as its owner is shown it (`railbird nodes`, the table's
+    summary feed, the venue board): `suspect` when any channel is, with those channels;
+    else `ok` when a channel was judged to have fired lately; else `unknown` (too few
+    shots yet). It changes only when a channel turns suspect or well again, or the first
+    time one is judged ok: not with every shot (a suspect channel's `silent_shots` is its
+    kind's quiet_shots, fixed)."""
+
+    health: Health
+    suspect: tuple[ChannelHealth, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """One line: "ok", "suspect: strike sensor, rail piezo RF", or "?"."""
+        if self.suspect:
+            return "suspect: " + ", ".join(h.name for h in self.suspect)
+        return "ok" if self.health is Health.OK else "?"
+
+    def as_dict(self) -> dict[str, object]:
+        """The `sensors` field of the `table_summary` message (protocol/SPEC.md)."""
+        return {
+            "health": str(self.health),
+            "suspect": [
+                {
+                    "kind": h.kind,
+                    "item": h.item,
+                    "name": h.name,
+                    "silent_shots": h.silent_shots,
+                    "effect": CHANNELS[h.kind].effect,
+                }
+                for h in self.suspect
+            ],
+        }
+
+
+def report(health: Sequence[ChannelHealth]) -> Report:
+    bad = tuple(h for h in health if h.health is Health.SUSPECT)
+    if bad:
+        return Report(Health.SUSPECT, bad)
+    return Report(Health.OK if any(h.health is Health.OK for h in health) else Health.UNKNOWN)
 
 
 def text(health: Sequence[ChannelHealth]) -> str:
     """One line for the owner (`railbird nodes`' SENSORS column): the suspect channels, or
     "ok" (every judged channel fired lately), or "?" (too few shots to tell any)."""
-    bad = [h.name for h in health if h.health is Health.SUSPECT]
-    if bad:
-        return "suspect: " + ", ".join(bad)
-    return "ok" if any(h.health is Health.OK for h in health) else "?"
+    return report(health).text

@@ -90,6 +90,19 @@ BOOTS_KEPT = 4
 # beam clears (blocked 30-50 ms by a falling ball), then the batch linger (20 ms) and the
 # Wi-Fi delivery (tens of ms). Clock uncertainty comes on top; the configured window caps it.
 XWINDOW_FLOOR_US = 150_000
+# The same for a table with a colour station in its ball return (`sensors` has "colour"):
+# a read is stamped when the ball reaches the station and sent once it has rolled past, up
+# to the longest pass later (rbnode.colour.MAX_PASS_US, 400 ms: a pass any longer is sent
+# at confidence 0), then the linger and the delivery (the floor above less a beam's 50 ms).
+# Sized for the 150 ms, a slow ball's read (147 ms at 300 mm/s) was released past when the
+# table played on, and its ball presumed (tests/host/test_colour_release.py).
+XWINDOW_COLOUR_FLOOR_US = 400_000 + XWINDOW_FLOOR_US - 50_000
+
+
+def _floor(t: Table) -> int:
+    """The least cross-node window of table `t`: how long a node that sends watermarks may
+    still owe an event after its time."""
+    return XWINDOW_COLOUR_FLOOR_US if "colour" in t.sensors else XWINDOW_FLOOR_US
 
 
 class Reject(Exception):
@@ -153,6 +166,9 @@ class Table:
         self.pos = 0
         self.unsynced_warned: set[tuple[str, int]] = set()
         self.shots: list[JSON] = []  # kept for inspection (bounded)
+        # when each sensor channel last fired over the last HEALTH_SHOTS shots: derived from
+        # `shots`, built from them on first use (`activity()`), then kept by `keep_shot`
+        self.sensor_activity: health.Activity | None = None
         # Referee facts (a `confirm` with shot facts) entered while a shot was in play:
         # applied to that shot when it closes (protocol/REFEREE.md §3a, docs/host.md).
         self.pending_facts: JSON = {}
@@ -177,6 +193,20 @@ class Table:
         m = self.marks.get(node)
         if m is not None and m.wm_boot == boot:  # its clock model goes too
             m.wm = m.wm_boot = None
+
+    def keep_shot(self, shot: JSON) -> None:
+        """A closed shot into the kept ones (bounded) and into the sensor activity."""
+        self.shots.append(shot)
+        if len(self.shots) > SHOTS_KEPT:
+            del self.shots[0]
+        if self.sensor_activity is not None:
+            self.sensor_activity.add(shot)
+
+    def activity(self) -> health.Activity:
+        """The sensor activity of the last HEALTH_SHOTS shots (core/health.py)."""
+        if self.sensor_activity is None:
+            self.sensor_activity = health.Activity(HEALTH_SHOTS, self.shots[-HEALTH_SHOTS:])
+        return self.sensor_activity
 
     def shot_in_play(self) -> bool:
         """Activity on the table that is not yet a ruled shot: an open shot, or events
@@ -415,7 +445,7 @@ class Pipeline:
         time such a node, silent since, may still send an event for it (a drop goes out when
         its beam clears, then the batch linger and the network) plus how far two nodes' clock
         models may disagree (the measured uncertainty of each, railbird.core.clockmodel).
-        At least XWINDOW_FLOOR_US, never more than the configured window."""
+        At least the table's floor (`_floor`), never more than the configured window."""
         worst = 0
         for node, m in t.marks.items():
             if m.wm is not None and m.wm_boot is not None:  # a wm is of its wm_boot
@@ -423,7 +453,7 @@ class Pipeline:
                 if u > worst:
                     worst = u
         window: int = self.cfg.window_us
-        return min(window, XWINDOW_FLOOR_US + 2 * worst)
+        return min(window, _floor(t) + 2 * worst)
 
     def release_window(self, t: Table) -> int:
         """How long after an event the table's release point passes it at the latest when no
@@ -446,7 +476,7 @@ class Pipeline:
         # a configured node not heard from yet may still send anything: the window for it
         point = base - window if len(t.marks) < len(t.nodes) else None
         xw: int | None = None
-        least = base - min(window, XWINDOW_FLOOR_US)  # base - xw is never above this
+        least = base - min(window, _floor(t))  # base - xw is never above this
         for m in t.marks.values():
             if m.wm is None:
                 b = base - window
@@ -719,9 +749,16 @@ class Pipeline:
                 self._shot(t, shot, records, now)
 
     def sensor_health(self, t: Table) -> list[health.ChannelHealth]:
-        """The health of the table's sensor channels from its last shots (core/health.py)."""
-        recent = t.shots[-HEALTH_SHOTS:]
-        return health.channel_health(recent, health.present(recent, t.sensors))
+        """The health of the table's sensor channels from its last shots (core/health.py):
+        as `health.channel_health(recent, health.present(recent, t.sensors))` of the last
+        HEALTH_SHOTS shots, kept up as they close rather than scanned again."""
+        return t.activity().judge(t.sensors)
+
+    def sensor_report(self, venue: str, table: str) -> health.Report | None:
+        """The table's sensor health as its owner is shown it (None: no such table); a
+        function of its kept shots, so a replay or a restart gives the same."""
+        t = self.tables.get((venue, table))
+        return None if t is None else health.report(self.sensor_health(t))
 
     def _expire(self, t: Table, upto: int | None, records: list[Record]) -> None:
         """Every event up to `upto` is released: a count whose deadline has passed with no
@@ -778,9 +815,7 @@ class Pipeline:
         # carry; to mypy a TypedDict is no dict[str, Any], so the two types meet here, once
         shot = cast(JSON, closed)
         self.counters["shots"] += 1
-        t.shots.append(shot)
-        if len(t.shots) > SHOTS_KEPT:
-            del t.shots[0]
+        t.keep_shot(shot)
         # a channel silent through many shots is said in every shot while it lasts
         # (core/health.py): what it changes in the facts, for the referee and the owner
         said = health.warnings(self.sensor_health(t))

@@ -35,6 +35,12 @@ INPLAY_KINDS = frozenset(("strike", "drop", "cue"))
 # the kinds whose pattern after a silence shows a new stroke (docs/shots.md "Missed strike"):
 # not `cue`, the return of a ball already pocketed
 STROKE_EVIDENCE = frozenset(("strike", "drop", "rail"))
+# the kinds sensed in the ball return, not on the slate: a ball already pocketed rolling to
+# the cue detector or the colour station. They keep a shot open, but say nothing of the
+# balls on the table, so the silence before a next stroke is measured without them: the
+# players do not wait for the object balls in the return (a read 1 s before the next
+# stroke made its strike a click of the shot before, "Strike")
+RETURN_KINDS = frozenset(("cue", "ball"))
 
 
 # -- what a shot is made of (docs/shots.md; protocol/SPEC.md `shot`) ----------------------
@@ -272,7 +278,9 @@ class ShotAssembler:
         t, kind = ev.t, ev.kind
         if cur is not None:
             gap = self.p.strike_gap_us
-            if t >= cur.last + self.quiet_us(cur) or (kind == "strike" and t - cur.last >= gap):
+            if t >= cur.last + self.quiet_us(cur) or (
+                kind == "strike" and t - _last_on_table(cur.events) >= gap
+            ):
                 out.append(self._close(cur))
                 cur = None
             elif kind in STROKE_EVIDENCE and cur.events[0].kind == "strike":
@@ -303,7 +311,7 @@ class ShotAssembler:
         (docs/shots.md "Missed strike"). Derived from the events alone, so a snapshot or a
         replay decides alike."""
         p, events, t = self.p, cur.events, ev.t
-        if ev.kind == "rail" and t - cur.last >= p.quiet_us:
+        if ev.kind == "rail" and t - _last_on_table(events) >= p.quiet_us:
             # a rail hit after quiet_us of silence: a ball rolling on its own that long
             # would have to cover the table's length without touching anything and still
             # hit the rail over the threshold (the longer strike_quiet_us of a strike-opened
@@ -318,7 +326,7 @@ class ShotAssembler:
             e = events[i]
             if t - e.t < RAIL_ECHO_US:
                 break
-            if e.kind in STROKE_EVIDENCE and e.t - events[i - 1].t >= p.stroke_silence_us:
+            if e.kind in STROKE_EVIDENCE and e.t - _last_on_table(events, i) >= p.stroke_silence_us:
                 return i
         return None
 
@@ -331,7 +339,8 @@ class ShotAssembler:
         shot = assemble(self.table, self.n, head, cur.rest_before, cur.warnings, self.p)
         self.n += 1
         first = tail[0] if tail else ev
-        silence = (first.t - head[-1].t) / 1e6
+        last = _last_on_table(head)  # the table's silence: reads in the return are not noise
+        silence = (first.t - last) / 1e6
         warnings = [] if tail else self.pending_warnings
         add_warning(
             warnings,
@@ -339,7 +348,7 @@ class ShotAssembler:
             "its strike was not sensed (a shot of its own, starting late)",
         )
         if tail:
-            self.cur = _Open(tail[0], first.t - head[-1].t, warnings)
+            self.cur = _Open(tail[0], first.t - last, warnings)
             for e in tail[1:]:
                 self.cur.add(e)
         return shot
@@ -395,6 +404,17 @@ class ShotAssembler:
         shot = assemble(self.table, self.n, cur.events, cur.rest_before, cur.warnings, self.p)
         self.n += 1
         return shot
+
+
+def _last_on_table(events: list[Event], end: int | None = None) -> int:
+    """The time of the last event before index `end` (default: all) of a shot's `events`
+    that was sensed on the table, not in the ball return (RETURN_KINDS); the first event's
+    when there is none. Derived from the events alone (snapshots, replays); the scan back
+    passes only the return's events, a few per shot."""
+    i = len(events) if end is None else end
+    while i > 1 and events[i - 1].kind in RETURN_KINDS:
+        i -= 1
+    return events[i - 1].t
 
 
 def _warning_for(ev: Event) -> str:

@@ -87,6 +87,8 @@ FIELDS = {
         "pos",
         "unsynced_warned",
         "shots",
+        # sensor_activity: derived from the shots (Table.activity), rebuilt on first use
+        "sensor_activity",
         "pending_facts",
         "clock",
         "marks",
@@ -549,6 +551,7 @@ def load(
         _load_table(t, td)
         if "shots" not in td:
             t.shots = list(shots(venue, name)) if shots is not None else []
+            t.sensor_activity = None
         p.tables[(venue, name)] = t
     for key, t in configured.items():  # configured since the snapshot: fresh, as in a replay
         p.tables.setdefault(key, t)
@@ -632,6 +635,7 @@ def _load_table(t: Table, d: TableData) -> None:
     t.pos = d["pos"]
     t.unsynced_warned = {(n, b) for n, b in d["unsynced_warned"]}
     t.shots = d.get("shots", [])
+    t.sensor_activity = None  # of the shots just loaded: built again from them on first use
     t.pending_facts = d["pending_facts"]
     t.clock = load_clock(d.get("clock"))
     t.marks = {}
