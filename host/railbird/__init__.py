@@ -12,7 +12,8 @@ one factory of the host's MQTT clients; `mqttopts`, MQTT command-line options; `
 files only their owner may read; `hostwatch`, a display's view of the host's heartbeat;
 `termboard`, the demo's terminal scoreboard; `tableorder`, the one natural order tables are
 listed in; `venuekey`, the key that signs firmware updates and node configs; `sqlrows`, many
-rows into SQLite in a few statements). May import the standard library, paho-mqtt, pyserial
+rows into SQLite in a few statements; `childenv`, the environment of the daemon's child
+processes). May import the standard library, paho-mqtt, pyserial
 and `rbproto`; its modules and units import each other only along the arrows of
 docs/architecture.md, "Layout", without a circle (tests/codebase/test_import_graph.py checks
 it).

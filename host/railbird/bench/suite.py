@@ -238,6 +238,7 @@ def bench_e2e(
     measure `_floor` between the baseline and the daemon, on the same broker."""
 
     from railbird.broker import PrivateBroker
+    from railbird.daemon import ingestproc
     from railbird.daemon.worker import Daemon
     from railbird.outputs import factory
 
@@ -269,7 +270,7 @@ def bench_e2e(
         # Railbird: the daemon, journal on disk, manual ack after commit
         cfg = _config(os.path.join(workdir, "journal.sqlite"), broker.port)
         outs = factory.from_config(cfg) if outputs else []
-        d = Daemon(cfg, outputs=outs)
+        d = Daemon(cfg, outputs=outs, ingest=ingestproc.factory(cfg))  # as `railbird run`
         factory.connect(outs, d)
         d.start()
         d.ingest.connected.wait(10)

@@ -161,6 +161,11 @@ class ClusterIngest:
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self._ack, mid)
 
+    def ack_all(self, acks: list[tuple[int, int]]) -> None:
+        """A committed batch's acknowledgements, (mid, qos) each."""
+        for mid, qos in acks:
+            self.ack(mid, qos)
+
     def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False):
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self._publish, subjects.subject(topic), payload)

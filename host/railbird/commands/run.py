@@ -39,7 +39,8 @@ with --check-config. The full key reference: docs/host.md "Configuration".
   [broker]  host = "127.0.0.1", port = 1883, user = "railbird-host", password = ""
             (or env RAILBIRD_MQTT_PASSWORD), tls = false, cafile = "",
             client_id = "" (= railbird-host-<venue>-<HMAC keyed with the password>),
-            session_expiry_s = 604800, keepalive_s = 30
+            session_expiry_s = 604800, keepalive_s = 30, ingest_process = true (the
+            MQTT client in a child process; false: a thread of the daemon)
   [shots]   quiet_ms = 5000, lip_rest_ms = 5000, cue_before_ms = 0 (0: the slowest
             cue_return_ms x 1.3 + 250 ms), cue_after_ms = 100, break_window_ms = 2000,
             rail_merge_ms = 100, strike_gap_ms = 2500 (a strike after this much silence
@@ -177,10 +178,11 @@ def run(args) -> int:
         return 0
     outputs = _outputs(cfg)
 
+    from railbird.daemon import ingestproc
     from railbird.daemon.journal import JournalError
     from railbird.daemon.worker import Daemon
 
-    ingest = None
+    ingest = ingestproc.factory(cfg)  # MQTT in a child process (broker.ingest_process)
     if cfg.cluster is not None:  # one worker of a NATS JetStream cluster (docs/scaling.md)
         from railbird.cluster.ingest import ClusterIngest
 

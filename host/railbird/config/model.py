@@ -39,6 +39,8 @@ Example (every key optional except where noted):
                                    # <HMAC of the venue keyed with the password>: not guessable
     session_expiry_s = 604800      # 7 days (protocol/SPEC.md)
     keepalive_s = 30
+    ingest_process = true          # the MQTT client in a process of its own (two cores for
+                                   # the host: docs/performance.md); false: a daemon thread
 
     [shots]                        # docs/shots.md
     quiet_ms = 5000
@@ -129,6 +131,8 @@ class BrokerConfig:
     client_id: str = ""
     session_expiry_s: int = 7 * 24 * 3600
     keepalive_s: int = 30
+    # `railbird run`'s MQTT ingest in a child process (railbird.daemon.ingestproc)
+    ingest_process: bool = True
 
 
 @dataclass

@@ -271,6 +271,12 @@ def _broker() -> dict:
             ),
             "session_expiry_s": _int(604800, 0, 2**32 - 1, "7 days (protocol/SPEC.md)"),
             "keepalive_s": _int(30, 0, 65535, "MQTT keepalive"),
+            "ingest_process": _bool(
+                True,
+                "`railbird run` receives and acknowledges MQTT in a process of its own, so "
+                "the worker has a core to itself (docs/performance.md); `false`: a thread "
+                "of the daemon",
+            ),
         },
         "the MQTT broker (the display feeds connect with the same settings)",
         default={},

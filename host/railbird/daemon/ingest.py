@@ -66,6 +66,17 @@ def subscriptions(venue: str, tables: list[str]) -> list[tuple[str, int]]:
     return out
 
 
+# The counters every ingest keeps for the daemon's stats (Daemon.stats; the child process's
+# ingest reports them to its daemon, railbird.daemon.ingestproc)
+COUNTERS = (
+    "connects",
+    "sync_answered",
+    "session_takeovers",
+    "sessions_lost",
+    "retained_ignored",
+    "retained_unknown",
+)
+
 UNKNOWN_TOPICS_MAX = 100_000  # retained topics of unknown tables remembered (about 10 MB)
 
 RETAINED_LEAVES = ("birth", "status", "config", "state", "summary", "host")
@@ -361,6 +372,13 @@ class Ingest:
     def ack(self, mid: int, qos: int) -> None:
         if qos > 0:
             self.client.ack(mid, qos)
+
+    def ack_all(self, acks: list[tuple[int, int]]) -> None:
+        """A committed batch's acknowledgements, (mid, qos) each."""
+        ack = self.client.ack
+        for mid, qos in acks:
+            if qos > 0:
+                ack(mid, qos)
 
     def publish(
         self, topic: str, payload: bytes, qos: int = 1, retain: bool = False

@@ -53,6 +53,7 @@ from dataclasses import replace
 from typing import Any, TypeAlias
 
 from railbird.config import masked
+from railbird.core import health
 from railbird.core.pipeline import Pipeline
 from railbird.core.records import (
     ConflictRecord,
@@ -73,7 +74,7 @@ from railbird.core.revision import state_rev
 from railbird.daemon import gcpolicy, retention
 from railbird.daemon.answer import referee_answer
 from railbird.daemon.faults import Faults, describe, transient
-from railbird.daemon.ingest import HOST_PERIOD_S, Ingest, now_us
+from railbird.daemon.ingest import COUNTERS as INGEST_COUNTERS, HOST_PERIOD_S, Ingest, now_us
 from railbird.daemon.journal import Journal
 from railbird.daemon.journalerror import JournalError
 from railbird.daemon.ratelog import RateLog
@@ -149,6 +150,8 @@ class Daemon:
         self.now: Callable[[], int] = getattr(self.ingest, "now", now_us)
         self._adopted: dict[Key, StateRecord] = {}  # last state of a table taken over
         self.output_errors = 0
+        # each table's sensor health as the outputs were last given it (Pipeline.sensor_report)
+        self._sensors: dict[Key, health.Report] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._caught_up = False
@@ -236,13 +239,9 @@ class Daemon:
         d = self.pipeline.stats()
         d["output_errors"] = self.output_errors
         if self.ingest is not None:
-            d["connects"] = self.ingest.connects
             d["connected"] = self.ingest.connected.is_set()
-            d["sync_answered"] = self.ingest.sync_answered
-            d["session_takeovers"] = self.ingest.session_takeovers
-            d["sessions_lost"] = self.ingest.sessions_lost
-            d["retained_ignored"] = self.ingest.retained_ignored
-            d["retained_unknown"] = self.ingest.retained_unknown
+            for name in INGEST_COUNTERS:
+                d[name] = getattr(self.ingest, name)
         extra = getattr(self.ingest, "stats", None)
         if extra is not None:  # cluster mode: tables owned, takeovers
             d.update(extra())
@@ -553,8 +552,7 @@ class Daemon:
         dispatch: list[Record],
     ) -> None:
         if self.ingest is not None:
-            for mid, qos in acks:
-                self.ingest.ack(mid, qos)
+            self.ingest.ack_all(acks)
             for answer in filter(None, answers):  # the console learns what became of it
                 self.ingest.publish(*answer, qos=1)
         for fut, res in futures:
@@ -746,6 +744,20 @@ class Daemon:
                         self._call(
                             out, "on_state", key[0], key[1], last.game, last.state, last.fen, []
                         )
+        # the sensor health the rebuilt tables' kept shots give, as before the restart
+        self._give_sensors(self.pipeline.tables)
+
+    def _give_sensors(self, keys: Iterable[Key]) -> None:
+        """Each table's sensor health to the outputs that show it, when it is not what they
+        were last given: it changes with a shot's close, rarely (health.Report)."""
+        for key in sorted(keys):
+            rep = self.pipeline.sensor_report(*key)
+            if rep is None or rep == self._sensors.get(key):
+                continue
+            self._sensors[key] = rep
+            for out in self.outputs:
+                if hasattr(out, "on_sensors"):
+                    self._call(out, "on_sensors", key[0], key[1], rep)
 
     def _call(self, out: Any, method: str, *args: Any) -> None:
         try:
@@ -761,12 +773,14 @@ class Daemon:
         batched = [out for out in self.outputs if hasattr(out, "end_batch")]
         for out in batched:
             self._call(out, "begin_batch")
+        shot_tables: set[Key] = set()
         for r in records:
             match r:
                 case ShotRecord():
                     shot = dict(r.shot.items())
                     for out in self.outputs:
                         self._call(out, "on_shot", r.venue, r.table, shot)
+                    shot_tables.add((r.venue, r.table))
                 case StateRecord():
                     for out in self.outputs:
                         self._call(
@@ -785,6 +799,8 @@ class Daemon:
                 case InplayRecord():  # provisional: the shot's own records replace it
                     for out in self.outputs:
                         self._call(out, "on_inplay", r.venue, r.table, dict(r.inplay))
+        if shot_tables:  # only a closed shot changes a table's sensor health
+            self._give_sensors(shot_tables)
         for out in batched:
             self._call(out, "end_batch")
 

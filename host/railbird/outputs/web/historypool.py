@@ -39,6 +39,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO
 
+from railbird.childenv import child_env
 from railbird.outputs.web import history, playerpage
 from railbird.outputs.web.wire import Reply, Req
 
@@ -118,23 +119,13 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
         out.flush()
 
 
-def _env() -> dict[str, str]:
-    """The daemon's environment, with the directory railbird is imported from first on the
-    worker's path (the daemon may run from a checkout rather than an installed package)."""
-    import railbird
-
-    here = os.path.dirname(os.path.dirname(os.path.abspath(railbird.__file__)))
-    path = [here, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(path)))
-
-
 class _Worker:
     def __init__(self):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "railbird.outputs.web.historypool"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=_env(),
+            env=child_env(),
         )
         self.tasks = 0
 
