@@ -49,10 +49,19 @@ def wait_for(drv, fn, what, timeout=30.0):
 
 
 def text(drv, css) -> str:
+    """The first match's text; "" when nothing matches. The pages re-render as the state
+    arrives, so an element found may be replaced before its text is read: then it is found
+    again (a read has no effect to repeat)."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
 
-    els = drv.find_elements(By.CSS_SELECTOR, css)
-    return els[0].text.strip() if els else ""
+    for _ in range(20):
+        els = drv.find_elements(By.CSS_SELECTOR, css)
+        try:
+            return els[0].text.strip() if els else ""
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    raise AssertionError(f"{css} kept being replaced while its text was read")
 
 
 def wait_text(drv, css, want, timeout=30.0):

@@ -151,7 +151,7 @@ def test_feeds_and_discovery_over_real_broker(habroker):
                 sink.last(base + "state")
                 and sink.last(base + "state")["state"]["at_table"] == "Bob"
             )
-        )
+        ), (sink.msgs.get(base + "state"), out.stats)  # what arrived, to tell a race apart
         state_msg = sink.last(base + "state")
         codec.validate("state", state_msg)
         assert poll(lambda: sink.last(base + "shot"))

@@ -105,7 +105,16 @@ class Phone:
         tap(self.drv, css)
 
     def shows(self, css, want, timeout=60):
-        wait_for(self.drv, lambda d: want in text(d, css), f"{css} to show {want!r}", timeout)
+        seen = [""]
+
+        def has(d):
+            seen[0] = text(d, css)
+            return want in seen[0]
+
+        try:
+            wait_for(self.drv, has, f"{css} to show {want!r}", timeout)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; it showed {seen[0]!r}") from None
 
     def check(self, *, scores, at_table, bih=None, ruling=None, fouls=None, timeout=60):
         """The host's state and the phone agree on the score, who is at the table, ball in
@@ -351,13 +360,20 @@ def _play(table: Table, app: Phone, url: str):
     app.tap("#btn-new")
     app.shows("#sheet h2", "New match")
     app.tap('button[data-act="m-game"][data-game="14.1"]')
+    app.shows("#m-known", "Ann")  # the venue's known players have loaded
+    stepper_top = "return document.getElementById('m-goal').getBoundingClientRect().top"
+    top = drv.execute_script(stepper_top)
     for name, el in (("Cy", "m-p1"), ("Di", "m-p2")):
         field = drv.find_element("id", el)
         field.clear()
         field.send_keys(name)
-    for _ in range(3):  # 100 -> 75 -> 50 -> 25
+    # the name search answers 120 ms after the last key, above the stepper; its place is kept
+    # while empty, so the answer moves nothing under the referee's thumb
+    app.shows("#m-found", "Di")
+    assert drv.execute_script(stepper_top) == top, "the name search's answer moved the stepper"
+    for goal in ("75", "50", "25"):  # from 100
         app.tap('button[data-act="m-step"][data-d="-1"]')
-    app.shows("#m-goal", "25")
+        app.shows("#m-goal", goal)
     app.screen("new-match")
     app.tap("#btn-start")
     app.shows("#lag h2", "Lag for the break: who won?")

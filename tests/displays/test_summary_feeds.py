@@ -11,11 +11,11 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from types import SimpleNamespace
 
 import paho.mqtt.client as mqtt
 import pytest
 
+from harness.mqttsub import Capture
 from harness.waiting import poll, wait_for
 from railbird.outputs import summaries
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput
@@ -24,27 +24,6 @@ from rbproto import codec
 
 EVENING = time.mktime((2025, 6, 6, 21, 15, 0, 0, 0, -1))
 HALL = summaries.INDEX_TABLES + 5  # a venue too big for its index to list the tables
-
-
-class Capture:
-    """The paho client the feeds can share (`client=`), keeping what is published."""
-
-    def __init__(self):
-        self.sent: list = []
-
-    def publish(self, topic, payload, qos=0, retain=False):
-        self.sent.append((topic, payload, retain))
-        return SimpleNamespace(rc=mqtt.MQTT_ERR_SUCCESS)
-
-    def message_callback_add(self, *a):
-        pass
-
-    def subscribe(self, *a, **kw):
-        pass
-
-    def take(self) -> list:
-        out, self.sent = self.sent, []
-        return out
 
 
 def state(rack: int, a: int, b: int) -> dict:

@@ -174,3 +174,59 @@ def game(t0=10_000, gap=12_000):
     for i, f in enumerate((break_shot, single_pot, multi_pot, scratch, miss, rolling, lip)):
         out += f(t0 + i * gap)
     return number(out)
+
+
+def rail_play(
+    n: int,
+    rails: tuple[str, ...],
+    now: int,
+    table: str = TABLE,
+    node: str = NODE,
+    gap_ms: float = 12_000,
+) -> list[tuple[int, str, bytes]]:
+    """A node playing `n` shots live, each a hit on every one of `rails` and nothing else,
+    `gap_ms` apart (past the quiet period): a table whose other rails never fire, for the
+    sensor health (docs/shots.md "Sensor health"). -> [(rx, topic, payload)]: its clock sync
+    at host time `now` (µs), then one `events` message per shot, each received just after
+    its last hit (the host time a test's clock should be at when it is delivered)."""
+    t0 = 10_000_000  # node µs
+    offset = now + 1_000_000 - t0  # host = node + offset: the first hit a second after `now`
+    out = [(now, *sync_result(offset, node=node, table=table, t1=t0 - 1_000_000))]
+    seq = 0
+    for i in range(n):
+        t = t0 / 1000 + gap_ms * i
+        shot = number([ev(t + 200 * k, "rail", rail=r, amp=600) for k, r in enumerate(rails)], seq)
+        seq += len(shot)
+        ((topic, payload),) = batches(shot, node=node, table=table, size=len(shot))
+        out.append((shot[-1]["t"] + offset + 1_000, topic, payload))
+    return out
+
+
+def play(d, clock: list, n: int, rails: tuple[str, ...], table: str = TABLE, node: str = NODE):
+    """`rail_play` into a running Daemon (connect=False, `d.now = lambda: clock[0]`) as it
+    is played: `n` shots closed, each delivered once the one before it is closed, the
+    daemon's clock (the test's) moved to each message's arrival once it is in. One shot
+    more is played and left open: the n-th closes at its first hit, as every other does,
+    not at a tick (a tick moved by the test's clock while the worker is inside a batch
+    once left the last shot open for 30 s on a loaded machine)."""
+    import time
+
+    def kept() -> int:
+        return len(d.pipeline.tables[(VENUE, table)].shots)
+
+    before = kept()
+
+    def wait(k: int) -> None:
+        deadline = time.monotonic() + 30  # generous: a loaded machine
+        while kept() < before + k:
+            assert time.monotonic() < deadline, f"{table}: shot {k} not closed"
+            time.sleep(0.005)
+
+    for k, (rx, topic, payload) in enumerate(rail_play(n + 1, rails, clock[0], table, node)):
+        d.inbox.put(("mqtt", rx, topic, payload, 0, 0))
+        wait(k - 1)  # it is in: shot k - 1 closed at its first hit
+        # only now the clock moves on: a tick at `rx` before the message is in would have
+        # released the table past its first hits, and they would be late
+        clock[0] = rx
+    wait(n)
+    assert d.pipeline.counters["late"] == 0, "hits came late: shots without some of them"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from railbird.core.health import Report
 from railbird.core.records import ShotRecord, StateRecord
 
 
@@ -41,6 +42,11 @@ class Output:
 
     def on_node(self, venue: str, table: str, node: str, status: dict) -> None:
         """A node's latest `status` (or `birth`) message."""
+
+    def on_sensors(self, venue: str, table: str, report: Report) -> None:
+        """The table's sensor health (railbird.core.health.Report: ok, suspect channels and
+        what each changes, or unknown), at start-up and whenever it changes: after a shot's
+        close, never with every shot (docs/shots.md "Sensor health")."""
 
     def restore(
         self, venue: str, table: str, history: list[ShotRecord | StateRecord], nodes: dict

@@ -386,6 +386,12 @@ class MqttFeedsOutput(Output):
         self._seen(venue, table)
         self.summaries.changed(venue, table)
 
+    def on_sensors(self, venue, table, report) -> None:
+        """The table's summary carries it (`sensors`): republished only because it changed."""
+        self.venues.on_sensors(venue, table, report)
+        self._seen(venue, table)
+        self.summaries.changed(venue, table)
+
     def restore(self, venue, table, history, nodes) -> None:
         """Start-up: today's counts from the journal's shots; the retained state and summary
         topics rewritten (nothing on the shot and announce topics)."""

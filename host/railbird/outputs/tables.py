@@ -74,6 +74,8 @@ class Table:
         self.match_no = 1
         self.version = 0
         self.call: dict | None = None  # the event's match called here (railbird.events)
+        # the sensor health (health.Report.as_dict; None: not given yet), Output.on_sensors
+        self.sensors: dict | None = None
 
     @property
     def online(self) -> bool:
@@ -107,6 +109,7 @@ class Table:
             "inplay": self.inplay,
             "version": self.version,
             "call": self.call,
+            "sensors": self.sensors,
             "pockets": (
                 self.counts.as_dict()
                 if self.counts and self.counts.day == day
@@ -188,6 +191,14 @@ class Venues:
             t.version += 1
             return t
 
+    def on_sensors(self, venue, table, report) -> Table:
+        """The table's sensor health (a railbird.core.health.Report) as its views show it."""
+        with self.lock:
+            t = self.table(venue, table)
+            t.sensors = report.as_dict()
+            t.version += 1
+            return t
+
     def expect_nodes(self, venue, table, nodes) -> Table:
         """The table's configured nodes: one never heard from shows as offline, not as
         missing from the list (a board must not say "sensors online" while one is absent)."""
@@ -257,7 +268,7 @@ class Venues:
                 return None
             day = day or self.day_and_hour()[0]
             counts = t.counts if t.counts and t.counts.day == day else PocketCounts(day)
-            return {
+            msg = {
                 "v": 1,
                 "table": table,
                 "game": t.game,
@@ -267,3 +278,6 @@ class Venues:
                 "pocketed_today": counts.total,
                 "pockets": counts.as_dict(),
             }
+            if t.sensors is not None:
+                msg["sensors"] = t.sensors
+            return msg

@@ -470,6 +470,10 @@ class WebOutput(Output):
         self.venues.on_inplay(venue, table, inplay)
         self._changed(venue, table)
 
+    def on_sensors(self, venue, table, report):
+        self.venues.on_sensors(venue, table, report)
+        self._changed(venue, table)
+
     def restore(self, venue, table, history, nodes):
         self.venues.restore(venue, table, history, nodes)
         self.desk.restore(venue, table, history)

@@ -212,6 +212,22 @@ const RB = {
     if (!off.length) return [nodes.length === 1 ? "sensors online" : "all " + nodes.length + " sensors online", "online"];
     return ["sensors offline: " + off.join(", "), "offline"];
   },
+  // The table's sensor health as the host judges it from the last shots (the `sensors` of
+  // its summary, docs/shots.md "Sensor health"): HTML, "" when the host gives none (an older
+  // one). Each suspect channel by name with what its silence changes in the shots.
+  health(s) {
+    const h = s.sensors;
+    if (!h || !h.health) return "";
+    if (h.health === "suspect") {
+      return '<div class="health suspect">' + (h.suspect || []).map((c) =>
+        '<div class="ch" data-channel="' + RB.esc(c.kind + " " + c.item) + '"><b>\u26A0 ' + RB.esc(c.name) +
+        "</b> silent " + RB.esc(c.silent_shots) + '+ shots (dead?)<span class="effect">: ' +
+        RB.esc(c.effect) + "</span></div>").join("") + "</div>";
+    }
+    if (h.health === "ok") return '<div class="health ok">sensors ok</div>';
+    return '<div class="health unknown" title="too few shots yet to judge the sensors">sensors ? ' +
+      '<span class="effect">(too few shots yet)</span></div>';
+  },
   nodeChips(s) {
     return Object.entries(s.nodes || {}).sort(([p], [q]) => RB.naturalCompare(p, q)).map(([n, on]) =>
       '<span class="node ' + (on ? "online" : "offline") + '" data-node="' + RB.esc(n) + '">' +

@@ -782,8 +782,8 @@
       <label>Game</label><div class="seg" id="m-game">${seg}</div>
       <label for="m-p1">Player 1</label><input id="m-p1" class="m-player" maxlength="32" value="${esc(n[0] || "")}" required autocapitalize="words" spellcheck="false">
       <label for="m-p2">Player 2</label><input id="m-p2" class="m-player" maxlength="32" value="${esc(n[1] || "")}" required autocapitalize="words" spellcheck="false">
-      <div id="m-found" class="known found" hidden></div>
-      <div id="m-known" class="known" hidden></div>
+      <div id="m-found" class="known found empty"></div>
+      <div id="m-known" class="known"><span class="hint">Loading the known players…</span></div>
       <label id="m-goal-label">${byPoints(g) ? "Points to win" : "Race to (racks)"}</label>
       <div class="stepper"><button type="button" data-act="m-step" data-d="-1" aria-label="fewer">−</button>
       <span id="m-goal">${gl && keep ? gl : byPoints(g) ? 100 : 5}</span>
@@ -813,7 +813,7 @@
   function findPlayers(text) {
     clearTimeout(findTimer);
     const q = text.trim(), box = $("m-found");
-    if (!q) { if (box) { box.hidden = true; box.innerHTML = ""; } return; }
+    if (!q) { if (box) { box.classList.add("empty"); box.innerHTML = ""; } return; }
     findTimer = setTimeout(async () => {
       const seq = ++findSeq;
       let found = [];
@@ -828,7 +828,7 @@
           p.rating != null ? `${Math.round(p.rating)}${p.established ? "" : "?"}` : ""].filter(Boolean).join(" ");
         return `<button type="button" data-act="m-pick" data-id="${p.id}" data-name="${esc(p.name)}">${esc(p.name)}${extra ? ` <span class="hint">${extra}</span>` : ""}</button>`;
       }).join("") : `<span class="hint">No registered player: “${esc(q)}” is registered when the match starts.</span>`;
-      b.hidden = false;
+      b.classList.remove("empty");
     }, 120);
   }
 
@@ -854,10 +854,10 @@
       if (r.status === 200) names = r.data.players || [];
     } catch (e) { /* typed, then */ }
     const box = $("m-known");
-    if (!box || !names.length) return;
-    box.innerHTML = '<span class="hint">Known players:</span>' +
-      names.map((x) => `<button type="button" class="quiet" data-act="m-known" data-name="${esc(x)}">${esc(x)}</button>`).join("");
-    box.hidden = false;
+    if (!box) return;
+    box.innerHTML = names.length ? '<span class="hint">Known players:</span>' +
+      names.map((x) => `<button type="button" class="quiet" data-act="m-known" data-name="${esc(x)}">${esc(x)}</button>`).join("")
+      : '<span class="hint">No players in this venue\'s history yet.</span>';
   }
 
   // The rules options of a game (REFEREE.md §5) from the host, one box each with what it
@@ -1023,7 +1023,7 @@
         if (twin.value.trim() === d.name) break;  // two different players
         f.value = d.name;
         f.dataset.player = d.name;
-        $("m-found").hidden = true;
+        $("m-found").classList.add("empty");
         if (f.id === "m-p1" && !twin.value.trim()) { twin.focus(); ui.field = twin.id; }
         break;
       }

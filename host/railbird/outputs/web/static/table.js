@@ -87,6 +87,7 @@ function render(s) {
   if (c && c.began) RB.text($("game"), head.join(" \u00b7 "));
 
   RB.html($("nodes"), RB.nodeChips(s));
+  RB.html($("health"), RB.health(s));
   const pk = s.pockets || {}, bp = pk.by_pocket || {};
   RB.html($("pockets"), RB_VOCAB.pockets
     .map((p) => `<div id="pocket-${p}">${p}<b>${bp[p] || 0}</b></div>`).join(""));

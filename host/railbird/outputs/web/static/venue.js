@@ -156,7 +156,7 @@ function fill(c, s) {
   foot.push(((s.pockets || {}).total || 0) + " balls today");
   RB.html(c, `<a href="${RB.tableUrl(R.venue, s.table)}">
     <h2><span class="t">${RB.esc(s.table)}</span><span class="sensors ${sensorClass}">${RB.esc(sensorText)}</span></h2>
-    ${row(0)}${row(1)}<div class="chips">${chips.join("")}</div>${rack}<div class="foot">${RB.esc(foot.join(" \u00b7 "))}</div></a>`);
+    ${row(0)}${row(1)}<div class="chips">${chips.join("")}</div>${rack}${RB.health(s)}<div class="foot">${RB.esc(foot.join(" \u00b7 "))}</div></a>`);
   RBClock.set(clock, s.table);
 }
 
