@@ -1,10 +1,12 @@
 """paho clients for tests against a broker on 127.0.0.1: one logged in and connecting
 (`client`, to publish), one connected and subscribed (SUBACK received) on return
-(`subscriber`), and `Collector`, a subscriber that keeps what it receives."""
+(`subscriber`), `Collector`, a subscriber that keeps what it receives, and `Capture`, a
+stand-in client an output shares (`client=`) that keeps what it publishes."""
 
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import paho.mqtt.client as paho
 
@@ -79,3 +81,25 @@ class Collector:
     def close(self):
         self.c.loop_stop()
         self.c.disconnect()
+
+
+class Capture:
+    """The paho client the feeds can share (`client=`, railbird.outputs.mqtt_feeds),
+    keeping what is published: what an output sends, without a broker."""
+
+    def __init__(self):
+        self.sent: list = []
+
+    def publish(self, topic, payload, qos=0, retain=False):
+        self.sent.append((topic, payload, retain))
+        return SimpleNamespace(rc=paho.MQTT_ERR_SUCCESS)
+
+    def message_callback_add(self, *a):
+        pass
+
+    def subscribe(self, *a, **kw):
+        pass
+
+    def take(self) -> list:
+        out, self.sent = self.sent, []
+        return out

@@ -159,6 +159,10 @@ class Broker:
             self.proc.wait(10)
 
     def __enter__(self):
+        # `with Broker(inst).start()` once started a second mosquitto here and left the
+        # first running after the test: one broker per Broker, whichever way it is entered
+        if self.proc is not None and self.proc.poll() is None:
+            return self
         return self.start()
 
     def __exit__(self, *exc):

@@ -360,7 +360,7 @@ def test_a_port_change_needs_a_broker_restart_and_setup_says_so(tmp_path):
     from railbird.install.summary import summary
 
     inst, _ = setup(tmp_path / "root", "--venue", "club", "--table", "t1:10-ball:t1-node")
-    with Broker(inst).start() as broker:
+    with Broker(inst) as broker:
         old = inst.port
         inst2, _ = setup(tmp_path / "root", port=free_port())
         assert inst2.port != old
