@@ -167,7 +167,10 @@ def test_activity_judges_as_a_scan_of_the_last_shots_after_every_shot(shots, win
         recent = shots[max(0, i + 1 - window) : i + 1]
         kinds = _scan_present(recent, caps)
         assert act.kinds(caps) == kinds
-        assert act.judge(caps) == _scan_health(recent, kinds)
+        judged = _scan_health(recent, kinds)
+        assert act.judge(caps) == judged
+        # what every shot's warnings are made of: the suspect ones, in the same order
+        assert act.suspects(caps) == [h for h in judged if h.health is Health.SUSPECT]
     # and one built at once from the kept shots (a snapshot's) judges alike
     assert health.Activity(window, shots[-window:]).judge(caps) == act.judge(caps)
 
@@ -187,3 +190,24 @@ def test_the_report_says_ok_suspect_or_unknown_in_one_line():
     assert health.report(health.channel_health([*shots, shots[0]], ["rail"])) == rep
     ok = health.report(health.channel_health(shots[:5], ["rail"]))
     assert (ok.health, ok.text) == (Health.OK, "ok")
+
+
+def test_a_channel_turns_suspect_exactly_quiet_shots_after_it_last_fired():
+    """The boundary the random shots above rarely reach: the strike sensor heard once, then
+    silent. It is ok for quiet_shots - 1 shots after, suspect from the quiet_shots-th on,
+    and `suspects` says so exactly when the scan does."""
+    q = CHANNELS["strike"].quiet_shots
+    heard = {"strike": {"t": 0}, "clicks": 0, "rails": [{"rail": "H"}], "pocketed": []}
+    silent = dict(heard, strike=None)
+    shots = [silent] * q + [heard] + [silent] * (q + 2)
+    act = health.Activity(3 * q)
+    turned = []
+    for i, shot in enumerate(shots):
+        act.add(shot)
+        judged = _scan_health(shots[: i + 1], _scan_present(shots[: i + 1], ("strike",)))
+        want = [h for h in judged if h.health is Health.SUSPECT]
+        assert act.suspects(("strike",)) == want, i
+        turned.append(any(h.kind == "strike" for h in want))
+    heard_at = q
+    assert turned[heard_at : heard_at + q] == [False] * q  # within quiet_shots of the strike
+    assert turned[heard_at + q :] == [True] * 3

@@ -818,7 +818,7 @@ class Pipeline:
         t.keep_shot(shot)
         # a channel silent through many shots is said in every shot while it lasts
         # (core/health.py): what it changes in the facts, for the referee and the owner
-        said = health.warnings(self.sensor_health(t))
+        said = health.warnings(t.activity().suspects(t.sensors))
         if said:
             shot["warnings"] = [*shot["warnings"], *said]
         records.append(ShotRecord(venue=t.venue, table=t.table, shot=shot))
