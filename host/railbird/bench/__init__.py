@@ -1,7 +1,8 @@
 """The host's benchmarks (docs/performance.md), run by hand, not part of `make test`. Lives
 here: `suite` (`make bench`, `python -m railbird.bench` through `__main__`: in-process and
 end-to-end throughput against their baselines, the end-to-end floor, in play, restart),
-`subscriber` (the bare host MQTT subscriber the baselines and the floor use), `history`
+`subscriber` (the bare host MQTT subscriber the baselines and the floor use), `publisher`
+(the nodes' publisher of the end-to-end runs, in a process of its own), `history`
 (sign-in and the daemon's memory while clients walk a year of history and others never read
 their answers), `year` (that year: a busy venue's history tables, written once and cached;
 the history tests use it too), `inplay` (a

@@ -45,6 +45,7 @@ import tempfile
 import threading
 import time
 
+from railbird.bench.publisher import Publisher
 from railbird.bench.subscriber import host_subscriber
 from railbird.core.records import Source, Status
 from rbproto import codec
@@ -217,8 +218,9 @@ def _floor(port: int, topic: str, payloads: list, workdir: str) -> tuple:
 
     worker = threading.Thread(target=consume, daemon=True)
     worker.start()
+    pub = Publisher(port, NODE, "pw", topic, payloads, "bench-pub-floor")
     c0, t0 = time.process_time(), time.perf_counter()
-    _publish_all(port, NODE, "pw", topic, payloads, "bench-pub-floor")
+    pub.run()
     done.wait(120)
     took, cpu = time.perf_counter() - t0, time.process_time() - c0
     c.disconnect()
@@ -256,8 +258,9 @@ def bench_e2e(
                 got.set()
 
         sub = host_subscriber(broker.port, topic, "bench-baseline", on_message)
+        pub = Publisher(broker.port, NODE, "pw", topic, payloads, "bench-pub-1")
         c0, t0 = time.process_time(), time.perf_counter()
-        _publish_all(broker.port, NODE, "pw", topic, payloads, "bench-pub-1")
+        pub.run()
         got.wait(120)
         base, base_cpu = time.perf_counter() - t0, time.process_time() - c0
         sub.disconnect()
@@ -282,8 +285,9 @@ def bench_e2e(
         while not d.pipeline.counters["sync_samples"] and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.2)
+        pub = Publisher(broker.port, NODE, "pw", topic, payloads, "bench-pub-2")
         c0, t0 = time.process_time(), time.perf_counter()
-        _publish_all(broker.port, NODE, "pw", topic, payloads, "bench-pub-2")
+        pub.run()
         deadline = time.monotonic() + 180
         while d.pipeline.counters["events"] < n_events and time.monotonic() < deadline:
             time.sleep(0.002)
