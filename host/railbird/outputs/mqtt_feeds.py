@@ -20,7 +20,10 @@ Every entity is available while the host's `railbird/v1/<venue>/host` says onlin
 
 Pass `client=` an already connected paho client to share the daemon's connection instead.
 Publishing never blocks the daemon: paho queues while disconnected (bounded by
-`max_queued`) and retained topics are rewritten on reconnect.
+`max_queued`), and after every connection the newest payload of each retained topic is
+published once more (`RESEND_AFTER_S`): paho 2.2 sends what is published during the
+handshake ahead of what it queued before it, so the broker could otherwise keep an older
+state as the retained one, shown as live to every display that connects.
 """
 
 from __future__ import annotations
@@ -43,6 +46,13 @@ from rbproto import codec
 log = logging.getLogger("railbird.feeds")
 
 HA_PREFIX = "homeassistant"
+# After a CONNACK paho sends the messages it queued while disconnected, in its network
+# thread right after on_connect, and any message published between the socket coming up
+# and the CONNACK has gone out before them (eclipse-paho/paho.mqtt.python#910). The
+# retained topics' newest payloads are published again by the flush thread this long after
+# the connection, behind that flush: paho's queue is ordered from then on, so the last
+# retained message the broker gets on each topic is the newest.
+RESEND_AFTER_S = 0.5
 
 
 def ha_unique(venue: str, table: str, key: str | None = None) -> str:
@@ -199,7 +209,12 @@ class MqttFeedsOutput(Output):
         self._lock = threading.Lock()
         self._long_fen: set = set()  # (venue, table) whose too-long state line was logged
         # the feeds' own counters; `stats` adds the broker link's (one count of each thing)
-        self.counts = {"published": 0, "rejected": 0, "errors": 0, "discovery": 0}
+        self.counts = {"published": 0, "rejected": 0, "errors": 0, "discovery": 0, "resent": 0}
+        # the newest payload of every retained topic (b"": cleared), for `_resend`; one lock
+        # orders the publishes of the daemon's thread and the flush thread with it
+        self._retained: dict[str, bytes] = {}
+        self._publish_lock = threading.Lock()
+        self._resend_at: float | None = None  # monotonic time the resend is due
         self.summaries = SummaryFeed(self.venues)
         self._stopping = threading.Event()
         self._flusher: threading.Thread | None = None
@@ -254,6 +269,7 @@ class MqttFeedsOutput(Output):
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
         if reason_code.is_failure:  # logged by self.broker_link
             return
+        self._resend_at = time.monotonic() + RESEND_AFTER_S
         if self.discovery:
             client.subscribe(f"{self.prefix}/status", qos=1)
             self._republish_discovery()
@@ -270,12 +286,28 @@ class MqttFeedsOutput(Output):
 
     # -- publishing ------------------------------------------------------------------------
     def _publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
-        info = self.client.publish(topic, payload, qos=1, retain=retain)
+        with self._publish_lock:
+            if retain:
+                self._retained[topic] = payload
+            info = self.client.publish(topic, payload, qos=1, retain=retain)
         if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
             self.counts["errors"] += 1
             log.warning("feeds: paho queue full, %s dropped", topic)
         else:
             self.counts["published"] += 1
+
+    def _resend(self) -> None:
+        """Every retained topic's newest payload once more, in one go: nothing published
+        meanwhile comes between the copy and its sending."""
+        with self._publish_lock:
+            for topic, payload in self._retained.items():
+                if self.client.publish(topic, payload, qos=1, retain=True).rc == (
+                    mqtt.MQTT_ERR_QUEUE_SIZE
+                ):
+                    self.counts["errors"] += 1
+                    log.warning("feeds: paho queue full, %s not sent again", topic)
+                else:
+                    self.counts["resent"] += 1
 
     def _send(self, venue, table, kind, msg, retain=False) -> None:
         try:
@@ -305,7 +337,12 @@ class MqttFeedsOutput(Output):
             self.flush()
 
     def flush(self) -> None:
-        """Publish the summaries that are due (railbird.outputs.summaries)."""
+        """Publish the summaries that are due (railbird.outputs.summaries), and once after
+        a connection the retained topics again (`_resend`)."""
+        due = self._resend_at
+        if due is not None and time.monotonic() >= due:
+            self._resend_at = None
+            self._resend()
         try:
             for topic, payload in self.summaries.due(time.monotonic()):
                 self._publish(topic, payload, retain=True)
