@@ -22,7 +22,6 @@ import pytest
 
 from harness.mqttsub import subscriber
 from harness.waiting import poll
-from railbird.broker import PrivateBroker
 from railbird.outputs.mqtt_feeds import MqttFeedsOutput
 from railbird.rules import Referee
 
@@ -69,14 +68,6 @@ class SlowHandshakeRelay:
         self.listener.close()
         for s in self._socks:
             s.close()
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = PrivateBroker(tmp_path / "broker")
-    b.start()
-    yield b
-    b.stop()
 
 
 def _retained_state(port: int, topic: str, tag: str):
