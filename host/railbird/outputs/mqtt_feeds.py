@@ -269,7 +269,8 @@ class MqttFeedsOutput(Output):
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
         if reason_code.is_failure:  # logged by self.broker_link
             return
-        self._resend_at = time.monotonic() + RESEND_AFTER_S
+        with self._lock:
+            self._resend_at = time.monotonic() + RESEND_AFTER_S
         if self.discovery:
             client.subscribe(f"{self.prefix}/status", qos=1)
             self._republish_discovery()
@@ -339,9 +340,13 @@ class MqttFeedsOutput(Output):
     def flush(self) -> None:
         """Publish the summaries that are due (railbird.outputs.summaries), and once after
         a connection the retained topics again (`_resend`)."""
-        due = self._resend_at
-        if due is not None and time.monotonic() >= due:
-            self._resend_at = None
+        with self._lock:  # a connection that comes meanwhile keeps its own resend
+            due = self._resend_at
+            if due is not None and time.monotonic() >= due:
+                self._resend_at = None
+            else:
+                due = None
+        if due is not None:
             self._resend()
         try:
             for topic, payload in self.summaries.due(time.monotonic()):
