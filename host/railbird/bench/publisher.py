@@ -10,7 +10,8 @@ the process is never timed.
 
 `python -m railbird.bench.publisher FILE`: FILE a pickle of (port, user, password, topic,
 payloads, client id). The child says `ready` once connected, publishes every payload at
-QoS 1 when it reads a line, says `done` once the broker has acknowledged them all and exits.
+QoS 1 when it reads a line, says `done` and the CPU seconds that took once the broker has
+acknowledged them all, and exits.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import time
 
 from railbird.childenv import child_env
 
@@ -43,20 +45,24 @@ class Publisher:
         )
         self._expect("ready")
 
-    def _expect(self, word: str) -> None:
+    def _expect(self, word: str) -> list[str]:
+        """The child's next line, which must start with `word`: the words after it."""
         assert self._proc.stdout is not None
-        line = self._proc.stdout.readline().strip()
-        if line != word:
+        line = self._proc.stdout.readline().split()
+        if line[:1] != [word]:
             self.close()
             raise RuntimeError(f"bench publisher: expected {word!r}, got {line!r}")
+        return line[1:]
 
-    def run(self) -> None:
-        """Publish every payload; return once the broker has acknowledged them all."""
+    def run(self) -> float:
+        """Publish every payload; return once the broker has acknowledged them all. ->
+        the CPU seconds the publisher's process spent on it."""
         assert self._proc.stdin is not None
         self._proc.stdin.write("go\n")
         self._proc.stdin.flush()
-        self._expect("done")
+        (cpu,) = self._expect("done")
         self.close()
+        return float(cpu)
 
     def close(self) -> None:
         try:
@@ -85,12 +91,13 @@ def _main(path: str) -> int:
     print("ready", flush=True)
     if not sys.stdin.readline():
         return 1  # the benchmark went away before it said go
+    c0 = time.process_time()
     infos = [c.publish(topic, p, qos=1) for p in payloads]
     for i in infos:
         i.wait_for_publish(PUBLISH_TIMEOUT_S)
     c.disconnect()
     c.loop_stop()
-    print("done", flush=True)
+    print("done", time.process_time() - c0, flush=True)
     return 0
 
 

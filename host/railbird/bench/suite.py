@@ -175,12 +175,27 @@ def _sync(payloads: list) -> tuple:
     return codec.topic(VENUE, TABLE, "sync_result", NODE), [codec.encode("sync_result", msg)]
 
 
-def _floor(port: int, topic: str, payloads: list, workdir: str) -> tuple:
+def _pid_cpu(pid: int | None) -> float:
+    """The CPU seconds (user + system) process `pid` has used, from /proc; 0.0 where there
+    is no such process or no /proc to read."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:  # gone, or not Linux
+        return 0.0
+    # after the name: state is field 3, utime 14 and stime 15 (proc(5))
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _floor(port: int, topic: str, payloads: list, workdir: str, broker_pid: int) -> tuple:
     """The least any consumer that keeps the daemon's promise can do: the host's paho client
     with manual acks hands each message to a worker thread through a queue, the worker
     journals it raw (`Journal.add_input`, the daemon's journal and schema) and commits the
     batch, and only then acknowledges (ingest -> inbox -> journal -> commit -> ack, no
-    pipeline, no derived records). -> (seconds, process CPU seconds) for all of `payloads`."""
+    pipeline, no derived records). -> (seconds, process CPU seconds, the CPU seconds of the
+    broker and the publisher) for all of `payloads`."""
     import queue
 
     from railbird.daemon.journal import Journal
@@ -219,17 +234,19 @@ def _floor(port: int, topic: str, payloads: list, workdir: str) -> tuple:
     worker = threading.Thread(target=consume, daemon=True)
     worker.start()
     pub = Publisher(port, NODE, "pw", topic, payloads, "bench-pub-floor")
+    b0 = _pid_cpu(broker_pid)
     c0, t0 = time.process_time(), time.perf_counter()
-    pub.run()
+    pub_cpu = pub.run()
     done.wait(120)
     took, cpu = time.perf_counter() - t0, time.process_time() - c0
+    others = pub_cpu + _pid_cpu(broker_pid) - b0
     c.disconnect()
     c.loop_stop()
     worker.join(1)
     (n,) = journal.db.execute("SELECT COUNT(*) FROM inputs").fetchone()
     journal.close()
     assert n == len(payloads), (n, len(payloads))
-    return took, cpu
+    return took, cpu, others
 
 
 def bench_e2e(
@@ -266,9 +283,12 @@ def bench_e2e(
         sub.disconnect()
         sub.loop_stop()
         assert count[0] == len(payloads), count
-        floor_s = floor_cpu = None
+        floor_s = floor_cpu = floor_others = None
+        assert broker.proc is not None
         if floor:
-            floor_s, floor_cpu = _floor(broker.port, topic, payloads, workdir)
+            floor_s, floor_cpu, floor_others = _floor(
+                broker.port, topic, payloads, workdir, broker.proc.pid
+            )
 
         # Railbird: the daemon, journal on disk, manual ack after commit
         cfg = _config(os.path.join(workdir, "journal.sqlite"), broker.port)
@@ -286,12 +306,15 @@ def bench_e2e(
             time.sleep(0.01)
         time.sleep(0.2)
         pub = Publisher(broker.port, NODE, "pw", topic, payloads, "bench-pub-2")
+        ingest_pid = d.stats().get("ingest_pid")
+        i0, b0 = _pid_cpu(ingest_pid), _pid_cpu(broker.proc.pid)
         c0, t0 = time.process_time(), time.perf_counter()
-        pub.run()
+        pub_cpu = pub.run()
         deadline = time.monotonic() + 180
         while d.pipeline.counters["events"] < n_events and time.monotonic() < deadline:
             time.sleep(0.002)
         mine, mine_cpu = time.perf_counter() - t0, time.process_time() - c0
+        ingest_cpu, broker_cpu = _pid_cpu(ingest_pid) - i0, _pid_cpu(broker.proc.pid) - b0
         stats = d.stats()
         published = sum(o.stats.get("published", 0) for o in outs if isinstance(o.stats, dict))
         d.stop()
@@ -312,7 +335,16 @@ def bench_e2e(
         "shots": stats["shots"],
         "published": published,
     }
+    n = len(payloads)
+    # every process of the run, per message: what no split of the work across processes
+    # can go below, on the cores there are (`make bench` prints the ceiling it sets)
+    out["ingest_cpu_us"] = ingest_cpu / n * 1e6
+    out["broker_cpu_us"] = broker_cpu / n * 1e6
+    out["publisher_cpu_us"] = pub_cpu / n * 1e6
+    out["all_cpu_us"] = (mine_cpu + ingest_cpu + broker_cpu + pub_cpu) / n * 1e6
     if floor_s is not None:
+        assert floor_cpu is not None and floor_others is not None
+        out["floor_all_cpu_us"] = (floor_cpu + floor_others) / n * 1e6
         out["floor_ratio"] = base / floor_s
         out["floor_msgs"] = len(payloads) / floor_s
         out["floor_cpu_us"] = floor_cpu / len(payloads) * 1e6
@@ -640,6 +672,17 @@ def main(argv=None) -> int:
             f"            end to end against the floor: {e['railbird_msgs']:,.0f} vs"
             f" {e['floor_msgs']:,.0f} messages/s, ratio {e['railbird_msgs'] / e['floor_msgs']:.3f}"
             " (what the daemon's work beyond journal-commit-ack costs, measured in one run)",
+            flush=True,
+        )
+        cores = len(os.sched_getaffinity(0))
+        ceiling = cores / e["all_cpu_us"] * 1e6
+        print(
+            f"            CPU of every process per message: daemon {e['railbird_cpu_us']:.0f}"
+            f" + its ingest child {e['ingest_cpu_us']:.0f} + broker {e['broker_cpu_us']:.0f}"
+            f" + nodes' publisher {e['publisher_cpu_us']:.0f} = {e['all_cpu_us']:.0f} us"
+            f" (the floor's run: {e['floor_all_cpu_us']:.0f} us); on {cores} cores no split"
+            f" of this work across processes passes {ceiling:,.0f} messages/s, ratio"
+            f" {ceiling / e['floor_msgs']:.3f} of the floor",
             flush=True,
         )
         budget = 1e6 / (TARGET_E2E * e["baseline_msgs"]) - 1e6 / e["floor_msgs"]
