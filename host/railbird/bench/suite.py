@@ -148,21 +148,6 @@ def bench_inprocess(payloads: list, batch: int) -> dict:
     }
 
 
-def _publish_all(port, user, pw, topic, payloads, client_id):
-    from railbird.mqttclient import BrokerLogin, new_client
-
-    c, _ = new_client("bench", BrokerLogin(port=port, user=user, password=pw), client_id=client_id)
-    c.max_inflight_messages_set(100)
-    c.max_queued_messages_set(0)
-    c.connect("127.0.0.1", port)
-    c.loop_start()
-    infos = [c.publish(topic, p, qos=1) for p in payloads]
-    for i in infos:
-        i.wait_for_publish(60)
-    c.disconnect()
-    c.loop_stop()
-
-
 def _sync(payloads: list) -> tuple:
     """(topic, [payload]) of a time-sync result that maps the node time of the stream's last
     event to one minute before now (host time)."""
@@ -300,7 +285,8 @@ def bench_e2e(
         # The node's clock synced, its stream ending a minute before now: the daemon then
         # assembles the shots the in-process run does. Unsynced, a node is mapped by arrival
         # time, and a stream of hours that arrives in seconds became one endless shot.
-        _publish_all(broker.port, NODE, "pw", *_sync(payloads), "bench-pub-sync")
+        sync_topic, sync = _sync(payloads)
+        Publisher(broker.port, NODE, "pw", sync_topic, sync, "bench-pub-sync").run()
         deadline = time.monotonic() + 10
         while not d.pipeline.counters["sync_samples"] and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -290,25 +290,25 @@ class MqttFeedsOutput(Output):
         with self._publish_lock:
             if retain:
                 self._retained[topic] = payload
-            info = self.client.publish(topic, payload, qos=1, retain=retain)
-        if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
-            self.counts["errors"] += 1
-            log.warning("feeds: paho queue full, %s dropped", topic)
-        else:
-            self.counts["published"] += 1
+            self._put(topic, payload, retain, "published")
 
     def _resend(self) -> None:
         """Every retained topic's newest payload once more, in one go: nothing published
         meanwhile comes between the copy and its sending."""
         with self._publish_lock:
             for topic, payload in self._retained.items():
-                if self.client.publish(topic, payload, qos=1, retain=True).rc == (
-                    mqtt.MQTT_ERR_QUEUE_SIZE
-                ):
-                    self.counts["errors"] += 1
-                    log.warning("feeds: paho queue full, %s not sent again", topic)
-                else:
-                    self.counts["resent"] += 1
+                self._put(topic, payload, True, "resent")
+
+    def _put(self, topic: str, payload: bytes, retain: bool, counter: str) -> None:
+        """One message into paho's queue, counted in `counter` or, the queue full, as an
+        error (the caller holds `_publish_lock`)."""
+        if self.client.publish(topic, payload, qos=1, retain=retain).rc == (
+            mqtt.MQTT_ERR_QUEUE_SIZE
+        ):
+            self.counts["errors"] += 1
+            log.warning("feeds: paho queue full, %s dropped", topic)
+        else:
+            self.counts[counter] += 1
 
     def _send(self, venue, table, kind, msg, retain=False) -> None:
         try:
